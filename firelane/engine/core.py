@@ -1,0 +1,579 @@
+"""The rule-system protocol and the machinery every system shares.
+
+A rule system is pure: ``decide(state, command, dice) -> events`` validates a
+command against the state and says what happened (rolling only through the
+injected dice); ``evolve(state, event) -> state`` applies one event and never
+rolls or validates. Both are deterministic, so a log replays to the same state.
+
+`BaseRuleSystem` implements the parts that are the same in every system:
+starting an encounter, rounds and turn order, skipping combatants who cannot
+act, reaction windows (claims, passes, deadline, priority order, re-validation),
+ending the encounter, and rejecting bad commands with a reason. A system fills
+in the hooks (initiative, its own actions, which reactions a trigger offers,
+how a reaction resolves, what happens after a window) and its AI choices.
+
+``evolve`` mutates the state it is given and returns it; callers that need the
+previous state keep a copy (`copy_state`). ``decide`` never mutates its input.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Protocol
+
+import msgspec
+
+from firelane.engine.dice import Dice
+from firelane.engine.reactions import order_claims
+from firelane.engine.state import Claim, Combatant, EncounterState, ReactionWindow, copy_state
+from firelane.events.schemas import (
+    ActionTaken,
+    ClaimReaction,
+    CloseReactionWindow,
+    CombatantDown,
+    CombatantSetup,
+    Command,
+    CommandRejected,
+    ConditionApplied,
+    ConditionRemoved,
+    EligibleReactor,
+    EncounterEnded,
+    EncounterSetup,
+    EncounterStarted,
+    EndEncounter,
+    EndTurn,
+    Event,
+    InitiativeRolled,
+    Moved,
+    OrderedClaim,
+    PassReaction,
+    ReactionClaimed,
+    ReactionDenied,
+    ReactionPassed,
+    ReactionsOrdered,
+    ReactionWindowClosed,
+    ReactionWindowOpened,
+    RoundStarted,
+    SeedRevealed,
+    StartEncounter,
+    TurnEnded,
+    TurnSkipped,
+    TurnStarted,
+)
+
+SEQUENCER = "sequencer"
+
+
+class Rejected(Exception):
+    """A command is not allowed; the message is the reason shown to its sender."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Awaiting(msgspec.Struct, frozen=True, kw_only=True):
+    """Who the encounter is waiting for."""
+
+    kind: str  # "start", "turn", "reactions", "ended"
+    combatants: list[str] = []
+    window: int | None = None
+    deadline_ms: int | None = None
+
+
+class RuleSystem(Protocol):
+    name: str
+    title: str
+    command_types: tuple[type[Command], ...]
+    event_types: tuple[type[Event], ...]
+    state_type: type[EncounterState]
+
+    def initial_state(self) -> EncounterState: ...
+
+    def decide(self, state: EncounterState, command: Command, dice: Dice) -> list[Event]: ...
+
+    def evolve(self, state: EncounterState, event: Event) -> EncounterState: ...
+
+    def awaiting(self, state: EncounterState) -> Awaiting: ...
+
+    def choose_command(self, state: EncounterState, combatant: str) -> Command | None: ...
+
+
+class Decision:
+    """Collects the events of one decision, applying each to a scratch copy so
+    later steps of the same decision see the state earlier ones produced."""
+
+    def __init__(self, system: BaseRuleSystem, state: EncounterState) -> None:
+        self.system = system
+        self.state = copy_state(state)
+        self.events: list[Event] = []
+
+    def emit(self, event: Event) -> Event:
+        self.events.append(event)
+        self.system.evolve(self.state, event)
+        return event
+
+
+def require(condition: bool, reason: str) -> None:
+    if not condition:
+        raise Rejected(reason)
+
+
+class BaseRuleSystem:
+    """Shared turn, round and reaction-window machinery; see the module doc."""
+
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    command_types: ClassVar[tuple[type[Command], ...]] = ()
+    event_types: ClassVar[tuple[type[Event], ...]] = ()
+    state_type: ClassVar[type[EncounterState]] = EncounterState
+    combatant_type: ClassVar[type[Combatant]] = Combatant
+    # Lower numbers resolve first when several reactions claim one window.
+    reaction_priority: ClassVar[dict[str, int]] = {}
+    # "own_turn": a combatant regains its reaction when its turn starts;
+    # "round": everyone regains it when a round starts.
+    reaction_resets: ClassVar[str] = "own_turn"
+    initiative_each_round: ClassVar[bool] = False
+    default_settings: ClassVar[dict[str, Any]] = {}
+    base_settings: ClassVar[dict[str, Any]] = {"max_rounds": 30, "reaction_deadline_ms": 30_000}
+
+    # ------------------------------------------------------------ protocol
+
+    def initial_state(self) -> EncounterState:
+        return self.state_type()
+
+    def settings_for(self, setup: EncounterSetup) -> dict[str, Any]:
+        unknown = set(setup.settings) - set(self.default_settings) - set(self.base_settings)
+        if unknown:
+            raise Rejected(
+                f"unknown settings for {self.name}: {', '.join(sorted(unknown))}; "
+                f"known: {', '.join(sorted(set(self.default_settings) | set(self.base_settings)))}"
+            )
+        return {**self.base_settings, **self.default_settings, **setup.settings}
+
+    def decide(self, state: EncounterState, command: Command, dice: Dice) -> list[Event]:
+        """Validate and decide; raises `Rejected` with a reason (see `decide_or_reject`)."""
+        decision = Decision(self, state)
+        self._handle(decision, command, dice)
+        return decision.events
+
+    def decide_or_reject(self, state: EncounterState, command: Command, dice: Dice) -> list[Event]:
+        try:
+            return self.decide(state, command, dice)
+        except Rejected as rejection:
+            return [reject(command, rejection.reason)]
+
+    def evolve(self, state: EncounterState, event: Event) -> EncounterState:
+        state.version += 1
+        handler = _GENERIC_EVOLVERS.get(type(event))
+        if handler is not None:
+            handler(self, state, event)
+        self.evolve_event(state, event)
+        return state
+
+    def awaiting(self, state: EncounterState) -> Awaiting:
+        if not state.started:
+            return Awaiting(kind="start")
+        if state.ended:
+            return Awaiting(kind="ended")
+        if state.window is not None:
+            return Awaiting(
+                kind="reactions",
+                combatants=state.window.unanswered(),
+                window=state.window.window,
+                deadline_ms=state.window.deadline_ms,
+            )
+        if state.active is not None:
+            return Awaiting(kind="turn", combatants=[state.active])
+        return Awaiting(kind="ended")
+
+    # ------------------------------------------------------------ hooks for systems
+
+    def build_combatant(self, setup: CombatantSetup, settings: dict[str, Any]) -> Combatant:
+        """Turn a setup's sheet into typed state; raise Rejected on a bad sheet."""
+        try:
+            return msgspec.convert(
+                {**setup.sheet, "id": setup.id, "name": setup.name, "side": setup.side,
+                 "position": setup.position, "policy": setup.policy},
+                self.combatant_type,
+            )
+        except msgspec.ValidationError as exc:
+            raise Rejected(f"combatant {setup.id!r} has an invalid sheet: {exc}") from None
+
+    def roll_initiative(self, decision: Decision, dice: Dice) -> InitiativeRolled:
+        raise NotImplementedError
+
+    def on_round_start(self, decision: Decision, dice: Dice) -> None:
+        """Effects at the start of a round (after RoundStarted, before initiative)."""
+
+    def on_turn_start(self, decision: Decision, combatant: str, dice: Dice) -> None:
+        """Effects at the start of a combatant's turn (expiring conditions...)."""
+
+    def on_turn_end(self, decision: Decision, combatant: str, dice: Dice) -> None:
+        """Effects at the end of a combatant's turn (before TurnEnded)."""
+
+    def cannot_act_reason(self, state: EncounterState, combatant: Combatant) -> str | None:
+        """Why this combatant loses its turn, or None if it acts."""
+        if combatant.out_of_fight:
+            return "out of the fight"
+        return None
+
+    def decide_action(self, decision: Decision, command: Command, dice: Dice) -> None:
+        raise Rejected(f"{type(command).__name__} is not a {self.title} command")
+
+    def validate_claim(self, state: EncounterState, window: ReactionWindow, claim: ClaimReaction) -> None:
+        """Check a claim's options when it is made; raise Rejected if they are wrong."""
+
+    def resolve_reaction(
+        self, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice
+    ) -> str | None:
+        """Carry out one ordered claim against the current state; return a reason to deny it."""
+        return "this rule system has no reactions"
+
+    def after_window(self, decision: Decision, window: ReactionWindow, dice: Dice) -> None:
+        """Continue what the window interrupted (the rest of a move, the attack)."""
+
+    def evolve_event(self, state: EncounterState, event: Event) -> None:
+        """System-specific effects of an event (after the generic bookkeeping)."""
+
+    def choose_command(self, state: EncounterState, combatant: str) -> Command | None:
+        """The AI's next command for this combatant, or None when it has nothing to say."""
+        return None
+
+    # ------------------------------------------------------------ helpers for systems
+
+    def open_window(
+        self,
+        decision: Decision,
+        *,
+        trigger: str,
+        actor: str,
+        reactors: list[EligibleReactor],
+        continuation: dict[str, Any],
+        rule: str = "",
+    ) -> bool:
+        """Open a reaction window if anyone can react; returns whether one opened."""
+        reactors = [r for r in reactors if r.reactions]
+        if not reactors:
+            return False
+        state = decision.state
+        decision.emit(
+            ReactionWindowOpened(
+                window=state.windows_opened + 1,
+                trigger=trigger,
+                actor=actor,
+                reactors=reactors,
+                deadline_ms=int(state.settings.get("reaction_deadline_ms", 30_000)),
+                continuation=continuation,
+                rule=rule,
+            )
+        )
+        return True
+
+    def require_turn(self, state: EncounterState, actor: str) -> Combatant:
+        combatant = self.require_combatant(state, actor)
+        require(state.active == actor, f"it is not {actor}'s turn (active: {state.active})")
+        return combatant
+
+    def require_combatant(self, state: EncounterState, combatant_id: str) -> Combatant:
+        combatant = state.combatants.get(combatant_id)
+        if combatant is None:
+            raise Rejected(f"unknown combatant {combatant_id!r}")
+        return combatant
+
+    def end_turn(self, decision: Decision, dice: Dice) -> None:
+        state = decision.state
+        if state.active is None:
+            return
+        combatant = state.active
+        self.on_turn_end(decision, combatant, dice)
+        decision.emit(TurnEnded(round=state.round, combatant=combatant))
+        self.advance(decision, dice)
+
+    def advance(self, decision: Decision, dice: Dice) -> None:
+        """Start the next turn, skipping those who cannot act, or the next round."""
+        state = decision.state
+        for _ in range(len(state.turn_order) * 2 + 2):
+            if self.check_end(decision):
+                return
+            upcoming = [c for c in state.turn_order if c not in state.acted_this_round]
+            if not upcoming:
+                if state.round >= int(state.settings.get("max_rounds", 30)):
+                    decision.emit(EncounterEnded(winner=None, reason=f"round limit ({state.round}) reached"))
+                    return
+                self.start_round(decision, dice)
+                continue
+            candidate = upcoming[0]
+            reason = self.cannot_act_reason(state, state.combatants[candidate])
+            if reason is not None:
+                decision.emit(TurnSkipped(round=state.round, combatant=candidate, reason=reason))
+                continue
+            decision.emit(TurnStarted(round=state.round, combatant=candidate))
+            self.on_turn_start(decision, candidate, dice)
+            if state.active == candidate and state.combatants[candidate].out_of_fight:
+                self.end_turn(decision, dice)
+            return
+
+    def start_round(self, decision: Decision, dice: Dice) -> None:
+        state = decision.state
+        decision.emit(RoundStarted(round=state.round + 1))
+        self.on_round_start(decision, dice)
+        if state.round == 1 or self.initiative_each_round:
+            decision.emit(self.roll_initiative(decision, dice))
+
+    def check_end(self, decision: Decision) -> bool:
+        state = decision.state
+        if state.ended:
+            return True
+        sides = state.standing_sides()
+        if len(sides) <= 1:
+            winner = next(iter(sides)) if sides else None
+            decision.emit(EncounterEnded(winner=winner, reason="last side standing" if winner else "no one left standing"))
+            return True
+        return False
+
+    def down(self, decision: Decision, combatant: str, reason: str, rule: str = "") -> None:
+        if not decision.state.combatants[combatant].out_of_fight:
+            decision.emit(CombatantDown(combatant=combatant, reason=reason, rule=rule))
+
+    # ------------------------------------------------------------ command handling
+
+    def _handle(self, decision: Decision, command: Command, dice: Dice) -> None:
+        state = decision.state
+        if isinstance(command, StartEncounter):
+            self._start(decision, command, dice)
+            return
+        require(state.started, "the encounter has not started")
+        require(not state.ended, f"the encounter has ended ({state.end_reason})")
+        if isinstance(command, EndEncounter):
+            require(command.actor == SEQUENCER, "only the GM/sequencer can end an encounter")
+            decision.emit(EncounterEnded(winner=None, reason=command.reason))
+            return
+        if isinstance(command, CloseReactionWindow):
+            require(command.actor == SEQUENCER, "only the sequencer closes reaction windows")
+            window = self._require_window(state, command.window)
+            self._close_window(decision, dice, timed_out=window.unanswered())
+            return
+        if command.actor != SEQUENCER:
+            self.require_combatant(state, command.actor)
+        if isinstance(command, (ClaimReaction, PassReaction)):
+            self._answer_window(decision, command, dice)
+            return
+        if state.window is not None:
+            raise Rejected(
+                f"waiting for reactions in window {state.window.window} "
+                f"({', '.join(state.window.unanswered())}); {type(command).__name__} must wait"
+            )
+        if isinstance(command, EndTurn):
+            self.require_turn(state, command.actor)
+            self.end_turn(decision, dice)
+            return
+        self.decide_action(decision, command, dice)
+        self._settle(decision, dice)
+
+    def _settle(self, decision: Decision, dice: Dice) -> None:
+        """After an action or a window: end the encounter, or the turn of a fallen actor."""
+        state = decision.state
+        if self.check_end(decision) or state.window is not None:
+            return
+        if state.active is not None and state.combatants[state.active].out_of_fight:
+            self.end_turn(decision, dice)
+
+    def _start(self, decision: Decision, command: StartEncounter, dice: Dice) -> None:
+        state = decision.state
+        require(not state.started, "the encounter has already started")
+        require(command.actor == SEQUENCER, "only the sequencer starts an encounter")
+        setup = command.setup
+        require(setup.system == self.name, f"setup is for system {setup.system!r}, not {self.name!r}")
+        require(len(setup.combatants) >= 2, "an encounter needs at least two combatants")
+        ids = [c.id for c in setup.combatants]
+        require(len(set(ids)) == len(ids), "combatant IDs must be unique")
+        require(SEQUENCER not in ids, f"{SEQUENCER!r} is reserved")
+        require(len({c.side for c in setup.combatants}) >= 2, "an encounter needs at least two sides")
+        settings = self.settings_for(setup)
+        for combatant in setup.combatants:
+            self.build_combatant(combatant, settings)  # validates every sheet up front
+        decision.emit(EncounterStarted(encounter=state.encounter or "", setup=setup, seed_commitment=command.seed_commitment))
+        self.advance(decision, dice)
+
+    def _require_window(self, state: EncounterState, window: int) -> ReactionWindow:
+        if state.window is None or state.window.window != window:
+            open_now = f"window {state.window.window} is open" if state.window else "no window is open"
+            raise Rejected(f"reaction window {window} is not open ({open_now})")
+        return state.window
+
+    def _answer_window(self, decision: Decision, command: ClaimReaction | PassReaction, dice: Dice) -> None:
+        state = decision.state
+        window = self._require_window(state, command.window)
+        actor = command.actor
+        reactor = window.eligible(actor)
+        if reactor is None:
+            if state.combatants[actor].reaction_used:
+                raise Rejected(f"{actor} has already used its reaction this round")
+            raise Rejected(f"{actor} is not eligible to react in window {window.window}")
+        require(not window.answered(actor), f"{actor} has already answered window {window.window}")
+        if isinstance(command, ClaimReaction):
+            require(
+                command.reaction in reactor.reactions,
+                f"{actor} cannot use {command.reaction!r} here; offered: {', '.join(reactor.reactions)}",
+            )
+            self.validate_claim(state, window, command)
+            decision.emit(ReactionClaimed(window=window.window, combatant=actor, reaction=command.reaction, options=command.options))
+        else:
+            decision.emit(ReactionPassed(window=window.window, combatant=actor))
+        if not state.window.unanswered():  # type: ignore[union-attr]
+            self._close_window(decision, dice, timed_out=[])
+
+    def _close_window(self, decision: Decision, dice: Dice, timed_out: list[str]) -> None:
+        state = decision.state
+        window = state.window
+        assert window is not None
+        snapshot = msgspec.structs.replace(window)
+        initiative = {cid: c.initiative for cid, c in state.combatants.items()}
+        order = order_claims(window.claims, self.reaction_priority, initiative)
+        decision.emit(ReactionsOrdered(window=window.window, order=order, timed_out=timed_out))
+        for claim in order:
+            if state.ended:
+                break
+            reason = self.resolve_reaction(decision, snapshot, claim, dice)
+            if reason is not None:
+                decision.emit(ReactionDenied(window=window.window, combatant=claim.combatant, reaction=claim.reaction, reason=reason))
+        decision.emit(ReactionWindowClosed(window=window.window))
+        if not self.check_end(decision):
+            self.after_window(decision, snapshot, dice)
+        self._settle(decision, dice)
+
+
+def reject(command: Command, reason: str) -> CommandRejected:
+    return CommandRejected(
+        command_id=command.command_id,
+        actor=command.actor,
+        command_type=type(command).__struct_config__.tag,  # type: ignore[arg-type]
+        reason=reason,
+    )
+
+
+# ---------------------------------------------------------------- generic evolve
+
+
+def _on_started(system: BaseRuleSystem, state: EncounterState, event: EncounterStarted) -> None:
+    setup = event.setup
+    state.started = True
+    state.encounter = event.encounter
+    state.system = setup.system
+    state.settings = system.settings_for(setup)
+    state.terrain = setup.terrain
+    state.seed_commitment = event.seed_commitment
+    state.combatants = {c.id: system.build_combatant(c, state.settings) for c in setup.combatants}
+
+
+def _on_round(system: BaseRuleSystem, state: EncounterState, event: RoundStarted) -> None:
+    state.round = event.round
+    state.acted_this_round = []
+    if system.reaction_resets == "round":
+        for combatant in state.combatants.values():
+            combatant.reaction_used = False
+
+
+def _on_initiative(system: BaseRuleSystem, state: EncounterState, event: InitiativeRolled) -> None:
+    state.turn_order = list(event.order)
+    for entry in event.entries:
+        state.combatants[entry.combatant].initiative = entry.total
+
+
+def _on_turn_started(system: BaseRuleSystem, state: EncounterState, event: TurnStarted) -> None:
+    state.active = event.combatant
+    if system.reaction_resets == "own_turn":
+        state.combatants[event.combatant].reaction_used = False
+
+
+def _on_turn_over(system: BaseRuleSystem, state: EncounterState, event: TurnEnded | TurnSkipped) -> None:
+    if state.active == event.combatant:
+        state.active = None
+    state.acted_this_round.append(event.combatant)
+
+
+def _on_moved(system: BaseRuleSystem, state: EncounterState, event: Moved) -> None:
+    if event.path:
+        state.combatants[event.combatant].position = tuple(event.path[-1])  # type: ignore[assignment]
+
+
+def _on_action(system: BaseRuleSystem, state: EncounterState, event: ActionTaken) -> None:
+    if event.slot == "reaction":
+        state.combatants[event.combatant].reaction_used = True
+
+
+def _on_condition_applied(system: BaseRuleSystem, state: EncounterState, event: ConditionApplied) -> None:
+    state.combatants[event.combatant].conditions[event.condition] = event.until
+
+
+def _on_condition_removed(system: BaseRuleSystem, state: EncounterState, event: ConditionRemoved) -> None:
+    state.combatants[event.combatant].conditions.pop(event.condition, None)
+
+
+def _on_down(system: BaseRuleSystem, state: EncounterState, event: CombatantDown) -> None:
+    state.combatants[event.combatant].out_of_fight = True
+
+
+def _on_window_opened(system: BaseRuleSystem, state: EncounterState, event: ReactionWindowOpened) -> None:
+    state.windows_opened = event.window
+    state.window = ReactionWindow(
+        window=event.window,
+        trigger=event.trigger,
+        actor=event.actor,
+        reactors=list(event.reactors),
+        deadline_ms=event.deadline_ms,
+        continuation=dict(event.continuation),
+        rule=event.rule,
+    )
+
+
+def _on_claimed(system: BaseRuleSystem, state: EncounterState, event: ReactionClaimed) -> None:
+    assert state.window is not None
+    state.window.claims.append(Claim(combatant=event.combatant, reaction=event.reaction, options=dict(event.options)))
+
+
+def _on_passed(system: BaseRuleSystem, state: EncounterState, event: ReactionPassed) -> None:
+    assert state.window is not None
+    state.window.passed.append(event.combatant)
+
+
+def _on_window_closed(system: BaseRuleSystem, state: EncounterState, event: ReactionWindowClosed) -> None:
+    state.window = None
+
+
+def _on_rejected(system: BaseRuleSystem, state: EncounterState, event: CommandRejected) -> None:
+    state.rejected_commands += 1
+
+
+def _on_ended(system: BaseRuleSystem, state: EncounterState, event: EncounterEnded) -> None:
+    state.ended = True
+    state.winner = event.winner
+    state.end_reason = event.reason
+    state.active = None
+    state.window = None
+
+
+def _on_seed(system: BaseRuleSystem, state: EncounterState, event: SeedRevealed) -> None:
+    state.seed_revealed = event.seed
+
+
+_GENERIC_EVOLVERS: dict[type, Any] = {
+    EncounterStarted: _on_started,
+    RoundStarted: _on_round,
+    InitiativeRolled: _on_initiative,
+    TurnStarted: _on_turn_started,
+    TurnEnded: _on_turn_over,
+    TurnSkipped: _on_turn_over,
+    Moved: _on_moved,
+    ActionTaken: _on_action,
+    ConditionApplied: _on_condition_applied,
+    ConditionRemoved: _on_condition_removed,
+    CombatantDown: _on_down,
+    ReactionWindowOpened: _on_window_opened,
+    ReactionClaimed: _on_claimed,
+    ReactionPassed: _on_passed,
+    ReactionWindowClosed: _on_window_closed,
+    CommandRejected: _on_rejected,
+    EncounterEnded: _on_ended,
+    SeedRevealed: _on_seed,
+}

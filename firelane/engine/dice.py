@@ -1,0 +1,100 @@
+"""Dice derived from an encounter seed and each die's position.
+
+A die's face is a pure function of (seed, at, k, sides): ``at`` is the log
+version the decision was taken at and ``k`` the die's index within that
+decision. The faces are written into the events, so replay never rolls, and
+once the seed is revealed anyone can recompute every face (``verify_die``).
+
+Faces are unbiased: a 64-bit hash value is rejected and rehashed when it falls
+in the short last stretch that does not divide evenly by ``sides``.
+
+Tests inject `FixedDice` with the faces they want.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Iterable
+
+from firelane.events.schemas import Die
+
+_SPAN = 1 << 64
+
+
+def derive_face(seed: bytes, at: int, k: int, sides: int) -> int:
+    if sides < 1:
+        raise ValueError(f"a die needs at least one side, not {sides}")
+    limit = _SPAN - (_SPAN % sides)
+    attempt = 0
+    while True:
+        message = f"{at}:{k}:{attempt}".encode()
+        value = int.from_bytes(hashlib.blake2b(message, key=seed, digest_size=8).digest(), "big")
+        if value < limit:
+            return value % sides + 1
+        attempt += 1
+
+
+def new_seed() -> bytes:
+    return secrets.token_bytes(32)
+
+
+def commit_seed(seed: bytes) -> str:
+    """The public commitment published when an encounter starts."""
+    return hashlib.blake2b(seed, digest_size=32, person=b"firelane-seed").hexdigest()
+
+
+def verify_die(seed: bytes, die: Die) -> bool:
+    return die.at >= 0 and derive_face(seed, die.at, die.k, die.sides) == die.face
+
+
+class DiceExhausted(RuntimeError):
+    pass
+
+
+class Dice:
+    """The dice a decision rolls with. Each call returns a `Die` with its position."""
+
+    def roll(self, sides: int) -> Die:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def roll_many(self, count: int, sides: int) -> list[Die]:
+        return [self.roll(sides) for _ in range(count)]
+
+
+class SeededDice(Dice):
+    def __init__(self, seed: bytes, at: int) -> None:
+        self._seed = seed
+        self._at = at
+        self._k = 0
+
+    def roll(self, sides: int) -> Die:
+        k = self._k
+        self._k += 1
+        return Die(sides=sides, face=derive_face(self._seed, self._at, k, sides), at=self._at, k=k)
+
+
+class FixedDice(Dice):
+    """Dice that show the given faces in order; a test fixes exactly what is rolled.
+
+    Raises if a face does not fit the die asked for, or if more dice are rolled
+    than were supplied, so a test cannot silently roll something it did not fix.
+    """
+
+    def __init__(self, faces: Iterable[int]) -> None:
+        self._faces = list(faces)
+        self._next = 0
+
+    def roll(self, sides: int) -> Die:
+        if self._next >= len(self._faces):
+            raise DiceExhausted(f"rolled die #{self._next + 1} (d{sides}) but only {len(self._faces)} faces were fixed")
+        face = self._faces[self._next]
+        if not 1 <= face <= sides:
+            raise ValueError(f"fixed face {face} does not fit a d{sides} (die #{self._next + 1})")
+        k = self._next
+        self._next += 1
+        return Die(sides=sides, face=face, at=-1, k=k)
+
+    @property
+    def remaining(self) -> int:
+        return len(self._faces) - self._next

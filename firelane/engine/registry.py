@@ -1,0 +1,41 @@
+"""The registry of rule systems, by name."""
+
+from __future__ import annotations
+
+import importlib
+
+from firelane.engine.core import BaseRuleSystem
+from firelane.events.codec import register_events
+
+# name -> module that defines SYSTEM; imported lazily so one broken system does
+# not stop the others from loading.
+_MODULES: dict[str, str] = {
+    "bolt-and-blade": "firelane.engine.systems.bolt_and_blade",
+    "d100-degrees": "firelane.engine.systems.d100_degrees",
+    "d100-zones": "firelane.engine.systems.d100_zones",
+    "rond6": "firelane.engine.systems.rond6",
+}
+
+_loaded: dict[str, BaseRuleSystem] = {}
+
+
+class UnknownSystem(KeyError):
+    def __str__(self) -> str:
+        return f"unknown rule system {self.args[0]!r}; known: {', '.join(sorted(_MODULES))}"
+
+
+def system_names() -> list[str]:
+    return sorted(_MODULES)
+
+
+def get_system(name: str) -> BaseRuleSystem:
+    system = _loaded.get(name)
+    if system is not None:
+        return system
+    module_name = _MODULES.get(name)
+    if module_name is None:
+        raise UnknownSystem(name)
+    system = importlib.import_module(module_name).SYSTEM
+    register_events(system.event_types)
+    _loaded[name] = system
+    return system

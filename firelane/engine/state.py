@@ -1,0 +1,92 @@
+"""Encounter state shared by every rule system.
+
+State is a tree of mutable msgspec Structs: cheap to copy (`copy_state`
+round-trips through msgpack), comparable with ``==`` (the replay property test
+relies on it) and encodable for projection checkpoints. A rule system extends
+`Combatant` and `EncounterState` with its own fields.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import msgspec
+
+from firelane.events.schemas import EligibleReactor, Terrain
+
+
+class Combatant(msgspec.Struct, kw_only=True):
+    id: str
+    name: str
+    side: str
+    position: tuple[int, int] | None = None
+    initiative: int = 0
+    out_of_fight: bool = False
+    reaction_used: bool = False
+    conditions: dict[str, str] = {}  # condition -> expiry ("" = until removed)
+    policy: str = "ai"
+
+
+class Claim(msgspec.Struct, kw_only=True):
+    combatant: str
+    reaction: str
+    options: dict[str, Any] = {}
+
+
+class ReactionWindow(msgspec.Struct, kw_only=True):
+    window: int
+    trigger: str
+    actor: str
+    reactors: list[EligibleReactor]
+    deadline_ms: int
+    continuation: dict[str, Any] = {}
+    claims: list[Claim] = []
+    passed: list[str] = []
+    rule: str = ""
+
+    def eligible(self, combatant: str) -> EligibleReactor | None:
+        for reactor in self.reactors:
+            if reactor.combatant == combatant:
+                return reactor
+        return None
+
+    def answered(self, combatant: str) -> bool:
+        return combatant in self.passed or any(c.combatant == combatant for c in self.claims)
+
+    def unanswered(self) -> list[str]:
+        return [r.combatant for r in self.reactors if not self.answered(r.combatant)]
+
+
+class EncounterState(msgspec.Struct, kw_only=True):
+    encounter: str = ""
+    system: str = ""
+    started: bool = False
+    version: int = 0  # events applied so far == log version this state reflects
+    settings: dict[str, Any] = {}
+    terrain: Terrain = Terrain()
+    combatants: dict[str, Combatant] = {}
+    round: int = 0
+    turn_order: list[str] = []
+    active: str | None = None
+    acted_this_round: list[str] = []
+    window: ReactionWindow | None = None
+    windows_opened: int = 0
+    ended: bool = False
+    winner: str | None = None
+    end_reason: str = ""
+    seed_commitment: str = ""
+    seed_revealed: str = ""
+    rejected_commands: int = 0
+
+    def combatant(self, combatant_id: str) -> Combatant:
+        return self.combatants[combatant_id]
+
+    def standing_sides(self) -> set[str]:
+        return {c.side for c in self.combatants.values() if not c.out_of_fight}
+
+
+StateT = TypeVar("StateT", bound=EncounterState)
+
+
+def copy_state(state: StateT) -> StateT:
+    return msgspec.msgpack.decode(msgspec.msgpack.encode(state), type=type(state))
