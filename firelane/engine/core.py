@@ -577,3 +577,9 @@ _GENERIC_EVOLVERS: dict[type, Any] = {
     EncounterEnded: _on_ended,
     SeedRevealed: _on_seed,
 }
+
+
+def next_command_id(state: EncounterState, combatant: str) -> str:
+    """A deterministic command ID for a policy's command at this state: a
+    restarted actor recomputes the same ID, so its retried command applies once."""
+    return f"{combatant}@v{state.version}"
