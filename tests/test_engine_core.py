@@ -1,0 +1,324 @@
+"""The shared engine machinery, exercised through a tiny test-only rule system.
+
+The toy system ("toy"): initiative d6 + speed; Strike: d6 >= 4 hits for 1 damage;
+Step: move one square, which opens a reaction window for every enemy with its
+reaction, who may "snap" (d6 >= 5 hits) or "duck" (priority before snap).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import msgspec
+import pytest
+
+from firelane.engine.core import SEQUENCER, BaseRuleSystem, Decision, Rejected, require
+from firelane.engine.dice import Dice, FixedDice, SeededDice, commit_seed, derive_face, verify_die
+from firelane.engine.reactions import order_claims
+from firelane.engine.simulate import run_headless
+from firelane.engine.state import Claim, Combatant, EncounterState, ReactionWindow, copy_state
+from firelane.events import codec
+from firelane.events.schemas import (
+    ActionTaken,
+    AttackResolved,
+    ClaimReaction,
+    CombatantSetup,
+    Command,
+    CommandRejected,
+    DamageDealt,
+    EligibleReactor,
+    EncounterEnded,
+    EncounterSetup,
+    EndTurn,
+    InitiativeEntry,
+    InitiativeRolled,
+    Modifier,
+    Moved,
+    OrderedClaim,
+    PassReaction,
+    ReactionDenied,
+    ReactionsOrdered,
+    Roll,
+    StartEncounter,
+)
+
+
+class Strike(Command):
+    target: str
+
+
+class Step(Command):
+    to: tuple[int, int]
+
+
+class ToyCombatant(Combatant):
+    speed: int = 0
+    hp: int = 2
+
+
+class ToyState(EncounterState):
+    combatants: dict[str, ToyCombatant] = {}
+
+
+class ToySystem(BaseRuleSystem):
+    name = "toy"
+    title = "Toy"
+    command_types = (Strike, Step)
+    state_type = ToyState
+    combatant_type = ToyCombatant
+    reaction_priority: ClassVar[dict[str, int]] = {"duck": 0, "snap": 1}
+    default_settings: ClassVar[dict[str, Any]] = {"hit_on": 4}
+
+    def roll_initiative(self, decision: Decision, dice: Dice) -> InitiativeRolled:
+        entries = []
+        for cid, c in decision.state.combatants.items():
+            die = dice.roll(6)
+            entries.append(InitiativeEntry(combatant=cid, total=die.face + c.speed))
+        order = [e.combatant for e in sorted(entries, key=lambda e: (-e.total, e.combatant))]
+        return InitiativeRolled(round=decision.state.round, entries=entries, order=order)
+
+    def decide_action(self, decision: Decision, command: Command, dice: Dice) -> None:
+        state = decision.state
+        self.require_turn(state, command.actor)
+        if isinstance(command, Strike):
+            target = self.require_combatant(state, command.target)
+            require(not target.out_of_fight, f"{command.target} is already down")
+            self._strike(decision, command.actor, command.target, dice, "attack", state.settings["hit_on"])
+        elif isinstance(command, Step):
+            decision.emit(Moved(combatant=command.actor, path=[command.to]))
+            reactors = [
+                EligibleReactor(combatant=c.id, reactions=["duck", "snap"])
+                for c in state.combatants.values()
+                if c.side != state.combatants[command.actor].side and not c.out_of_fight and not c.reaction_used
+            ]
+            self.open_window(decision, trigger="step", actor=command.actor, reactors=reactors, continuation={})
+        else:
+            super().decide_action(decision, command, dice)
+
+    def _strike(self, decision: Decision, attacker: str, target: str, dice: Dice, kind: str, hit_on: int) -> None:
+        die = dice.roll(6)
+        hit = die.face >= hit_on
+        roll = Roll(purpose=kind, rule="TOY-1", dice=[die], total=die.face, target=hit_on, success=hit)
+        decision.emit(AttackResolved(attacker=attacker, target=target, weapon="fist", roll=roll, hit=hit, kind=kind))
+        if hit:
+            hp = decision.state.combatants[target].hp - 1
+            decision.emit(DamageDealt(target=target, source=attacker, amount=1, remaining=hp))
+            if hp <= 0:
+                self.down(decision, target, "no hp left")
+
+    def resolve_reaction(self, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
+        state = decision.state
+        if state.combatants[window.actor].out_of_fight:
+            return f"{window.actor} is already down"
+        decision.emit(ActionTaken(combatant=claim.combatant, action=claim.reaction, slot="reaction"))
+        if claim.reaction == "snap":
+            self._strike(decision, claim.combatant, window.actor, dice, "snap", 5)
+        return None
+
+    def evolve_event(self, state: EncounterState, event: Any) -> None:
+        if isinstance(event, DamageDealt) and event.remaining is not None:
+            state.combatants[event.target].hp = event.remaining  # type: ignore[attr-defined]
+
+    def choose_command(self, state: EncounterState, combatant: str) -> Command | None:
+        me = state.combatants[combatant]
+        if state.window is not None:
+            return ClaimReaction(command_id=f"{combatant}@v{state.version}", actor=combatant, window=state.window.window, reaction="snap")
+        if "struck" in me.conditions or state.acted_this_round.count(combatant):
+            return None
+        foes = sorted(c.id for c in state.combatants.values() if c.side != me.side and not c.out_of_fight)
+        if not foes or state.version % 2:
+            return None
+        return Strike(command_id=f"{combatant}@v{state.version}", actor=combatant, target=foes[0])
+
+
+TOY = ToySystem()
+
+
+def setup(**settings: Any) -> EncounterSetup:
+    return EncounterSetup(
+        system="toy",
+        settings=settings,
+        combatants=[
+            CombatantSetup(id="a", name="Ann", side="red", position=(0, 0), sheet={"speed": 2}),
+            CombatantSetup(id="b", name="Bo", side="blue", position=(3, 0), sheet={"speed": 0}),
+            CombatantSetup(id="c", name="Cy", side="blue", position=(4, 0), sheet={"speed": 1}),
+        ],
+    )
+
+
+def started(faces: list[int], **settings: Any) -> ToyState:
+    state = TOY.initial_state()
+    events = TOY.decide(state, StartEncounter(command_id="s", actor=SEQUENCER, setup=setup(**settings), seed_commitment="x"), FixedDice(faces))
+    for event in events:
+        TOY.evolve(state, event)
+    return state  # type: ignore[return-value]
+
+
+def apply(state: EncounterState, command: Command, faces: list[int] = ()) -> list[Any]:  # type: ignore[assignment]
+    events = TOY.decide_or_reject(state, command, FixedDice(faces))
+    for event in events:
+        TOY.evolve(state, event)
+    return events
+
+
+def test_start_rolls_initiative_and_starts_the_first_turn() -> None:
+    state = started([3, 6, 1])  # a: 3+2=5, b: 6, c: 1+1=2
+    assert state.turn_order == ["b", "a", "c"]
+    assert state.active == "b"
+    assert state.round == 1
+    assert state.version == 4  # started, round, initiative, turn
+
+
+def test_bad_setup_is_rejected_with_reasons() -> None:
+    state = TOY.initial_state()
+    bad = EncounterSetup(system="toy", combatants=[CombatantSetup(id="a", name="A", side="x")])
+    events = TOY.decide_or_reject(state, StartEncounter(command_id="s", actor=SEQUENCER, setup=bad, seed_commitment=""), FixedDice([]))
+    assert isinstance(events[0], CommandRejected) and "at least two" in events[0].reason
+    events = TOY.decide_or_reject(state, StartEncounter(command_id="s", actor=SEQUENCER, setup=setup(bogus=1), seed_commitment=""), FixedDice([]))
+    assert "unknown settings for toy: bogus" in events[0].reason
+    sheet_bad = EncounterSetup(system="toy", combatants=[
+        CombatantSetup(id="a", name="A", side="x", sheet={"speed": "fast"}),
+        CombatantSetup(id="b", name="B", side="y")])
+    events = TOY.decide_or_reject(state, StartEncounter(command_id="s", actor=SEQUENCER, setup=sheet_bad, seed_commitment=""), FixedDice([]))
+    assert "combatant 'a' has an invalid sheet" in events[0].reason
+
+
+def test_rejected_commands_change_nothing_but_the_rejection_count() -> None:
+    state = started([3, 6, 1])
+    before = copy_state(state)
+    for command, reason in [
+        (Strike(command_id="1", actor="a", target="b"), "it is not a's turn (active: b)"),
+        (Strike(command_id="2", actor="zed", target="b"), "unknown combatant 'zed'"),
+        (Strike(command_id="3", actor="b", target="nobody"), "unknown combatant 'nobody'"),
+        (ClaimReaction(command_id="4", actor="a", window=1, reaction="snap"), "reaction window 1 is not open (no window is open)"),
+    ]:
+        events = apply(state, command)
+        assert len(events) == 1 and isinstance(events[0], CommandRejected)
+        assert events[0].reason == reason
+        assert events[0].command_id == command.command_id
+    before.version += 4
+    before.rejected_commands = 4
+    assert state == before
+
+
+def test_window_orders_claims_by_priority_then_initiative_then_id() -> None:
+    state = started([3, 6, 1])  # order b(6), a(5), c(2)
+    apply(state, EndTurn(command_id="e", actor="b"))
+    assert state.active == "a"
+    events = apply(state, Step(command_id="m", actor="a", to=(1, 0)))
+    assert state.window is not None and [r.combatant for r in state.window.reactors] == ["b", "c"]
+    # c claims snap, b claims duck: duck has priority 0 and resolves first.
+    apply(state, ClaimReaction(command_id="c1", actor="c", window=1, reaction="snap"))
+    events = apply(state, ClaimReaction(command_id="b1", actor="b", window=1, reaction="duck"), faces=[5])
+    ordered = next(e for e in events if isinstance(e, ReactionsOrdered))
+    assert [(c.combatant, c.reaction) for c in ordered.order] == [("b", "duck"), ("c", "snap")]
+    hit = next(e for e in events if isinstance(e, AttackResolved))
+    assert hit.attacker == "c" and hit.hit and hit.roll.dice[0].face == 5
+    assert state.window is None
+    assert state.combatants["a"].hp == 1
+    assert state.combatants["b"].reaction_used and state.combatants["c"].reaction_used
+
+
+def test_second_reaction_in_a_round_is_rejected() -> None:
+    state = started([3, 6, 1])
+    apply(state, EndTurn(command_id="e", actor="b"))
+    apply(state, Step(command_id="m", actor="a", to=(1, 0)))
+    apply(state, PassReaction(command_id="p", actor="c", window=1))
+    apply(state, ClaimReaction(command_id="b1", actor="b", window=1, reaction="snap"), faces=[1])
+    apply(state, Step(command_id="m2", actor="a", to=(2, 0)))
+    # Only c is still eligible: b spent its reaction this round.
+    assert [r.combatant for r in state.window.reactors] == ["c"]  # type: ignore[union-attr]
+    events = apply(state, ClaimReaction(command_id="b2", actor="b", window=2, reaction="snap"))
+    assert events[0].reason == "b has already used its reaction this round"
+    events = apply(state, ClaimReaction(command_id="c2", actor="c", window=2, reaction="dodge"))
+    assert events[0].reason == "c cannot use 'dodge' here; offered: duck, snap"
+    events = apply(state, EndTurn(command_id="e2", actor="a"))
+    assert "waiting for reactions in window 2 (c)" in events[0].reason
+
+
+def test_a_reaction_made_invalid_by_an_earlier_one_is_denied() -> None:
+    state = started([3, 6, 1])
+    state.combatants["a"].hp = 1
+    apply(state, EndTurn(command_id="e", actor="b"))
+    apply(state, Step(command_id="m", actor="a", to=(1, 0)))
+    apply(state, ClaimReaction(command_id="c1", actor="c", window=1, reaction="snap"))
+    events = apply(state, ClaimReaction(command_id="b1", actor="b", window=1, reaction="snap"), faces=[6])
+    # b (initiative 6) fires first and drops a; c's snap is denied with a reason.
+    denied = [e for e in events if isinstance(e, ReactionDenied)]
+    assert [(d.combatant, d.reason) for d in denied] == [("c", "a is already down")]
+    assert isinstance(events[-1], EncounterEnded) and events[-1].winner == "blue"
+
+
+def test_order_claims_is_total_and_stable() -> None:
+    claims = [Claim(combatant=c, reaction=r) for c, r in [("z", "snap"), ("y", "snap"), ("x", "duck"), ("w", "other")]]
+    order = order_claims(claims, {"duck": 0, "snap": 1}, {"z": 3, "y": 3, "x": 1, "w": 9})
+    assert [c.combatant for c in order] == ["x", "y", "z", "w"]
+
+
+def test_seeded_dice_are_reproducible_and_verifiable() -> None:
+    seed = b"s" * 32
+    dice = SeededDice(seed, at=7)
+    rolled = [dice.roll(20) for _ in range(50)]
+    again = SeededDice(seed, at=7)
+    assert rolled == [again.roll(20) for _ in range(50)]
+    assert all(verify_die(seed, d) for d in rolled)
+    assert not verify_die(b"t" * 32, rolled[0]) or derive_face(b"t" * 32, 7, 0, 20) == rolled[0].face
+    faces = [derive_face(seed, at, 0, 6) for at in range(6000)]
+    assert set(faces) == {1, 2, 3, 4, 5, 6}
+    assert all(800 < faces.count(f) < 1200 for f in range(1, 7))
+
+
+def test_fixed_dice_refuse_to_invent_faces() -> None:
+    dice = FixedDice([7])
+    with pytest.raises(ValueError, match="does not fit a d6"):
+        dice.roll(6)
+    with pytest.raises(Exception, match="only 0 faces"):
+        FixedDice([]).roll(6)
+
+
+def test_headless_fight_ends_and_replays_to_the_same_state() -> None:
+    seed = b"k" * 32
+    log = []
+    final = None
+    for _command, events, state in run_headless(TOY, setup(), seed):
+        log.extend(events)
+        final = state
+    assert final is not None and final.ended and final.seed_revealed == seed.hex()
+    rebuilt = TOY.initial_state()
+    rebuilt.encounter = "headless"
+    for event in log:
+        TOY.evolve(rebuilt, event)
+    assert rebuilt == final
+    assert final.seed_commitment == commit_seed(seed)
+
+
+def test_events_round_trip_through_the_codec_and_upcasters() -> None:
+    roll = Roll(purpose="attack", rule="X-1", dice=[msgspec.structs.replace(SeededDice(b"q", 1).roll(20))],
+                modifiers=[Modifier(source="agility", rule="X-2", value=3)], total=12, target=11, success=True)
+    event = AttackResolved(attacker="a", target="b", weapon="w", roll=roll, hit=True)
+    entry = codec.encode_event(event)
+    assert entry.type == "AttackResolved" and entry.schema == 1
+    assert codec.decode_body(entry.type, entry.schema, entry.data) == event
+
+    class Renamed(codec.Event):  # a schema at v2 whose v1 called "amount" "points"
+        schema_version = 2
+        amount: int
+
+    codec.register_events([Renamed])
+    codec.register_upcaster("Renamed", 1, lambda body: {"amount": body.pop("points")})
+    assert codec.decode_body("Renamed", 1, b'{"type":"Renamed","points":4}') == Renamed(amount=4)
+    with pytest.raises(codec.UnknownEventType, match="newer"):
+        codec.decode_body("Renamed", 3, b"{}")
+    with pytest.raises(codec.UnknownEventType, match="unknown event type 'Nope'"):
+        codec.decode_body("Nope", 1, b"{}")
+
+
+def test_commands_decode_with_clear_errors() -> None:
+    union = codec.command_union(TOY.command_types)
+    assert codec.decode_command(b'{"type":"Strike","command_id":"1","actor":"a","target":"b"}', union) == Strike(command_id="1", actor="a", target="b")
+    with pytest.raises(codec.CommandDecodeError, match="malformed JSON"):
+        codec.decode_command(b'{"type":', union)
+    with pytest.raises(codec.CommandDecodeError, match="invalid command"):
+        codec.decode_command(b'{"type":"Fly","command_id":"1","actor":"a"}', union)
+    with pytest.raises(codec.CommandDecodeError, match="target"):
+        codec.decode_command(b'{"type":"Strike","command_id":"1","actor":"a"}', union)
