@@ -5,6 +5,12 @@ test's reference run. The live runtime (actors + sequencer) must produce the
 same events as this loop for the same setup and seed, because AI policies are
 deterministic functions of the state and dice are a function of the seed and
 the log position.
+
+Reaction windows follow the live sequencer's rule: every reactor answers from
+the state in which the window opened (answers are buffered, nothing is written
+while a window collects them), and the answers are applied in the order the
+window lists its reactors. So the log does not depend on which reactor's
+message happened to arrive first.
 """
 
 from __future__ import annotations
@@ -51,6 +57,20 @@ def next_ai_command(system: BaseRuleSystem, state: EncounterState, last_rejected
     return system.choose_command(state, combatant) or fallback_command(state, combatant)
 
 
+def window_answers(system: BaseRuleSystem, state: EncounterState, last_rejected: set[str]) -> list[Command]:
+    """Every unanswered reactor's answer to the open window, decided on this one
+    state, in the window's reactor order (empty when no window is open)."""
+    if state.window is None:
+        return []
+    answers = []
+    for combatant in state.window.unanswered():
+        if combatant in last_rejected:
+            answers.append(fallback_command(state, combatant))
+        else:
+            answers.append(system.choose_command(state, combatant) or fallback_command(state, combatant))
+    return answers
+
+
 def run_headless(
     system: BaseRuleSystem,
     setup: EncounterSetup,
@@ -65,7 +85,12 @@ def run_headless(
     start = StartEncounter(command_id="start", actor=SEQUENCER, setup=setup, seed_commitment=commit_seed(seed))
     pending: Command | None = start
     rejected_last: set[str] = set()
+    queued: list[Command] = []
     for _ in range(max_commands):
+        if pending is None and not queued:
+            queued = window_answers(system, state, rejected_last)
+        if pending is None and queued:
+            pending = queued.pop(0)
         if pending is None:
             pending = next_ai_command(system, state, rejected_last)
         if pending is None:
