@@ -299,14 +299,19 @@ def difficulty(
     name_or_number: str | int,
     steps: int = 0,
     ladder: Mapping[str, int] = DIFFICULTY_LADDER,
+    *,
+    settings: Mapping[str, Any] | None = None,
 ) -> int:
     """The difficulty number for a ladder level (or a number) raised by ``steps`` levels.
 
     ``difficulty("standard", 2) == 25``; ``difficulty("heroic", 1) == 40``
     (beyond the top, +5 per step: house default); a number on the ladder moves
     along it (``difficulty(15, 1) == 20``), a number off it moves 5 per step.
-    Steps down stop at the lowest level.
+    Steps down stop at the lowest level. ``settings`` (an encounter's
+    settings) may carry a ``difficulty_ladder`` that replaces ``ladder``.
     """
+    if settings is not None and settings.get("difficulty_ladder"):
+        ladder = settings["difficulty_ladder"]
     values = sorted(ladder.values())
     if not values:
         raise ValueError("the difficulty ladder is empty")
@@ -332,6 +337,13 @@ def difficulty(
     if target_index < len(values):
         return values[target_index]
     return values[-1] + (target_index - len(values) + 1) * BEYOND_LADDER_STEP
+
+
+def ladder_from(settings: Mapping[str, Any] | None) -> Mapping[str, int]:
+    """The encounter's difficulty ladder (``settings["difficulty_ladder"]``) or the house default."""
+    if settings is not None and settings.get("difficulty_ladder"):
+        return settings["difficulty_ladder"]
+    return DIFFICULTY_LADDER
 
 
 def difficulty_name(value: int, ladder: Mapping[str, int] = DIFFICULTY_LADDER) -> str:
