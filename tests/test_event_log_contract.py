@@ -1,0 +1,397 @@
+"""The event log's contract, against a real redis-server.
+
+What every writer and reader relies on: expected-version appends that write
+all or nothing, idempotency per command id (also across cancelled attempts),
+ordered paged reads, and a follow loop that can be cancelled anywhere and
+resumed from the last entry it yielded without losing or repeating events.
+"""
+
+from __future__ import annotations
+
+import itertools
+from contextlib import aclosing
+
+import pytest
+import trio
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from firelane.events.envelope import NewEntry, StoredEvent
+from firelane.events.log import AppendResult, EventLog, VersionConflict
+from firelane.redisio import RedisClient, connect
+
+_unique = itertools.count()
+
+# Hypothesis runs each example in a fresh trio run, so those tests open their
+# own client (trio fixtures do not carry across runs). The database is flushed
+# once per test, not per example, so examples use fresh encounter ids.
+_hypothesis_settings = settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+
+# Keeps the server busy (scripts run to completion before any other command)
+# so a request sent meanwhile is executed only after its sender gave up.
+_BUSY_SCRIPT = """
+local start = redis.call('TIME')
+local deadline = start[1] * 1000000 + start[2] + tonumber(ARGV[1])
+while true do
+  local now = redis.call('TIME')
+  if now[1] * 1000000 + now[2] >= deadline then return 1 end
+end
+"""
+
+
+def _entry(i: int, type_: str = "Happened") -> NewEntry:
+    return NewEntry(type=type_, schema=1, data=b'{"i":%d}' % i)
+
+
+def _fresh_encounter() -> str:
+    return f"enc-{next(_unique)}"
+
+
+@pytest.fixture
+def log(redis_client: RedisClient) -> EventLog:
+    return EventLog(redis_client, "camp")
+
+
+# -- append and read -------------------------------------------------------------
+
+
+async def test_append_then_read_round_trips_every_field(log: EventLog) -> None:
+    result = await log.append(
+        "e1",
+        0,
+        [NewEntry(type="Moved", schema=2, data=b'{"to":[1,2]}'), _entry(2, "Attacked")],
+        command_id="cmd-1",
+        causation="1-0",
+        inbox_cursor="5-1",
+    )
+    assert result.version == 2 and not result.duplicate and len(result.entry_ids) == 2
+    events = await log.read("e1")
+    assert [e.entry_id for e in events] == result.entry_ids
+    first, second = events
+    assert first == StoredEvent(
+        entry_id=result.entry_ids[0],
+        version=1,
+        encounter="e1",
+        type="Moved",
+        schema=2,
+        data=b'{"to":[1,2]}',
+        command_id="cmd-1",
+        causation="1-0",
+        inbox_cursor="5-1",
+    )
+    assert (second.version, second.type, second.data) == (2, "Attacked", b'{"i":2}')
+    assert await log.version("e1") == 2
+    assert await log.version("never-written") == 0
+    assert await log.read("never-written") == []
+
+
+async def test_keys_share_the_campaign_hash_tag(log: EventLog) -> None:
+    await log.append("e1", 0, [_entry(1)], command_id="c")
+    await log.submit("e1", b"p")
+    await log.register_encounter("e1", b"m")
+    keys = sorted(k.decode() for k in await log.client.execute("KEYS", "*"))
+    assert keys == [
+        "firelane:{camp}:enc:e1:applied",
+        "firelane:{camp}:enc:e1:inbox",
+        "firelane:{camp}:enc:e1:log",
+        "firelane:{camp}:encounter_meta",
+        "firelane:{camp}:encounters",
+    ]
+
+
+async def test_version_conflict_raises_and_writes_nothing(log: EventLog) -> None:
+    await log.append("e1", 0, [_entry(1)])
+    with pytest.raises(VersionConflict) as caught:
+        await log.append("e1", 0, [_entry(2), _entry(3)], command_id="late")
+    assert (caught.value.expected, caught.value.actual) == (0, 1)
+    with pytest.raises(VersionConflict):
+        await log.append("e1", 5, [_entry(2)])
+    assert await log.version("e1") == 1
+    # A conflicting command was not recorded as applied, so it can still go in.
+    assert await log.applied_entry_id("e1", "late") is None
+    assert (await log.append("e1", 1, [_entry(2)], command_id="late")).version == 2
+
+
+async def test_duplicate_command_is_applied_once(log: EventLog) -> None:
+    first = await log.append("e1", 0, [_entry(1), _entry(2)], command_id="cmd-a")
+    again = await log.append("e1", 0, [_entry(1), _entry(2)], command_id="cmd-a")
+    assert again == AppendResult(version=2, entry_ids=[], duplicate=True)
+    assert await log.applied_entry_id("e1", "cmd-a") == first.entry_ids[-1]
+    # The duplicate check wins over the version check, whatever version is passed.
+    assert (await log.append("e1", 7, [_entry(9)], command_id="cmd-a")).duplicate
+    assert [e.version for e in await log.read("e1")] == [1, 2]
+
+
+async def test_empty_batch_marks_a_command_applied(log: EventLog) -> None:
+    await log.append("e1", 0, [_entry(1)])
+    result = await log.append("e1", 1, [], command_id="rejected-cmd")
+    assert result == AppendResult(version=1, entry_ids=[], duplicate=False)
+    assert await log.applied_entry_id("e1", "rejected-cmd") == ""
+    assert (await log.append("e1", 1, [_entry(2)], command_id="rejected-cmd")).duplicate
+    assert await log.version("e1") == 1
+
+
+async def test_append_retried_after_cancel_while_server_busy_is_not_duplicated(
+    redis_client: RedisClient, log: EventLog
+) -> None:
+    # Load the append script first so the cancelled call is a single EVALSHA.
+    await log.append("warm-up", 0, [_entry(0)])
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(redis_client.execute, "EVAL", _BUSY_SCRIPT, 0, 300_000)
+        await trio.sleep(0.05)
+        with trio.move_on_after(0.05) as scope:
+            await log.append("e1", 0, [_entry(1), _entry(2)], command_id="cmd-busy")
+        assert scope.cancelled_caught
+    # The request reached the server before the cancel, so it ran once the
+    # server was free even though nobody read the reply.
+    assert await log.version("e1") == 2
+    retry = await log.append("e1", 0, [_entry(1), _entry(2)], command_id="cmd-busy")
+    assert retry.duplicate and retry.version == 2
+    assert [e.version for e in await log.read("e1")] == [1, 2]
+
+
+@_hypothesis_settings
+@given(cancel_after_us=st.integers(min_value=0, max_value=2000), batch_size=st.integers(min_value=0, max_value=5))
+async def test_append_retried_after_cancel_at_any_point_lands_once(
+    redis_url: str, cancel_after_us: int, batch_size: int
+) -> None:
+    async with await connect(redis_url) as client:
+        await _append_cancel_and_retry(EventLog(client, "camp"), cancel_after_us, batch_size)
+
+
+async def _append_cancel_and_retry(log: EventLog, cancel_after_us: int, batch_size: int) -> None:
+    encounter = _fresh_encounter()
+    entries = [_entry(i) for i in range(batch_size)]
+    with trio.move_on_after(cancel_after_us / 1_000_000):
+        await log.append(encounter, 0, entries, command_id="the-command")
+    retry = await log.append(encounter, 0, entries, command_id="the-command")
+    assert retry.version == batch_size
+    assert [e.version for e in await log.read(encounter)] == list(range(1, batch_size + 1))
+    assert await log.applied_entry_id(encounter, "the-command") is not None
+
+
+async def test_concurrent_appenders_at_the_same_version_exactly_one_wins(log: EventLog) -> None:
+    outcomes: list[object] = []
+
+    async def appender(i: int) -> None:
+        try:
+            outcomes.append(await log.append("e1", 0, [_entry(i), _entry(i)], command_id=f"writer-{i}"))
+        except VersionConflict as conflict:
+            outcomes.append(conflict)
+
+    async with trio.open_nursery() as nursery:
+        for i in range(20):
+            nursery.start_soon(appender, i)
+    winners = [o for o in outcomes if isinstance(o, AppendResult)]
+    losers = [o for o in outcomes if isinstance(o, VersionConflict)]
+    assert len(winners) == 1 and len(losers) == 19
+    assert all(conflict.actual == 2 for conflict in losers)
+    events = await log.read("e1")
+    assert len(events) == 2 and len({e.command_id for e in events}) == 1
+
+
+async def test_large_log_is_paged(log: EventLog) -> None:
+    for start in range(0, 2500, 250):
+        await log.append("big", start, [_entry(i) for i in range(start, start + 250)])
+    events = await log.read("big")
+    assert [e.version for e in events] == list(range(1, 2501))
+    assert [e.version for e in await log.read("big", count=1500)] == list(range(1, 1501))
+    after_1000 = await log.read("big", after=events[999].entry_id)
+    assert [e.version for e in after_1000] == list(range(1001, 2501))
+    assert await log.read("big", after=events[-1].entry_id) == []
+    assert [e.version for e in await log.read_from_version("big", 2400)] == list(range(2401, 2501))
+    assert [e.version for e in await log.read_from_version("big", 700)] == list(range(701, 2501))
+    assert len(await log.read_from_version("big", 0)) == 2500
+    assert await log.read_from_version("big", 2500) == []
+
+
+# -- follow ----------------------------------------------------------------------
+
+
+async def test_follow_yields_backlog_then_new_appends(log: EventLog) -> None:
+    await log.append("e1", 0, [_entry(1), _entry(2)])
+    seen: list[int] = []
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+
+            async def writer() -> None:
+                for version in range(2, 6):
+                    await trio.sleep(0.01)
+                    await log.append("e1", version, [_entry(version + 1)])
+
+            nursery.start_soon(writer)
+            async with aclosing(log.follow("e1", block_ms=50, batch=2)) as batches:
+                async for batch in batches:
+                    assert len(batch) <= 2
+                    seen.extend(e.version for e in batch)
+                    if seen[-1] == 6:
+                        break
+    assert seen == [1, 2, 3, 4, 5, 6]
+
+
+async def test_follow_from_dollar_sees_only_new_events(log: EventLog) -> None:
+    await log.append("e1", 0, [_entry(1)])
+    seen: list[int] = []
+
+    async def follower() -> None:
+        async with aclosing(log.follow("e1", after="$", block_ms=5_000)) as batches:
+            async for batch in batches:
+                seen.extend(e.version for e in batch)
+                return
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(follower)
+            # Append only once the follower is parked in XREAD, i.e. after it
+            # resolved "$", so the test does not depend on timing.
+            while await _blocked_clients(log.client) == 0:
+                await trio.sleep(0.005)
+            await log.append("e1", 1, [_entry(2)])
+    assert seen == [2]
+
+
+async def _blocked_clients(client: RedisClient) -> int:
+    info: bytes = await client.execute("INFO", "clients")
+    return int(info.decode().split("blocked_clients:", 1)[1].split()[0])
+
+
+async def test_follow_cancelled_while_blocked_resumes_exactly(log: EventLog) -> None:
+    await log.append("e1", 0, [_entry(1)])
+    cursor = "0-0"
+    seen: list[int] = []
+    with trio.move_on_after(0.2):
+        async with aclosing(log.follow("e1", block_ms=5_000)) as batches:
+            async for batch in batches:
+                seen.extend(e.version for e in batch)
+                cursor = batch[-1].entry_id
+    assert seen == [1]
+    # The cancelled follow was parked in XREAD BLOCK; its connection is gone.
+    assert log.client.open_connection_count <= 1
+    await log.append("e1", 1, [_entry(2), _entry(3)])
+    with trio.fail_after(5):
+        async with aclosing(log.follow("e1", after=cursor, block_ms=50)) as batches:
+            async for batch in batches:
+                seen.extend(e.version for e in batch)
+                break
+    assert seen == [1, 2, 3]
+
+
+@_hypothesis_settings
+@given(
+    batch_sizes=st.lists(st.integers(min_value=1, max_value=7), min_size=1, max_size=12),
+    writer_pauses_ms=st.lists(st.integers(min_value=0, max_value=8), min_size=1, max_size=12),
+    cancel_after_ms=st.lists(st.integers(min_value=0, max_value=15), min_size=1, max_size=40),
+    read_batch=st.integers(min_value=1, max_value=10),
+)
+async def test_follow_cancelled_anywhere_and_resumed_loses_and_repeats_nothing(
+    redis_url: str,
+    batch_sizes: list[int],
+    writer_pauses_ms: list[int],
+    cancel_after_ms: list[int],
+    read_batch: int,
+) -> None:
+    async with await connect(redis_url) as client:
+        await _follow_with_cancels(EventLog(client, "camp"), batch_sizes, writer_pauses_ms, cancel_after_ms, read_batch)
+
+
+async def _follow_with_cancels(
+    log: EventLog,
+    batch_sizes: list[int],
+    writer_pauses_ms: list[int],
+    cancel_after_ms: list[int],
+    read_batch: int,
+) -> None:
+    encounter = _fresh_encounter()
+    total = sum(batch_sizes)
+    received: list[StoredEvent] = []
+    cursor = "0-0"
+
+    async def writer() -> None:
+        version = 0
+        for i, size in enumerate(batch_sizes):
+            await trio.sleep(writer_pauses_ms[i % len(writer_pauses_ms)] / 1000)
+            await log.append(encounter, version, [_entry(version + j + 1) for j in range(size)])
+            version += size
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(writer)
+            for attempt in itertools.count():
+                if len(received) >= total:
+                    break
+                # The last attempts run uncancelled so the test always finishes.
+                deadline = cancel_after_ms[attempt] / 1000 if attempt < len(cancel_after_ms) else 5.0
+                with trio.move_on_after(deadline):
+                    async with aclosing(log.follow(encounter, after=cursor, block_ms=10, batch=read_batch)) as batches:
+                        async for batch in batches:
+                            received.extend(batch)
+                            cursor = batch[-1].entry_id
+                            if len(received) >= total:
+                                break
+    assert [e.version for e in received] == list(range(1, total + 1))
+    assert [e.data for e in received] == [b'{"i":%d}' % v for v in range(1, total + 1)]
+
+
+# -- command inbox ---------------------------------------------------------------
+
+
+async def test_inbox_submit_and_read(log: EventLog) -> None:
+    first = await log.submit("e1", b"move north")
+    second = await log.submit("e1", b"\x00binary\r\n")
+    assert await log.read_inbox("e1", "0-0") == [(first, b"move north"), (second, b"\x00binary\r\n")]
+    assert await log.read_inbox("e1", first) == [(second, b"\x00binary\r\n")]
+    assert await log.read_inbox("e1", second) == []
+    assert await log.read_inbox("e1", "0-0", count=1) == [(first, b"move north")]
+
+
+async def test_blocking_inbox_read_wakes_on_submit(log: EventLog) -> None:
+    assert await log.read_inbox("e1", "0-0", block_ms=20) == []
+    got: list[tuple[str, bytes]] = []
+
+    async def reader() -> None:
+        got.extend(await log.read_inbox("e1", "0-0", block_ms=5_000))
+
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(reader)
+            await trio.sleep(0.05)
+            submitted = await log.submit("e1", b"attack")
+    assert got == [(submitted, b"attack")]
+
+
+# -- registry and ids ------------------------------------------------------------
+
+
+async def test_encounter_registry_keeps_creation_order_and_meta(log: EventLog) -> None:
+    assert await log.encounters() == []
+    assert await log.register_encounter("zeta", b"first")
+    assert await log.register_encounter("alpha", b"second")
+    assert not await log.register_encounter("zeta", b"updated")
+    assert await log.encounters() == ["zeta", "alpha"]
+    assert await log.encounter_meta("zeta") == b"updated"
+    assert await log.encounter_meta("unknown") is None
+    # Another campaign's registry is separate.
+    assert await EventLog(log.client, "other").encounters() == []
+
+
+@pytest.mark.parametrize("bad", ["", "has space", "a:b", "{tag}", "x" * 65, "ünï", "a/b"])
+async def test_invalid_ids_are_rejected(redis_client: RedisClient, bad: str) -> None:
+    with pytest.raises(ValueError, match="invalid campaign id"):
+        EventLog(redis_client, bad)
+    log = EventLog(redis_client, "ok.campaign_1-x")
+    with pytest.raises(ValueError, match="invalid encounter id"):
+        await log.append(bad, 0, [_entry(1)])
+    with pytest.raises(ValueError, match="invalid encounter id"):
+        await log.read(bad)
+    with pytest.raises(ValueError, match="invalid encounter id"):
+        await log.register_encounter(bad, b"")
+    assert await redis_client.execute("DBSIZE") == 0
+
+
+async def test_valid_id_edge_cases(redis_client: RedisClient) -> None:
+    log = EventLog(redis_client, "C" * 64)
+    assert (await log.append("a.b_c-9", 0, [_entry(1)])).version == 1
