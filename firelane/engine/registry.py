@@ -24,6 +24,14 @@ class UnknownSystem(KeyError):
         return f"unknown rule system {self.args[0]!r}; known: {', '.join(sorted(_MODULES))}"
 
 
+def register_system(system: BaseRuleSystem, module: str | None = None) -> None:
+    """Add a rule system at run time (plugins, tests). ``module`` is where its
+    ``demo_setup`` lives, if it has one."""
+    _MODULES.setdefault(system.name, module or type(system).__module__)
+    register_events(system.event_types)
+    _loaded[system.name] = system
+
+
 def system_names() -> list[str]:
     return sorted(_MODULES)
 
@@ -39,3 +47,9 @@ def get_system(name: str) -> BaseRuleSystem:
     register_events(system.event_types)
     _loaded[name] = system
     return system
+
+
+def demo_setup(name: str):  # -> EncounterSetup
+    """The sample encounter a system ships for `firelane demo`."""
+    get_system(name)
+    return importlib.import_module(_MODULES[name]).demo_setup()

@@ -1,0 +1,1 @@
+"""Folds over an encounter's log: turn state, replay, audit log, campaign roster."""

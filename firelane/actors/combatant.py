@@ -1,0 +1,93 @@
+"""One actor per combatant: it follows the log from its own cursor, keeps its
+own view of the state, and answers through its policy when the encounter
+awaits it.
+
+The actor decides only once it has caught up with the log's tail (the sequencer
+appends each command's events atomically), and at most once per log version,
+with a command ID derived from that version: a restarted actor recomputes the
+same command and the sequencer applies it once.
+"""
+
+from __future__ import annotations
+
+from contextlib import aclosing
+
+import trio
+
+from firelane.actors.policies import Policy
+from firelane.engine.core import BaseRuleSystem
+from firelane.engine.state import EncounterState
+from firelane.events import codec
+from firelane.events.envelope import StoredEvent
+from firelane.events.log import EventLog
+from firelane.events.schemas import CommandRejected
+from firelane.logs import get_logger
+
+log = get_logger("firelane.actor")
+
+
+class CombatantActor:
+    def __init__(
+        self,
+        event_log: EventLog,
+        encounter: str,
+        combatant: str,
+        system: BaseRuleSystem,
+        policy: Policy,
+        *,
+        block_ms: int = 1000,
+    ) -> None:
+        self.log = event_log
+        self.encounter = encounter
+        self.combatant = combatant
+        self.system = system
+        self.policy = policy
+        self.block_ms = block_ms
+        self.state: EncounterState = system.initial_state()
+        self.state.encounter = encounter
+        self.cursor = "0-0"
+        self._decided_at: int | None = None
+        self._last_command_id: str | None = None
+        self._last_rejected = False
+        self.commands_sent = 0
+
+    def _apply(self, batch: list[StoredEvent]) -> None:
+        for stored in batch:
+            if stored.version <= self.state.version:
+                continue  # already seen (a drain overlapped the follow)
+            event = codec.decode_event(stored)
+            self.system.evolve(self.state, event)
+            self.cursor = stored.entry_id
+            if isinstance(event, CommandRejected) and event.command_id == self._last_command_id:
+                self._last_rejected = True
+
+    async def run(self) -> EncounterState:
+        """Follow the log and act until the encounter ends."""
+        async with aclosing(self.log.follow(self.encounter, self.cursor, block_ms=self.block_ms)) as batches:
+            async for batch in batches:
+                self._apply(batch)
+                while True:  # catch up with the tail before deciding
+                    more = await self.log.read(self.encounter, self.cursor)
+                    if not more:
+                        break
+                    self._apply(more)
+                if self.state.ended:
+                    return self.state
+                await self._maybe_act()
+        return self.state
+
+    async def _maybe_act(self) -> None:
+        state = self.state
+        if self.combatant not in self.system.awaiting(state).combatants:
+            return
+        if self._decided_at == state.version:
+            return
+        self._decided_at = state.version
+        command = self.policy.choose(state, self.combatant, last_rejected=self._last_rejected)
+        self._last_rejected = False
+        if command is None:
+            return
+        self._last_command_id = command.command_id
+        await self.log.submit(self.encounter, codec.encode_command(command))
+        self.commands_sent += 1
+        await trio.lowlevel.checkpoint()

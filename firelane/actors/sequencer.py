@@ -1,0 +1,260 @@
+"""The encounter sequencer: the single writer of an encounter's log.
+
+It reads commands from the encounter's inbox stream (any frontend may write
+there), decides them against the state folded from the log, and appends the
+resulting events with an expected-version check and the command's ID, so a
+retried command is applied once and a second writer is detected.
+
+Crash safety: every append records the inbox cursor up to which all commands
+have been handled; a restarted sequencer folds the log, resumes the inbox from
+that cursor, and re-handles what follows (already-applied commands come back as
+duplicates and are skipped).
+
+Reaction windows: answers (claims and passes) are checked at once (a bad one is
+rejected immediately) but held until every reactor has answered or the
+deadline passes, then applied in the order the window lists its reactors. So
+the log does not depend on which reactor's message arrived first, and every
+reactor answers from the same state. The deadline restarts in full when a
+sequencer restarts with a window open.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import msgspec
+import trio
+
+from firelane.engine.core import SEQUENCER, BaseRuleSystem
+from firelane.engine.dice import SeededDice, commit_seed
+from firelane.engine.state import EncounterState
+from firelane.events import codec
+from firelane.events.log import EventLog, VersionConflict
+from firelane.events.schemas import (
+    ClaimReaction,
+    CloseReactionWindow,
+    Command,
+    CommandRejected,
+    EncounterSetup,
+    Event,
+    PassReaction,
+    SeedRevealed,
+    StartEncounter,
+)
+from firelane.logs import get_logger
+
+log = get_logger("firelane.sequencer")
+
+
+def seed_key(campaign: str, encounter: str) -> str:
+    return f"firelane:{{{campaign}}}:enc:{encounter}:seed"
+
+
+class EncounterExists(RuntimeError):
+    pass
+
+
+async def create_encounter(event_log: EventLog, encounter: str, setup: EncounterSetup, seed: bytes) -> None:
+    """Register an encounter, keep its secret seed, and queue its StartEncounter.
+
+    Refuses an encounter ID that is already taken, so a campaign's history is
+    never mixed with a new fight.
+    """
+    created = await event_log.client.execute("SET", seed_key(event_log.campaign, encounter), seed.hex(), "NX")
+    if created is None:
+        raise EncounterExists(f"encounter {encounter!r} already exists in campaign {event_log.campaign!r}")
+    meta = codec.encode_json({"system": setup.system, "name": setup.name or encounter})
+    await event_log.register_encounter(encounter, meta)
+    start = StartEncounter(command_id="start", actor=SEQUENCER, setup=setup, seed_commitment=commit_seed(seed))
+    await event_log.submit(encounter, codec.encode_command(start))
+
+
+async def ensure_encounter(event_log: EventLog, encounter: str, setup: EncounterSetup, seed: bytes) -> bytes:
+    """Create the encounter if it is new; safe to repeat after a crash at any
+    point of creation (the seed is kept once, the start command is idempotent).
+    Returns the seed in force (the stored one if the encounter already had one)."""
+    key = seed_key(event_log.campaign, encounter)
+    await event_log.client.execute("SET", key, seed.hex(), "NX")
+    stored_seed = bytes.fromhex((await event_log.client.execute("GET", key)).decode())
+    meta = codec.encode_json({"system": setup.system, "name": setup.name or encounter})
+    await event_log.register_encounter(encounter, meta)
+    if await event_log.version(encounter) == 0:
+        start = StartEncounter(command_id="start", actor=SEQUENCER, setup=setup, seed_commitment=commit_seed(stored_seed))
+        await event_log.submit(encounter, codec.encode_command(start))
+    return stored_seed
+
+
+async def load_seed(event_log: EventLog, encounter: str) -> bytes:
+    stored = await event_log.client.execute("GET", seed_key(event_log.campaign, encounter))
+    if stored is None:
+        raise LookupError(f"no seed for encounter {encounter!r} in campaign {event_log.campaign!r}")
+    return bytes.fromhex(stored.decode())
+
+
+async def fold_log(event_log: EventLog, encounter: str, system: BaseRuleSystem) -> tuple[EncounterState, str]:
+    """Rebuild state from the log; also return the last recorded inbox cursor."""
+    state = system.initial_state()
+    state.encounter = encounter
+    cursor = "0-0"
+    for stored in await event_log.read(encounter):
+        system.evolve(state, codec.decode_event(stored))
+        if stored.inbox_cursor:
+            cursor = stored.inbox_cursor
+    return state, cursor
+
+
+@dataclass
+class _Buffered:
+    inbox_id: str
+    command: Command
+
+
+class Sequencer:
+    def __init__(self, event_log: EventLog, encounter: str, system: BaseRuleSystem, seed: bytes) -> None:
+        self.log = event_log
+        self.encounter = encounter
+        self.system = system
+        self.seed = seed
+        self.state: EncounterState = system.initial_state()
+        self._union = codec.command_union(system.command_types)
+        self._read_cursor = "0-0"  # last inbox entry read
+        self._safe_cursor = "0-0"  # every inbox entry up to here is handled
+        self._buffer: dict[str, _Buffered] = {}
+        self._window_deadline: float | None = None
+        self._window_seen: int | None = None
+        self.commands_handled = 0
+
+    async def load(self) -> None:
+        self.state, cursor = await fold_log(self.log, self.encounter, self.system)
+        self._read_cursor = self._safe_cursor = cursor
+        self._buffer.clear()
+        self._window_seen = None
+        self._track_window()
+
+    async def run(self, *, stop_when_ended: bool = True) -> EncounterState:
+        """Serve the encounter until it has ended (and its seed is revealed)."""
+        await self.load()
+        log.info("sequencer started", encounter=self.encounter, version=self.state.version)
+        while True:
+            if self.state.ended:
+                await self._reveal_seed()
+                if stop_when_ended:
+                    return self.state
+            block_ms = 1000
+            if self._window_deadline is not None:
+                remaining = self._window_deadline - trio.current_time()
+                if remaining <= 0:
+                    await self._close_window_on_deadline()
+                    continue
+                block_ms = max(1, min(block_ms, math.ceil(remaining * 1000)))
+            entries = await self.log.read_inbox(self.encounter, self._read_cursor, block_ms=block_ms, count=256)
+            for inbox_id, payload in entries:
+                self._read_cursor = inbox_id
+                await self._handle(inbox_id, payload)
+
+    # ------------------------------------------------------------ handling
+
+    async def _handle(self, inbox_id: str, payload: bytes) -> None:
+        self.commands_handled += 1
+        try:
+            command = codec.decode_command(payload, self._union)
+        except codec.CommandDecodeError as exc:
+            await self._append_rejection(inbox_id, payload, str(exc))
+            return
+        window = self.state.window
+        if (
+            isinstance(command, (ClaimReaction, PassReaction))
+            and window is not None
+            and command.window == window.window
+            and command.actor in window.unanswered()
+            and command.actor not in self._buffer
+        ):
+            dry_run = self.system.decide_or_reject(self.state, command, SeededDice(self.seed, self.state.version))
+            if dry_run and isinstance(dry_run[0], CommandRejected):
+                await self._apply(command, inbox_id)  # the rejection, recorded at once
+                return
+            self._buffer[command.actor] = _Buffered(inbox_id, command)
+            if set(window.unanswered()) <= set(self._buffer):
+                await self._flush_window_answers()
+            return
+        await self._apply(command, self._cursor_after(inbox_id))
+
+    def _cursor_after(self, inbox_id: str) -> str:
+        """The cursor an append may record: all entries up to it are handled
+        unless some are still buffered for a window."""
+        return self._safe_cursor if self._buffer else inbox_id
+
+    async def _flush_window_answers(self) -> None:
+        window = self.state.window
+        order = [r.combatant for r in window.reactors] if window is not None else []
+        order += sorted(c for c in self._buffer if c not in order)
+        for combatant in order:
+            buffered = self._buffer.pop(combatant, None)
+            if buffered is None:
+                continue
+            cursor = self._read_cursor if not self._buffer else self._safe_cursor
+            await self._apply(buffered.command, cursor)
+
+    async def _close_window_on_deadline(self) -> None:
+        window = self.state.window
+        assert window is not None
+        log.info("reaction window deadline", encounter=self.encounter, window=window.window, waiting=window.unanswered())
+        await self._flush_window_answers()
+        if self.state.window is not None and self.state.window.window == window.window:
+            close = CloseReactionWindow(command_id=f"close-window-{window.window}", actor=SEQUENCER, window=window.window)
+            await self._apply(close, self._cursor_after(self._read_cursor))
+
+    async def _apply(self, command: Command, inbox_cursor: str) -> None:
+        try:
+            events = self.system.decide_or_reject(self.state, command, SeededDice(self.seed, self.state.version))
+        except Exception as exc:  # a bug in a rule system must not stop the encounter
+            log.exception("decide failed", encounter=self.encounter, command=type(command).__name__)
+            events = [CommandRejected(command_id=command.command_id, actor=command.actor,
+                                      command_type=type(command).__name__, reason=f"internal error: {exc!r}")]
+        await self._append(events, command.command_id, inbox_cursor)
+
+    async def _append_rejection(self, inbox_id: str, payload: bytes, reason: str) -> None:
+        actor = ""
+        try:
+            raw = msgspec.json.decode(payload)
+            if isinstance(raw, dict) and isinstance(raw.get("actor"), str):
+                actor = raw["actor"]
+        except msgspec.DecodeError:
+            pass
+        rejection = CommandRejected(command_id=f"inbox:{inbox_id}", actor=actor, command_type="?", reason=reason)
+        await self._append([rejection], rejection.command_id, self._cursor_after(inbox_id))
+
+    async def _append(self, events: list[Event], command_id: str, inbox_cursor: str) -> None:
+        entries = [codec.encode_event(e) for e in events]
+        try:
+            result = await self.log.append(
+                self.encounter, self.state.version, entries, command_id=command_id, inbox_cursor=inbox_cursor
+            )
+        except VersionConflict:
+            # Another writer appended: our state is stale. Rebuild and let the
+            # command be handled again (it is a duplicate if the other applied it).
+            log.warning("version conflict, reloading", encounter=self.encounter, version=self.state.version)
+            await self.load()
+            raise
+        if result.duplicate:
+            return
+        for event in events:
+            self.system.evolve(self.state, event)
+        if inbox_cursor and not self._buffer:
+            self._safe_cursor = inbox_cursor
+        self._track_window()
+
+    def _track_window(self) -> None:
+        window = self.state.window
+        if window is None:
+            self._window_deadline = None
+            self._window_seen = None
+        elif window.window != self._window_seen:
+            self._window_seen = window.window
+            self._window_deadline = trio.current_time() + window.deadline_ms / 1000
+
+    async def _reveal_seed(self) -> None:
+        if self.state.seed_revealed:
+            return
+        await self._append([SeedRevealed(seed=self.seed.hex())], "reveal-seed", self._read_cursor)

@@ -1,0 +1,323 @@
+"""`firelane`: run, watch, replay and audit fights.
+
+    firelane demo [--system NAME]        a real fight between two AI squads
+    firelane run ENCOUNTER [--setup F]   create (or resume) an encounter and run it to the end
+    firelane replay ENCOUNTER [--at V]   narrate a stored fight; show the state at version V
+    firelane audit ENCOUNTER [--verify]  every roll with its modifiers and rule IDs; recompute every die
+    firelane encounters                  the campaign's roster of encounters
+    firelane submit ENCOUNTER JSON       send a command as a frontend would, and show the answer
+
+Redis: ``--redis URL`` or ``FIRELANE_REDIS_URL``; without either, a private
+redis-server is started on the data directory (``--data-dir``,
+``FIRELANE_DATA_DIR``, default ~/.local/share/firelane) and stopped on exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+import time
+from contextlib import aclosing
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import trio
+
+from firelane.actors.runtime import default_policies, run_encounter
+from firelane.actors.sequencer import EncounterExists, create_encounter, ensure_encounter
+from firelane.engine.registry import UnknownSystem, demo_setup, get_system, system_names
+from firelane.events import codec
+from firelane.events.log import EventLog
+from firelane.events.schemas import CommandRejected, EncounterSetup, SeedRevealed
+from firelane.frontends.backend import open_event_log
+from firelane.frontends.narrate import Narrator, colour_enabled, print_line
+from firelane.logs import configure_logging
+from firelane.projections.audit import audit_entries, verify
+from firelane.projections.replay import state_at
+from firelane.projections.roster import campaign_roster
+from firelane.projections.turn_state import system_of
+
+
+class CliError(Exception):
+    pass
+
+
+def seed_from(text: str | None) -> bytes:
+    """A 32-byte seed from any text (an int, a word, hex); random when not given."""
+    if text is None:
+        from firelane.engine.dice import new_seed
+
+        return new_seed()
+    return hashlib.blake2b(text.encode(), digest_size=32, person=b"firelane-cli").digest()
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+async def _narrate_live(event_log: EventLog, encounter: str, narrator: Narrator, pace: float) -> None:
+    """Follow the log and print each event until the seed is revealed."""
+    system = None
+    state = None
+    async with aclosing(event_log.follow(encounter, "0-0", block_ms=500)) as batches:
+        async for batch in batches:
+            for stored in batch:
+                event = codec.decode_event(stored)
+                if system is None:
+                    system = system_of([stored])
+                    state = system.initial_state()
+                    state.encounter = encounter
+                system.evolve(state, event)
+                print_line(narrator.line(stored.version, event, state))
+                if pace:
+                    await trio.sleep(pace)
+                if isinstance(event, SeedRevealed):
+                    return
+
+
+def _summary(state: Any, events: int, elapsed: float) -> str:
+    standing = [c.name for c in state.combatants.values() if not c.out_of_fight]
+    return (
+        f"{events} events in {elapsed:.2f}s; {state.round} rounds; winner: {state.winner or 'none'} "
+        f"({state.end_reason}); still standing: {', '.join(standing) or 'no one'}"
+    )
+
+
+async def _run_live(args: argparse.Namespace, event_log: EventLog, encounter: str, quiet: bool) -> int:
+    stored = await event_log.read(encounter, count=1)
+    meta = await event_log.encounter_meta(encounter)
+    system_name = msgspec.json.decode(meta)["system"] if meta else (system_of(stored).name if stored else None)
+    if system_name is None:
+        raise CliError(f"encounter {encounter!r} has no system recorded")
+    system = get_system(system_name)
+    start = await _pending_setup(event_log, encounter)
+    policies = default_policies(system, {c.id: c.policy for c in start.combatants})
+    narrator = Narrator(colour=colour_enabled(sys.stdout, False if args.no_color else None))
+    observers = [] if quiet else [lambda: _narrate_live(event_log, encounter, narrator, args.pace)]
+    began = time.perf_counter()
+    state = await run_encounter(event_log, encounter, system, policies, observers=observers)
+    elapsed = time.perf_counter() - began
+    print(_summary(state, state.version, elapsed), flush=True)
+    return 0
+
+
+async def _pending_setup(event_log: EventLog, encounter: str) -> EncounterSetup:
+    """The encounter's setup: from its first event, or from the queued StartEncounter."""
+    stored = await event_log.read(encounter, count=1)
+    if stored:
+        return codec.decode_event(stored[0]).setup  # type: ignore[attr-defined]
+    for _inbox_id, payload in await event_log.read_inbox(encounter, "0-0", count=10):
+        raw = msgspec.json.decode(payload)
+        if isinstance(raw, dict) and raw.get("type") == "StartEncounter":
+            return msgspec.convert(raw["setup"], EncounterSetup)
+    raise CliError(f"encounter {encounter!r} does not exist in this campaign")
+
+
+def _encounter_id(prefix: str) -> str:
+    return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{int(time.time() * 1000) % 1000:03d}"
+
+
+async def cmd_demo(args: argparse.Namespace) -> int:
+    system = get_system(args.system)
+    setup = demo_setup(args.system)
+    seed = seed_from(args.seed)
+    encounter = args.encounter or _encounter_id(f"demo-{system.name}")
+    async with open_event_log(args.campaign, redis_url=args.redis, data_dir=args.data_dir, announce=_stderr) as event_log:
+        try:
+            await create_encounter(event_log, encounter, setup, seed)
+        except EncounterExists as exc:
+            raise CliError(f"{exc}; resume it with: firelane run {encounter}") from None
+        _stderr(f"encounter {encounter} in campaign {args.campaign} — {system.title}")
+        code = await _run_live(args, event_log, encounter, quiet=args.quiet)
+        report = verify(await event_log.read(encounter))
+        print(f"audit: {report.rolls} rolls, {report.dice} dice recomputed from the revealed seed: "
+              f"{'all verified' if report.ok else 'PROBLEMS: ' + '; '.join(report.problems[:5])}")
+        print(f"replay: firelane replay {encounter} --campaign {args.campaign}   audit: firelane audit {encounter} --verify --campaign {args.campaign}")
+        return code if report.ok else 1
+
+
+async def cmd_run(args: argparse.Namespace) -> int:
+    async with open_event_log(args.campaign, redis_url=args.redis, data_dir=args.data_dir, announce=_stderr) as event_log:
+        if await event_log.encounter_meta(args.encounter) is None:
+            if args.setup:
+                setup = msgspec.json.decode(Path(args.setup).read_bytes(), type=EncounterSetup)
+            elif args.demo_setup:
+                setup = demo_setup(args.demo_setup)
+            else:
+                raise CliError(f"encounter {args.encounter!r} does not exist; give --setup FILE or --demo-setup SYSTEM to create it")
+            get_system(setup.system)
+            await ensure_encounter(event_log, args.encounter, setup, seed_from(args.seed))
+        return await _run_live(args, event_log, args.encounter, quiet=args.quiet)
+
+
+async def _load(event_log: EventLog, encounter: str):
+    stored = await event_log.read(encounter)
+    if not stored:
+        raise CliError(f"encounter {encounter!r} has no events in campaign {event_log.campaign!r} "
+                       f"(known: {', '.join(await event_log.encounters()) or 'none'})")
+    system = system_of(stored)
+    return stored, [codec.decode_event(s) for s in stored], system
+
+
+def _state_table(state: Any) -> list[str]:
+    lines = [f"state at version {state.version}: round {state.round}, active: {state.active or '-'}"
+             f"{', window ' + str(state.window.window) + ' open' if state.window else ''}"
+             f"{', ENDED: ' + str(state.winner) + ' (' + state.end_reason + ')' if state.ended else ''}"]
+    base = {"id", "name", "side", "position", "initiative", "out_of_fight", "reaction_used", "conditions", "policy"}
+    for c in state.combatants.values():
+        extra = {k: getattr(c, k) for k in c.__struct_fields__ if k not in base and isinstance(getattr(c, k), (int, str, bool)) and not isinstance(getattr(c, k), bool)}
+        status = "DOWN" if c.out_of_fight else "up"
+        conditions = ",".join(c.conditions) or "-"
+        extras = " ".join(f"{k}={v}" for k, v in list(extra.items())[:6])
+        lines.append(f"  {c.id:<10} {c.name:<22} {c.side:<10} pos={c.position} {status:<4} init={c.initiative} conditions={conditions} {extras}")
+    return lines
+
+
+async def cmd_replay(args: argparse.Namespace) -> int:
+    async with open_event_log(args.campaign, redis_url=args.redis, data_dir=args.data_dir) as event_log:
+        stored, events, system = await _load(event_log, args.encounter)
+    upto = len(events) if args.at is None else args.at
+    if not 0 <= upto <= len(events):
+        raise CliError(f"--at {upto} is outside the log (0..{len(events)})")
+    narrator = Narrator(colour=colour_enabled(sys.stdout, False if args.no_color else None))
+    state = system.initial_state()
+    state.encounter = args.encounter
+    for stored_event, event in zip(stored[:upto], events[:upto]):
+        system.evolve(state, event)
+        if not args.state_only:
+            print_line(narrator.line(stored_event.version, event, state))
+            if args.pace:
+                time.sleep(args.pace)
+    # state_at folds independently: the table shows what a replay rebuilds at that version.
+    for line in _state_table(state_at(system, events, args.encounter, upto)):
+        print(line)
+    return 0
+
+
+async def cmd_audit(args: argparse.Namespace) -> int:
+    async with open_event_log(args.campaign, redis_url=args.redis, data_dir=args.data_dir) as event_log:
+        stored, events, _system = await _load(event_log, args.encounter)
+    entries = audit_entries(stored, events)
+    if args.json:
+        sys.stdout.buffer.write(msgspec.json.encode(entries) + b"\n")
+    else:
+        for entry in entries:
+            print(entry.explain())
+    if not args.verify:
+        return 0
+    report = verify(stored, events)
+    if report.ok:
+        print(f"verified: seed matches its commitment; {report.dice} dice in {report.rolls} rolls recomputed, all match")
+        return 0
+    print(f"verification FAILED ({len(report.problems)} problems):")
+    for problem in report.problems:
+        print(f"  {problem}")
+    return 1
+
+
+async def cmd_encounters(args: argparse.Namespace) -> int:
+    async with open_event_log(args.campaign, redis_url=args.redis, data_dir=args.data_dir) as event_log:
+        roster = await campaign_roster(event_log)
+    if not roster:
+        print(f"campaign {args.campaign!r} has no encounters yet (try: firelane demo)")
+        return 0
+    for row in roster:
+        print(row.describe())
+    return 0
+
+
+async def cmd_submit(args: argparse.Namespace) -> int:
+    payload = args.json.encode()
+    async with open_event_log(args.campaign, redis_url=args.redis, data_dir=args.data_dir) as event_log:
+        stored = await event_log.read(args.encounter)
+        if not stored and await event_log.encounter_meta(args.encounter) is None:
+            raise CliError(f"encounter {args.encounter!r} does not exist in campaign {args.campaign!r}")
+        after = stored[-1].entry_id if stored else "0-0"
+        inbox_id = await event_log.submit(args.encounter, payload)
+        try:
+            command_id = msgspec.json.decode(payload).get("command_id", "")
+        except (msgspec.DecodeError, AttributeError):
+            command_id = ""
+        wanted = {f"inbox:{inbox_id}", command_id} - {""}
+        with trio.move_on_after(args.wait):
+            async with aclosing(event_log.follow(args.encounter, after, block_ms=200)) as batches:
+                async for batch in batches:
+                    answer = [s for s in batch if s.command_id in wanted]
+                    if answer:
+                        events = [codec.decode_event(s) for s in answer]
+                        for s, event in zip(answer, events):
+                            print(f"{s.version} {s.type} {msgspec.json.encode(event).decode()}")
+                        return 2 if any(isinstance(e, CommandRejected) for e in events) else 0
+        print(f"submitted as inbox entry {inbox_id}; no answer within {args.wait}s (is the encounter running? firelane run {args.encounter})")
+        return 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="firelane", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--campaign", default="default", help="campaign name (default: default)")
+    common.add_argument("--redis", metavar="URL", help="Redis URL (redis://host:port/db or unix:///path); default: embedded server")
+    common.add_argument("--data-dir", metavar="DIR", help="embedded server's data directory")
+    common.add_argument("--no-color", action="store_true", help="plain output")
+    common.add_argument("--log", metavar="LEVEL", help="engine log level on stderr (debug, info, warning)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", parents=[common], help="run a fight between two AI squads")
+    demo.add_argument("--system", default="bolt-and-blade", help=f"rule system: {', '.join(system_names())}")
+    demo.add_argument("--seed", help="any text; the same seed gives the same fight (default: random)")
+    demo.add_argument("--encounter", help="encounter ID (default: demo-<system>-<time>)")
+    demo.add_argument("--pace", type=float, default=0.0, help="seconds to pause after each narrated event")
+    demo.add_argument("--quiet", action="store_true", help="only the summary")
+    demo.set_defaults(handler=cmd_demo)
+
+    run = sub.add_parser("run", parents=[common], help="create (or resume) an encounter and run it to the end")
+    run.add_argument("encounter")
+    run.add_argument("--setup", metavar="FILE", help="EncounterSetup JSON for a new encounter")
+    run.add_argument("--demo-setup", metavar="SYSTEM", help="use a system's demo setup for a new encounter")
+    run.add_argument("--seed", help="seed text for a new encounter")
+    run.add_argument("--pace", type=float, default=0.0)
+    run.add_argument("--quiet", action="store_true")
+    run.set_defaults(handler=cmd_run)
+
+    replay = sub.add_parser("replay", parents=[common], help="narrate a stored encounter; state at any version")
+    replay.add_argument("encounter")
+    replay.add_argument("--at", type=int, help="stop at this version (number of events) and show the state")
+    replay.add_argument("--state-only", action="store_true", help="print only the state table")
+    replay.add_argument("--pace", type=float, default=0.0)
+    replay.set_defaults(handler=cmd_replay)
+
+    audit = sub.add_parser("audit", parents=[common], help="every roll explained; --verify recomputes the dice")
+    audit.add_argument("encounter")
+    audit.add_argument("--verify", action="store_true", help="recompute every die from the revealed seed")
+    audit.add_argument("--json", action="store_true", help="machine-readable entries")
+    audit.set_defaults(handler=cmd_audit)
+
+    encounters = sub.add_parser("encounters", parents=[common], help="the campaign's roster")
+    encounters.set_defaults(handler=cmd_encounters)
+
+    submit = sub.add_parser("submit", parents=[common], help="send a command JSON to an encounter's inbox")
+    submit.add_argument("encounter")
+    submit.add_argument("json", help='e.g. {"type":"EndTurn","command_id":"c1","actor":"a1"}')
+    submit.add_argument("--wait", type=float, default=5.0, help="seconds to wait for the answer")
+    submit.set_defaults(handler=cmd_submit)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    configure_logging(args.log)
+    try:
+        return trio.run(args.handler, args)
+    except (CliError, UnknownSystem, ValueError, LookupError, OSError, msgspec.DecodeError) as exc:
+        message = str(exc) if not isinstance(exc, UnknownSystem) else UnknownSystem.__str__(exc)
+        print(f"firelane: error: {message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("firelane: interrupted; the encounter is safe in the log — resume with firelane run ENCOUNTER", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
