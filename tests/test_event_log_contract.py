@@ -138,17 +138,25 @@ async def test_empty_batch_marks_a_command_applied(log: EventLog) -> None:
 async def test_append_retried_after_cancel_while_server_busy_is_not_duplicated(
     redis_client: RedisClient, log: EventLog
 ) -> None:
-    # Load the append script first so the cancelled call is a single EVALSHA.
-    await log.append("warm-up", 0, [_entry(0)])
+    # Load the append script so the cancelled call is a single EVALSHA, and
+    # leave two idle pooled connections so it needs no connect either: its
+    # request is written to the socket the first time its task runs.
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(redis_client.execute, "EVAL", _BUSY_SCRIPT, 0, 300_000)
-        await trio.sleep(0.05)
-        with trio.move_on_after(0.05) as scope:
+        nursery.start_soon(log.append, "warm-up", 0, [_entry(0)])
+        nursery.start_soon(redis_client.execute, "PING")
+    assert redis_client.open_connection_count == 2
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(redis_client.execute, "EVAL", _BUSY_SCRIPT, 0, 600_000)
+        await trio.sleep(0.1)
+        with trio.move_on_after(0.2) as scope:
             await log.append("e1", 0, [_entry(1), _entry(2)], command_id="cmd-busy")
         assert scope.cancelled_caught
-    # The request reached the server before the cancel, so it ran once the
-    # server was free even though nobody read the reply.
-    assert await log.version("e1") == 2
+    # The request reached the server before the cancel, so it runs once the
+    # server is free even though nobody reads the reply. (Not necessarily
+    # before our next command: Redis may serve the connections in any order.)
+    with trio.fail_after(5):
+        while await log.version("e1") != 2:
+            await trio.sleep(0.01)
     retry = await log.append("e1", 0, [_entry(1), _entry(2)], command_id="cmd-busy")
     assert retry.duplicate and retry.version == 2
     assert [e.version for e in await log.read("e1")] == [1, 2]

@@ -143,6 +143,16 @@ async def test_database_number_from_url(redis_server: EmbeddedRedis, redis_url: 
 # -- connection errors ---------------------------------------------------------
 
 
+async def test_failed_connection_setup_is_a_connection_error(redis_server: EmbeddedRedis) -> None:
+    with pytest.raises(RedisConnectionError, match="cannot initialise.*DB index is out of range"):
+        await connect(f"unix://{redis_server.socket_path}?db=999")
+
+
+async def test_execute_needs_a_command(redis_client: RedisClient) -> None:
+    with pytest.raises(ValueError):
+        await redis_client.execute()
+
+
 async def test_unreachable_unix_socket_names_the_url(tmp_path: Path) -> None:
     url = f"unix://{tmp_path}/nothing-here.sock"
     with pytest.raises(RedisConnectionError, match="nothing-here.sock"):
@@ -258,6 +268,30 @@ async def test_cancelled_pipeline_drops_its_connection(redis_client: RedisClient
     # Whatever state the cancelled connection was in, the next call is in sync.
     assert await redis_client.execute("SET", "marker", "m") == b"OK"
     assert await redis_client.execute("GET", "marker") == b"m"
+
+
+async def test_callers_cancelled_while_waiting_for_a_pool_slot_leak_no_slot(redis_url: str) -> None:
+    busy_script = """
+    local start = redis.call('TIME')
+    repeat local now = redis.call('TIME')
+    until (now[1] - start[1]) * 1000000 + now[2] - start[2] >= tonumber(ARGV[1])
+    return 1
+    """
+    async with await connect(redis_url, max_connections=1) as client:
+        async with trio.open_nursery() as nursery:
+            # Holds the only slot for 200 ms while ten callers queue for it and give up.
+            nursery.start_soon(client.execute, "EVAL", busy_script, 0, 200_000)
+            await trio.sleep(0.02)
+            for _ in range(10):
+                with trio.move_on_after(0.02):
+                    await client.execute("PING")
+        with trio.fail_after(5):
+            assert await client.pipeline([("PING",), ("PING",)]) == [b"PONG", b"PONG"]
+            async with trio.open_nursery() as nursery:
+                for _ in range(5):
+                    nursery.start_soon(client.execute, "INCR", "after")
+        assert await client.execute("GET", "after") == b"5"
+        assert client.open_connection_count == 1
 
 
 async def test_dedicated_connection_is_closed_on_exit(redis_client: RedisClient) -> None:

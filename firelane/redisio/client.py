@@ -449,6 +449,8 @@ class RedisClient:
 
         Blocking commands are routed to a connection outside the pool limit.
         """
+        if not args:
+            raise ValueError("execute() needs a command name")
         if is_blocking_command(args):
             return await self._execute_blocking(args)
         connection = await self._checkout()
