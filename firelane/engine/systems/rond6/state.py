@@ -98,6 +98,10 @@ class RonD6Combatant(Combatant):
     defense_bonus: int = 0
     set_weapon: str = ""  # weapon set against a charge until the start of the next turn (R6-28)
     attacks_this_round: list[str] = []  # weapon IDs that attacked this round (R6-34 off hand)
+    # Character Point dice / Fate Point spent against the hit being resolved (R6-20).
+    resistance_boost: dict[str, Any] = {}
+    tactic: str = ""  # AI hint from the sheet: "" (close in and fight) or "hold" (stay put, Wait)
+    aux: dict[str, Any] = {}  # owned by the aux rules (rond6/aux.py): movement streaks, treated wounds
 
 
 class RonD6State(EncounterState):
@@ -105,3 +109,4 @@ class RonD6State(EncounterState):
     # Interrupting actions claimed in a Wait window, waiting to be resolved
     # before the declared action (R6-08). Each is a command as JSON builtins.
     queued_interrupts: list[dict[str, Any]] = []
+    aux: dict[str, Any] = {}  # owned by the aux rules (rond6/aux.py): objects' structural damage
