@@ -3,9 +3,12 @@ own view of the state, and answers through its policy when the encounter
 awaits it.
 
 The actor decides only once it has caught up with the log's tail (the sequencer
-appends each command's events atomically), and at most once per log version,
-with a command ID derived from that version: a restarted actor recomputes the
-same command and the sequencer applies it once.
+appends each command's events atomically), at most once per log version, and
+never while its previous command is unanswered (the sequencer answers every
+command with its events or a rejection; window answers wait in the sequencer
+until the window is complete, so deciding again meanwhile would answer twice).
+Command IDs derive from the version: a restarted actor recomputes the same
+command and the sequencer applies it once.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ class CombatantActor:
         self._decided_at: int | None = None
         self._last_command_id: str | None = None
         self._last_rejected = False
+        self._outstanding = False
         self.commands_sent = 0
 
     def _apply(self, batch: list[StoredEvent]) -> None:
@@ -58,8 +62,10 @@ class CombatantActor:
             event = codec.decode_event(stored)
             self.system.evolve(self.state, event)
             self.cursor = stored.entry_id
-            if isinstance(event, CommandRejected) and event.command_id == self._last_command_id:
-                self._last_rejected = True
+            if self._last_command_id is not None and stored.command_id == self._last_command_id:
+                self._outstanding = False
+                if isinstance(event, CommandRejected):
+                    self._last_rejected = True
 
     async def run(self) -> EncounterState:
         """Follow the log and act until the encounter ends."""
@@ -80,7 +86,7 @@ class CombatantActor:
         state = self.state
         if self.combatant not in self.system.awaiting(state).combatants:
             return
-        if self._decided_at == state.version:
+        if self._decided_at == state.version or self._outstanding:
             return
         self._decided_at = state.version
         command = self.policy.choose(state, self.combatant, last_rejected=self._last_rejected)
@@ -88,6 +94,7 @@ class CombatantActor:
         if command is None:
             return
         self._last_command_id = command.command_id
+        self._outstanding = True
         await self.log.submit(self.encounter, codec.encode_command(command))
         self.commands_sent += 1
         await trio.lowlevel.checkpoint()

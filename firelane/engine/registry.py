@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 
 from firelane.engine.core import BaseRuleSystem
 from firelane.events.codec import register_events
@@ -24,6 +25,18 @@ class UnknownSystem(KeyError):
         return f"unknown rule system {self.args[0]!r}; known: {', '.join(sorted(_MODULES))}"
 
 
+def _load_plugins() -> None:
+    """Import the modules named in FIRELANE_PLUGINS (comma-separated); each
+    exposes ``SYSTEM``, a rule system to register."""
+    for module_name in filter(None, (m.strip() for m in os.environ.get("FIRELANE_PLUGINS", "").split(","))):
+        module = importlib.import_module(module_name)
+        system = getattr(module, "SYSTEM", None)
+        if system is None:
+            raise ImportError(f"plugin module {module_name!r} has no SYSTEM")
+        if system.name not in _loaded:
+            register_system(system, module_name)
+
+
 def register_system(system: BaseRuleSystem, module: str | None = None) -> None:
     """Add a rule system at run time (plugins, tests). ``module`` is where its
     ``demo_setup`` lives, if it has one."""
@@ -33,6 +46,7 @@ def register_system(system: BaseRuleSystem, module: str | None = None) -> None:
 
 
 def system_names() -> list[str]:
+    _load_plugins()
     return sorted(_MODULES)
 
 
@@ -40,6 +54,9 @@ def get_system(name: str) -> BaseRuleSystem:
     system = _loaded.get(name)
     if system is not None:
         return system
+    _load_plugins()
+    if name in _loaded:
+        return _loaded[name]
     module_name = _MODULES.get(name)
     if module_name is None:
         raise UnknownSystem(name)

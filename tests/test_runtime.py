@@ -1,0 +1,196 @@
+"""The live runtime on a real redis-server: sequencer, actors, windows, rejections."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import time
+
+import pytest
+import trio
+import trio.testing
+
+from firelane.actors.combatant import CombatantActor
+from firelane.actors.policies import AIPolicy, HumanPolicy, ScriptedPolicy
+from firelane.actors.runtime import run_encounter
+from firelane.actors.sequencer import EncounterExists, Sequencer, create_encounter, ensure_encounter, load_seed
+from firelane.engine.registry import register_system
+from firelane.engine.simulate import run_headless
+from firelane.engine.state import EncounterState
+from firelane.events import codec
+from firelane.events.log import EventLog
+from firelane.events.schemas import (
+    ClaimReaction,
+    CommandRejected,
+    EndTurn,
+    ReactionsOrdered,
+    ReactionWindowOpened,
+)
+from firelane.projections.audit import verify
+from firelane.projections.turn_state import TurnStateProjection, fold
+from firelane.redisio import connect
+from tests.toy_system import TOY, Step, Strike, setup
+
+register_system(TOY, "tests.toy_system")
+
+
+@pytest.fixture
+async def event_log(redis_url: str):
+    client = await connect(redis_url)
+    try:
+        yield EventLog(client, "test")
+    finally:
+        await client.aclose()
+
+
+async def wait_for_state(
+    event_log: EventLog, encounter: str, predicate: Callable[[EncounterState], bool], timeout: float = 10
+) -> EncounterState:
+    projection = TurnStateProjection(event_log, encounter)
+    with trio.fail_after(timeout):
+        while True:
+            try:
+                state = await projection.catch_up()
+            except LookupError:
+                state = None
+            if state is not None and predicate(state):
+                return state
+            await trio.sleep(0.01)
+
+
+async def submit(event_log: EventLog, encounter: str, command) -> None:
+    await event_log.submit(encounter, codec.encode_command(command))
+
+
+async def test_live_fight_matches_the_pure_reference_loop_and_verifies(event_log: EventLog) -> None:
+    seed = b"live" * 8
+    await create_encounter(event_log, "e1", setup(), seed)
+    state = await run_encounter(event_log, "e1", TOY, {c: AIPolicy(TOY) for c in ("a", "b", "c")})
+    stored = await event_log.read("e1")
+    live = [codec.decode_event(s) for s in stored]
+    reference = [e for _cmd, events, _state in run_headless(TOY, setup(), seed, encounter="e1") for e in events]
+    assert live == reference
+    assert state.ended and state.seed_revealed == seed.hex()
+    assert any(isinstance(e, ReactionWindowOpened) for e in live), "the fight should exercise a reaction window"
+    assert fold(TOY, live, "e1") == state
+    report = verify(stored)
+    assert report.ok, report.problems
+    assert report.dice > 0
+
+
+async def test_creating_an_existing_encounter_is_refused_but_ensure_is_idempotent(event_log: EventLog) -> None:
+    await create_encounter(event_log, "e2", setup(), b"1" * 32)
+    with pytest.raises(EncounterExists, match="already exists"):
+        await create_encounter(event_log, "e2", setup(), b"2" * 32)
+    assert await ensure_encounter(event_log, "e2", setup(), b"3" * 32) == b"1" * 32
+    assert await load_seed(event_log, "e2") == b"1" * 32
+
+
+async def test_bad_input_is_rejected_with_clear_reasons_and_nothing_is_lost(event_log: EventLog) -> None:
+    await create_encounter(event_log, "e3", setup(), b"bad!" * 8)
+    sequencer = Sequencer(event_log, "e3", TOY, await load_seed(event_log, "e3"))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sequencer.run)
+        state = await wait_for_state(event_log, "e3", lambda s: s.active is not None)
+        active = state.active
+        idle = next(c for c in ("a", "b", "c") if c != active)
+        await event_log.submit("e3", b'{"type": "Strike", "actor": ')
+        await event_log.submit("e3", b'{"type": "Fly", "command_id": "x1", "actor": "a"}')
+        await submit(event_log, "e3", Strike(command_id="x2", actor="zed", target="a"))
+        await submit(event_log, "e3", Strike(command_id="x3", actor=idle, target=active))
+        await submit(event_log, "e3", EndTurn(command_id="x4", actor=active))
+        state = await wait_for_state(event_log, "e3", lambda s: s.rejected_commands == 4 and s.active != active)
+        nursery.cancel_scope.cancel()
+    stored = await event_log.read("e3")
+    rejections = [codec.decode_event(s) for s in stored if s.type == "CommandRejected"]
+    reasons = [r.reason for r in rejections]
+    assert reasons[0].startswith("malformed JSON")
+    assert reasons[1].startswith("invalid command") and "Fly" in reasons[1]
+    assert reasons[2] == "unknown combatant 'zed'"
+    assert reasons[3] == f"it is not {idle}'s turn (active: {active})"
+    assert rejections[0].command_id.startswith("inbox:") and rejections[1].actor == "a"
+    # The valid command after the bad ones was applied: the turn moved on.
+    assert state.active != active and active in state.acted_this_round
+
+
+async def test_a_retried_command_is_applied_once(event_log: EventLog) -> None:
+    await create_encounter(event_log, "e4", setup(), b"once" * 8)
+    sequencer = Sequencer(event_log, "e4", TOY, await load_seed(event_log, "e4"))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sequencer.run)
+        state = await wait_for_state(event_log, "e4", lambda s: s.active is not None)
+        end = EndTurn(command_id="retry-me", actor=state.active)
+        for _ in range(3):
+            await submit(event_log, "e4", end)
+        marker = EndTurn(command_id="marker", actor="nobody")
+        await submit(event_log, "e4", marker)
+        await wait_for_state(event_log, "e4", lambda s: s.rejected_commands == 1)
+        nursery.cancel_scope.cancel()
+    stored = await event_log.read("e4")
+    assert sum(1 for s in stored if s.command_id == "retry-me" and s.type == "TurnEnded") == 1
+
+
+async def test_second_reaction_in_a_round_is_rejected_live(event_log: EventLog) -> None:
+    await create_encounter(event_log, "e5", setup(), b"reac" * 8)
+    sequencer = Sequencer(event_log, "e5", TOY, await load_seed(event_log, "e5"))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sequencer.run)
+        # Play until "a" (side red) is active; blue's b and c are the reactors.
+        state = await wait_for_state(event_log, "e5", lambda s: s.active is not None)
+        while state.active != "a":
+            await submit(event_log, "e5", EndTurn(command_id=f"end-{state.version}", actor=state.active))
+            version = state.version
+            state = await wait_for_state(event_log, "e5", lambda s, v=version: s.version > v and s.active is not None)
+        await submit(event_log, "e5", Step(command_id="s1", actor="a", to=(1, 0)))
+        state = await wait_for_state(event_log, "e5", lambda s: s.window is not None)
+        window = state.window.window
+        await submit(event_log, "e5", ClaimReaction(command_id="b1", actor="b", window=window, reaction="duck"))
+        await submit(event_log, "e5", ClaimReaction(command_id="c1", actor="c", window=window, reaction="duck"))
+        state = await wait_for_state(event_log, "e5", lambda s: s.window is None and s.version > state.version)
+        await submit(event_log, "e5", Step(command_id="s2", actor="a", to=(2, 0)))
+        await submit(event_log, "e5", ClaimReaction(command_id="b2", actor="b", window=window + 1, reaction="duck"))
+        state = await wait_for_state(event_log, "e5", lambda s: s.rejected_commands >= 1)
+        nursery.cancel_scope.cancel()
+    rejected = [codec.decode_event(s) for s in await event_log.read("e5") if s.type == "CommandRejected"]
+    assert [r.reason for r in rejected] == [f"reaction window {window + 1} is not open (no window is open)"] or [
+        r.reason for r in rejected
+    ] == ["b has already used its reaction this round"]
+
+
+async def poll_state(
+    event_log: EventLog, encounter: str, predicate: Callable[[EncounterState], bool], real_seconds: float = 10
+) -> EncounterState:
+    """wait_for_state for a frozen MockClock: checkpoints instead of sleeping,
+    bounded in real time."""
+    projection = TurnStateProjection(event_log, encounter)
+    give_up = time.monotonic() + real_seconds
+    while time.monotonic() < give_up:
+        try:
+            state = await projection.catch_up()
+        except LookupError:
+            state = None
+        if state is not None and predicate(state):
+            return state
+        await trio.sleep(0)
+    raise AssertionError("the state never satisfied the predicate")
+
+
+async def test_window_closes_at_its_deadline_on_the_mock_clock(event_log: EventLog, mock_clock) -> None:
+    await create_encounter(event_log, "e6", setup(), b"dead" * 8)
+    sequencer = Sequencer(event_log, "e6", TOY, await load_seed(event_log, "e6"))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sequencer.run)
+        state = await poll_state(event_log, "e6", lambda s: s.active is not None)
+        mover = state.active
+        await submit(event_log, "e6", Step(command_id="s1", actor=mover, to=(5, 5)))
+        state = await poll_state(event_log, "e6", lambda s: s.window is not None)
+        opened = state.version
+        mock_clock.jump(29.9)  # not yet: the default deadline is 30 s
+        await trio.testing.wait_all_tasks_blocked(0.05)
+        assert (await poll_state(event_log, "e6", lambda s: True)).window is not None
+        mock_clock.jump(0.2)
+        state = await poll_state(event_log, "e6", lambda s: s.window is None and s.version > opened)
+        nursery.cancel_scope.cancel()
+    ordered = [codec.decode_event(s) for s in await event_log.read("e6") if s.type == "ReactionsOrdered"]
+    foes = sorted(c for c, comb in state.combatants.items() if comb.side != state.combatants[mover].side)
+    assert ordered[0].order == [] and sorted(ordered[0].timed_out) == foes

@@ -1,0 +1,143 @@
+"""A tiny rule system used to test the shared machinery and the live runtime.
+
+"toy": initiative d6 + speed; Strike: d6 >= hit_on (default 4) hits for 1 damage;
+Step: move one square, which opens a reaction window for every enemy with its
+reaction, who may "snap" (d6 >= 5 hits) or "duck" (priority before snap).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from firelane.engine.core import BaseRuleSystem, Decision, require
+from firelane.engine.dice import Dice
+from firelane.engine.state import Combatant, EncounterState, ReactionWindow
+from firelane.events.schemas import (
+    ActionTaken,
+    AttackResolved,
+    ClaimReaction,
+    CombatantSetup,
+    Command,
+    DamageDealt,
+    EligibleReactor,
+    EncounterSetup,
+    InitiativeEntry,
+    InitiativeRolled,
+    Moved,
+    OrderedClaim,
+    Roll,
+)
+
+
+class Strike(Command):
+    target: str
+
+
+class Step(Command):
+    to: tuple[int, int]
+
+
+class ToyCombatant(Combatant):
+    speed: int = 0
+    hp: int = 2
+
+
+class ToyState(EncounterState):
+    combatants: dict[str, ToyCombatant] = {}
+
+
+class ToySystem(BaseRuleSystem):
+    name = "toy"
+    title = "Toy"
+    command_types = (Strike, Step)
+    state_type = ToyState
+    combatant_type = ToyCombatant
+    reaction_priority: ClassVar[dict[str, int]] = {"duck": 0, "snap": 1}
+    default_settings: ClassVar[dict[str, Any]] = {"hit_on": 4}
+
+    def roll_initiative(self, decision: Decision, dice: Dice) -> InitiativeRolled:
+        entries = []
+        for cid, c in decision.state.combatants.items():
+            die = dice.roll(6)
+            entries.append(InitiativeEntry(combatant=cid, total=die.face + c.speed))
+        order = [e.combatant for e in sorted(entries, key=lambda e: (-e.total, e.combatant))]
+        return InitiativeRolled(round=decision.state.round, entries=entries, order=order)
+
+    def decide_action(self, decision: Decision, command: Command, dice: Dice) -> None:
+        state = decision.state
+        self.require_turn(state, command.actor)
+        if isinstance(command, Strike):
+            target = self.require_combatant(state, command.target)
+            require(not target.out_of_fight, f"{command.target} is already down")
+            self._strike(decision, command.actor, command.target, dice, "attack", state.settings["hit_on"])
+        elif isinstance(command, Step):
+            decision.emit(Moved(combatant=command.actor, path=[command.to]))
+            reactors = [
+                EligibleReactor(combatant=c.id, reactions=["duck", "snap"])
+                for c in state.combatants.values()
+                if c.side != state.combatants[command.actor].side and not c.out_of_fight and not c.reaction_used
+            ]
+            self.open_window(decision, trigger="step", actor=command.actor, reactors=reactors, continuation={})
+        else:
+            super().decide_action(decision, command, dice)
+
+    def _strike(self, decision: Decision, attacker: str, target: str, dice: Dice, kind: str, hit_on: int) -> None:
+        die = dice.roll(6)
+        hit = die.face >= hit_on
+        roll = Roll(purpose=kind, rule="TOY-1", dice=[die], total=die.face, target=hit_on, success=hit)
+        decision.emit(AttackResolved(attacker=attacker, target=target, weapon="fist", roll=roll, hit=hit, kind=kind))
+        if hit:
+            hp = decision.state.combatants[target].hp - 1
+            decision.emit(DamageDealt(target=target, source=attacker, amount=1, remaining=hp))
+            if hp <= 0:
+                self.down(decision, target, "no hp left")
+
+    def resolve_reaction(self, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
+        state = decision.state
+        if state.combatants[window.actor].out_of_fight:
+            return f"{window.actor} is already down"
+        decision.emit(ActionTaken(combatant=claim.combatant, action=claim.reaction, slot="reaction"))
+        if claim.reaction == "snap":
+            self._strike(decision, claim.combatant, window.actor, dice, "snap", 5)
+        return None
+
+    def evolve_event(self, state: EncounterState, event: Any) -> None:
+        if isinstance(event, DamageDealt) and event.remaining is not None:
+            state.combatants[event.target].hp = event.remaining  # type: ignore[attr-defined]
+
+    def choose_command(self, state: EncounterState, combatant: str) -> Command | None:
+        me = state.combatants[combatant]
+        if state.window is not None:
+            return ClaimReaction(command_id=f"{combatant}@v{state.version}", actor=combatant, window=state.window.window, reaction="snap")
+        if "struck" in me.conditions or state.acted_this_round.count(combatant):
+            return None
+        foes = sorted(c.id for c in state.combatants.values() if c.side != me.side and not c.out_of_fight)
+        if not foes or state.version % 2:
+            return None
+        if state.version % 3 == 0 and me.position is not None:
+            return Step(command_id=f"{combatant}@v{state.version}", actor=combatant, to=(me.position[0] + 1, me.position[1]))
+        return Strike(command_id=f"{combatant}@v{state.version}", actor=combatant, target=foes[0])
+
+
+TOY = ToySystem()
+
+
+def setup(**settings: Any) -> EncounterSetup:
+    return EncounterSetup(
+        system="toy",
+        settings=settings,
+        combatants=[
+            CombatantSetup(id="a", name="Ann", side="red", position=(0, 0), sheet={"speed": 2}),
+            CombatantSetup(id="b", name="Bo", side="blue", position=(3, 0), sheet={"speed": 0}),
+            CombatantSetup(id="c", name="Cy", side="blue", position=(4, 0), sheet={"speed": 1}),
+        ],
+    )
+
+
+
+
+def demo_setup() -> EncounterSetup:
+    return setup()
+
+
+SYSTEM = TOY
