@@ -1,6 +1,6 @@
 """A thin, cancel-safe async Redis client on trio sockets with hiredis as the RESP parser.
 
-Why not redis-py or coredis: see docs in DESIGN.md ("Measured facts"). The short
+Why not redis-py or coredis: see "Measured facts" in DESIGN.md. The short
 version is that redis-py does not run on trio and coredis leaked a pool slot
 for every cancelled blocking read.
 
