@@ -540,3 +540,19 @@ def test_out_of_grenades_is_refused() -> None:
     state.combatants["a"].carried["frag grenade"] = 0
     events = play(state, BBThrow(command_id="t", actor="a", target=(10, 10), weapon="frag grenade"))
     assert only(events, CommandRejected).reason == "a has no frag grenade left"
+
+
+def test_ai_picks_the_throw_that_catches_most_enemies_and_no_allies() -> None:
+    """BB-CMB-24: the AI helper never aims at its own side; it picks the point catching most enemies."""
+    state = start(SQUAD)
+    choice = areas.choose_area_command(HOST, state, "a", "a@1")
+    # A burst on (10,10) catches e1 and e2; one on (11,11) catches all three (e3 at (13,10) is 2 away).
+    # The flamer's 15-ft cone from (5,10) reaches nobody.
+    assert choice == BBThrow(command_id="a@1", actor="a", target=(11, 11), weapon="frag grenade")
+    state = start({**SQUAD, "a2": ("red", (9, 10))})
+    choice = areas.choose_area_command(HOST, state, "a", "a@1")
+    # Bursts on e1 or e2 would catch a2 at (9,10); one on e3 (13,10) catches e2 and e3 and no ally.
+    assert choice == BBThrow(command_id="a@1", actor="a", target=(13, 10), weapon="frag grenade")
+    assert areas.choose_area_command(HOST, state, "a", "a@1") == choice  # deterministic
+    state.combatants["a"].action_used = True
+    assert areas.choose_area_command(HOST, state, "a", "a@1") is None

@@ -812,3 +812,77 @@ def evolve_area_event(system: Any, state: EncounterState, event: Event) -> None:
                 zone.rounds_left = event.rounds_left
     elif isinstance(event, BBZoneExpired):
         zones[:] = [zone for zone in zones if zone.id != event.zone]
+
+
+# ---------------------------------------------------------------- AI
+
+
+def _uses_left(combatant: Combatant, item_name: str) -> int | None:
+    """Uses left of a limited item from the sheet's ammunition, or None when unlimited."""
+    ammo = getattr(combatant, "ammo", None) or getattr(combatant, "carried", None)
+    if not isinstance(ammo, dict) or item_name not in ammo:
+        return None
+    return int(ammo[item_name])
+
+
+def choose_area_command(system: AreaHost, state: EncounterState, combatant_id: str, command_id: str, *, min_enemies: int = 2) -> Command | None:
+    """A deterministic AI choice of an area attack worth making now, or None.
+
+    Considers every area item the combatant carries with uses left: a thrown
+    burst aimed at each standing enemy's square (in range and in sight), an area
+    weapon's template aimed at each enemy (cones from the wielder). A choice
+    must catch at least ``min_enemies`` enemies (one for a cone: the flamer is
+    its wielder's main weapon) and no ally, neutral or the user itself, before
+    any scatter. The best catches the most enemies, then is nearest, then has
+    the smallest point. Smoke and single-target charges are left to the
+    system's own AI. Pure: no dice, the same state gives the same choice.
+    """
+    me = state.combatants[combatant_id]
+    if me.out_of_fight or me.position is None or getattr(me, "action_used", False):
+        return None
+    origin: Square = tuple(me.position)  # type: ignore[assignment]
+    enemies = sorted(
+        (c for c in state.combatants.values() if not c.out_of_fight and c.position is not None and relation(state, combatant_id, c.id) == "enemy"),
+        key=lambda c: (distance(origin, tuple(c.position)), c.id),  # type: ignore[arg-type]
+    )
+    best: tuple[tuple[int, int, Square], Command] | None = None
+    for item_name in _area_item_names(system, state, combatant_id):
+        item = system.area_item(state, combatant_id, item_name)
+        profile = area_profile(item_name, item) if item is not None else None
+        if profile is None or profile.shape == "single" or (profile.zone is not None and not profile.damage):
+            continue
+        left = _uses_left(me, item_name)
+        if left is not None and left <= 0:
+            continue
+        needed = 1 if profile.shape in ("cone", "line") else min_enemies
+        for enemy in enemies:
+            point: Square = tuple(enemy.position)  # type: ignore[assignment]
+            try:
+                aimed = _aimed_footprint(state, profile, me, point, None)
+            except Rejected:
+                continue
+            if aimed.flagged("ally", "self", "neutral"):
+                continue
+            caught = len(aimed.flagged("enemy"))
+            if caught < needed:
+                continue
+            key = (-caught, distance(origin, point), point)
+            if best is not None and key >= best[0]:
+                continue
+            if profile.thrown:
+                command: Command = BBThrow(command_id=command_id, actor=combatant_id, target=point, weapon=item_name)
+            else:
+                command = BBAreaAttack(command_id=command_id, actor=combatant_id, weapon=item_name, target=point)
+            best = (key, command)
+    return best[1] if best is not None else None
+
+
+def _area_item_names(system: AreaHost, state: EncounterState, combatant_id: str) -> list[str]:
+    """Names of the weapons and powers on the combatant's sheet, in sheet order."""
+    combatant = state.combatants[combatant_id]
+    names: list[str] = []
+    for entry in [*getattr(combatant, "weapons", []), *getattr(combatant, "powers", [])]:
+        name = entry if isinstance(entry, str) else getattr(entry, "name", None)
+        if isinstance(name, str) and name not in names:
+            names.append(name)
+    return names
