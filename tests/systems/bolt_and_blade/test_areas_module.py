@@ -550,11 +550,12 @@ def test_ai_picks_the_throw_that_catches_most_enemies_and_no_allies() -> None:
     # The flamer's 15-ft cone from (5,10) reaches nobody.
     assert choice == BBThrow(command_id="a@1", actor="a", target=(11, 11), weapon="frag grenade")
     state = start({**SQUAD, "a2": ("red", (9, 10))})
+    state.combatants["a"].weapons = ["frag grenade", "flamer", "psychic storm"]
     choice = areas.choose_area_command(HOST, state, "a", "a@1")
     # Frag bursts on e1 or e2 would catch a2 at (9,10); one on e3 (13,10) catches e2 and e3. The
     # psychic storm's 5-ft burst on e2 (11,11) also catches two (e1, e2) without a2, and is nearer.
     assert choice == BBAreaAttack(command_id="a@1", actor="a", weapon="psychic storm", target=(11, 11))
-    state.combatants["a"].weapons = [w for w in state.combatants["a"].weapons if w != "psychic storm"]
+    state.combatants["a"].weapons = ["frag grenade", "flamer"]
     assert areas.choose_area_command(HOST, state, "a", "a@1") == BBThrow(command_id="a@1", actor="a", target=(13, 10), weapon="frag grenade")
     choice = areas.choose_area_command(HOST, state, "a", "a@1")
     assert areas.choose_area_command(HOST, state, "a", "a@1") == choice  # deterministic
