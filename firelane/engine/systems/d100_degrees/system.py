@@ -1,0 +1,222 @@
+"""The d100-degrees rule system on the shared `BaseRuleSystem`.
+
+See the package docstring for the rules and house defaults.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from firelane.engine.core import BaseRuleSystem, Decision, Rejected, require
+from firelane.engine.dice import Dice
+from firelane.engine.state import Combatant, EncounterState, ReactionWindow
+from firelane.engine.systems.d100_degrees import actions, ai, reactions, rules
+from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState
+from firelane.engine.systems.percentile import parse_damage
+from firelane.events.d100_degrees_schemas import (
+    D100D_COMMANDS,
+    D100D_EVENTS,
+    D100DAllOutAttack,
+    D100DBasicAttack,
+    D100DClearJam,
+    D100DControlledFire,
+    D100DMove,
+    D100DSuppressingFire,
+)
+from firelane.events.schemas import (
+    ActionTaken,
+    CombatantSetup,
+    Command,
+    ConditionRemoved,
+    DamageDealt,
+    EligibleReactor,
+    EncounterSetup,
+    Event,
+    InitiativeEntry,
+    InitiativeRolled,
+    Modifier,
+    OrderedClaim,
+    Roll,
+    StateAdjusted,
+    TurnStarted,
+)
+
+HOUSE_DEFAULTS: dict[str, Any] = {
+    # Grid scale; a terrain measured in metres ("unit": "m") sets it from its square_size.
+    "square_metres": 1.0,
+    # D100D-01: degrees of success = 1 + target tens digit - roll tens digit.
+    "degrees_formula": "tens_digits",
+    # D100D-04 (from the text): each link of a multi-target chain within 2 m of the previous one.
+    "chain_step_metres": 2.0,
+    # Movement (the text has none): a Half Action moves Agility Bonus x this many metres...
+    "half_move_metres_per_agility_bonus": 1.0,
+    # ...but never less than this.
+    "minimum_half_move_metres": 1.0,
+    # D100D-08: clearing a jam costs a Full Action ("full") or a Half Action ("half").
+    "clear_jam_action": "full",
+    # D100D-08: a shot that jams the weapon misses even if the test succeeded.
+    "jam_misses": True,
+    # D100D-09 Pinned: attack tests at this modifier; no Full Actions; lasts until the end of the next own turn.
+    "pinned_attack_penalty": -20,
+    "pinned_blocks_full_actions": True,
+    # Armour points are subtracted from each hit's damage (not below 0).
+    "armour_reduces_damage": True,
+    # D100D-09: the killzone catches only the shooter's enemies unless this is true.
+    "suppressing_fire_hits_allies": False,
+    # Initiative (the text has none): 1dN + Agility Bonus, once at the start; ties: higher Agility, then ID.
+    "initiative_die": 10,
+}
+
+
+class D100DegreesSystem(BaseRuleSystem):
+    name = "d100-degrees"
+    title = "d100 degrees"
+    command_types = D100D_COMMANDS
+    event_types = D100D_EVENTS
+    state_type = D100DState
+    combatant_type = D100DCombatant
+    reaction_priority: ClassVar[dict[str, int]] = {reactions.PARRY: 0, reactions.DODGE: 0}
+    reaction_resets = "round"  # house default: one Evasion reaction per round
+    initiative_each_round = False
+    default_settings: ClassVar[dict[str, Any]] = HOUSE_DEFAULTS
+
+    # ------------------------------------------------------------ setup
+
+    def settings_for(self, setup: EncounterSetup) -> dict[str, Any]:
+        settings = super().settings_for(setup)
+        if "square_metres" not in setup.settings and setup.terrain.unit == "m":
+            settings["square_metres"] = float(setup.terrain.square_size)
+        if settings["degrees_formula"] not in rules.DEGREE_FORMULAS:
+            raise Rejected(f"degrees_formula must be one of {', '.join(rules.DEGREE_FORMULAS)}, not {settings['degrees_formula']!r}")
+        if settings["clear_jam_action"] not in (actions.HALF, actions.FULL):
+            raise Rejected(f"clear_jam_action must be 'half' or 'full', not {settings['clear_jam_action']!r}")
+        if float(settings["square_metres"]) <= 0:
+            raise Rejected("square_metres must be positive")
+        return settings
+
+    def build_combatant(self, setup: CombatantSetup, settings: dict[str, Any]) -> Combatant:
+        combatant = super().build_combatant(setup, settings)
+        assert isinstance(combatant, D100DCombatant)
+        if combatant.position is None:
+            raise Rejected(f"combatant {setup.id!r} needs a position on the map")
+        for weapon in combatant.weapons:
+            if weapon.kind not in ("melee", "ranged"):
+                raise Rejected(f"combatant {setup.id!r}: weapon {weapon.name!r} kind must be 'melee' or 'ranged'")
+            try:
+                parse_damage(weapon.damage)
+            except ValueError as exc:
+                raise Rejected(f"combatant {setup.id!r}: weapon {weapon.name!r}: {exc}") from None
+            if weapon.rof < 1:
+                raise Rejected(f"combatant {setup.id!r}: weapon {weapon.name!r} needs a rate of fire of at least 1")
+        if combatant.max_wounds <= 0:
+            combatant.max_wounds = combatant.wounds
+        combatant.position = (int(combatant.position[0]), int(combatant.position[1]))
+        return combatant
+
+    # ------------------------------------------------------------ rounds and turns
+
+    def roll_initiative(self, decision: Decision, dice: Dice) -> InitiativeRolled:
+        """House default: 1d10 + Agility Bonus; ties go to higher Agility, then ID."""
+        state: D100DState = decision.state  # type: ignore[assignment]
+        sides = int(state.settings["initiative_die"])
+        entries = []
+        for combatant_id in sorted(state.combatants):
+            combatant = state.combatants[combatant_id]
+            die = dice.roll(sides)
+            bonus = rules.agility_bonus(combatant.agility)
+            roll = Roll(
+                purpose="initiative",
+                rule="house default: initiative",
+                dice=[die],
+                modifiers=[Modifier(source="Agility Bonus", rule="house default: initiative", value=bonus)],
+                total=die.face + bonus,
+            )
+            entries.append(InitiativeEntry(combatant=combatant_id, total=roll.total, roll=roll, tiebreak=[combatant.agility]))
+        order = [e.combatant for e in sorted(entries, key=lambda e: (-e.total, -e.tiebreak[0], e.combatant))]
+        return InitiativeRolled(round=state.round, entries=entries, order=order, rule="house default: initiative")
+
+    def on_turn_start(self, decision: Decision, combatant: str, dice: Dice) -> None:
+        me = decision.state.combatants[combatant]
+        if me.conditions.get(actions.ALL_OUT) == f"start_of_turn:{combatant}":
+            decision.emit(ConditionRemoved(combatant=combatant, condition=actions.ALL_OUT, reason="its next turn began", rule="D100D-05"))
+
+    def on_turn_end(self, decision: Decision, combatant: str, dice: Dice) -> None:
+        me = decision.state.combatants[combatant]
+        if me.conditions.get(actions.PINNED) == f"end_of_turn:{combatant}":
+            decision.emit(ConditionRemoved(combatant=combatant, condition=actions.PINNED, reason="end of its turn (house default)", rule="D100D-09"))
+
+    # ------------------------------------------------------------ actions
+
+    def decide_action(self, decision: Decision, command: Command, dice: Dice) -> None:
+        state = decision.state
+        actor = self.require_turn(state, command.actor)
+        require(not actor.out_of_fight, f"{actor.id} is out of the fight")
+        if isinstance(command, D100DMove):
+            actions.move(self, decision, command, dice)
+        elif isinstance(command, (D100DBasicAttack, D100DAllOutAttack)):
+            actions.melee_attack(self, decision, command, dice)
+        elif isinstance(command, D100DControlledFire):
+            actions.controlled_fire(self, decision, command, dice)
+        elif isinstance(command, D100DSuppressingFire):
+            actions.suppressing_fire(self, decision, command, dice)
+        elif isinstance(command, D100DClearJam):
+            actions.clear_jam(self, decision, command, dice)
+        else:
+            super().decide_action(decision, command, dice)
+
+    # ------------------------------------------------------------ reactions
+
+    def start_evasion(self, decision: Decision, attack: dict[str, Any], dice: Dice) -> None:
+        """D100D-10: a hit lets each target that can still evade react; then deal damage."""
+        state: D100DState = decision.state  # type: ignore[assignment]
+        reactors = []
+        for target_id in dict.fromkeys(attack["hits"]):
+            offered = reactions.evasions_for(state.combatants[target_id], attack["kind"])
+            reactors.append(EligibleReactor(combatant=target_id, reactions=offered))
+        opened = self.open_window(
+            decision,
+            trigger=f"hit:{attack['action']}",
+            actor=attack["attacker"],
+            reactors=reactors,
+            continuation={"attack": attack},
+            rule="D100D-10",
+        )
+        if not opened:
+            actions.finish_attack(decision, attack, set(), dice)
+
+    def resolve_reaction(self, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
+        return reactions.resolve_evasion(decision, window, claim, dice)
+
+    def after_window(self, decision: Decision, window: ReactionWindow, dice: Dice) -> None:
+        attack = window.continuation.get("attack")
+        if attack is not None:
+            actions.finish_attack(decision, attack, reactions.evaded_in(decision, window.window), dice)
+
+    # ------------------------------------------------------------ evolve
+
+    def evolve_event(self, state: EncounterState, event: Event) -> None:
+        combatants: dict[str, D100DCombatant] = state.combatants  # type: ignore[assignment]
+        if isinstance(event, TurnStarted):
+            combatants[event.combatant].half_actions_used = 0
+        elif isinstance(event, ActionTaken):
+            if event.slot == actions.HALF:
+                combatants[event.combatant].half_actions_used += 1
+            elif event.slot == actions.FULL:
+                combatants[event.combatant].half_actions_used += 2
+        elif isinstance(event, DamageDealt) and event.remaining is not None:
+            combatants[event.target].wounds = event.remaining
+        elif isinstance(event, StateAdjusted):
+            target = combatants[event.combatant]
+            for field, value in event.changes.items():
+                if field == "jammed":
+                    target.jammed = list(value)
+                elif field in ("wounds", "armour"):
+                    setattr(target, field, int(value))
+
+    # ------------------------------------------------------------ AI
+
+    def choose_command(self, state: EncounterState, combatant: str) -> Command | None:
+        return ai.choose(self, state, combatant)  # type: ignore[arg-type]
+
+
+SYSTEM = D100DegreesSystem()

@@ -1,0 +1,25 @@
+"""Helpers shared by the two percentile (d100) rule systems, d100-degrees and d100-zones.
+
+- `rolls`: a d100 test rolled under a target made of named modifiers, tens digits.
+- `damage`: weapon damage codes such as ``"1d10+3"`` and rolling them.
+- `paths`: square-grid paths for movement and the AI (occupied squares, walls).
+
+Pure code: no I/O, no trio, no logging (DESIGN.md layering).
+"""
+
+from firelane.engine.systems.percentile.damage import DamageCode, parse_damage, roll_damage
+from firelane.engine.systems.percentile.paths import occupied_squares, path_error, shortest_path, step_path
+from firelane.engine.systems.percentile.rolls import percentile_test, tens_digit, target_of
+
+__all__ = [
+    "DamageCode",
+    "occupied_squares",
+    "parse_damage",
+    "path_error",
+    "percentile_test",
+    "roll_damage",
+    "shortest_path",
+    "step_path",
+    "target_of",
+    "tens_digit",
+]

@@ -1,0 +1,71 @@
+"""Weapon damage codes: ``"1d10+3"``, ``"2d6"``, ``"1d4-1"`` or a flat ``"8"``."""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+
+from firelane.engine.dice import Dice
+from firelane.events.schemas import Die, Modifier, Roll
+
+_CODE = re.compile(r"^\s*(?:(\d*)\s*[dD]\s*(\d+))?\s*(?:([+-])\s*(\d+))?\s*$")
+
+
+class DamageCode(msgspec.Struct, frozen=True):
+    count: int
+    sides: int
+    bonus: int = 0
+
+    def __str__(self) -> str:
+        dice = f"{self.count}d{self.sides}" if self.count else ""
+        if not self.bonus:
+            return dice or "0"
+        sign = "+" if self.bonus > 0 else "-"
+        return f"{dice}{sign}{abs(self.bonus)}" if dice else str(self.bonus)
+
+
+def parse_damage(code: str) -> DamageCode:
+    """Parse a damage code; raises ValueError with the offending text."""
+    text = code.strip()
+    if text.lstrip("+-").isdigit():
+        return DamageCode(0, 0, int(text))
+    match = _CODE.match(text)
+    if not match or match.group(2) is None:
+        raise ValueError(f"bad damage code {code!r}; expected e.g. '1d10+3', '2d6' or '8'")
+    count = int(match.group(1) or 1)
+    sides = int(match.group(2))
+    if count < 1 or sides < 1:
+        raise ValueError(f"bad damage code {code!r}: dice count and sides must be at least 1")
+    bonus = int(match.group(4) or 0) * (-1 if match.group(3) == "-" else 1)
+    return DamageCode(count, sides, bonus)
+
+
+def roll_damage(
+    dice: Dice,
+    code: DamageCode,
+    *,
+    purpose: str,
+    rule: str,
+    weapon: str,
+    modifiers: list[Modifier] | None = None,
+    multiplier: int = 1,
+    notes: list[str] | None = None,
+) -> tuple[Roll, int]:
+    """Roll ``code``, add its flat bonus and ``modifiers``, and multiply the sum.
+
+    Returns the `Roll` (total = the final amount, never below 0) and the
+    pre-multiplication sum. The code's own bonus shows as a modifier named after
+    the weapon, so the audit log can account for every point.
+    """
+    faces: list[Die] = dice.roll_many(code.count, code.sides) if code.count else []
+    terms = list(modifiers or [])
+    if code.bonus:
+        terms.insert(0, Modifier(source=f"{weapon} damage bonus ({code})", rule=rule, value=code.bonus))
+    subtotal = sum(d.face for d in faces) + sum(m.value for m in terms)
+    total = max(0, subtotal * multiplier)
+    details = {"code": str(code), "subtotal": subtotal}
+    if multiplier != 1:
+        details["multiplier"] = multiplier
+    roll = Roll(purpose=purpose, rule=rule, dice=faces, modifiers=terms, total=total, notes=list(notes or []), details=details)
+    return roll, subtotal

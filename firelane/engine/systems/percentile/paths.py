@@ -1,0 +1,80 @@
+"""Square-grid movement helpers: validating a declared path and finding one.
+
+A path is the list of squares entered, in order (like `Moved.path`). Each step
+goes to a neighbouring square (diagonals allowed, Chebyshev metric as in
+`firelane.engine.grid`), inside the map, not a wall and not a square another
+standing combatant occupies.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable
+
+from firelane.engine.grid import Grid, Square, adjacent
+from firelane.engine.state import EncounterState
+
+
+def occupied_squares(state: EncounterState, *, ignore: Iterable[str] = ()) -> set[Square]:
+    """Squares held by standing combatants (fallen ones can be stepped over)."""
+    skip = set(ignore)
+    return {
+        tuple(c.position)  # type: ignore[misc]
+        for c in state.combatants.values()
+        if c.position is not None and not c.out_of_fight and c.id not in skip
+    }
+
+
+def path_error(grid: Grid, start: Square, path: list[Square], blocked: set[Square]) -> str | None:
+    """Why ``path`` (squares entered, from ``start``) cannot be walked, or None."""
+    if not path:
+        return "the path is empty"
+    previous = start
+    for index, square in enumerate(path):
+        square = (int(square[0]), int(square[1]))
+        if not adjacent(previous, square):
+            return f"step {index + 1} from {previous} to {square} is not to a neighbouring square"
+        if not grid.in_bounds(square):
+            return f"step {index + 1} to {square} leaves the map"
+        if not grid.passable(square):
+            return f"step {index + 1} to {square} is blocked by a wall"
+        if square in blocked:
+            return f"step {index + 1} to {square} is occupied"
+        previous = square
+    return None
+
+
+def step_path(
+    grid: Grid,
+    start: Square,
+    goal: Callable[[Square], bool],
+    blocked: set[Square],
+    *,
+    limit: int = 4096,
+) -> list[Square] | None:
+    """Breadth-first search for the shortest path to any square where ``goal`` holds.
+
+    Neighbours are explored in a fixed order, so the result is deterministic.
+    Returns the squares entered (empty if ``start`` is already a goal) or None.
+    """
+    if goal(start):
+        return []
+    came_from: dict[Square, Square] = {start: start}
+    frontier: deque[Square] = deque([start])
+    while frontier and len(came_from) < limit:
+        current = frontier.popleft()
+        for neighbour in grid.neighbours(current):
+            if neighbour in came_from or neighbour in blocked:
+                continue
+            came_from[neighbour] = current
+            if goal(neighbour):
+                path = [neighbour]
+                while came_from[path[-1]] != start:
+                    path.append(came_from[path[-1]])
+                return path[::-1]
+            frontier.append(neighbour)
+    return None
+
+
+def shortest_path(grid: Grid, start: Square, goal: Square, blocked: set[Square]) -> list[Square] | None:
+    return step_path(grid, start, lambda square: square == goal, blocked - {goal})
