@@ -127,7 +127,9 @@ class StandInHost(BaseRuleSystem):
             super().decide_action(decision, command, dice)
 
     def evolve_event(self, state: EncounterState, event: Any) -> None:
-        if isinstance(event, StateAdjusted):
+        if isinstance(event, ActionTaken) and event.slot == "action":
+            state.combatants[event.combatant].action_used = True
+        elif isinstance(event, StateAdjusted):
             for field, value in event.changes.items():
                 setattr(state.combatants[event.combatant], field, value)
         elif isinstance(event, DamageDealt) and event.remaining is not None:
@@ -136,9 +138,10 @@ class StandInHost(BaseRuleSystem):
             areas.evolve_area_event(self, state, event)
 
     # -- the host interface
-    def spend_action(self, decision: Decision, combatant_id: str, slot: str = "action") -> None:
+    def spend_action(self, decision: Decision, combatant_id: str, slot: str = "action", *, action: str = "use wargear",
+                     rule: str = "BB-CORE-16", details: dict[str, Any] | None = None) -> None:
         require(not decision.state.combatants[combatant_id].action_used, f"{combatant_id} has already used its action this turn")
-        decision.emit(StateAdjusted(combatant=combatant_id, changes={"action_used": True}))
+        decision.emit(ActionTaken(combatant=combatant_id, action=action, slot=slot, rule=rule, details=details or {}))
 
     def roll_save(self, decision: Decision, combatant_id: str, attribute: str, dc: int, dice: Dice, *, rule: str, purpose: str) -> SaveRolled:
         die = dice.roll(20)
@@ -263,6 +266,8 @@ def test_bb_cmb_24_frag_on_target_saves_and_damage_at_the_point() -> None:
     assert [(d.target, d.amount) for d in of(events, DamageDealt)] == [("e1", 9), ("e2", 4)]
     assert state.combatants["e1"].vitality == 1 and state.combatants["e2"].vitality == 6 and state.combatants["e3"].vitality == 10
     assert state.combatants["a"].carried["frag grenade"] == 1 and state.combatants["a"].action_used
+    spent = only(events, ActionTaken)
+    assert (spent.action, spent.slot, spent.details) == ("attack", "action", {"item": "frag grenade", "shape": "burst"})
 
 
 def test_bb_cmb_24_preview_flags_allies_and_neutrals_and_changes_nothing_else() -> None:
@@ -370,6 +375,7 @@ def test_bb_cmb_25_placed_and_point_targeted_powers_never_scatter() -> None:
     resolved = only(events, BBAreaResolved)
     assert resolved.origin == (10, 10) and [c.combatant for c in resolved.caught] == ["e1", "e2"]
     assert [(d.target, d.amount) for d in of(events, DamageDealt)] == [("e1", 4)]
+    assert only(events, ActionTaken).action == "use power"
 
 
 def end_turns_until(state: HostState, combatant: str, faces: list[int] = ()) -> list[Any]:  # type: ignore[assignment]

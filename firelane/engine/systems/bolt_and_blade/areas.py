@@ -131,7 +131,7 @@ SINGLE_TARGET = "single_target"
 class AreaHost(Protocol):
     """The parts of the Bolt & Blade system this module calls."""
 
-    def spend_action(self, decision: Decision, combatant_id: str, slot: str = "action") -> None: ...
+    def spend_action(self, decision: Decision, combatant_id: str, slot: str = "action", *, action: str = "use wargear", rule: str = "BB-CORE-16", details: dict[str, Any] | None = None) -> None: ...
 
     def roll_save(self, decision: Decision, combatant_id: str, attribute: str, dc: int, dice: Dice, *, rule: str, purpose: str) -> TestRolled: ...
 
@@ -186,6 +186,7 @@ class AreaProfile(msgspec.Struct, frozen=True, kw_only=True):
     thrown: bool = False
     zone: ZoneSpec | None = None
     traits: tuple[str, ...] = ()
+    kind: str = ""  # the item's kind: "thrown", "ranged", "power"...
 
     @property
     def point_targeted(self) -> bool:
@@ -298,6 +299,7 @@ def area_profile(name: str, item: Mapping[str, Any]) -> AreaProfile | None:
         thrown=thrown,
         zone=zone,
         traits=traits,
+        kind=kind,
     )
 
 
@@ -573,6 +575,12 @@ def _check_friendly_fire(state: EncounterState, profile: AreaProfile, aimed: Foo
         raise Rejected(f"{profile.name} would catch {caught}; send confirm_friendly_fire=true to use it anyway (BB-CMB-24)")
 
 
+def _spend_action(system: AreaHost, decision: Decision, actor: str, profile: AreaProfile) -> None:
+    """The Action an area use costs: an attack with a weapon or grenade, Use Power for a power."""
+    action = "use power" if profile.kind == "power" else "attack"
+    system.spend_action(decision, actor, "action", action=action, details={"item": profile.name, "shape": profile.shape})
+
+
 def _preview(system: AreaHost, decision: Decision, command: BBPreviewArea, user: Combatant) -> None:
     state = decision.state
     profile = require_profile(system, state, user.id, command.weapon)
@@ -603,7 +611,7 @@ def _throw(system: AreaHost, decision: Decision, command: BBThrow, user: Combata
         return
     aimed = _aimed_footprint(state, profile, user, point, None)
     _check_friendly_fire(state, profile, aimed, command.confirm_friendly_fire)
-    system.spend_action(decision, user.id)
+    _spend_action(system, decision, user.id, profile)
     system.consume_item(decision, user.id, profile.name)
     advantage, disadvantage = system.attack_advantage(decision.state, user.id)
     disadvantage = list(disadvantage)
@@ -649,7 +657,7 @@ def _throw_single_target(system: AreaHost, decision: Decision, profile: AreaProf
     targets = [c.id for c in state.combatants.values() if not c.out_of_fight and c.position is not None and tuple(c.position) == point]
     require(bool(targets), f"no creature at {point} for {profile.name}: it is a single-target charge (BB-CMB-28)")
     require(targets[0] != user.id, f"{user.id} cannot target itself with {profile.name}")
-    system.spend_action(decision, user.id)
+    _spend_action(system, decision, user.id, profile)
     system.consume_item(decision, user.id, profile.name)
     system.resolve_weapon_attack(decision, user.id, targets[0], profile.name, dice, kind="attack")
 
@@ -661,7 +669,7 @@ def _area_attack(system: AreaHost, decision: Decision, command: BBAreaAttack, us
     require(profile.shape != "single", f"{profile.name} has no area; attack with it normally")
     aimed = _aimed_footprint(state, profile, user, command.target, command.direction)
     _check_friendly_fire(state, profile, aimed, command.confirm_friendly_fire)
-    system.spend_action(decision, user.id)
+    _spend_action(system, decision, user.id, profile)
     system.consume_item(decision, user.id, profile.name)
     # Placed and point-targeted effects never scatter (BB-CMB-25): they go off where aimed.
     final = footprint(decision.state, user.id, aimed.template)
