@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from firelane.engine.core import SEQUENCER, BaseRuleSystem, Decision, Rejected, require
-from firelane.engine.dice import Dice, FixedDice
+from firelane.engine.dice import Dice, FixedDice, SeededDice
 from firelane.engine.state import Combatant, EncounterState
 from firelane.engine.systems.bolt_and_blade import areas
 from firelane.engine.systems.bolt_and_blade.areas import (
@@ -567,3 +569,42 @@ def test_ai_picks_the_throw_that_catches_most_enemies_and_no_allies() -> None:
     assert areas.choose_area_command(HOST, state, "a", "a@1") == choice  # deterministic
     state.combatants["a"].action_used = True
     assert areas.choose_area_command(HOST, state, "a", "a@1") is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.binary(min_size=8, max_size=8),
+    st.sampled_from(["frag grenade", "smoke grenade", "fire bomb"]),
+    st.tuples(st.integers(6, 14), st.integers(6, 14)),
+)
+def test_replaying_area_events_rebuilds_the_live_state(seed: bytes, weapon: str, point: tuple[int, int]) -> None:
+    """BB-CMB-24..26: throws, scatter, saves, damage and zone ticks replay to the same state (seeded dice)."""
+    state = start(SQUAD, bb_friendly_fire_confirmation=False)
+    log: list[Any] = []
+
+    def run(command: Command) -> None:
+        events = HOST.decide_or_reject(state, command, SeededDice(seed, state.version))
+        for event in events:
+            HOST.evolve(state, event)
+        log.extend(events)
+
+    run(BBThrow(command_id="t", actor="a", target=point, weapon=weapon, confirm_friendly_fire=True))
+    for _ in range(12):  # three rounds of turns: zones tick and clear, start-of-turn burns
+        if state.ended or state.active is None:
+            break
+        run(EndTurn(command_id=f"e@{state.version}", actor=state.active))
+    replayed = HOST.initial_state()
+    for event in [*start_events(), *log]:
+        HOST.evolve(replayed, event)
+    assert replayed == state
+
+
+def start_events() -> list[Any]:
+    """The events `start(SQUAD, bb_friendly_fire_confirmation=False)` applied."""
+    combatants = [
+        CombatantSetup(id=cid, name=cid, side=side, position=pos, sheet={"weapons": KIT, "carried": {"frag grenade": 2}})
+        for cid, (side, pos) in SQUAD.items()
+    ]
+    setup = EncounterSetup(system=HOST.name, combatants=combatants, settings={"bb_friendly_fire_confirmation": False},
+                           terrain=Terrain(width=20, height=20))
+    return HOST.decide(HOST.initial_state(), StartEncounter(command_id="s", actor=SEQUENCER, setup=setup, seed_commitment=""), FixedDice([]))

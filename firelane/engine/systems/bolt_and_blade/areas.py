@@ -737,7 +737,7 @@ def _harm(
 ) -> None:
     """One creature's save against an area's damage, then the damage it takes."""
     if decision.state.combatants[target].out_of_fight:
-        return  # dropped earlier in the same blast order? nothing left to hurt
+        return  # already down (e.g. by an earlier zone this move): nothing left to hurt
     amount = damage.total
     if save_attribute and save_dc:
         save = system.roll_save(decision, target, save_attribute, save_dc, dice, rule=rule, purpose=f"{save_attribute.title()} save against {what}")
