@@ -16,13 +16,33 @@
   sight to it (`Grid.line_of_sight`); wall Spaces themselves are never affected.
   Spaces off the map are dropped.
 
+* ``area_damage_roll`` = ``"once"``: one damage roll for every target the
+  attack hits (``"each"``: one per target).
+* An area attack is one Action and one attack test (the weapon's skill, with
+  the range modifier to the burst's target Space; none for a cone), compared
+  with each affected combatant's Passive Defense (R6-15): the text's "every
+  character within the area is affected" applies to those the test beats.
+  Friend and foe alike — and the attacker itself inside its own burst.
+* A weapon is an area weapon when its profile's ``area`` is ``"burst:<size>"``
+  or ``"cone:<size>"`` (or, for sheets without that field, such an entry in its
+  ``modes``).
+
 Facing names: ``n``/``north`` is -y (the top of the map), ``s`` +y, ``e`` +x,
 ``w`` -x, and the diagonals ``ne``, ``se``, ``sw``, ``nw``.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+import msgspec
+
+from firelane.engine.core import Decision, Rejected, require
+from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid, Square, direction, distance
+from firelane.engine.systems.rond6 import rolling, rules
+from firelane.events.rond6_aux_schemas import R6AreaAttack, R6AreaTargeted
+from firelane.events.schemas import AttackResolved, Modifier
 
 RULE_BURST = "R6-40"
 RULE_CONE = "R6-41"
@@ -159,3 +179,100 @@ def affected_cone(
 
 def burst_radius_contains(centre: Square, size: str, square: Square) -> bool:
     return distance(centre, square) <= area_size(size, BURST_RADIUS)
+
+
+# ======================================================================= decisions
+
+AREA_DEFAULTS: dict[str, Any] = {"area_walls_block": True, "area_damage_roll": "once"}
+AREA_SHAPES = ("burst", "cone")
+
+
+def weapon_area(weapon: Any) -> tuple[str, str] | None:
+    """(shape, size) of an area weapon, or None: from ``weapon.area`` or a
+    ``"burst:medium"``-style entry in ``weapon.modes``."""
+    candidates = [getattr(weapon, "area", "") or "", *getattr(weapon, "modes", [])]
+    for text in candidates:
+        shape, _, size = str(text).lower().partition(":")
+        if shape in AREA_SHAPES and size:
+            table = BURST_RADIUS if shape == "burst" else CONE_LENGTH
+            if size not in table:
+                raise Rejected(f"weapon {weapon.id!r} has an unknown {shape} size {size!r}; known: {', '.join(table)}")
+            return shape, size
+    return None
+
+
+def decide_area_attack(system: Any, decision: Decision, command: R6AreaAttack, dice: Dice) -> None:
+    """R6-40/41: one attack test against everyone in the burst or cone."""
+    state = decision.state
+    attacker = system.require_turn(state, command.actor)
+    require(not attacker.out_of_fight, f"{attacker.id} is out of the fight")
+    require(attacker.position is not None, f"{attacker.id} is not on the map")
+    weapon = system.weapon(attacker, command.weapon)
+    area = weapon_area(weapon)
+    require(area is not None, f"{weapon.name or weapon.id} is not an area weapon (no burst or cone profile)")
+    shape, size = area  # type: ignore[misc]
+    grid = Grid(state.terrain)
+    walls_block = bool(state.settings.get("area_walls_block", AREA_DEFAULTS["area_walls_block"]))
+    origin: Square = tuple(attacker.position)  # type: ignore[assignment]
+    flat: list[Modifier] = []
+    center: Square | None = tuple(command.center) if command.center is not None else None  # type: ignore[assignment]
+    facing = ""
+    if shape == "burst":
+        require(center is not None, f"a {size} burst needs a target Space (center)")
+        require(grid.passable(center), f"the burst's target Space {center} is a wall or off the map")  # type: ignore[arg-type]
+        gap = distance(origin, center)  # type: ignore[arg-type]
+        band = rules.range_band(gap, weapon.ranges) if weapon.ranges else ("point_blank" if gap <= 1 else None)
+        require(band is not None, f"{center} is {gap} Spaces away, beyond {weapon.name or weapon.id}'s Long range")
+        require(grid.line_of_sight(origin, center), f"no line of sight to {center}")  # type: ignore[arg-type]
+        if rules.RANGE_MODIFIER[band]:  # type: ignore[index]
+            flat.append(Modifier(source=f"range: {band.replace('_', ' ')}", rule=rules.R_RANGE, value=rules.RANGE_MODIFIER[band]))  # type: ignore[index,union-attr]
+        squares = affected_burst(grid, center, size, walls_block=walls_block)  # type: ignore[arg-type]
+        rule = RULE_BURST
+    else:
+        try:
+            if command.facing:
+                facing = facing_name(facing_vector(command.facing))
+            else:
+                require(center is not None and center != origin, "a cone needs a facing (or a Space to face)")
+                facing = facing_towards(origin, center)  # type: ignore[arg-type]
+        except ValueError as error:
+            raise Rejected(str(error)) from None
+        squares = affected_cone(grid, origin, facing, size, walls_block=walls_block)
+        rule = RULE_CONE
+    covered = set(squares)
+    targets = sorted(
+        c.id for c in state.combatants.values()
+        if not c.out_of_fight and c.position is not None and tuple(c.position) in covered
+        and not (shape == "cone" and c.id == attacker.id)
+    )
+    penalty = system.spend_action(decision, attacker.id, "action")
+    attacker = decision.state.combatants[attacker.id]
+    attack = rolling.roll_test(
+        dice, state.settings, attacker, weapon.skill, purpose=f"{size} {shape} ({weapon.name or weapon.id})",
+        rule=rule, action_penalty=penalty, flat=flat, details={"weapon": weapon.id, "shape": shape, "size": size},
+    )
+    decision.emit(R6AreaTargeted(
+        attacker=attacker.id, weapon=weapon.id, shape=shape, size=size, squares=squares, targets=targets,
+        center=center, facing=facing, rule=rule,
+    ))
+    damage = None
+    once = state.settings.get("area_damage_roll", AREA_DEFAULTS["area_damage_roll"]) == "once"
+    for target_id in targets:
+        if decision.state.ended:
+            break
+        defense = system.passive_defense_value(decision.state, target_id)
+        hit = attack.total >= defense
+        points = attack.total - defense if hit else 0
+        roll = msgspec.structs.replace(attack, target=defense, success=hit, details={**attack.details, "result_points": points})
+        decision.emit(AttackResolved(
+            attacker=attacker.id, target=target_id, weapon=weapon.id, roll=roll, hit=hit, kind=f"area_{shape}",
+            details={"shape": shape, "size": size, "result_points": points},
+        ))
+        if not hit:
+            continue
+        if damage is None or not once:
+            damage = rolling.roll_damage(dice, state.settings, attacker, weapon, rule=rule)
+        system.apply_damage_total(decision, target_id, damage.total, source=attacker.id, roll=damage, rule=rule)
+
+
+EVOLVERS: dict[type, Any] = {}

@@ -36,7 +36,17 @@ House defaults (configurable per encounter via ``EncounterSetup.settings``):
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
+
+from firelane.engine.core import SEQUENCER, Decision, Rejected, require
+from firelane.engine.dice import Dice
+from firelane.engine.grid import distance
+from firelane.engine.systems.rond6 import rolling
+from firelane.engine.systems.rond6.pools import combatant_store, difficulty
+from firelane.events.rond6_aux_schemas import R6Heal, R6Healed
+from firelane.events.schemas import ConditionRemoved
 
 RULE_NATURAL = "R6-42"
 RULE_ASSISTED = "R6-43"
@@ -130,3 +140,148 @@ def assisted_healing_outcome(success: bool, result_points: int) -> int:
     if not success:
         return 0
     return 2 if result_points >= 1 else 1
+
+
+# ======================================================================= decisions
+
+HEALING_DEFAULTS: dict[str, Any] = {
+    "natural_healing_difficulty": "standard",
+    "critical_failure": "complication",
+    "healing_revives": True,
+    "healing_reach": 1,
+}
+HEALING_KINDS = ("natural", "assisted")
+
+
+def _setting(state: Any, key: str) -> Any:
+    return state.settings.get(key, HEALING_DEFAULTS[key])
+
+
+def treated_wounds(patient: Any) -> int:
+    return int(combatant_store(patient).get("treated_wounds", 0))
+
+
+def is_stunned(patient: Any) -> bool:
+    return "stunned" in patient.conditions
+
+
+def decide_heal(system: Any, decision: Decision, command: R6Heal, dice: Dice) -> None:
+    state = decision.state
+    require(command.kind in HEALING_KINDS, f"unknown healing {command.kind!r}; use 'natural' or 'assisted'")
+    patient = system.require_combatant(state, command.patient)
+    require(not getattr(patient, "dead", False), f"{patient.id} is dead; healing cannot help")
+    require(patient.wounds > 0 or is_stunned(patient), f"{patient.id} is neither stunned nor wounded: nothing to heal")
+    if command.kind == "natural":
+        _natural(system, decision, command, patient, dice)
+    else:
+        _assisted(system, decision, command, patient, dice)
+
+
+def _natural(system: Any, decision: Decision, command: R6Heal, patient: Any, dice: Dice) -> None:
+    """R6-42: the patient's Stamina: Fortitude test after its recovery time (the GM's command)."""
+    state = decision.state
+    require(command.actor == SEQUENCER, "natural healing takes days: only the GM/sequencer orders it")
+    recovery = recovery_time(patient.wounds, is_stunned(patient))
+    assert recovery is not None
+    plan = natural_healing_plan(recovery, command.rested_minutes, command.rested)
+    require(plan.ready, plan.reason)
+    target = difficulty(_setting(state, "natural_healing_difficulty"), plan.extra_steps, settings=state.settings)
+    mods = [rolling.DiceMod("rested twice the recovery time", RULE_NATURAL, plan.bonus_dice)] if plan.bonus_dice else []
+    flat_note = {"recovery": recovery.text, "rested_minutes": command.rested_minutes, "rested": command.rested}
+    roll = rolling.roll_test(
+        dice, state.settings, patient, "fortitude", purpose="natural healing", rule=RULE_NATURAL,
+        target=target, dice_mods=mods, details=flat_note,
+    )
+    critical = (
+        not roll.success
+        and _setting(state, "critical_failure") == "complication"
+        and bool(roll.details.get("complication"))
+    )
+    change = natural_healing_outcome(bool(roll.success), int(roll.details.get("result_points", 0)), critical)
+    stunned_removed = bool(roll.success) and patient.wounds == 0
+    wounds_after = max(0, patient.wounds + change)
+    _emit_healed(system, decision, patient, kind="natural", healer="", roll=roll, wounds_after=wounds_after,
+                 stunned_removed=stunned_removed, treated=min(treated_wounds(patient), wounds_after),
+                 critical=critical, rule=RULE_NATURAL)
+
+
+def _assisted(system: Any, decision: Decision, command: R6Heal, patient: Any, dice: Dice) -> None:
+    """R6-43: a Medicine test by a healer; once per injury."""
+    state = decision.state
+    in_combat = command.actor != SEQUENCER
+    healer_id = command.actor if in_combat else command.healer
+    require(bool(healer_id), "the GM/sequencer names the healer of an assisted healing")
+    require(not (in_combat and command.healer and command.healer != command.actor),
+            "a combatant heals for itself; only the GM/sequencer names another healer")
+    healer = system.require_combatant(state, healer_id)
+    require(not healer.out_of_fight, f"{healer.id} is out of the fight and cannot treat anyone")
+    untreated = patient.wounds > treated_wounds(patient) or (patient.wounds == 0 and is_stunned(patient))
+    require(untreated, f"{patient.id} has already had its successful assisted healing for these injuries (R6-43: once per injury)")
+    penalty = 0
+    if in_combat:
+        system.require_turn(state, command.actor)
+        reach = int(_setting(state, "healing_reach"))
+        require(healer.position is not None and patient.position is not None
+                and distance(healer.position, patient.position) <= reach,
+                f"{patient.id} is not within {reach} Space(s) of {healer.id}")
+        penalty = system.spend_action(decision, healer.id, "action")
+        healer = decision.state.combatants[healer.id]
+    level, steps = assisted_healing_steps(patient.wounds, is_stunned(patient))
+    target = difficulty(level, steps, settings=state.settings)
+    roll = rolling.roll_test(
+        dice, state.settings, healer, "medicine", purpose=f"assisted healing of {patient.id}", rule=RULE_ASSISTED,
+        target=target, action_penalty=penalty, details={"patient_wounds": patient.wounds, "level": level, "steps": steps},
+    )
+    healed = assisted_healing_outcome(bool(roll.success), int(roll.details.get("result_points", 0)))
+    wounds_after = max(0, patient.wounds - healed)
+    stunned_removed = bool(roll.success) and patient.wounds == 0
+    treated = wounds_after if roll.success else treated_wounds(patient)
+    _emit_healed(system, decision, patient, kind="assisted", healer=healer.id, roll=roll, wounds_after=wounds_after,
+                 stunned_removed=stunned_removed, treated=treated, critical=False, rule=RULE_ASSISTED)
+
+
+def _emit_healed(
+    system: Any, decision: Decision, patient: Any, *, kind: str, healer: str, roll: Any, wounds_after: int,
+    stunned_removed: bool, treated: int, critical: bool, rule: str,
+) -> None:
+    state = decision.state
+    revived = (
+        bool(_setting(state, "healing_revives"))
+        and patient.out_of_fight
+        and wounds_after < INCAPACITATED_WOUNDS
+        and wounds_after < patient.wounds
+    )
+    decision.emit(R6Healed(
+        patient=patient.id, kind=kind, healer=healer, roll=roll, wounds_before=patient.wounds,
+        wounds_after=wounds_after, stunned_removed=stunned_removed, treated_wounds=treated,
+        critical_failure=critical, revived=revived, rule=rule,
+    ))
+    if stunned_removed:
+        decision.emit(ConditionRemoved(combatant=patient.id, condition="stunned", reason=f"{kind} healing", rule=rule))
+    for condition in _conditions_healed(decision.state.combatants[patient.id], wounds_after, revived):
+        decision.emit(ConditionRemoved(combatant=patient.id, condition=condition, reason=f"{kind} healing", rule=rule))
+    if wounds_after > patient.wounds:
+        system.after_wounds_worsened(decision, patient.id, source="natural healing (critical failure)", rule=rule)
+
+
+def _conditions_healed(patient: Any, wounds_after: int, revived: bool) -> list[str]:
+    """Injury conditions that no longer hold at the new Wound count."""
+    gone = []
+    if wounds_after < INCAPACITATED_WOUNDS and "incapacitated" in patient.conditions:
+        gone.append("incapacitated")
+    if wounds_after < MORTALLY_WOUNDED_WOUNDS and "mortally_wounded" in patient.conditions:
+        gone.append("mortally_wounded")
+    if revived and "unconscious" in patient.conditions:
+        gone.append("unconscious")
+    return gone
+
+
+def _on_healed(state: Any, event: R6Healed) -> None:
+    patient = state.combatants[event.patient]
+    patient.wounds = event.wounds_after
+    combatant_store(patient)["treated_wounds"] = event.treated_wounds
+    if event.revived:
+        patient.out_of_fight = False
+
+
+EVOLVERS: dict[type, Any] = {R6Healed: _on_healed}

@@ -53,7 +53,13 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from firelane.engine.systems.rond6.pools import DieCode, as_code
+from firelane.engine.core import SEQUENCER, Decision, Rejected, require
+from firelane.engine.dice import Dice
+from firelane.engine.grid import Grid, adjacent, direction
+from firelane.engine.systems.rond6 import rolling, rules
+from firelane.engine.systems.rond6.pools import DieCode, as_code, combatant_store, difficulty
+from firelane.events.rond6_aux_schemas import R6HoldBreath, R6Jump, R6Move, R6Strenuous
+from firelane.events.schemas import ActionTaken, Command, Moved, TestRolled
 
 RULE_MOVE = "R6-09"
 RULE_TERRAIN = "R6-10"
@@ -227,3 +233,258 @@ def strenuous_test_steps(streak: int, fortitude: DieCode | str) -> int | None:
     if streak <= free_rounds:
         return None
     return streak - free_rounds - 1
+
+
+# ======================================================================= decisions
+# Commands R6Move, R6Jump and R6HoldBreath, resolved through the main system's
+# `spend_action` (declared actions and the multi-action penalty, R6-05/07).
+
+
+MOVE_MODES = ("walk", "swim", "climb")
+MOVE_PACES = ("partial", "full", "run")
+MOVEMENT_COMMANDS: tuple[type[Command], ...] = (R6Move, R6Jump, R6HoldBreath)
+# The Athletics specialisation each mode's tests use (R6-11/12).
+MODE_SKILL = {"walk": "athletics (running)", "swim": "athletics (swimming)", "climb": "athletics (climbing)"}
+
+
+def mode_move(combatant: Any, mode: str, settings: Mapping[str, Any]) -> int:
+    """The Move a combatant has in a mode (R6-09/12); prone walkers crawl at half (R6-35)."""
+    config = movement_settings(settings)
+    move = int(combatant.move)
+    if mode == "swim":
+        return swim_move(move)
+    if mode == "climb":
+        return climb_move(move, "athletics (climbing)" in combatant.skills, config["climb_half_rounding"])
+    if "prone" in combatant.conditions:
+        return _half(move, config["partial_move_rounding"])
+    return move
+
+
+def _check_path(state: Any, mover: Any, start: tuple[int, int], path: list[tuple[int, int]], what: str) -> None:
+    grid = Grid(state.terrain)
+    occupied = {
+        c.position: c.id for c in state.combatants.values()
+        if c.id != mover.id and not c.out_of_fight and c.position is not None
+    }
+    previous = start
+    for square in path:
+        square = (int(square[0]), int(square[1]))
+        require(adjacent(previous, square), f"{what}: {square} is not adjacent to {previous}")
+        require(grid.in_bounds(square), f"{what}: {square} is off the map")
+        require(square not in grid.walls, f"{what}: {square} is a wall")
+        require(square not in occupied, f"{what}: {square} is occupied by {occupied.get(square)}")
+        previous = square
+
+
+def path_terrain_levels(state: Any, path: list[tuple[int, int]], declared: str, extra: int) -> tuple[int, int | None]:
+    """R6-10: the worst terrain levels on a path and the index of the first square
+    of the map's difficult terrain (None: none on the path)."""
+    config = movement_settings(state.settings)
+    difficult = {tuple(square) for square in state.terrain.difficult}
+    first = next((i for i, square in enumerate(path) if tuple(square) in difficult), None)
+    levels = terrain_levels(config["difficult_terrain"]) if first is not None else 0
+    if declared:
+        levels = max(levels, terrain_levels(declared, extra))
+    return levels, first
+
+
+def _test(
+    system: Any, decision: Decision, dice: Dice, combatant: Any, skill: str, *, purpose: str, rule: str,
+    target: int, penalty: int, bonus_dice: int = 0, details: dict[str, Any] | None = None,
+) -> TestRolled:
+    mods = [rolling.DiceMod("running start", RULE_SPECIAL_MOVEMENT, bonus_dice)] if bonus_dice else []
+    roll = rolling.roll_test(
+        dice, decision.state.settings, combatant, skill, purpose=purpose, rule=rule,
+        target=target, action_penalty=penalty, dice_mods=mods, details=details,
+    )
+    event = TestRolled(combatant=combatant.id, test=purpose, roll=roll, success=bool(roll.success), details=details or {})
+    decision.emit(event)
+    return event
+
+
+def strenuous_round(system: Any, decision: Decision, dice: Dice, combatant_id: str, activity: str) -> bool:
+    """R6-12: count this round as strenuous (once per round); past the
+    Fortitude dice, a Fortitude test one level harder each further round. On a
+    failure the character becomes Fatigued and stops: returns False."""
+    state = decision.state
+    combatant = state.combatants[combatant_id]
+    store = combatant_store(combatant)
+    if store.get("strenuous_round") == state.round:
+        return True  # this round already counted (and any test was passed)
+    streak = strenuous_streak(int(store.get("strenuous_streak", 0)), int(store.get("strenuous_round", 0)), state.round)
+    fortitude, _ = rules.skill_code(combatant.attributes, combatant.skills, "fortitude")
+    steps = strenuous_test_steps(streak, fortitude)
+    roll = None
+    if steps is not None:
+        base = movement_settings(state.settings)["strenuous_test_base"]
+        roll = rolling.roll_test(
+            dice, state.settings, combatant, "fortitude", purpose="strenuous activity (fatigue test)",
+            rule=RULE_SPECIAL_MOVEMENT, target=difficulty(base, steps, settings=state.settings),
+            details={"streak": streak, "free_rounds": fortitude.dice, "activity": activity},
+        )
+    fatigued = roll is not None and not roll.success
+    decision.emit(R6Strenuous(
+        combatant=combatant_id, round=state.round, streak=streak, activity=activity,
+        free_rounds=fortitude.dice, roll=roll, fatigued=fatigued,
+    ))
+    if fatigued:
+        system.apply_fatigue(decision, combatant_id, source="strenuous activity", rule=RULE_SPECIAL_MOVEMENT)
+    return not fatigued
+
+
+def require_not_exhausted(state: Any, combatant: Any) -> None:
+    """R6-12: a character who failed this round's fatigue test has stopped strenuous activity."""
+    require(
+        combatant_store(combatant).get("stopped_round") != state.round,
+        f"{combatant.id} failed its fatigue test and must stop strenuous activity this round (R6-12)",
+    )
+
+
+def decide_move(system: Any, decision: Decision, command: R6Move, dice: Dice) -> None:
+    state = decision.state
+    mover = system.require_turn(state, command.actor)
+    require(not mover.out_of_fight, f"{mover.id} is out of the fight")
+    require(mover.position is not None, f"{mover.id} is not on the map")
+    require(command.mode in MOVE_MODES, f"unknown movement mode {command.mode!r}; use one of {', '.join(MOVE_MODES)}")
+    require(command.pace in MOVE_PACES, f"unknown pace {command.pace!r}; use one of {', '.join(MOVE_PACES)}")
+    require(bool(command.path), "a move needs at least one Space in its path")
+    path = [(int(x), int(y)) for x, y in command.path]
+    _check_path(state, mover, mover.position, path, "move")
+    try:
+        levels, first_rough = path_terrain_levels(state, path, command.terrain, command.terrain_extra)
+    except ValueError as error:
+        raise Rejected(str(error)) from None
+    config = movement_settings(state.settings)
+    allowed = mode_move(mover, command.mode, state.settings)
+    distance = len(path)
+    test_level: str | None = None
+    if command.pace == "partial":
+        allowed = _half(allowed, config["partial_move_rounding"])
+        require(distance <= allowed, f"a Partial Move covers at most {allowed} Spaces (half of {command.mode} Move {mode_move(mover, command.mode, state.settings)}); the path has {distance}")
+        kind, rule = "action", RULE_MOVE
+    elif command.pace == "full":
+        require(distance <= allowed, f"a Full Move covers at most {allowed} Spaces ({command.mode} Move); the path has {distance}")
+        kind, rule = "full", RULE_MOVE
+    else:
+        require(distance > allowed, f"{distance} Spaces is within {command.mode} Move {allowed}: no movement test needed (use pace 'partial' or 'full')")
+        try:
+            test_level = movement_test_level(distance, allowed)
+        except ValueError as error:
+            raise Rejected(f"cannot run that far: {error}") from None
+        kind, rule = run_action_kind(distance, allowed), RULE_MOVEMENT_TEST
+    if command.mode != "walk":
+        rule = RULE_SPECIAL_MOVEMENT
+
+    strenuous = command.pace != "partial" or command.mode != "walk"
+    if strenuous:
+        require_not_exhausted(state, mover)
+    penalty = system.spend_action(decision, mover.id, kind)
+    if strenuous and not strenuous_round(system, decision, dice, mover.id, f"{command.mode} ({command.pace})"):
+        return
+    mover = decision.state.combatants[mover.id]
+    moved = path
+    skill = MODE_SKILL[command.mode]
+    if test_level is not None:
+        target = difficulty(test_level, levels, settings=state.settings)
+        test = _test(
+            system, decision, dice, mover, skill, purpose=f"movement test ({command.mode} {distance} Spaces)",
+            rule=RULE_MOVEMENT_TEST, target=target, penalty=penalty,
+            details={"distance": distance, "move": allowed, "level": test_level, "terrain_levels": levels},
+        )
+        if not test.success:
+            moved = path[:allowed]  # R6-11: a failure moves only the normal Move
+    elif levels > 0 and config["terrain_check_base"]:
+        target = difficulty(config["terrain_check_base"], levels, settings=state.settings)
+        test = _test(
+            system, decision, dice, mover, skill, purpose=f"terrain check ({command.mode})",
+            rule=RULE_TERRAIN, target=target, penalty=penalty,
+            details={"terrain_levels": levels, "declared": command.terrain},
+        )
+        if not test.success:
+            # Stop before the first rough square; terrain declared for the whole way stops the move.
+            moved = [] if command.terrain else path[: first_rough or 0]
+    if moved:
+        decision.emit(Moved(combatant=mover.id, path=moved, mode=command.mode, cost=float(len(moved)), rule=rule))
+
+
+def decide_jump(system: Any, decision: Decision, command: R6Jump, dice: Dice) -> None:
+    state = decision.state
+    jumper = system.require_turn(state, command.actor)
+    require(not jumper.out_of_fight, f"{jumper.id} is out of the fight")
+    require(jumper.position is not None, f"{jumper.id} is not on the map")
+    require(bool(command.path), "a jump needs at least its landing Space")
+    run_up = [(int(x), int(y)) for x, y in command.run_up]
+    path = [(int(x), int(y)) for x, y in command.path]
+    longest = JUMP_BASE_SPACES + JUMP_MAX_EXTRA_SPACES
+    require(len(path) <= longest, f"the longest possible jump is {longest} Spaces, not {len(path)}")
+    require(len(run_up) <= jumper.move, f"a run-up covers at most Move ({jumper.move}) Spaces, not {len(run_up)}")
+    _check_path(state, jumper, jumper.position, run_up, "run-up")
+    take_off = run_up[-1] if run_up else jumper.position
+    grid = Grid(state.terrain)
+    heading = direction(take_off, path[0])
+    previous = take_off
+    for square in path:
+        require(adjacent(previous, square) and direction(previous, square) == heading, f"a jump goes in a straight line: {square} does not follow {previous}")
+        require(grid.passable(square), f"jump: {square} is a wall or off the map")
+        previous = square
+    require_not_exhausted(state, jumper)
+    penalty = system.spend_action(decision, jumper.id, "full" if run_up else "action")
+    if not strenuous_round(system, decision, dice, jumper.id, "jump"):
+        return
+    if run_up:
+        decision.emit(Moved(combatant=jumper.id, path=run_up, mode="run-up", cost=float(len(run_up)), rule=RULE_SPECIAL_MOVEMENT))
+    jumper = decision.state.combatants[jumper.id]
+    running = has_running_start(len(run_up), jumper.move)
+    target = difficulty(movement_settings(state.settings)["jump_difficulty"], settings=state.settings)
+    test = _test(
+        system, decision, dice, jumper, "athletics (jumping)", purpose=f"jump ({len(path)} Spaces)",
+        rule=RULE_SPECIAL_MOVEMENT, target=target, penalty=penalty, bonus_dice=1 if running else 0,
+        details={"declared": len(path), "running_start": running},
+    )
+    reach = jump_spaces(test.success, int(test.roll.details.get("result_points", 0)))
+    occupied = {c.position for c in decision.state.combatants.values() if c.id != jumper.id and not c.out_of_fight}
+    landing = min(reach, len(path))
+    while landing > 0 and path[landing - 1] in occupied:
+        landing -= 1  # cannot land on someone: short of them
+    if landing:
+        decision.emit(Moved(combatant=jumper.id, path=path[:landing], mode="jump", cost=float(landing), rule=RULE_SPECIAL_MOVEMENT))
+
+
+def decide_hold_breath(system: Any, decision: Decision, command: R6HoldBreath, dice: Dice) -> None:
+    state = decision.state
+    require(command.actor != SEQUENCER, "the GM/sequencer does not breathe")
+    combatant = system.require_combatant(state, command.actor)
+    require(not combatant.out_of_fight, f"{combatant.id} is out of the fight")
+    fortitude, source = rules.skill_code(combatant.attributes, combatant.skills, "fortitude")
+    if not command.prepared:
+        seconds = breath_seconds(fortitude)
+        decision.emit(ActionTaken(combatant=combatant.id, action="hold_breath", slot="free", rule=RULE_SPECIAL_MOVEMENT,
+                                  details={"seconds": seconds, "fortitude": str(fortitude), "from": source}))
+        return
+    roll = rolling.roll_test(dice, state.settings, combatant, "fortitude", purpose="hold breath (prepared)", rule=RULE_SPECIAL_MOVEMENT)
+    minutes = prepared_breath_minutes(roll.total)
+    decision.emit(TestRolled(combatant=combatant.id, test="hold breath (prepared)", roll=roll, success=True, details={"minutes": minutes}))
+    decision.emit(ActionTaken(combatant=combatant.id, action="hold_breath", slot="free", rule=RULE_SPECIAL_MOVEMENT,
+                              details={"minutes": minutes, "prepared": True}))
+
+
+def decide_movement_command(system: Any, decision: Decision, command: Command, dice: Dice) -> None:
+    if isinstance(command, R6Move):
+        decide_move(system, decision, command, dice)
+    elif isinstance(command, R6Jump):
+        decide_jump(system, decision, command, dice)
+    elif isinstance(command, R6HoldBreath):
+        decide_hold_breath(system, decision, command, dice)
+    else:  # pragma: no cover
+        raise TypeError(f"{type(command).__name__} is not a movement command")
+
+
+def _on_strenuous(state: Any, event: R6Strenuous) -> None:
+    store = combatant_store(state.combatants[event.combatant])
+    store["strenuous_streak"] = event.streak
+    store["strenuous_round"] = event.round
+    if event.fatigued:
+        store["stopped_round"] = event.round
+
+
+EVOLVERS: dict[type, Any] = {R6Strenuous: _on_strenuous}

@@ -15,6 +15,10 @@ House defaults (configurable per encounter via ``EncounterSetup.settings``):
   not name one (an unattended door or wall does not dodge).
 * ``object_min_damage_levels`` = 1: an object that is damaged (Damage Total >=
   DR Total) takes at least one level even if the attack had no Result Points.
+* ``objects`` = []: the breakable objects of an encounter (`ObjectProfile`
+  dicts: id, name, construction, square, optional defense/toughness/structure).
+  Any wall Space of the map can be attacked as ``"wall@x,y"``; its
+  construction is ``wall_construction`` = ``"sturdy"`` (a brick wall, 3D).
 * ``object_structure_levels`` = 3: an object with that many levels of
   structural damage is destroyed; a destroyed wall Space is removed from the
   map (it no longer blocks movement or sight). The text leaves the effect of
@@ -28,7 +32,13 @@ from typing import Any
 
 import msgspec
 
-from firelane.engine.systems.rond6.pools import DieCode, as_code
+from firelane.engine.core import Decision, Rejected, require
+from firelane.engine.dice import Dice
+from firelane.engine.grid import Grid, distance
+from firelane.engine.systems.rond6 import rolling, rules
+from firelane.engine.systems.rond6.pools import DieCode, as_code, difficulty, roll_pool, state_store
+from firelane.events.rond6_aux_schemas import R6BreakObject, R6ObjectDamaged
+from firelane.events.schemas import Modifier
 
 RULE_OBJECTS = "R6-25"
 
@@ -82,8 +92,110 @@ def object_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
 
 
 OBJECT_DEFAULTS: dict[str, Any] = {
+    "objects": [],
+    "wall_construction": "sturdy",
     "object_toughness_mode": "static",
     "object_defense": "very easy",
     "object_min_damage_levels": 1,
     "object_structure_levels": 3,
 }
+
+
+# ======================================================================= decisions
+
+WALL_PREFIX = "wall@"
+
+
+def wall_id(square: tuple[int, int]) -> str:
+    return f"{WALL_PREFIX}{square[0]},{square[1]}"
+
+
+def find_object(state: Any, target: str) -> ObjectProfile:
+    """The object an attack names: from the encounter's ``objects`` setting, or a wall Space."""
+    for raw in state.settings.get("objects", []):
+        profile = raw if isinstance(raw, ObjectProfile) else msgspec.convert(raw, ObjectProfile)
+        if profile.id == target:
+            return profile
+    if target.startswith(WALL_PREFIX):
+        try:
+            x, y = (int(part) for part in target[len(WALL_PREFIX):].split(","))
+        except ValueError:
+            raise Rejected(f"a wall target is written 'wall@x,y', not {target!r}") from None
+        require((x, y) in Grid(state.terrain).walls, f"there is no wall at ({x}, {y})")
+        construction = object_settings(state.settings)["wall_construction"]
+        return ObjectProfile(id=target, name=f"wall at ({x}, {y})", construction=construction, square=(x, y))
+    known = [str(o.get("id") if isinstance(o, Mapping) else o.id) for o in state.settings.get("objects", [])]
+    raise Rejected(f"unknown object {target!r}; objects here: {', '.join(known) or 'none'}, or wall@x,y")
+
+
+def decide_break_object(system: Any, decision: Decision, command: R6BreakObject, dice: Dice) -> None:
+    """R6-25: an attack on an object; structural damage by Result Points."""
+    state = decision.state
+    attacker = system.require_turn(state, command.actor)
+    require(not attacker.out_of_fight, f"{attacker.id} is out of the fight")
+    require(attacker.position is not None, f"{attacker.id} is not on the map")
+    profile = find_object(state, command.target)
+    config = object_settings(state.settings)
+    damage_so_far = int(state_store(state).get("objects", {}).get(profile.id, 0))
+    structure = profile.structure_levels or int(config["object_structure_levels"])
+    require(damage_so_far < structure, f"{profile.name} is already destroyed")
+    weapon = system.weapon(attacker, command.weapon)
+    flat = []
+    if profile.square is not None:
+        square = tuple(profile.square)
+        gap = distance(attacker.position, square)
+        if weapon.kind in ("melee", "unarmed"):
+            require(gap <= max(1, weapon.reach), f"{profile.name} is {gap} Spaces away, beyond {weapon.name or weapon.id}'s reach ({weapon.reach})")
+        else:
+            band = rules.range_band(gap, weapon.ranges) if weapon.ranges else ("point_blank" if gap <= 1 else None)
+            require(band is not None, f"{profile.name} is {gap} Spaces away, beyond {weapon.name or weapon.id}'s Long range")
+            require(Grid(state.terrain).line_of_sight(attacker.position, square), f"no line of sight to {profile.name}")
+            if rules.RANGE_MODIFIER[band]:
+                flat.append(Modifier(source=f"range: {band.replace('_', ' ')}", rule=rules.R_RANGE, value=rules.RANGE_MODIFIER[band]))
+    defense = profile.defense if profile.defense is not None else difficulty(config["object_defense"], settings=state.settings)
+    penalty = system.spend_action(decision, attacker.id, "action")
+    attacker = decision.state.combatants[attacker.id]
+    attack = rolling.roll_test(
+        dice, state.settings, attacker, weapon.skill, purpose=f"attack {profile.name}", rule=RULE_OBJECTS,
+        target=defense, action_penalty=penalty, flat=flat, details={"weapon": weapon.id, "object": profile.id},
+    )
+    hit = bool(attack.success)
+    event = R6ObjectDamaged(
+        attacker=attacker.id, target=profile.id, name=profile.name, weapon=weapon.id, attack=attack, hit=hit,
+        total_levels=damage_so_far, structure_levels=structure,
+        square=tuple(profile.square) if profile.square is not None else None,  # type: ignore[arg-type]
+    )
+    if hit:
+        damage = rolling.roll_damage(dice, state.settings, attacker, weapon, rule=RULE_OBJECTS)
+        toughness = object_toughness(profile.construction, profile.toughness)
+        resistance_roll = None
+        if config["object_toughness_mode"] == "roll":
+            resistance_roll = roll_pool(dice, toughness, purpose=f"toughness of {profile.name}", rule=RULE_OBJECTS, wild=False)
+            resistance = resistance_roll.total
+        else:
+            resistance = static_toughness(toughness)
+        points = int(attack.details.get("result_points", 0))
+        levels = structural_damage(damage.total, resistance, points, int(config["object_min_damage_levels"]))
+        total = damage_so_far + levels
+        event = msgspec.structs.replace(
+            event, damage=damage, resistance=resistance, resistance_roll=resistance_roll,
+            levels=levels, total_levels=total, destroyed=total >= structure,
+        )
+    decision.emit(event)
+
+
+def _on_object_damaged(state: Any, event: R6ObjectDamaged) -> None:
+    if not event.levels:
+        return
+    state_store(state).setdefault("objects", {})[event.target] = event.total_levels
+    if event.destroyed and event.square is not None:
+        square = tuple(event.square)
+        terrain = state.terrain
+        state.terrain = msgspec.structs.replace(
+            terrain,
+            walls=[w for w in terrain.walls if (w.x, w.y) != square],
+            cover=[c for c in terrain.cover if (c.x, c.y) != square],
+        )
+
+
+EVOLVERS: dict[type, Any] = {R6ObjectDamaged: _on_object_damaged}

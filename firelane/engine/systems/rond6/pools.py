@@ -352,3 +352,30 @@ def difficulty_name(value: int, ladder: Mapping[str, int] = DIFFICULTY_LADDER) -
         if number == value:
             return name
     return str(value)
+
+
+# ----------------------------------------------------------------------- aux bookkeeping
+# The aux rules (movement streaks, treated Wounds, structural damage of
+# objects) keep their own little state in an ``aux`` dict on the combatant and
+# on the encounter state; see rond6/aux.py. The accessors live here, in the
+# one module every RonD6 module already imports, to avoid import cycles.
+
+
+def combatant_store(combatant: Any) -> dict[str, Any]:
+    """The combatant's ``aux`` dict (raises a clear error if the state class lacks it)."""
+    store = getattr(combatant, "aux", None)
+    if store is None:
+        raise RuntimeError(
+            f"{type(combatant).__name__} has no `aux: dict[str, Any] = {{}}` field; the RonD6 aux rules need it (see rond6/aux.py)"
+        )
+    return store
+
+
+def state_store(state: Any) -> dict[str, Any]:
+    """The encounter state's ``aux`` dict (raises a clear error if the state class lacks it)."""
+    store = getattr(state, "aux", None)
+    if store is None:
+        raise RuntimeError(
+            f"{type(state).__name__} has no `aux: dict[str, Any] = {{}}` field; the RonD6 aux rules need it (see rond6/aux.py)"
+        )
+    return store
