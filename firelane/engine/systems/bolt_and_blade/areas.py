@@ -609,10 +609,10 @@ def _throw(system: AreaHost, decision: Decision, command: BBThrow, user: Combata
     if profile.shape == "single":
         _throw_single_target(system, decision, profile, user, point, dice)
         return
-    aimed = _aimed_footprint(state, profile, user, point, None)
-    _check_friendly_fire(state, profile, aimed, command.confirm_friendly_fire)
     _spend_action(system, decision, user.id, profile)
     system.consume_item(decision, user.id, profile.name)
+    aimed = _aimed_footprint(state, profile, user, point, None)
+    _check_friendly_fire(state, profile, aimed, command.confirm_friendly_fire)
     advantage, disadvantage = system.attack_advantage(decision.state, user.id)
     disadvantage = list(disadvantage)
     if profile.range_normal_ft is not None:
@@ -653,12 +653,12 @@ def _throw(system: AreaHost, decision: Decision, command: BBThrow, user: Combata
 def _throw_single_target(system: AreaHost, decision: Decision, profile: AreaProfile, user: Combatant, point: Square, dice: Dice) -> None:
     """BB-CMB-28: a krak grenade is a shaped charge: an ordinary ranged attack on the creature there."""
     state = decision.state
+    _spend_action(system, decision, user.id, profile)
+    system.consume_item(decision, user.id, profile.name)
     _validate_point(state, profile, user, point)
     targets = [c.id for c in state.combatants.values() if not c.out_of_fight and c.position is not None and tuple(c.position) == point]
     require(bool(targets), f"no creature at {point} for {profile.name}: it is a single-target charge (BB-CMB-28)")
     require(targets[0] != user.id, f"{user.id} cannot target itself with {profile.name}")
-    _spend_action(system, decision, user.id, profile)
-    system.consume_item(decision, user.id, profile.name)
     system.resolve_weapon_attack(decision, user.id, targets[0], profile.name, dice, kind="attack")
 
 
@@ -667,10 +667,10 @@ def _area_attack(system: AreaHost, decision: Decision, command: BBAreaAttack, us
     profile = require_profile(system, state, user.id, command.weapon)
     require(not profile.thrown, f"{profile.name} is thrown; use BBThrow")
     require(profile.shape != "single", f"{profile.name} has no area; attack with it normally")
-    aimed = _aimed_footprint(state, profile, user, command.target, command.direction)
-    _check_friendly_fire(state, profile, aimed, command.confirm_friendly_fire)
     _spend_action(system, decision, user.id, profile)
     system.consume_item(decision, user.id, profile.name)
+    aimed = _aimed_footprint(state, profile, user, command.target, command.direction)
+    _check_friendly_fire(state, profile, aimed, command.confirm_friendly_fire)
     # Placed and point-targeted effects never scatter (BB-CMB-25): they go off where aimed.
     final = footprint(decision.state, user.id, aimed.template)
     detonate(system, decision, user.id, profile, final, dice)
