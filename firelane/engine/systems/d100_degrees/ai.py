@@ -156,7 +156,7 @@ def _approach(state: D100DState, me: D100DCombatant, weapon: Weapon | None) -> l
         def goal(square: Square) -> bool:
             return any(actions.metres(state, square, foe) <= reach for foe in foes)
 
-    path = step_path(grid, here, goal, occupied_squares(state, ignore=[me.id]))
+    path = step_path(grid, here, goal, occupied_squares(state, ignore=[me.id]), toward=foes[0])
     if not path:
         return None
     squares = int(actions.half_move_metres(state, me) // float(state.settings["square_metres"]))

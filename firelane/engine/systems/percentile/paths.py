@@ -50,11 +50,14 @@ def step_path(
     goal: Callable[[Square], bool],
     blocked: set[Square],
     *,
+    toward: Square | None = None,
     limit: int = 4096,
 ) -> list[Square] | None:
     """Breadth-first search for the shortest path to any square where ``goal`` holds.
 
-    Neighbours are explored in a fixed order, so the result is deterministic.
+    Neighbours are explored in a fixed order (those nearer ``toward`` first, by
+    straight-line distance, when it is given), so the result is deterministic
+    and, among equally short paths, heads straight for ``toward``.
     Returns the squares entered (empty if ``start`` is already a goal) or None.
     """
     if goal(start):
@@ -63,7 +66,10 @@ def step_path(
     frontier: deque[Square] = deque([start])
     while frontier and len(came_from) < limit:
         current = frontier.popleft()
-        for neighbour in grid.neighbours(current):
+        neighbours = list(grid.neighbours(current))
+        if toward is not None:
+            neighbours.sort(key=lambda sq: ((sq[0] - toward[0]) ** 2 + (sq[1] - toward[1]) ** 2, sq))
+        for neighbour in neighbours:
             if neighbour in came_from or neighbour in blocked:
                 continue
             came_from[neighbour] = current
@@ -77,4 +83,4 @@ def step_path(
 
 
 def shortest_path(grid: Grid, start: Square, goal: Square, blocked: set[Square]) -> list[Square] | None:
-    return step_path(grid, start, lambda square: square == goal, blocked - {goal})
+    return step_path(grid, start, lambda square: square == goal, blocked - {goal}, toward=goal)
