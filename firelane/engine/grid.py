@@ -112,3 +112,111 @@ class Grid:
                     candidate = (x + dx, y + dy)
                     if self.passable(candidate):
                         yield candidate
+
+
+# ---------------------------------------------------------------- directional cover
+#
+# A `CoverFeature` on a square protects whoever stands on that square. Its
+# ``facing`` lists unit vectors pointing from the cover towards the threats it
+# stops; an attacker is "on the far side" of the cover when the vector from the
+# cover square to the attacker lies within 45 degrees of one of those facings
+# (a cardinal facing covers a 90-degree wedge, a diagonal facing the quadrant
+# it points into). Flanking, rear and same-square attackers get no cover. An
+# empty ``facing`` protects against every direction.
+
+COVER_ORDER: tuple[str, ...] = ("none", "light", "heavy", "total")
+
+
+def cover_rank(level: str) -> int:
+    """Position of a cover level on the none < light < heavy < total ladder.
+
+    Unknown names rank as "none"; a name with a suffix (``heavy_tall``) ranks as
+    its stem, so systems can mark special features without a new rank.
+    """
+    stem = level.split("_", 1)[0]
+    return COVER_ORDER.index(stem) if stem in COVER_ORDER else 0
+
+
+def facing_protects(facing: tuple[int, int], cover_square: Square, attacker: Square) -> bool:
+    """Whether a facing vector of cover on ``cover_square`` faces ``attacker``."""
+    dx, dy = attacker[0] - cover_square[0], attacker[1] - cover_square[1]
+    if dx == 0 and dy == 0:
+        return False
+    fx, fy = facing
+    if fx and fy:  # diagonal facing: the attacker's quadrant (axes included)
+        return dx * fx >= 0 and dy * fy >= 0 and (dx * fx > 0 or dy * fy > 0)
+    if fx:  # east/west: 90-degree wedge around the axis
+        return dx * fx > 0 and abs(dy) <= abs(dx)
+    return dy * fy > 0 and abs(dx) <= abs(dy)
+
+
+def feature_protects(feature: CoverFeature, attacker: Square) -> bool:
+    square = (feature.x, feature.y)
+    if square == attacker:
+        return False
+    if not feature.facing:
+        return True
+    return any(facing_protects(tuple(f), square, attacker) for f in feature.facing)  # type: ignore[arg-type]
+
+
+def best_feature_against(grid: Grid, square: Square, attacker: Square) -> CoverFeature | None:
+    """The strongest cover feature on ``square`` that faces ``attacker``, if any."""
+    best: CoverFeature | None = None
+    for feature in grid.cover_at.get(square, []):
+        if feature_protects(feature, attacker) and (best is None or cover_rank(feature.level) > cover_rank(best.level)):
+            best = feature
+    return best
+
+
+def cover_level_against(grid: Grid, square: Square, attacker: Square) -> str:
+    """The terrain cover ("none", "light", "heavy", "total") a square gives against an attacker."""
+    feature = best_feature_against(grid, square, attacker)
+    return COVER_ORDER[cover_rank(feature.level)] if feature else "none"
+
+
+def has_cover_feature(grid: Grid, square: Square) -> bool:
+    """A square with any cover on it is not open ground (whatever its facing)."""
+    return bool(grid.cover_at.get(square))
+
+
+def is_open_ground(grid: Grid, square: Square) -> bool:
+    return not has_cover_feature(grid, square)
+
+
+# ---------------------------------------------------------------- paths and fire lanes
+
+
+def step_allowed(grid: Grid, frm: Square, to: Square) -> str | None:
+    """Why one step of a walk is illegal, or None. A diagonal step may not
+    squeeze between two walls that touch at the corner it crosses."""
+    if not adjacent(frm, to):
+        return f"{to} is not adjacent to {frm}"
+    if not grid.in_bounds(to):
+        return f"{to} is off the map"
+    if to in grid.walls:
+        return f"{to} is a wall"
+    if frm[0] != to[0] and frm[1] != to[1]:
+        if (to[0], frm[1]) in grid.walls and (frm[0], to[1]) in grid.walls:
+            return f"cannot squeeze diagonally from {frm} to {to} between two walls"
+    return None
+
+
+def in_fire_lane(grid: Grid, square: Square, watcher: Square, reach_squares: int, sees: bool | None = None) -> bool:
+    """Whether ``square`` lies in a fire lane of a shooter at ``watcher``: open
+    line of sight, within ``reach_squares`` and no cover on the square facing
+    the shooter (BB-CMB-02). ``sees`` may pass a precomputed sight check that
+    also accounts for things the grid does not know (smoke)."""
+    if distance(square, watcher) > reach_squares:
+        return False
+    if sees is None:
+        sees = grid.line_of_sight(watcher, square)
+    if not sees:
+        return False
+    return cover_level_against(grid, square, watcher) == "none"
+
+
+def fire_lane_crossings(
+    grid: Grid, path: list[Square], watcher: Square, reach_squares: int
+) -> list[int]:
+    """Indices of the squares of ``path`` that lie in the watcher's fire lane."""
+    return [i for i, square in enumerate(path) if in_fire_lane(grid, square, watcher, reach_squares)]

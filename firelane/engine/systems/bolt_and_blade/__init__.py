@@ -1,0 +1,63 @@
+"""Bolt & Blade: a d20 rule system with directional cover, fire lanes and reactions.
+
+Rule texts: ``bolt-and-blade-core.txt`` and ``bolt-and-blade-combat.txt``;
+inventory IDs BB-CORE-01..17 and BB-CMB-01..30 (BB-CMB-24..28, area effects,
+live in `areas`). The full rules-to-code map is ``docs/systems/bolt-and-blade.md``.
+
+**House defaults** — every one is configurable per encounter through
+``EncounterSetup.settings`` (key in brackets):
+
+- Attribute modifier = floor((score - 10) / 2), scores may exceed 18 (BB-CORE-02).
+- Proficiency +2 at levels 1-4, +3 at 5-8, +4 at 9-12, +5 at 13-16, +6 at 17-20
+  [``proficiency_table``] (BB-CORE-03).
+- Defense = 10 [``defense_base``] + armour + Agility modifier + cover + the
+  sheet's other named sources (BB-CORE-08).
+- Opposed check ties: the defender, the side not acting, holds [``opposed_tie``]
+  (BB-CORE-10).
+- Initiative: d20 + Agility modifier, rolled once at the start; ties go to the
+  higher Agility modifier, then the combatant ID (BB-CMB-01).
+- Cover: light +2, heavy +5 [``cover_bonus``], total cannot be targeted; cover
+  counts against ranged attacks only [``cover_against_melee``] (BB-CMB-04).
+- Exposed: +2 to ranged attacks [``exposed_attack_bonus``] (BB-CMB-05).
+- Movement 30 ft on 5-ft squares, diagonals cost one square [``movement_ft``]
+  (BB-CMB-06); Pinned movement into open ground costs double
+  [``pinned_move_multiplier``] (BB-CMB-19); entering an adjacent cover square
+  costs 5 ft [``enter_cover_cost_ft``] (BB-CMB-29).
+- Reactive Fire that damages a mover: it continues unless its move says
+  ``on_reactive_fire="stop"`` [``reactive_fire_choice``]; stopping pins it until
+  the start of the attacker's next turn (BB-CMB-12).
+- Overwatch watches the squares within 10 ft of a chosen visible point
+  [``overwatch_radius_ft``] (BB-CMB-13).
+- Suppress covers squares fitting in a 10-ft box [``suppress_area_ft``] and
+  spends 3 rounds [``suppress_ammo``] (BB-CMB-18, BB-CMB-20).
+- Aim +2 [``aim_bonus``]; the GM option allowing Aim after minor movement in
+  cover is off [``aim_after_minor_move_in_cover``] (BB-CMB-21).
+- Dangerous weapons on a natural 1: jam (cannot fire until Reloaded), overheat
+  (1d6 to the wielder [``overheat_damage``], weapon locked until the start of
+  its next turn), perils (Willpower DC 12 [``perils_dc``] or 1d6
+  [``perils_damage``]) (BB-CORE-14).
+- Mark features give the marker +2 to hit the bearer [``mark_attack_bonus``] (BB-CMB-23).
+- Search DC 12 [``search_dc``] (BB-CORE-17).
+
+The area module's own defaults (``bb_*`` keys) are merged in; see
+``docs/systems/bolt-and-blade-areas.md``.
+"""
+
+from __future__ import annotations
+
+from firelane.engine.systems.bolt_and_blade.data import demo_setup, load_data, sheet_from_template
+from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, BoltAndBladeState, Weapon
+from firelane.engine.systems.bolt_and_blade.system import BoltAndBladeSystem
+
+SYSTEM = BoltAndBladeSystem()
+
+__all__ = [
+    "SYSTEM",
+    "BoltAndBladeCombatant",
+    "BoltAndBladeState",
+    "BoltAndBladeSystem",
+    "Weapon",
+    "demo_setup",
+    "load_data",
+    "sheet_from_template",
+]

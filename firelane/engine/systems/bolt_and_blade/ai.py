@@ -1,0 +1,297 @@
+"""The Bolt & Blade AI: a deterministic policy (a pure function of the state).
+
+On its turn a combatant: Rallies if Pinned; Reloads an empty or jammed weapon;
+throws a frag grenade at a cluster of enemies with no friends near; shoots the
+best visible target (Aiming first if it has not moved) when the odds are fair;
+otherwise moves to the reachable square that best trades cover for a line of
+fire (it avoids ending in enemy fire lanes, and prefers closing in when it has
+no shot); then shoots, Suppresses an enemy in cover, Overwatches the nearest
+enemy's approach or Takes Cover; then ends its turn.
+
+In a reaction window it claims Dive for Cover, Return Fire, Opportunity Strike,
+and Reactive Fire when the shot is worth the Reaction, and passes otherwise.
+No randomness and no dice: equal states give equal commands.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import TYPE_CHECKING
+
+from firelane.engine.core import Rejected, next_command_id
+from firelane.engine.grid import Square, cover_level_against, cover_rank, distance, has_cover_feature, step_allowed
+from firelane.engine.state import EncounterState
+from firelane.engine.systems.bolt_and_blade.movement import fire_lane_watchers, movement_left, occupant, step_cost
+from firelane.engine.systems.bolt_and_blade.actions import take_cover_gain
+from firelane.engine.systems.bolt_and_blade.rules import parse_dice, range_band
+from firelane.engine.systems.bolt_and_blade.system import AIMING, EXPOSED, OVERWATCH, PINNED, grid_of
+from firelane.events.bolt_and_blade_area_schemas import BBThrow
+from firelane.events.bolt_and_blade_schemas import BBAim, BBAttack, BBMove, BBOverwatch, BBRally, BBReload, BBSuppress, BBTakeCover
+from firelane.events.schemas import ClaimReaction, Command, EndTurn, PassReaction
+
+if TYPE_CHECKING:
+    from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, Weapon
+    from firelane.engine.systems.bolt_and_blade.system import BoltAndBladeSystem
+
+GOOD_SHOT = 0.45  # shoot from where you stand at these odds or better
+ANY_SHOT = 0.2  # after moving, take any shot at least this likely
+
+
+def average_damage(weapon: Weapon) -> float:
+    expression = parse_dice(weapon.damage)
+    return expression.count * (expression.sides + 1) / 2 + expression.bonus
+
+
+def hit_chance(bonus: int, defense: int, mode: str) -> float:
+    """Chance a d20 + bonus meets Defense (natural 1 misses, natural 20 hits)."""
+    single = min(0.95, max(0.05, (21 - (defense - bonus)) / 20))
+    if mode == "advantage":
+        return 1 - (1 - single) ** 2
+    if mode == "disadvantage":
+        return single**2
+    return single
+
+
+def plan_chance(system: BoltAndBladeSystem, state: EncounterState, attacker: str, target: str, weapon: Weapon, extra_disadvantage: bool = False) -> float:
+    try:
+        plan = system.plan_attack(state, attacker, target, weapon)
+    except Rejected:
+        return 0.0
+    disadvantage = bool(plan.disadvantage) or extra_disadvantage
+    mode = "cancelled" if plan.advantage and disadvantage else "advantage" if plan.advantage else "disadvantage" if disadvantage else "normal"
+    return hit_chance(sum(m.value for m in plan.modifiers), plan.defense.total, mode)
+
+
+# ---------------------------------------------------------------- reactions
+
+
+def choose_reaction(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant) -> Command:
+    window = state.window
+    assert window is not None
+    command_id = next_command_id(state, me.id)
+    offered = window.eligible(me.id)
+    assert offered is not None
+    for reaction in ("dive_for_cover", "return_fire", "opportunity_strike"):
+        if reaction in offered.reactions:
+            return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction=reaction)
+    if "reactive_fire" in offered.reactions and me.ready is not None:
+        mover = system.combatant(state, window.actor)
+        watching = OVERWATCH in me.conditions
+        waived = watching or window.continuation.get("mode") == "dash" or EXPOSED in mover.conditions
+        chance = plan_chance(system, state, me.id, mover.id, me.ready, extra_disadvantage=not waived)
+        if chance >= 0.3 or watching:
+            return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction="reactive_fire")
+    return PassReaction(command_id=command_id, actor=me.id, window=window.window)
+
+
+# ---------------------------------------------------------------- targets
+
+
+def best_target(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant) -> tuple[str, str, float] | None:
+    """(target, weapon, expected damage x chance) of the best attack from here."""
+    best: tuple[float, str, str] | None = None
+    weapons = [w for w in me.weapons if w.template is None and w.kind != "thrown" and (w.is_melee or w.name == me.ready_weapon)]
+    for enemy in system.standing_enemies(state, me.id):
+        for weapon in weapons:
+            if weapon.is_ranged and system.weapon_problem(state, me, weapon) is not None:
+                continue
+            chance = plan_chance(system, state, me.id, enemy.id, weapon)
+            if chance <= 0:
+                continue
+            value = chance * average_damage(weapon) * (1.5 if enemy.vitality <= average_damage(weapon) else 1.0)
+            key = (value, weapon.name, enemy.id)
+            if best is None or key > (best[0], best[2], best[1]):
+                best = (value, enemy.id, weapon.name)
+    if best is None:
+        return None
+    return best[1], best[2], best[0]
+
+
+def estimate_from(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, square: Square) -> float:
+    """Best chance to hit any enemy with the ready ranged weapon from ``square``."""
+    weapon = me.ready
+    if weapon is None or not weapon.is_ranged:
+        return 0.0
+    base = me.modifier(weapon.attack_attribute) + (system.proficiency(state, me) if system.proficient_with(me, weapon) else 0)
+    best = 0.0
+    for enemy in system.standing_enemies(state, me.id):
+        there: Square = enemy.position  # type: ignore[assignment]
+        band = range_band(distance(square, there) * state.terrain.square_size, weapon.range[0], weapon.range[1])
+        if band == "out" or not system.sees(state, square, there):
+            continue
+        level, _ = system.cover_against(state, enemy, square)
+        if level == "total":
+            continue
+        defense = system.defense_roll(state, enemy, square, ranged=True).total
+        bonus = base + (int(state.settings.get("exposed_attack_bonus", 2)) if EXPOSED in enemy.conditions else 0)
+        best = max(best, hit_chance(bonus, defense, "disadvantage" if band == "long" else "normal"))
+    return best
+
+
+# ---------------------------------------------------------------- movement
+
+
+def reachable(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, budget: float) -> dict[Square, tuple[float, list[Square]]]:
+    """Cheapest paths to every square within ``budget`` ft (Dijkstra, deterministic)."""
+    grid = grid_of(state)
+    start: Square = me.position  # type: ignore[assignment]
+    best: dict[Square, tuple[float, list[Square]]] = {start: (0.0, [])}
+    queue: list[tuple[float, Square]] = [(0.0, start)]
+    while queue:
+        cost, square = heapq.heappop(queue)
+        if cost > best[square][0]:
+            continue
+        for dx, dy in ((0, -1), (1, 0), (0, 1), (-1, 0), (1, -1), (1, 1), (-1, 1), (-1, -1)):
+            nxt = (square[0] + dx, square[1] + dy)
+            if step_allowed(grid, square, nxt) is not None:
+                continue
+            blocker = occupant(state, nxt, besides=me.id)
+            if blocker is not None and state.combatants[blocker].side != me.side:
+                continue
+            total = cost + step_cost(state, me, square, nxt)
+            if total > budget:
+                continue
+            if nxt not in best or total < best[nxt][0]:
+                best[nxt] = (total, best[square][1] + [nxt])
+                heapq.heappush(queue, (total, nxt))
+    return {sq: v for sq, v in best.items() if sq == start or occupant(state, sq, besides=me.id) is None}
+
+
+def square_score(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, square: Square, path: list[Square]) -> float:
+    enemies = system.standing_enemies(state, me.id)
+    if not enemies:
+        return 0.0
+    grid = grid_of(state)
+    nearest = min(distance(square, e.position) for e in enemies)  # type: ignore[arg-type]
+    chance = estimate_from(system, state, me, square)
+    cover = 0.0
+    for enemy in enemies:
+        if system.sees(state, enemy.position, square):  # type: ignore[arg-type]
+            cover += cover_rank(cover_level_against(grid, square, enemy.position)) - 1.0  # type: ignore[arg-type]
+    lanes = len({w for step in path for w in fire_lane_watchers(system, state, me.id, step) if not state.combatants[w].reaction_used})
+    score = 4.0 * chance + 0.8 * cover - 0.6 * lanes
+    if chance < ANY_SHOT:
+        score -= 0.25 * nearest  # no shot from here: close in
+    if has_cover_feature(grid, square):
+        score += 0.3
+    score -= 0.01 * len(path)
+    return score
+
+
+def best_move(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant) -> list[Square] | None:
+    budget = movement_left(me)
+    if budget < state.terrain.square_size or me.movement_halted:
+        return None
+    options = reachable(system, state, me, budget)
+    here: Square = me.position  # type: ignore[assignment]
+    scored = sorted(((square_score(system, state, me, sq, path), sq) for sq, (_cost, path) in options.items()), key=lambda item: (-item[0], item[1][1], item[1][0]))
+    if not scored or scored[0][1] == here:
+        return None
+    if scored[0][0] <= square_score(system, state, me, here, []) + 0.05:
+        return None
+    return options[scored[0][1]][1]
+
+
+# ---------------------------------------------------------------- turn
+
+
+def grenade_throw(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant) -> BBThrow | None:
+    grenade = me.weapon("frag grenade")
+    if grenade is None or me.ammo.get(grenade.name, 0) <= 0:
+        return None
+    here: Square = me.position  # type: ignore[assignment]
+    friends = [c for c in state.combatants.values() if c.side == me.side and not c.out_of_fight]
+    for enemy in system.standing_enemies(state, me.id):
+        point: Square = enemy.position  # type: ignore[assignment]
+        if distance(here, point) * state.terrain.square_size > grenade.range[0] or not system.sees(state, here, point):
+            continue
+        if any(distance(f.position, point) <= 2 for f in friends):  # type: ignore[arg-type]
+            continue
+        caught = [e for e in system.standing_enemies(state, me.id) if distance(e.position, point) <= 2]  # type: ignore[arg-type]
+        if len(caught) >= 2:
+            return BBThrow(command_id=next_command_id(state, me.id), actor=me.id, target=point, weapon=grenade.name)
+    return None
+
+
+def suppress_target(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant) -> list[Square] | None:
+    weapon = me.ready
+    if weapon is None or not weapon.is_ranged or not any(weapon.has(t) for t in ("burst", "heavy")):
+        return None
+    if weapon.magazine and me.ammo.get(weapon.name, 0) < int(state.settings.get("suppress_ammo", 3)) + 1:
+        return None
+    if system.weapon_problem(state, me, weapon) is not None or (weapon.has("heavy") and system.engaged(state, me.id)):
+        return None
+    here: Square = me.position  # type: ignore[assignment]
+    for enemy in system.standing_enemies(state, me.id):
+        there: Square = enemy.position  # type: ignore[assignment]
+        if PINNED in enemy.conditions or distance(here, there) * state.terrain.square_size > weapon.range[0] or not system.sees(state, here, there):
+            continue
+        return [there]
+    return None
+
+
+def overwatch_point(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant) -> Square | None:
+    weapon = me.ready
+    if weapon is None or not weapon.is_ranged or weapon.template is not None or system.weapon_problem(state, me, weapon) is not None:
+        return None
+    enemies = system.standing_enemies(state, me.id)
+    if not enemies:
+        return None
+    here: Square = me.position  # type: ignore[assignment]
+    nearest = min(enemies, key=lambda e: (distance(here, e.position), e.id))  # type: ignore[arg-type]
+    reach = int(weapon.range[1] // state.terrain.square_size)
+    grid = grid_of(state)
+    best: tuple[int, int, int, Square] | None = None
+    for y in range(state.terrain.height):
+        for x in range(state.terrain.width):
+            square = (x, y)
+            if not grid.passable(square) or distance(here, square) > reach or not system.sees(state, here, square):
+                continue
+            key = (distance(square, nearest.position), y, x, square)  # type: ignore[arg-type]
+            if best is None or key < best:
+                best = key
+    return best[3] if best else None
+
+
+def choose_command(system: BoltAndBladeSystem, state: EncounterState, combatant: str) -> Command | None:
+    me = system.combatant(state, combatant)
+    if state.window is not None:
+        if state.window.eligible(combatant) is None or state.window.answered(combatant):
+            return None
+        return choose_reaction(system, state, me)
+    if state.active != combatant or me.out_of_fight:
+        return None
+    command_id = next_command_id(state, combatant)
+    if not me.action_used:
+        if PINNED in me.conditions:
+            return BBRally(command_id=command_id, actor=combatant)
+        weapon = me.ready
+        if weapon is not None and weapon.is_ranged and weapon.magazine and (weapon.name in me.jammed or me.ammo.get(weapon.name, 0) <= 0):
+            return BBReload(command_id=command_id, actor=combatant, weapon=weapon.name)
+        throw = grenade_throw(system, state, me)
+        if throw is not None:
+            return throw
+        target = best_target(system, state, me)
+        if target is not None:
+            target_id, weapon_name, _value = target
+            chance = plan_chance(system, state, combatant, target_id, me.weapon(weapon_name))  # type: ignore[arg-type]
+            threshold = ANY_SHOT if me.moved_this_turn or movement_left(me) < state.terrain.square_size else GOOD_SHOT
+            if chance >= threshold:
+                chosen = me.weapon(weapon_name)
+                if chosen is not None and chosen.is_ranged and not me.moved_this_turn and not me.bonus_used and AIMING not in me.conditions:
+                    return BBAim(command_id=command_id, actor=combatant)
+                return BBAttack(command_id=command_id, actor=combatant, target=target_id, weapon=weapon_name)
+    path = best_move(system, state, me) if not me.moved_this_turn or movement_left(me) >= state.terrain.square_size * 2 else None
+    if path:
+        return BBMove(command_id=command_id, actor=combatant, path=path)
+    if not me.action_used:
+        area = suppress_target(system, state, me)
+        if area is not None:
+            return BBSuppress(command_id=command_id, actor=combatant, area=area)
+        point = overwatch_point(system, state, me)
+        if point is not None:
+            return BBOverwatch(command_id=command_id, actor=combatant, center=point)
+        if take_cover_gain(state, me) is not None:
+            return BBTakeCover(command_id=command_id, actor=combatant)
+    return EndTurn(command_id=command_id, actor=combatant)
+

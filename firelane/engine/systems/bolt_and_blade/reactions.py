@@ -1,0 +1,387 @@
+"""Bolt & Blade reactions: Reactive Fire, Return Fire, Opportunity Strike, Dive for Cover.
+
+Windows this system opens (``ReactionWindowOpened.trigger``):
+
+- ``fire_lane``: a mover entered an enemy's fire lane (BB-CMB-02, -10);
+  offers ``reactive_fire``. Continuation: the rest of the move.
+- ``leaving_reach``: a mover is about to leave an enemy's melee reach
+  (BB-CMB-15); offers ``opportunity_strike``. Continuation: the rest of the move.
+- ``ranged_attack``: a ranged attack was declared against a target that sees
+  the attacker and has a ready ranged weapon (BB-CMB-14); offers
+  ``return_fire``. Continuation: the declared attack.
+- ``ranged_hit``: a ranged attack hit a target with cover within 5 ft
+  (BB-CMB-17); offers ``dive_for_cover``. Continuation: the hit awaiting damage.
+
+Every claim is re-validated against the state the earlier claims produced; a
+reaction made pointless or impossible (target down, already stopped, out of
+sight, weapon empty) is denied with the reason. Reactions do not themselves
+open windows (house default): a Reactive Fire or Return Fire shot cannot be
+answered by Return Fire or dodged with Dive for Cover, which keeps exchanges
+from chaining.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from firelane.engine.core import Decision, Rejected, require
+from firelane.engine.dice import Dice
+from firelane.engine.grid import Square, cover_level_against, cover_rank, step_allowed
+from firelane.engine.state import EncounterState, ReactionWindow
+from firelane.engine.systems.bolt_and_blade.movement import (
+    finish_move,
+    occupant,
+    on_overwatch_over,
+    opportunity_problem,
+    reactive_fire_problem,
+    stop_movement,
+    walk,
+)
+from firelane.engine.systems.bolt_and_blade.rules import exchange_outcome
+from firelane.engine.systems.bolt_and_blade.system import EVADING, EXPOSED, PINNED, STUNNED, AttackOutcome, AttackPlan, grid_of
+from firelane.events.bolt_and_blade_schemas import BBAttackRecomputed, BBExchangeResolved, BBReactiveFireChoice
+from firelane.events.schemas import (
+    ActionTaken,
+    ClaimReaction,
+    ConditionApplied,
+    ConditionRemoved,
+    EligibleReactor,
+    Event,
+    Moved,
+    OrderedClaim,
+    ReactionsOrdered,
+    Roll,
+)
+
+if TYPE_CHECKING:
+    from firelane.engine.systems.bolt_and_blade.system import BoltAndBladeSystem
+
+
+# ---------------------------------------------------------------- eligibility used when opening windows
+
+
+def return_fire_problem(system: BoltAndBladeSystem, state: EncounterState, target_id: str, attacker_id: str) -> str | None:
+    """Why the target of a ranged attack cannot Return Fire (BB-CMB-14), or None."""
+    target = system.combatant(state, target_id)
+    attacker = system.combatant(state, attacker_id)
+    if target.out_of_fight:
+        return f"{target_id} is down"
+    if target.reaction_used:
+        return f"{target_id} has already used its Reaction this round"
+    if STUNNED in target.conditions:
+        return f"{target_id} is Stunned"
+    if attacker.out_of_fight:
+        return f"{attacker_id} is down"
+    weapon = target.ready
+    if weapon is None or not weapon.is_ranged or weapon.template is not None:
+        return f"{target_id} has no ranged weapon ready"
+    problem = system.weapon_problem(state, target, weapon)
+    if problem is not None:
+        return problem
+    try:
+        system.plan_attack(state, target_id, attacker_id, weapon, kind="return_fire")
+    except Rejected as rejection:
+        return rejection.reason
+    return None
+
+
+def dive_squares(system: BoltAndBladeSystem, state: EncounterState, target_id: str, attacker_square: Square) -> list[Square]:
+    """Squares within 5 ft (one step) the target can dive into that give it
+    better cover against the attacker than it has now, best first (BB-CMB-17)."""
+    target = system.combatant(state, target_id)
+    grid = grid_of(state)
+    here: Square = target.position  # type: ignore[assignment]
+    current = cover_rank(system.cover_against(state, target, attacker_square)[0]) if EXPOSED not in target.conditions else 0
+    options: list[tuple[int, Square]] = []
+    for dx in (-1, 0, 1):
+        for dy in (-1, 0, 1):
+            square = (here[0] + dx, here[1] + dy)
+            if square == here or step_allowed(grid, here, square) is not None or occupant(state, square, besides=target_id):
+                continue
+            rank = cover_rank(cover_level_against(grid, square, attacker_square))
+            if rank > current:
+                options.append((rank, square))
+    options.sort(key=lambda item: (-item[0], item[1][1], item[1][0]))
+    return [square for _rank, square in options]
+
+
+def dive_problem(system: BoltAndBladeSystem, state: EncounterState, target_id: str, attacker_square: Square) -> str | None:
+    target = system.combatant(state, target_id)
+    if target.out_of_fight:
+        return f"{target_id} is down"
+    if target.reaction_used:
+        return f"{target_id} has already used its Reaction this round"
+    if STUNNED in target.conditions:
+        return f"{target_id} is Stunned"
+    if not dive_squares(system, state, target_id, attacker_square):
+        return f"no cover within 5 ft of {target_id}"
+    return None
+
+
+# ---------------------------------------------------------------- claims
+
+
+def validate_claim(system: BoltAndBladeSystem, state: EncounterState, window: ReactionWindow, claim: ClaimReaction) -> None:
+    if claim.reaction == "dive_for_cover" and "to" in claim.options:
+        to = claim.options["to"]
+        require(isinstance(to, (list, tuple)) and len(to) == 2, "dive_for_cover option 'to' must be a square [x, y]")
+        attacker_square: Square = tuple(window.continuation["attacker_square"])  # type: ignore[assignment]
+        options = dive_squares(system, state, claim.actor, attacker_square)
+        require(tuple(to) in options, f"{tuple(to)} is not cover within 5 ft of {claim.actor}; options: {options}")
+
+
+def resolve_reaction(system: BoltAndBladeSystem, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
+    handler = _HANDLERS.get(claim.reaction)
+    if handler is None:
+        return f"unknown reaction {claim.reaction!r}"
+    return handler(system, decision, window, claim, dice)
+
+
+def _reactive_fire(system: BoltAndBladeSystem, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
+    """BB-CMB-10..13: a ranged attack at a mover crossing a fire lane."""
+    state = decision.state
+    mover_id = window.actor
+    reactor_id = claim.combatant
+    mover = system.combatant(state, mover_id)
+    if mover.out_of_fight:
+        return f"{mover_id} is already down"
+    if mover.movement_halted:
+        return f"{mover_id} has already stopped"
+    square: Square = tuple(mover.position)  # type: ignore[assignment]
+    problem = reactive_fire_problem(system, state, reactor_id, mover_id, square)
+    if problem is not None:
+        return problem
+    reactor = system.combatant(state, reactor_id)
+    weapon = reactor.ready
+    try:
+        plan = system.plan_attack(state, reactor_id, mover_id, weapon, kind="reactive_fire")  # type: ignore[arg-type]
+    except Rejected as rejection:
+        return rejection.reason
+    overwatch = on_overwatch_over(reactor, square)
+    continuation = window.continuation
+    disadvantage = list(plan.disadvantage)
+    waived = []
+    if overwatch:
+        waived.append("on Overwatch (BB-CMB-13)")
+    if continuation.get("mode") == "dash":
+        waived.append("the target is Dashing (BB-CMB-07)")
+    if EXPOSED in mover.conditions:
+        waived.append("the target is Exposed (BB-CMB-11)")
+    if not waived:
+        disadvantage.append("Reactive Fire (BB-CMB-11)")
+    if EVADING in mover.conditions:
+        disadvantage.append("the target is Evading (BB-CMB-08)")
+    plan = plan.__class__(**{**_fields(plan), "disadvantage": disadvantage})
+    decision.emit(ActionTaken(combatant=reactor_id, action="reactive_fire", slot="reaction", rule="BB-CMB-10", details={"overwatch": overwatch, "disadvantage_waived_by": waived}))
+    outcome = system.roll_attack(decision, plan, dice, rule="BB-CMB-10", purpose=f"Reactive Fire with {weapon.name} at {mover_id}")  # type: ignore[union-attr]
+    system.emit_attack(decision, outcome, hit=outcome.would_hit, kind="reactive_fire", details={"overwatch": overwatch})
+    damage = system.deal_attack_damage(decision, outcome, dice) if outcome.would_hit else 0
+    system.dangerous_consequences(decision, outcome, dice)
+    mover = system.combatant(state, mover_id)
+    if not outcome.would_hit or mover.out_of_fight:
+        return None
+    if overwatch:
+        save = system.roll_save(decision, mover_id, "agility", outcome.roll.total, dice, rule="BB-CMB-13", purpose=f"Agility save against {reactor_id}'s Overwatch hit")
+        if not save.success:
+            stop_movement(system, decision, mover_id, continuation, f"hit by {reactor_id}'s Overwatch fire and failed the Agility save", "BB-CMB-13")
+            return None
+    if damage > 0:
+        choice = str(continuation.get("choice", "continue"))
+        decision.emit(BBReactiveFireChoice(combatant=mover_id, choice=choice, attacker=reactor_id))
+        if choice == "stop":
+            until = f"start_of_turn:{reactor_id}" if state.settings.get("reactive_fire_pin", "attacker_next_turn") == "attacker_next_turn" else f"start_of_turn:{mover_id}"
+            decision.emit(ConditionApplied(combatant=mover_id, condition=PINNED, rule="BB-CMB-12", until=until, details={"by": reactor_id}))
+            stop_movement(system, decision, mover_id, continuation, f"stopped under {reactor_id}'s fire and became Pinned", "BB-CMB-12")
+    return None
+
+
+def _opportunity_strike(system: BoltAndBladeSystem, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
+    """BB-CMB-15: one melee attack at a creature leaving your reach."""
+    state = decision.state
+    mover_id = window.actor
+    reactor_id = claim.combatant
+    mover = system.combatant(state, mover_id)
+    if mover.out_of_fight:
+        return f"{mover_id} is already down"
+    if mover.movement_halted:
+        return f"{mover_id} has stopped and no longer leaves {reactor_id}'s reach"
+    rest = window.continuation.get("rest", [])
+    if not rest:
+        return f"{mover_id} is not leaving"
+    problem = opportunity_problem(system, state, reactor_id, mover_id, tuple(mover.position), tuple(rest[0]))  # type: ignore[arg-type]
+    if problem is not None:
+        return problem
+    reactor = system.combatant(state, reactor_id)
+    weapon = system.best_melee_weapon(reactor)
+    try:
+        plan = system.plan_attack(state, reactor_id, mover_id, weapon, kind="opportunity_strike")  # type: ignore[arg-type]
+    except Rejected as rejection:
+        return rejection.reason
+    decision.emit(ActionTaken(combatant=reactor_id, action="opportunity_strike", slot="reaction", rule="BB-CMB-15"))
+    outcome = system.roll_attack(decision, plan, dice, rule="BB-CMB-15", purpose=f"Opportunity Strike with {weapon.name} at {mover_id}")  # type: ignore[union-attr]
+    system.emit_attack(decision, outcome, hit=outcome.would_hit, kind="opportunity_strike")
+    if outcome.would_hit:
+        system.deal_attack_damage(decision, outcome, dice)
+    system.dangerous_consequences(decision, outcome, dice)
+    return None
+
+
+def _return_fire(system: BoltAndBladeSystem, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
+    """BB-CMB-14: the Opposed Exchange between a ranged attack and the target's Return Fire."""
+    state = decision.state
+    continuation = window.continuation
+    attacker_id: str = continuation["attacker"]
+    target_id = claim.combatant
+    problem = return_fire_problem(system, state, target_id, attacker_id)
+    if problem is not None:
+        return problem
+    attacker = system.combatant(state, attacker_id)
+    weapon = attacker.weapon(continuation["weapon"])
+    try:
+        attack_plan = system.plan_attack(state, attacker_id, target_id, weapon, kind="attack")  # type: ignore[arg-type]
+    except Rejected as rejection:
+        return f"the declared attack can no longer be made: {rejection.reason}"
+    target = system.combatant(state, target_id)
+    return_plan = system.plan_attack(state, target_id, attacker_id, target.ready, kind="return_fire")  # type: ignore[arg-type]
+    decision.emit(ActionTaken(combatant=target_id, action="return_fire", slot="reaction", rule="BB-CMB-14"))
+    attack = system.roll_attack(decision, attack_plan, dice, purpose=f"{weapon.name} attack on {target_id}")  # type: ignore[union-attr]
+    answer = system.roll_attack(decision, return_plan, dice, rule="BB-CMB-14", purpose=f"Return Fire with {return_plan.weapon.name} at {attacker_id}")
+    attacker_lands, defender_lands, outcome = exchange_outcome(attack.roll.total, attack.would_hit, answer.roll.total, answer.would_hit)
+    decision.emit(
+        BBExchangeResolved(
+            attacker=attacker_id,
+            defender=target_id,
+            attacker_total=attack.roll.total,
+            defender_total=answer.roll.total,
+            attacker_would_hit=attack.would_hit,
+            defender_would_hit=answer.would_hit,
+            attacker_hits=attacker_lands,
+            defender_hits=defender_lands,
+            outcome=outcome,
+        )
+    )
+    system.emit_attack(decision, attack, hit=attacker_lands, kind="attack", details={"exchange": outcome, "would_hit": attack.would_hit})
+    system.emit_attack(decision, answer, hit=defender_lands, kind="return_fire", details={"exchange": outcome, "would_hit": answer.would_hit})
+    if attacker_lands:
+        system.deal_attack_damage(decision, attack, dice)
+    if defender_lands:
+        system.deal_attack_damage(decision, answer, dice)
+    system.dangerous_consequences(decision, attack, dice)
+    system.dangerous_consequences(decision, answer, dice)
+    return None
+
+
+def _dive_for_cover(system: BoltAndBladeSystem, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
+    """BB-CMB-17: an Agility save against the attack roll; move up to 5 ft into
+    cover either way (it is physically possible: the square is free); on a
+    success the hit is recomputed with the new cover."""
+    state = decision.state
+    continuation = window.continuation
+    target_id = claim.combatant
+    attacker_square: Square = tuple(continuation["attacker_square"])  # type: ignore[assignment]
+    problem = dive_problem(system, state, target_id, attacker_square)
+    if problem is not None:
+        return problem
+    options = dive_squares(system, state, target_id, attacker_square)
+    wanted = claim.options.get("to")
+    destination: Square = tuple(wanted) if wanted is not None and tuple(wanted) in options else options[0]  # type: ignore[assignment]
+    attack_total = int(continuation["total"])
+    decision.emit(ActionTaken(combatant=target_id, action="dive_for_cover", slot="reaction", rule="BB-CMB-17", details={"to": list(destination)}))
+    save = system.roll_save(decision, target_id, "agility", attack_total, dice, rule="BB-CMB-17", purpose=f"Agility save to Dive for Cover (DC = attack roll {attack_total})")
+    decision.emit(Moved(combatant=target_id, path=[destination], mode="dive", cost=0.0, rule="BB-CMB-17"))
+    if EXPOSED in system.combatant(state, target_id).conditions:
+        decision.emit(ConditionRemoved(combatant=target_id, condition=EXPOSED, reason="dived into cover", rule="BB-CMB-17"))
+    if not save.success:
+        return None
+    target = system.combatant(state, target_id)
+    defense = system.defense_roll(state, target, attacker_square, ranged=True)
+    adjusted = attack_total - int(continuation.get("exposed_bonus", 0))
+    critical = bool(continuation.get("critical", False))
+    hit = critical or adjusted >= defense.total
+    decision.emit(
+        BBAttackRecomputed(
+            attacker=continuation["attacker"],
+            target=target_id,
+            attack_total=adjusted,
+            defense=defense,
+            hit=hit,
+            details={"exposed_bonus_removed": int(continuation.get("exposed_bonus", 0)), "critical": critical},
+        )
+    )
+    return None
+
+
+_HANDLERS = {
+    "reactive_fire": _reactive_fire,
+    "opportunity_strike": _opportunity_strike,
+    "return_fire": _return_fire,
+    "dive_for_cover": _dive_for_cover,
+}
+
+
+def _fields(struct: Any) -> dict[str, Any]:
+    return {name: getattr(struct, name) for name in struct.__struct_fields__}
+
+
+# ---------------------------------------------------------------- after the window
+
+
+def _events_of_window(decision: Decision, window: int) -> list[Event]:
+    """This decision's events since the window's claims were ordered."""
+    for index in range(len(decision.events) - 1, -1, -1):
+        event = decision.events[index]
+        if isinstance(event, ReactionsOrdered) and event.window == window:
+            return decision.events[index + 1:]
+    return []
+
+
+def after_window(system: BoltAndBladeSystem, decision: Decision, window: ReactionWindow, dice: Dice) -> None:
+    continuation = window.continuation
+    kind = continuation.get("kind")
+    if kind == "move":
+        mover = system.combatant(decision.state, continuation["mover"])
+        if mover.out_of_fight:
+            return
+        if mover.movement_halted:
+            finish_move(system, decision, mover.id)
+            return
+        walk(system, decision, continuation, dice)
+    elif kind == "attack":
+        spent = any(isinstance(e, ActionTaken) and e.action == "return_fire" for e in _events_of_window(decision, window.window))
+        if spent:
+            return
+        from firelane.engine.systems.bolt_and_blade.actions import resolve_declared_attack
+
+        attacker = system.combatant(decision.state, continuation["attacker"])
+        weapon = attacker.weapon(continuation["weapon"])
+        try:
+            plan = system.plan_attack(decision.state, attacker.id, continuation["target"], weapon, kind="attack")  # type: ignore[arg-type]
+        except Rejected:
+            return  # the target fell or vanished meanwhile: the Action is spent for nothing
+        resolve_declared_attack(system, decision, plan, dice)
+    elif kind == "hit":
+        recomputed = [e for e in _events_of_window(decision, window.window) if isinstance(e, BBAttackRecomputed)]
+        if recomputed and not recomputed[-1].hit:
+            return
+        deal_pending_damage(system, decision, continuation, dice)
+
+
+def deal_pending_damage(system: BoltAndBladeSystem, decision: Decision, continuation: dict[str, Any], dice: Dice) -> None:
+    """Damage for a hit that waited for a Dive for Cover window."""
+    state = decision.state
+    attacker = system.combatant(state, continuation["attacker"])
+    target = system.combatant(state, continuation["target"])
+    if target.out_of_fight:
+        return
+    weapon = attacker.weapon(continuation["weapon"])
+    defense = Roll(purpose="Defense (see the attack)", rule="BB-CORE-08", dice=[])
+    plan = AttackPlan(attacker=attacker.id, target=target.id, weapon=weapon, modifiers=[], advantage=[], disadvantage=[], defense=defense, band="", exposed_bonus=0, consumes=[])  # type: ignore[arg-type]
+    outcome = AttackOutcome(plan=plan, roll=defense, natural=int(continuation["natural"]), would_hit=True, critical=bool(continuation["critical"]))
+    system.deal_attack_damage(decision, outcome, dice)
+
+
+def dive_offer(system: BoltAndBladeSystem, state: EncounterState, target_id: str, attacker_square: Square) -> list[EligibleReactor]:
+    if dive_problem(system, state, target_id, attacker_square) is None:
+        return [EligibleReactor(combatant=target_id, reactions=["dive_for_cover"])]
+    return []
+

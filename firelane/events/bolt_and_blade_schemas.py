@@ -1,0 +1,206 @@
+"""Bolt & Blade commands and events (the d20 system's own types).
+
+Imports nothing from the project except the generic schemas (layering rule in
+DESIGN.md). Tags are prefixed ``BB`` so they stay globally unique. Everything
+the generic events already say (Moved, ActionTaken, AttackResolved,
+DamageDealt, TestRolled, ConditionApplied/Removed, StateAdjusted) is said with
+them; these types cover what they cannot.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from firelane.events.schemas import Command, Event, Roll
+
+Square = tuple[int, int]
+
+
+# --------------------------------------------------------------------------- commands
+
+
+class BBMove(Command):
+    """Move along ``path`` (the squares entered, in order).
+
+    ``mode``: "tactical" (Movement, BB-CMB-06), "dash" (spends the Action for
+    Movement again, BB-CMB-07) or "evade" (spends the Action, Reactive Fire
+    against you has Disadvantage until the end of your turn, BB-CMB-08).
+    ``on_reactive_fire``: what you do if Reactive Fire damages you during this
+    move (BB-CMB-12): "continue" or "stop" (stop at once and become Pinned);
+    empty = the encounter's ``reactive_fire_choice`` setting.
+    """
+
+    path: list[Square]
+    mode: str = "tactical"
+    on_reactive_fire: str = ""
+
+
+class BBAttack(Command):
+    """Attack ``target`` with ``weapon`` (empty = the ready weapon) (BB-CORE-07)."""
+
+    target: str
+    weapon: str = ""
+
+
+class BBAim(Command):
+    """Bonus Action: +2 on your next ranged attack this turn (BB-CMB-21)."""
+
+
+class BBTakeCover(Command):
+    """Action: improve your cover one step (BB-CMB-30)."""
+
+
+class BBOverwatch(Command):
+    """Action: watch the squares within ``radius_ft`` (empty = the setting) of
+    ``center`` until the start of your next turn (BB-CMB-13)."""
+
+    center: Square
+    radius_ft: int | None = None
+
+
+class BBSuppress(Command):
+    """Action: suppress ``area`` (squares fitting in a 10-ft box) with ``weapon``
+    (empty = the ready weapon) (BB-CMB-18, BB-CMB-20)."""
+
+    area: list[Square]
+    weapon: str = ""
+
+
+class BBRally(Command):
+    """Action: end Pinned (BB-CMB-19)."""
+
+
+class BBDisengage(Command):
+    """Action: leaving melee reach this turn provokes no Opportunity Strike (BB-CMB-09)."""
+
+
+class BBReady(Command):
+    """Action: make another carried weapon your ready weapon (BB-CORE-17 Ready)."""
+
+    weapon: str
+
+
+class BBReload(Command):
+    """Action: reload a weapon to a full magazine and clear a jam (BB-CORE-17 Interact)."""
+
+    weapon: str = ""
+
+
+class BBHelp(Command):
+    """Action: distract an enemy within 5 ft; the next attack an ally of yours
+    makes against it has Advantage (BB-CORE-17 Help)."""
+
+    target: str
+
+
+class BBSearch(Command):
+    """Action: an Intellect check with Awareness against the search DC (BB-CORE-17 Search)."""
+
+    dc: int | None = None
+
+
+class BBMark(Command):
+    """Bonus Action: put your single-bearer mark feature on ``target`` (BB-CMB-23)."""
+
+    target: str
+    mark: str
+
+
+# --------------------------------------------------------------------------- events
+
+
+class BBMovementStopped(Event):
+    """A move ended early (the mover chose to stop under fire, an Overwatch hit
+    stopped it, it went down). ``unused_path`` is what it did not walk."""
+
+    combatant: str
+    at: Square
+    reason: str
+    unused_path: list[Square] = []
+    rule: str = ""
+
+
+class BBReactiveFireChoice(Event):
+    """After Reactive Fire dealt damage, the mover continued or stopped (BB-CMB-12)."""
+
+    combatant: str
+    choice: str  # "continue" or "stop"
+    attacker: str
+    rule: str = "BB-CMB-12"
+
+
+class BBExchangeResolved(Event):
+    """An Opposed Exchange (Return Fire) between an attacker and a target (BB-CMB-14)."""
+
+    attacker: str
+    defender: str
+    attacker_total: int
+    defender_total: int
+    attacker_would_hit: bool
+    defender_would_hit: bool
+    attacker_hits: bool
+    defender_hits: bool
+    outcome: str
+    rule: str = "BB-CMB-14"
+
+
+class BBAttackRecomputed(Event):
+    """A hit was checked again after the target dived into cover (BB-CMB-17)."""
+
+    attacker: str
+    target: str
+    attack_total: int
+    defense: Roll
+    hit: bool
+    rule: str = "BB-CMB-17"
+    details: dict[str, Any] = {}
+
+
+class BBOpposedCheck(Event):
+    """Both sides rolled; the higher total wins, a tie goes to the side that holds (BB-CORE-10)."""
+
+    actor: str
+    defender: str
+    actor_roll: Roll
+    defender_roll: Roll
+    winner: str
+    tie: bool = False
+    rule: str = "BB-CORE-10"
+
+
+class BBMarkMoved(Event):
+    """A single-bearer mark changed bearer (BB-CMB-23); ``previous`` lost it."""
+
+    marker: str
+    mark: str
+    bearer: str
+    previous: str | None = None
+    rule: str = "BB-CMB-23"
+
+
+
+
+BB_COMMANDS: tuple[type[Command], ...] = (
+    BBMove,
+    BBAttack,
+    BBAim,
+    BBTakeCover,
+    BBOverwatch,
+    BBSuppress,
+    BBRally,
+    BBDisengage,
+    BBReady,
+    BBReload,
+    BBHelp,
+    BBSearch,
+    BBMark,
+)
+
+BB_EVENTS: tuple[type[Event], ...] = (
+    BBMovementStopped,
+    BBReactiveFireChoice,
+    BBExchangeResolved,
+    BBAttackRecomputed,
+    BBOpposedCheck,
+    BBMarkMoved,
+)
