@@ -138,11 +138,15 @@ class BBZoneExpired(Event):
 
 
 class BBZoneEntered(Event):
-    """A combatant is affected by a zone (entered it, or started its turn in it)."""
+    """A combatant is affected by a zone (entered it, or started its turn in it).
+
+    ``turn`` names the turn it happened in ("r<round>:<active>"): a zone affects
+    a combatant at most once per turn."""
 
     zone: str
     combatant: str
     trigger: str  # "enter" or "turn_start"
+    turn: str = ""
     rule: str = "BB-CMB-26"
 
 

@@ -34,6 +34,7 @@ from firelane.events.bolt_and_blade_area_schemas import (
     BBZoneExpired,
     BBZoneTicked,
 )
+from firelane.events.bolt_and_blade_schemas import BBMove
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,
@@ -523,3 +524,15 @@ def test_demo_fight_with_grenades_ends_and_replays() -> None:
         for event in log:
             SYSTEM.evolve(replayed, event)
         assert replayed == final
+
+
+def test_bb_cmb_26_walking_into_a_damaging_zone_burns_once_per_move() -> None:
+    """BB-CMB-26: the sergeant walks through a fire zone (8..10, 9..11): burned entering (8,10), not again at (9,10), (10,10)."""
+    blade_only = member("c1", "cult", "cultist", (15, 15), weapons=["cultist blade"], ready_weapon="cultist blade")
+    state = start([sergeant(weapons=[FIRE_BOMB]), blade_only])
+    play(state, throw((9, 10), weapon="fire bomb"), [15, 2])  # the blast catches nobody
+    # entering: 1d4 = 3, the sergeant's Agility save 5 + 2 = 7 < 12
+    events = play(state, BBMove(command_id="m", actor="sgt", path=[(6, 10), (7, 10), (8, 10), (9, 10), (10, 10)]), [3, 5])
+    assert [(e.combatant, e.trigger) for e in of(events, BBZoneEntered)] == [("sgt", "enter")]
+    assert [(d.target, d.amount, d.rule) for d in of(events, DamageDealt)] == [("sgt", 3, "BB-CMB-26")]
+    assert state.combatants["sgt"].position == (10, 10) and state.combatants["sgt"].vitality == 18 - 3

@@ -457,9 +457,30 @@ def test_bb_cmb_26_damaging_zone_hits_whoever_starts_a_turn_inside_and_whoever_e
     events = play(state, Step(command_id="m", actor="e3", path=[(12, 10), (12, 11), (12, 12)]), [1, 2])
     assert [(e.combatant, e.trigger) for e in of(events, BBZoneEntered)] == [("e3", "enter")]
     assert [(d.target, d.amount) for d in of(events, DamageDealt)] == [("e3", 1)]
-    # Walking outside the zone does nothing.
+    # Walking out, then back in square by square, in the same turn: the zone already burned e3 this turn.
     events = play(state, Step(command_id="m2", actor="e3", path=[(13, 13), (14, 14)]))
+    events += play(state, Step(command_id="m3", actor="e3", path=[(13, 13)]))
+    events += play(state, Step(command_id="m4", actor="e3", path=[(12, 12)]))
     assert of(events, BBZoneEntered) == []
+    assert state.zones[0].affected == {"e1": "r1:e1", "e2": "r1:e2", "e3": "r1:e3"}
+
+
+def test_bb_cmb_26_a_zone_affects_a_combatant_once_per_turn() -> None:
+    """BB-CMB-26: starting the turn inside counts for the turn: stepping within the zone does not burn again;
+    the next turn it burns again at the start."""
+    state = start(SQUAD)
+    play(state, BBThrow(command_id="t", actor="a", target=(11, 11), weapon="fire bomb"), [15, 2, 20, 20])
+    events = play(state, EndTurn(command_id="e", actor="a"), [3, 5])  # e1 starts inside
+    assert [(e.combatant, e.trigger, e.turn) for e in of(events, BBZoneEntered)] == [("e1", "turn_start", "r1:e1")]
+    events = play(state, Step(command_id="m", actor="e1", path=[(11, 10)]))
+    events += play(state, Step(command_id="m2", actor="e1", path=[(9, 9)]))  # out of the zone
+    events += play(state, Step(command_id="m3", actor="e1", path=[(10, 10)]))  # and back in
+    assert of(events, BBZoneEntered) == []
+    play(state, EndTurn(command_id="e1 ends", actor="e1"), [1, 1])  # e2 starts inside (11,11): 1d4 = 1, save fails
+    play(state, EndTurn(command_id="e2 ends", actor="e2"))  # e3 at (13,10) is outside
+    play(state, EndTurn(command_id="e3 ends", actor="e3"))  # round 2 starts: the zone ticks to 1; a's turn
+    events = play(state, EndTurn(command_id="e4", actor="a"), [2, 2])
+    assert [(e.combatant, e.trigger, e.turn) for e in of(events, BBZoneEntered)] == [("e1", "turn_start", "r2:e1")]
 
 
 def test_bb_cmb_27_wall_between_point_and_target_shields_it() -> None:

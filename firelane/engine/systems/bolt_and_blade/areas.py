@@ -44,8 +44,9 @@ What happens (see docs/systems/bolt-and-blade-areas.md for the full text):
   blocks sight) leaves a `PersistentZone` on the squares its blast reached.
   Zones count down at the start of each round: a zone made in round R with N
   rounds lasts through round R + N - 1 and clears as round R + N starts. A
-  combatant that starts its turn in a damaging zone, or enters one during a move
-  (once per zone per move), makes the zone's save and takes its damage. Smoke
+  combatant that starts its turn in a damaging zone, or enters one during a move,
+  makes the zone's save and takes its damage — at most once per zone per turn
+  (the first time it enters on a turn, or as it starts its turn there). Smoke
   blocks sight through and into its squares (`sight_blocked_by_zones`).
 """
 
@@ -104,6 +105,9 @@ class PersistentZone(msgspec.Struct, kw_only=True):
     save_dc: int = 0
     save_half: bool = True
     source: str = ""  # weapon or power that made it
+    # combatant -> the turn ("r<round>:<active>") the zone last affected it in:
+    # a zone affects a combatant at most once per turn (BB-CMB-26).
+    affected: dict[str, str] = {}
 
 
 AREA_COMMANDS: tuple[type[Command], ...] = BB_AREA_COMMANDS
@@ -764,6 +768,11 @@ def _damaging_zones(state: EncounterState) -> list[PersistentZone]:
     return [zone for zone in getattr(state, "zones", []) if zone.damage]
 
 
+def current_turn(state: EncounterState) -> str:
+    """The key of the turn being played, "r<round>:<active>"."""
+    return f"r{state.round}:{state.active or '-'}"
+
+
 def on_turn_start(system: AreaHost, decision: Decision, combatant_id: str, dice: Dice) -> None:
     """BB-CMB-26: a combatant starting its turn inside a damaging zone is affected by it."""
     combatant = decision.state.combatants[combatant_id]
@@ -772,22 +781,30 @@ def on_turn_start(system: AreaHost, decision: Decision, combatant_id: str, dice:
     here = tuple(combatant.position)
     for zone in _damaging_zones(decision.state):
         if here in {tuple(s) for s in zone.squares}:
-            _zone_affects(system, decision, zone, combatant_id, "turn_start", dice)
+            _zone_affects(system, decision, zone.id, combatant_id, "turn_start", dice)
 
 
 def on_enter_squares(system: AreaHost, decision: Decision, combatant_id: str, squares: Iterable[Square], dice: Dice) -> None:
-    """BB-CMB-26: a combatant entering a damaging zone is affected, once per zone per move."""
+    """BB-CMB-26: a combatant entering a damaging zone is affected.
+
+    At most once per zone per turn: the first time it enters the zone on a turn,
+    unless the zone already affected it this turn (it started the turn inside).
+    The host may call this for a whole path or square by square.
+    """
     path = [tuple(s) for s in squares]
     for zone in _damaging_zones(decision.state):
-        if decision.state.combatants[combatant_id].out_of_fight:
-            return
         inside = {tuple(s) for s in zone.squares}
         if any(square in inside for square in path):
-            _zone_affects(system, decision, zone, combatant_id, "enter", dice)
+            _zone_affects(system, decision, zone.id, combatant_id, "enter", dice)
 
 
-def _zone_affects(system: AreaHost, decision: Decision, zone: PersistentZone, combatant_id: str, trigger: str, dice: Dice) -> None:
-    decision.emit(BBZoneEntered(zone=zone.id, combatant=combatant_id, trigger=trigger))
+def _zone_affects(system: AreaHost, decision: Decision, zone_id: str, combatant_id: str, trigger: str, dice: Dice) -> None:
+    state = decision.state
+    zone = next((z for z in getattr(state, "zones", []) if z.id == zone_id), None)
+    turn = current_turn(state)
+    if zone is None or state.combatants[combatant_id].out_of_fight or zone.affected.get(combatant_id) == turn:
+        return
+    decision.emit(BBZoneEntered(zone=zone.id, combatant=combatant_id, trigger=trigger, turn=turn))
     damage = system.roll_damage(decision, zone.damage, dice, modifiers=[], rule="BB-CMB-26", purpose=f"{zone.kind} zone damage")
     _harm(system, decision, combatant_id, damage, zone.save_attribute, zone.save_dc, zone.save_half, source=zone.creator, what=f"{zone.kind} ({zone.source or zone.id})", rule="BB-CMB-26", dice=dice)
 
@@ -820,6 +837,10 @@ def evolve_area_event(system: Any, state: EncounterState, event: Event) -> None:
                 zone.rounds_left = event.rounds_left
     elif isinstance(event, BBZoneExpired):
         zones[:] = [zone for zone in zones if zone.id != event.zone]
+    elif isinstance(event, BBZoneEntered):
+        for zone in zones:
+            if zone.id == event.zone:
+                zone.affected[event.combatant] = event.turn
 
 
 # ---------------------------------------------------------------- AI
