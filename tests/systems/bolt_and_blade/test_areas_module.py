@@ -26,9 +26,9 @@ from firelane.engine.systems.bolt_and_blade.areas import (
     PersistentZone,
     area_profile,
     half_damage,
-    parse_dice,
     sight_blocked_by_zones,
 )
+from firelane.engine.systems.bolt_and_blade.rules import parse_dice
 from firelane.events.bolt_and_blade_area_schemas import (
     BBAreaAttack,
     BBAreaPreviewed,
@@ -154,9 +154,10 @@ class StandInHost(BaseRuleSystem):
         return decision.emit(SaveRolled(combatant=combatant_id, test=f"{attribute} save", roll=roll, success=total >= dc))  # type: ignore[return-value]
 
     def roll_damage(self, decision: Decision, expression: str, dice: Dice, *, modifiers: list[Modifier], rule: str, purpose: str) -> Roll:
-        count, sides = parse_dice(expression)
-        rolled = dice.roll_many(count, sides)
-        return Roll(purpose=purpose, rule=rule, dice=rolled, modifiers=modifiers, total=sum(d.face for d in rolled) + sum(m.value for m in modifiers))
+        parsed = parse_dice(expression)
+        rolled = dice.roll_many(parsed.count, parsed.sides)
+        total = sum(d.face for d in rolled) + parsed.bonus + sum(m.value for m in modifiers)
+        return Roll(purpose=purpose, rule=rule, dice=rolled, modifiers=modifiers, total=total)
 
     def apply_damage(self, decision: Decision, target_id: str, amount: int, *, source: str, roll: Roll | None, rule: str) -> None:
         left = max(0, decision.state.combatants[target_id].vitality - amount)
@@ -244,11 +245,9 @@ def test_item_profiles_read_from_the_sample_data() -> None:
     assert area_profile("x", {"template": "burst 20", "range": "30/90"}).size_ft == 20.0  # type: ignore[union-attr]
 
 
-def test_dice_helpers() -> None:
-    assert parse_dice("1d6") == (1, 6) and parse_dice("d8") == (1, 8) and parse_dice("3D4") == (3, 4)
-    with pytest.raises(ValueError):
-        parse_dice("2d6+1")
-    assert half_damage(7) == 3 and half_damage(1) == 0
+def test_half_damage_rounds_down() -> None:
+    """BB-CMB-24: a successful save halves the blast's damage, rounded down."""
+    assert half_damage(7) == 3 and half_damage(9) == 4 and half_damage(1) == 0
 
 
 def test_bb_cmb_24_frag_on_target_saves_and_damage_at_the_point() -> None:
@@ -356,6 +355,11 @@ def test_bb_cmb_25_scatter_distance_is_configurable() -> None:
     events = play(state, BBThrow(command_id="t", actor="a", target=(10, 10), weapon="smoke grenade"), [2, 2, 1, 5])
     scattered = only(events, BBScattered)
     assert scattered.roll.total == 30 and scattered.landed == (10, 16)
+    state = start(SQUAD, bb_scatter_dice="1d4+1")  # d4 = 2, +1: 3 steps of 5 ft, east
+    assert only(play(state, BBThrow(command_id="t", actor="a", target=(10, 10), weapon="smoke grenade"), [2, 2, 3]), BBScattered).landed == (13, 10)
+    state = start(SQUAD, bb_scatter_dice="lots")
+    events = play(state, BBThrow(command_id="t", actor="a", target=(10, 10), weapon="smoke grenade"), [2])
+    assert only(events, CommandRejected).reason == "setting bb_scatter_dice: not a dice expression: 'lots' (expected e.g. '2d6+3')"
 
 
 def test_bb_cmb_25_throw_beyond_normal_range_has_disadvantage() -> None:

@@ -62,6 +62,7 @@ from firelane.engine.core import Decision, Rejected, require
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid, Square, distance, supercover_line
 from firelane.engine.state import Combatant, EncounterState
+from firelane.engine.systems.bolt_and_blade.rules import d20_notes, parse_dice, roll_d20
 from firelane.engine.templates import (
     COMPASS_NAMES,
     D8_DIRECTIONS,
@@ -418,14 +419,6 @@ def footprint(state: EncounterState, actor: str, template: Template) -> Footprin
 # ---------------------------------------------------------------- dice helpers
 
 
-def parse_dice(expression: str) -> tuple[int, int]:
-    """(count, sides) of a plain "NdS" expression."""
-    match = re.fullmatch(r"\s*(\d*)\s*[dD]\s*(\d+)\s*", expression)
-    if match is None:
-        raise ValueError(f"cannot read dice {expression!r} (use e.g. '1d6')")
-    return int(match.group(1) or 1), int(match.group(2))
-
-
 def half_damage(amount: int) -> int:
     """Half damage on a successful save, rounded down (the d20 convention)."""
     return amount // 2
@@ -446,26 +439,9 @@ def roll_throw(
     1 misses and natural 20 lands (BB-CORE-14).
     """
     dc = int(state.settings.get("bb_throw_dc", AREA_DEFAULT_SETTINGS["bb_throw_dc"]))
-    notes: list[str] = []
-    if advantage and disadvantage:
-        mode = "normal"
-        notes.append(f"advantage ({', '.join(advantage)}) and disadvantage ({', '.join(disadvantage)}) cancel (BB-CORE-05)")
-    elif advantage:
-        mode = "advantage"
-        notes.append(f"advantage: {', '.join(advantage)} (BB-CORE-05)")
-    elif disadvantage:
-        mode = "disadvantage"
-        notes.append(f"disadvantage: {', '.join(disadvantage)} (BB-CORE-05)")
-    else:
-        mode = "normal"
-    d20s = [dice.roll(20)] if mode == "normal" else [dice.roll(20), dice.roll(20)]
-    faces = [d.face for d in d20s]
-    kept_index = 0
-    if mode == "advantage":
-        kept_index = faces.index(max(faces))
-    elif mode == "disadvantage":
-        kept_index = faces.index(min(faces))
-    natural = faces[kept_index]
+    d20 = roll_d20(dice, advantage, disadvantage)
+    notes = d20_notes(d20)
+    natural = d20.natural
     total = natural + sum(m.value for m in modifiers)
     if natural == 1:
         success = False
@@ -478,25 +454,29 @@ def roll_throw(
     return Roll(
         purpose=f"throw {profile.name}",
         rule="BB-CMB-25",
-        dice=d20s,
+        dice=d20.dice,
         modifiers=modifiers,
         total=total,
-        kept=[kept_index],
+        kept=[d20.kept],
         target=dc,
         compare=">=",
         success=success,
         notes=notes,
-        details={"natural": natural, "mode": mode, "dc": dc},
+        details={"natural": natural, "mode": d20.mode, "dc": dc},
     )
 
 
 def roll_scatter(state: EncounterState, dice: Dice) -> tuple[Roll, tuple[int, int], int]:
     """BB-CMB-25: roll the drift; returns (roll, direction vector, squares)."""
-    count, sides = parse_dice(str(state.settings.get("bb_scatter_dice", AREA_DEFAULT_SETTINGS["bb_scatter_dice"])))
+    try:
+        expression = parse_dice(str(state.settings.get("bb_scatter_dice", AREA_DEFAULT_SETTINGS["bb_scatter_dice"])))
+    except ValueError as exc:
+        raise Rejected(f"setting bb_scatter_dice: {exc}") from None
     step_ft = float(state.settings.get("bb_scatter_step_ft", AREA_DEFAULT_SETTINGS["bb_scatter_step_ft"]))
-    distance_dice = dice.roll_many(count, sides)
+    distance_dice = dice.roll_many(expression.count, expression.sides) if expression.count else []
     direction_die = dice.roll(8)
-    steps = sum(d.face for d in distance_dice)
+    steps = max(0, sum(d.face for d in distance_dice) + expression.bonus)
+    count = len(distance_dice)
     feet = steps * step_ft
     squares = feet_to_squares(feet, state.terrain.square_size)
     vector = D8_DIRECTIONS[direction_die.face - 1]
