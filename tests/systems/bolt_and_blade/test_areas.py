@@ -481,29 +481,43 @@ def test_ai_helper_throws_where_it_catches_most_enemies_and_no_ally() -> None:
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.binary(min_size=8, max_size=8), st.sampled_from(["frag grenade", "smoke grenade", "krak grenade"]), st.tuples(st.integers(8, 12), st.integers(8, 12)))
+@given(st.binary(min_size=8, max_size=8), st.sampled_from(["frag grenade", "smoke grenade", "krak grenade", "fire bomb"]), st.tuples(st.integers(7, 12), st.integers(7, 12)))
 def test_replaying_area_events_rebuilds_the_live_state(seed: bytes, weapon: str, point: tuple[int, int]) -> None:
-    """BB-CMB-24..26: seeded throws, scatter, damage and zones replay from the events to an equal state."""
-    combatants = [sergeant(), *cultists((10, 10), (11, 11), (12, 9))]
+    """BB-CMB-24..26: seeded throws (each turn, by whoever acts), scatter, saves, damage, zones and their
+    ticks and burns replay from the events to an equal state."""
+    kit = ["frag grenade", "smoke grenade", "krak grenade", FIRE_BOMB]
+    combatants = [
+        member("sgt", "imperium", "guard sergeant", (5, 10), weapons=kit, ready_weapon="frag grenade"),
+        member("trooper", "imperium", "guardsman", (6, 12), weapons=kit, ready_weapon="frag grenade"),
+        *[member(f"c{i}", "cult", "cultist", p, weapons=kit, ready_weapon="frag grenade") for i, p in enumerate([(10, 10), (11, 11), (12, 9)], 1)],
+    ]
     setup = EncounterSetup(system="bolt-and-blade", combatants=combatants, settings={"bb_friendly_fire_confirmation": False},
-                           terrain=Terrain(width=20, height=20))
+                           terrain=Terrain(width=20, height=20, walls=[Wall(9, 12), Wall(9, 13)]))
     state = SYSTEM.initial_state()
     log: list[Any] = []
 
-    def run(command: Command) -> None:
+    def run(command: Command) -> list[Any]:
         events = SYSTEM.decide_or_reject(state, command, SeededDice(seed, state.version))
         for event in events:
             SYSTEM.evolve(state, event)
         log.extend(events)
+        return events
 
     run(StartEncounter(command_id="s", actor=SEQUENCER, setup=setup, seed_commitment=""))
-    if state.active == "sgt":
-        target = point if weapon != "krak grenade" else (10, 10)
-        run(BBThrow(command_id="t", actor="sgt", target=target, weapon=weapon))
-    for _ in range(10):
+    thrown = 0
+    for _ in range(15):
         if state.ended or state.active is None:
             break
-        run(EndTurn(command_id=f"e@{state.version}", actor=state.active))
+        actor = state.active
+        target = point
+        if weapon == "krak grenade":
+            enemies = sorted(SYSTEM.standing_enemies(state, actor), key=lambda e: e.id)
+            target = enemies[0].position if enemies else point
+        events = run(BBThrow(command_id=f"t@{state.version}", actor=actor, target=target, weapon=weapon))
+        thrown += not any(isinstance(e, CommandRejected) for e in events)
+        if state.active == actor:
+            run(EndTurn(command_id=f"e@{state.version}", actor=actor))
+    assert thrown >= 1
     replayed = SYSTEM.initial_state()
     for event in log:
         SYSTEM.evolve(replayed, event)
