@@ -47,7 +47,6 @@ from firelane.events.schemas import (
     EncounterSetup,
     EndTurn,
     StartEncounter,
-    StateAdjusted,
     Terrain,
     Wall,
 )

@@ -13,11 +13,10 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from firelane.engine.core import SEQUENCER, BaseRuleSystem, Decision, Rejected, require
+from firelane.engine.core import SEQUENCER, BaseRuleSystem, Decision, require
 from firelane.engine.dice import Dice, FixedDice, SeededDice
 from firelane.engine.state import Combatant, EncounterState
 from firelane.engine.systems.bolt_and_blade import areas
