@@ -88,6 +88,18 @@ class Grid:
         return self.in_bounds(square) and square not in self.walls
 
     def line_of_sight(self, a: Square, b: Square) -> bool:
+        # Memoised: terrain is immutable for a Grid, and sight is asked often.
+        key = (a[0], a[1], b[0], b[1])
+        cached = self._sight_cache.get(key)
+        if cached is None:
+            cached = self._sight_cache[key] = self._line_of_sight(a, b)
+        return cached
+
+    @cached_property
+    def _sight_cache(self) -> dict[tuple[int, int, int, int], bool]:
+        return {}
+
+    def _line_of_sight(self, a: Square, b: Square) -> bool:
         walls = self.walls
         for step in supercover_line(a, b):
             if isinstance(step[0], tuple):

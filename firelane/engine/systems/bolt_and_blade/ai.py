@@ -158,6 +158,9 @@ def reachable(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBlad
 
 
 def square_score(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, square: Square, path: list[Square]) -> float:
+    """How good a square is to end a move on: a line of fire, cover from those
+    who see it, few enemy fire lanes crossed on the way, and — without a shot —
+    closeness to the nearest enemy."""
     enemies = system.standing_enemies(state, me.id)
     if not enemies:
         return 0.0
@@ -169,17 +172,16 @@ def square_score(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndB
         if system.sees(state, enemy.position, square):  # type: ignore[arg-type]
             cover += cover_rank(cover_level_against(grid, square, enemy.position)) - 1.0  # type: ignore[arg-type]
     lanes = len({w for step in path for w in fire_lane_watchers(system, state, me.id, step) if not state.combatants[w].reaction_used})
-    score = 4.0 * chance + 0.8 * cover - 0.6 * lanes
+    score = 4.0 * chance + 0.6 * cover - 0.3 * lanes
     if chance < ANY_SHOT:
-        score -= 0.25 * nearest  # no shot from here: close in
+        score -= 0.35 * nearest  # no shot from here: close in
     if has_cover_feature(grid, square):
         score += 0.3
-    score -= 0.01 * len(path)
-    return score
+    return score - 0.01 * len(path)
 
 
-def best_move(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant) -> list[Square] | None:
-    budget = movement_left(me)
+def best_move(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, budget: float) -> tuple[list[Square], float] | None:
+    """The path to the best square within ``budget`` ft and its score, or None to stay."""
     if budget < state.terrain.square_size or me.movement_halted:
         return None
     options = reachable(system, state, me, budget)
@@ -189,7 +191,7 @@ def best_move(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBlad
         return None
     if scored[0][0] <= square_score(system, state, me, here, []) + 0.05:
         return None
-    return options[scored[0][1]][1]
+    return options[scored[0][1]][1], scored[0][0]
 
 
 # ---------------------------------------------------------------- turn
@@ -253,6 +255,21 @@ def overwatch_point(system: BoltAndBladeSystem, state: EncounterState, me: BoltA
     return best[3] if best else None
 
 
+def shot_command(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, threshold: float) -> Command | None:
+    """Aim (if still allowed) then Attack the best target, when the odds reach ``threshold``."""
+    target = best_target(system, state, me)
+    if target is None:
+        return None
+    target_id, weapon_name, _value = target
+    weapon = me.weapon(weapon_name)
+    if weapon is None or plan_chance(system, state, me.id, target_id, weapon) < threshold:
+        return None
+    command_id = next_command_id(state, me.id)
+    if weapon.is_ranged and not me.moved_this_turn and not me.bonus_used and AIMING not in me.conditions:
+        return BBAim(command_id=command_id, actor=me.id)
+    return BBAttack(command_id=command_id, actor=me.id, target=target_id, weapon=weapon_name)
+
+
 def choose_command(system: BoltAndBladeSystem, state: EncounterState, combatant: str) -> Command | None:
     me = system.combatant(state, combatant)
     if state.window is not None:
@@ -271,20 +288,22 @@ def choose_command(system: BoltAndBladeSystem, state: EncounterState, combatant:
         throw = grenade_throw(system, state, me)
         if throw is not None:
             return throw
-        target = best_target(system, state, me)
-        if target is not None:
-            target_id, weapon_name, _value = target
-            chance = plan_chance(system, state, combatant, target_id, me.weapon(weapon_name))  # type: ignore[arg-type]
-            threshold = ANY_SHOT if me.moved_this_turn or movement_left(me) < state.terrain.square_size else GOOD_SHOT
-            if chance >= threshold:
-                chosen = me.weapon(weapon_name)
-                if chosen is not None and chosen.is_ranged and not me.moved_this_turn and not me.bonus_used and AIMING not in me.conditions:
-                    return BBAim(command_id=command_id, actor=combatant)
-                return BBAttack(command_id=command_id, actor=combatant, target=target_id, weapon=weapon_name)
-    path = best_move(system, state, me) if not me.moved_this_turn or movement_left(me) >= state.terrain.square_size * 2 else None
-    if path:
-        return BBMove(command_id=command_id, actor=combatant, path=path)
+        shot = shot_command(system, state, me, GOOD_SHOT if not me.moved_this_turn and movement_left(me) >= state.terrain.square_size else ANY_SHOT)
+        if shot is not None:
+            return shot
+    if not me.movement_halted and movement_left(me) >= state.terrain.square_size:
+        walked = best_move(system, state, me, movement_left(me))
+        no_shot = estimate_from(system, state, me, walked[0][-1] if walked else me.position) < ANY_SHOT  # type: ignore[arg-type]
+        if no_shot and not me.action_used and PINNED not in me.conditions:
+            dashed = best_move(system, state, me, movement_left(me) + me.movement_ft)
+            if dashed is not None and (walked is None or dashed[1] > walked[1] + 0.5):
+                return BBMove(command_id=command_id, actor=combatant, path=dashed[0], mode="dash")
+        if walked is not None:
+            return BBMove(command_id=command_id, actor=combatant, path=walked[0])
     if not me.action_used:
+        shot = shot_command(system, state, me, ANY_SHOT)
+        if shot is not None:
+            return shot
         area = suppress_target(system, state, me)
         if area is not None:
             return BBSuppress(command_id=command_id, actor=combatant, area=area)

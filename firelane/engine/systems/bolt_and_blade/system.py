@@ -101,9 +101,16 @@ def _grid_for(terrain_json: bytes) -> Grid:
     return Grid(msgspec.json.decode(terrain_json, type=Terrain))
 
 
+_last_grid: list[Any] = [None, None]
+
+
 def grid_of(state: EncounterState) -> Grid:
     """A Grid for the state's terrain, cached: terrain never changes in an encounter."""
-    return _grid_for(msgspec.json.encode(state.terrain))
+    if _last_grid[0] is state.terrain:
+        return _last_grid[1]  # type: ignore[no-any-return]
+    grid = _grid_for(msgspec.json.encode(state.terrain))
+    _last_grid[0], _last_grid[1] = state.terrain, grid
+    return grid
 
 
 class AttackPlan(msgspec.Struct, frozen=True, kw_only=True):
