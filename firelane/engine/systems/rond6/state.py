@@ -110,3 +110,6 @@ class RonD6State(EncounterState):
     # before the declared action (R6-08). Each is a command as JSON builtins.
     queued_interrupts: list[dict[str, Any]] = []
     aux: dict[str, Any] = {}  # owned by the aux rules (rond6/aux.py): objects' structural damage
+    # Set only on scratch copies while a Wait interruption is checked or
+    # resolved (never by an event, so always "" in a live or replayed state).
+    interrupting: str = ""

@@ -1,0 +1,260 @@
+"""The RonD6 AI: a deterministic function of the state (no dice, no randomness).
+
+On its turn a combatant declares as many actions as its plan needs (stand up,
+break a grapple, ready or reload, then attack; or move and attack), capped by
+its Multi-Action Limit, then takes them one by one, re-planning from the
+current state each time. Alone in its round (one declared action) it uses the
+big options: All-Out Attack in melee, Full Auto with an automatic weapon, a
+Charge to close in. Combatants with ``tactic: "hold"`` stay put and Wait,
+interrupting the first enemy who declares an action in their sights.
+
+In windows: an Active Defense is claimed when its expected total beats the
+Passive Defense (the multiple-action penalty and wounds included); Character
+Points are spent on a hit that would wound, a Fate Point on one that would
+take the character down; a Waiting combatant interrupts an enemy it can hit.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from firelane.engine.core import Rejected, next_command_id
+from firelane.engine.grid import distance
+from firelane.engine.systems.rond6 import actions, rules
+from firelane.engine.systems.rond6.pools import DieCode, as_code, difficulty
+from firelane.engine.systems.rond6.reactions import defense_options
+from firelane.engine.systems.rond6.rolling import adjusted, condition_dice_mods
+from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State, Weapon
+from firelane.events.rond6_schemas import (
+    R6Attack,
+    R6Charge,
+    R6DeclareActions,
+    R6Escape,
+    R6Ready,
+    R6Stand,
+    R6Wait,
+)
+from firelane.events.schemas import ClaimReaction, Command, PassReaction
+
+try:
+    from firelane.engine.systems.rond6 import movement as _movement
+    from firelane.events.rond6_aux_schemas import R6Move
+except ImportError:  # pragma: no cover - only while the aux movement rules are missing
+    _movement = None  # type: ignore[assignment]
+
+if TYPE_CHECKING:
+    from firelane.engine.systems.rond6.system import RonD6System
+
+
+def mean(code: DieCode) -> float:
+    return code.dice * 3.5 + code.pips
+
+
+# --------------------------------------------------------------------------- reading the state
+
+
+def enemies(state: RonD6State, me: RonD6Combatant) -> list[RonD6Combatant]:
+    """Standing enemies, nearest first (then by ID)."""
+    foes = [c for c in state.combatants.values() if c.side != me.side and not c.out_of_fight]
+    here = tuple(me.position) if me.position is not None else (0, 0)
+    return sorted(foes, key=lambda c: (distance(here, tuple(c.position)) if c.position is not None else 999, c.id))  # type: ignore[arg-type]
+
+
+def loaded(me: RonD6Combatant, weapon: Weapon) -> bool:
+    return not weapon.capacity or me.ammo.get(weapon.id, 0) >= (weapon.burst_rounds if "BF" in weapon.modes else 1)
+
+
+def reloadable(me: RonD6Combatant, weapon: Weapon) -> bool:
+    return bool(weapon.capacity) and me.reloads.get(weapon.id, 0) > 0 and me.ammo.get(weapon.id, 0) < weapon.capacity
+
+
+def hand_weapons(system: RonD6System, me: RonD6Combatant) -> list[Weapon]:
+    """Loaded weapons in hand, best damage first, then fists."""
+    from firelane.engine.systems.rond6.rolling import weapon_damage_code
+
+    held = [w for w in me.weapons if w.id in me.readied and loaded(me, w)]
+    held.sort(key=lambda w: (-weapon_damage_code(me, w).total_pips(), w.id))
+    return [*held, system.weapon(me, "unarmed")]
+
+
+def first_attack(system: RonD6System, state: RonD6State, me: RonD6Combatant) -> tuple[Weapon, RonD6Combatant] | None:
+    """The best weapon in hand and the nearest enemy it can reach now."""
+    for target in enemies(state, me):
+        for weapon in hand_weapons(system, me):
+            problem, _ = actions.reach_problem(system, state, me, target, weapon)
+            if problem is None:
+                return weapon, target
+    return None
+
+
+def weapon_to_ready(me: RonD6Combatant) -> tuple[Weapon, bool] | None:
+    """(weapon, reload?) when nothing loaded is in hand but something can be readied."""
+    if any(w.id in me.readied and loaded(me, w) for w in me.weapons):
+        return None
+    for weapon in me.weapons:
+        if weapon.id in me.readied and reloadable(me, weapon):
+            return weapon, True
+    for weapon in me.weapons:
+        if weapon.id not in me.readied and loaded(me, weapon):
+            return weapon, False
+    return None
+
+
+def charge_target(system: RonD6System, state: RonD6State, me: RonD6Combatant) -> tuple[Weapon, RonD6Combatant] | None:
+    melee = [w for w in me.weapons if w.kind == "melee" and w.id in me.readied]
+    if not melee or "prone" in me.conditions or me.grappled_by:
+        return None
+    weapon = melee[0]
+    for target in enemies(state, me)[:2]:
+        try:
+            plan_path = actions.charge_path(system, state, me, target, weapon.reach)
+        except Rejected:
+            continue
+        if 2 <= len(plan_path) <= 2 * me.move:
+            return weapon, target
+    return None
+
+
+def prep_actions(system: RonD6System, me: RonD6Combatant) -> int:
+    return int("prone" in me.conditions) + int(bool(me.grappled_by)) + int(weapon_to_ready(me) is not None)
+
+
+# --------------------------------------------------------------------------- the turn
+
+
+def choose_command(system: RonD6System, state: RonD6State, cid: str) -> Command | None:
+    me = state.combatants[cid]
+    command_id = next_command_id(state, cid)
+    if state.window is not None:
+        return answer_window(system, state, me, command_id)
+    if state.active != cid or me.out_of_fight:
+        return None
+    if me.declared_actions == 0:
+        return R6DeclareActions(command_id=command_id, actor=cid, count=plan_count(system, state, me))
+    if system.action_unavailable(state, me) is not None:
+        return None
+    return next_action(system, state, me, command_id)
+
+
+def plan_count(system: RonD6System, state: RonD6State, me: RonD6Combatant) -> int:
+    limit = system.action_limit(state, me)
+    prep = prep_actions(system, me)
+    if prep == 0 and first_attack(system, state, me) is not None:
+        count = 1  # alone in the round: the big options (All-Out Attack, Full Auto)
+    elif me.tactic == "hold":
+        count = prep + 1
+    elif prep == 0 and first_attack(system, state, me) is None and charge_target(system, state, me) is not None:
+        count = 1
+    else:
+        count = prep + 2  # get ready or move, then attack
+    return max(1, min(count, limit))
+
+
+def next_action(system: RonD6System, state: RonD6State, me: RonD6Combatant, command_id: str) -> Command | None:
+    cid = me.id
+    alone = me.declared_actions == 1 and me.actions_used == 0
+    if "prone" in me.conditions:
+        return R6Stand(command_id=command_id, actor=cid)
+    if me.grappled_by:
+        return R6Escape(command_id=command_id, actor=cid)
+    ready = weapon_to_ready(me)
+    if ready is not None:
+        weapon, reload = ready
+        return R6Ready(command_id=command_id, actor=cid, weapon=weapon.id, reload=reload)
+    attack = first_attack(system, state, me)
+    if attack is not None:
+        weapon, target = attack
+        option = "normal"
+        if alone and weapon.kind in ("melee", "unarmed"):
+            option = "all_out"
+        elif alone and "FA" in weapon.modes and me.ammo.get(weapon.id, 0) >= weapon.auto_rounds:
+            option = "full_auto"
+        return R6Attack(command_id=command_id, actor=cid, target=target.id, weapon=weapon.id, option=option)
+    if me.tactic == "hold":
+        return None if me.waiting else R6Wait(command_id=command_id, actor=cid)
+    if alone:
+        charge = charge_target(system, state, me)
+        if charge is not None:
+            weapon, target = charge
+            return R6Charge(command_id=command_id, actor=cid, target=target.id, weapon=weapon.id)
+    return move_towards(system, state, me, command_id, full=alone)
+
+
+def move_towards(system: RonD6System, state: RonD6State, me: RonD6Combatant, command_id: str, *, full: bool) -> Command | None:
+    if _movement is None or me.position is None:
+        return None
+    foes = enemies(state, me)
+    if not foes or foes[0].position is None:
+        return None
+    allowed = _movement.mode_move(me, "walk", state.settings)
+    if not full:
+        allowed = _movement.partial_move(allowed, _movement.movement_settings(state.settings)["partial_move_rounding"])
+    path = _movement.path_towards(state, me.id, tuple(foes[0].position), allowed)
+    if not path:
+        return None
+    return R6Move(command_id=command_id, actor=me.id, path=path, mode="walk", pace="full" if full else "partial")
+
+
+# --------------------------------------------------------------------------- windows
+
+
+def answer_window(system: RonD6System, state: RonD6State, me: RonD6Combatant, command_id: str) -> Command | None:
+    window = state.window
+    assert window is not None
+    reactor = window.eligible(me.id)
+    if reactor is None or window.answered(me.id):
+        return None
+    kind = window.continuation.get("kind")
+    passing = PassReaction(command_id=command_id, actor=me.id, window=window.window)
+    if kind == "defend":
+        choice = best_defense(system, state, me, reactor.reactions, window.continuation.get("attack_kind", ""))
+        if choice is None:
+            return passing
+        return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction=choice)
+    if kind == "resist":
+        options = resist_choice(system, state, me, window.continuation["hit"])
+        if not options:
+            return passing
+        return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction="resist", options=options)
+    if kind == "wait":
+        declarer = state.combatants[window.actor]
+        if declarer.side == me.side:
+            return passing
+        for weapon in hand_weapons(system, me):
+            problem, _ = actions.reach_problem(system, state, me, declarer, weapon)
+            if problem is None:
+                command = {"type": "R6Attack", "target": declarer.id, "weapon": weapon.id}
+                return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction="interrupt", options={"command": command})
+        return passing
+    return passing
+
+
+def best_defense(system: RonD6System, state: RonD6State, me: RonD6Combatant, offered: list[str], attack_kind: str) -> str | None:
+    from firelane.engine.systems.rond6.system import DEFENSE_REACTIONS
+
+    declared = me.declared_actions or max(1, min(int(state.settings.get("reaction_declares_actions", 2)), system.action_limit(state, me)))
+    penalty = declared - 1
+    passive = rules.passive_defense(difficulty("standard", settings=state.settings), as_code(me.attributes.get("Agility", "2D")).dice,
+                                    me.passive_defense_bonus + me.defense_bonus)
+    best: tuple[float, str] | None = None
+    for name in offered:
+        skill = DEFENSE_REACTIONS[name]
+        code, _ = rules.skill_code(me.attributes, me.skills, skill, untrained="untrained" in me.conditions)
+        expected = mean(adjusted(code, condition_dice_mods(me, skill, action_penalty=penalty)))
+        if expected > passive and (best is None or expected > best[0]):
+            best = (expected, name)
+    return best[1] if best else None
+
+
+def resist_choice(system: RonD6System, state: RonD6State, me: RonD6Combatant, hit: dict[str, Any]) -> dict[str, Any]:
+    resistance, _ = rules.damage_resistance(me.attributes.get("Strength", "2D"), me.armor, bonus=me.dr_bonus,
+                                            armor_per_die=int(state.settings.get("armor_points_per_die", 4)))
+    damage = int(hit["damage_total"])
+    _stunned, wounds = rules.damage_outcome(damage, resistance)
+    if hit.get("stun"):
+        wounds = rules.stun_damage_wounds(wounds)
+    if me.fate_points > 0 and wounds and me.wounds + wounds >= 3:
+        return {"fate_point": True}
+    if me.character_points > 0 and wounds:
+        return {"character_points": min(me.character_points, max(1, (damage - resistance) // 6))}
+    return {}

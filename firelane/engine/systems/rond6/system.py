@@ -1,0 +1,661 @@
+"""The RonD6 rule system: rounds, initiative, declared actions, Wait, attacks
+and defenses, damage and injuries, on the shared `BaseRuleSystem`.
+
+How a turn runs (docs/systems/rond6.md has the full picture):
+
+* Every round starts with initiative (R6-02/03): Perception + bonuses, one roll
+  per group of similar NPCs, ties by talent, Agility, combat skill, then ID.
+* On its turn a combatant first declares its number of actions
+  (`R6DeclareActions`, R6-05/06); every action that round then carries the
+  multiple-action penalty. Free Actions need no declaration (R6-07).
+* Declaring an action emits `R6ActionDeclared`; if anyone is Waiting (R6-08)
+  a reaction window opens *before* the action resolves, and claimed
+  interruptions resolve first. The declared action then resolves as a queue
+  of steps kept in window continuations: an attack opens an Active Defense
+  window for its target (R6-16), rolls, and a hit that the target can soak
+  with Character/Fate Points opens a Damage Resistance window (R6-20).
+* Whatever can no longer happen after an interruption (its actor or target is
+  down, the target left the range) is recorded as `R6ActionLost`, never an
+  error: a window's continuation must not be rejected.
+
+House defaults are in `DEFAULT_SETTINGS` (each configurable per encounter via
+``EncounterSetup.settings``).
+"""
+
+from __future__ import annotations
+
+import typing
+from typing import Any, ClassVar
+
+import msgspec
+
+from firelane.engine.core import SEQUENCER, BaseRuleSystem, Decision, Rejected, require
+from firelane.engine.dice import Dice
+from firelane.engine.grid import Grid
+from firelane.engine.state import ReactionWindow
+from firelane.engine.systems.rond6 import actions, combat, reactions, rules
+from firelane.engine.systems.rond6.pools import DIFFICULTY_LADDER, as_code, difficulty, roll_pool
+from firelane.engine.systems.rond6.rolling import DiceMod, adjusted, condition_dice_mods
+from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State, Weapon
+from firelane.events.rond6_schemas import (
+    R6_COMMANDS,
+    R6_EVENTS,
+    R6ActionDeclared,
+    R6ActionLost,
+    R6ActionsDeclared,
+    R6DefenseRolled,
+    R6InterruptQueued,
+    R6InterruptsBegun,
+    R6ResistanceBoosted,
+)
+from firelane.events.schemas import (
+    ActionTaken,
+    AttackResolved,
+    CombatantDown,
+    CombatantSetup,
+    Command,
+    ConditionApplied,
+    ConditionRemoved,
+    DamageDealt,
+    Event,
+    InitiativeEntry,
+    InitiativeRolled,
+    OrderedClaim,
+    RoundStarted,
+    StateAdjusted,
+    TurnStarted,
+)
+
+try:  # the aux engineer's rules (movement, objects, areas, healing)
+    from firelane.engine.systems.rond6 import aux as _aux
+
+    AUX_COMMANDS: tuple[type[Command], ...] = _aux.AUX_COMMANDS
+    AUX_EVENTS: tuple[type[Event], ...] = _aux.AUX_EVENTS
+    AUX_DEFAULT_SETTINGS: dict[str, Any] = dict(_aux.AUX_DEFAULT_SETTINGS)
+except (ImportError, AttributeError):  # pragma: no cover - only while aux.py is incomplete
+    _aux = None  # type: ignore[assignment]
+    AUX_COMMANDS = ()
+    AUX_EVENTS = ()
+    AUX_DEFAULT_SETTINGS = {}
+
+UNARMED = Weapon(id="unarmed", name="unarmed", kind="unarmed", skill="fighting", damage="STR")
+
+# House defaults: each is documented in docs/systems/rond6.md and configurable
+# per encounter through EncounterSetup.settings.
+DEFAULT_SETTINGS: dict[str, Any] = {
+    # R6-01 (pools): what a 1 on the Wild Die does, and the difficulty ladder.
+    "complication_rule": "remove",
+    "difficulty_ladder": dict(DIFFICULTY_LADDER),
+    # R6-02: NPCs with the same ``group`` on one side share one initiative roll.
+    "initiative_groups": True,
+    # R6-16: how many actions a combatant declares when it first needs one off
+    # its own turn (an Active Defense before its turn came up), capped by its limit.
+    "reaction_declares_actions": 2,
+    # R6-20: static value of one armour die (like Strength x 4 for Toughness).
+    "armor_points_per_die": 4,
+    # R6-20: offer a window to spend Character Points / a Fate Point on a hit.
+    "resistance_window": True,
+    # R6-13: result points of a hit are not added to damage (Combat Feats are out of scope).
+    "result_points_to_damage": False,
+    # Damage rolls use the Wild Die like every roll.
+    "wild_die_on_damage": True,
+    # R6-13: cover on the target's square raises its Defense (light/heavy); total cover blocks.
+    "cover_defense": {"light": 5, "heavy": 10},
+    # R6-27: called shot locations -> attack modifier, extra damage dice (None: no damage), effect.
+    "called_shots": {k: dict(v) for k, v in rules.CALLED_SHOTS.items()},
+    # R6-18: reach of spoken interaction attacks in spaces (Maneuver / Acrobatic Trick: adjacent).
+    "interaction_range": 10,
+    # R6-32: radius (spaces) of the area a Heads Down covers around its centre.
+    "heads_down_radius": 1,
+    # R6-22: a Fatigue level above this knocks the character unconscious.
+    "fatigue_limit": 3,
+    # R6-07: Free Actions per turn before the GM calls it excessive.
+    "max_free_actions": 3,
+    # R6-38: rounds a Surprised combatant loses its turn.
+    "surprise_rounds": 1,
+    **AUX_DEFAULT_SETTINGS,
+}
+
+# Reactions offered in windows.
+DEFENSE_REACTIONS: dict[str, str] = {
+    "dodge": "dodge",
+    "parry": "melee_weapons",
+    "block": "fighting",
+    "resolve": "resolve",
+    "maneuver": "athletics (maneuver)",
+    "acrobatics": "acrobatics (trick)",
+}
+INTERRUPT = "interrupt"
+RESIST = "resist"
+
+
+class RonD6System(BaseRuleSystem):
+    name = "rond6"
+    title = "RonD6"
+    command_types = (*R6_COMMANDS, *AUX_COMMANDS)
+    event_types = (*R6_EVENTS, *AUX_EVENTS)
+    state_type = RonD6State
+    combatant_type = RonD6Combatant
+    # Interruptions resolve before anything else; defenses before damage soaking.
+    reaction_priority: ClassVar[dict[str, int]] = {
+        INTERRUPT: 0,
+        **{name: 1 for name in DEFENSE_REACTIONS},
+        RESIST: 2,
+    }
+    # RonD6 has no once-per-round reaction: reactions spend declared actions.
+    reaction_resets = "round"
+    initiative_each_round = True
+    default_settings: ClassVar[dict[str, Any]] = DEFAULT_SETTINGS
+
+    # ================================================================ sheets
+
+    def build_combatant(self, setup: CombatantSetup, settings: dict[str, Any]) -> RonD6Combatant:
+        combatant: RonD6Combatant = super().build_combatant(setup, settings)  # type: ignore[assignment]
+        try:
+            for name, code in [*combatant.attributes.items(), *combatant.skills.items()]:
+                as_code(code)
+            for name in combatant.skills:
+                rules.skill_attribute(name)
+            as_code(combatant.armor)
+            as_code(combatant.initiative_bonus)
+            ids = [w.id for w in combatant.weapons]
+            if len(set(ids)) != len(ids) or UNARMED.id in ids:
+                raise ValueError(f"weapon IDs must be unique and not {UNARMED.id!r}: {ids}")
+            for weapon in combatant.weapons:
+                from firelane.engine.systems.rond6.rolling import weapon_damage_code
+
+                weapon_damage_code(combatant, weapon)
+                if weapon.kind in ("ranged", "thrown"):
+                    rules.range_band(2, weapon.ranges)
+                if weapon.kind not in ("ranged", "thrown", "melee", "unarmed"):
+                    raise ValueError(f"weapon {weapon.id!r} has an unknown kind {weapon.kind!r}")
+            for weapon_id in combatant.readied:
+                if weapon_id not in ids:
+                    raise ValueError(f"readied weapon {weapon_id!r} is not among the weapons {ids}")
+        except ValueError as exc:
+            raise Rejected(f"combatant {setup.id!r} has an invalid sheet: {exc}") from None
+        if not combatant.readied and combatant.weapons:
+            combatant.readied = [combatant.weapons[0].id]
+        for weapon in combatant.weapons:
+            if weapon.capacity and weapon.id not in combatant.ammo:
+                combatant.ammo[weapon.id] = weapon.capacity
+        return combatant
+
+    # ================================================================ small helpers
+
+    def standard(self, state: RonD6State) -> int:
+        return difficulty("standard", settings=state.settings)
+
+    def grid(self, state: RonD6State) -> Grid:
+        return Grid(state.terrain)
+
+    def weapon(self, combatant: RonD6Combatant, weapon_id: str) -> Weapon:
+        """A combatant's weapon by ID; "" picks the weapon in hand (else unarmed)."""
+        if not weapon_id:
+            weapon_id = combatant.readied[0] if combatant.readied else UNARMED.id
+        if weapon_id == UNARMED.id:
+            return UNARMED
+        for weapon in combatant.weapons:
+            if weapon.id == weapon_id:
+                return weapon
+        known = ", ".join([w.id for w in combatant.weapons] + [UNARMED.id])
+        raise Rejected(f"{combatant.id} has no weapon {weapon_id!r}; it has: {known}")
+
+    def combatant(self, state: RonD6State, combatant_id: str) -> RonD6Combatant:
+        return self.require_combatant(state, combatant_id)  # type: ignore[return-value]
+
+    def penalty_dice(self, combatant: RonD6Combatant) -> int:
+        """The multiple-action penalty of this round (R6-05)."""
+        return max(0, combatant.declared_actions - 1)
+
+    # ================================================================ initiative (R6-02/03)
+
+    def roll_initiative(self, decision: Decision, dice: Dice) -> InitiativeRolled:
+        state: RonD6State = decision.state  # type: ignore[assignment]
+        standing = sorted(cid for cid, c in state.combatants.items() if not c.out_of_fight)
+        shared: dict[tuple[str, str], tuple[str, int]] = {}
+        entries: list[InitiativeEntry] = []
+        for cid in standing:
+            combatant = state.combatants[cid]
+            tiebreak = rules.initiative_tiebreak(combatant.talents, combatant.attributes.get("Agility", "2D"), self.best_combat_code(combatant))
+            key = (combatant.side, combatant.group)
+            if combatant.group and state.settings.get("initiative_groups", True) and key in shared:
+                leader, total = shared[key]
+                entries.append(InitiativeEntry(combatant=cid, total=total, tiebreak=tiebreak))
+                continue
+            roll = self.initiative_roll(state, combatant, dice)
+            if combatant.group:
+                shared[key] = (cid, roll.total)
+            entries.append(InitiativeEntry(combatant=cid, total=roll.total, roll=roll, tiebreak=tiebreak))
+        order = rules.initiative_order([(e.combatant, e.total, e.tiebreak) for e in entries])
+        return InitiativeRolled(round=state.round, entries=entries, order=order, rule=rules.R_ROUND)
+
+    def initiative_roll(self, state: RonD6State, combatant: RonD6Combatant, dice: Dice) -> Any:
+        """Perception + initiative bonus; Wounds apply, multiple actions never do
+        (R6-05); a Surprised combatant has -1D in the first round (R6-38)."""
+        base = as_code(combatant.attributes.get("Perception", "2D")).add_pips(as_code(combatant.initiative_bonus).total_pips())
+        mods = [m for m in condition_dice_mods(combatant, "Perception") if m.rule != rules.R_MULTI]
+        if combatant.surprised and state.round <= int(state.settings.get("surprise_rounds", 1)):
+            mods.append(DiceMod("Surprised (first round)", rules.R_SURPRISE, -1))
+        roll = roll_pool(
+            dice,
+            adjusted(base, mods),
+            purpose="initiative",
+            rule=rules.R_ROUND,
+            stymied="stymied" in combatant.conditions,
+            complication_rule=state.settings.get("complication_rule", "remove"),
+            notes=[f"{m.dice:+d}D {m.source} ({m.rule})" for m in mods],
+        )
+        details = {**roll.details, "base_code": str(base), "dice_modifiers": [m.as_dict() for m in mods]}
+        if combatant.group:
+            details["group"] = combatant.group
+        return msgspec.structs.replace(roll, details=details)
+
+    def best_combat_code(self, combatant: RonD6Combatant) -> str:
+        codes = [as_code(combatant.skills[s]) for s in rules.COMBAT_SKILLS if s in combatant.skills]
+        return str(max(codes, key=lambda c: c.total_pips())) if codes else "0D"
+
+    # ================================================================ turns (R6-04, R6-21..23)
+
+    def cannot_act_reason(self, state: Any, combatant: Any) -> str | None:
+        if combatant.out_of_fight:
+            return "out of the fight"
+        if "unconscious" in combatant.conditions:
+            return "unconscious (R6-04)"
+        if "immobilised" in combatant.conditions:
+            return "immobilised (R6-04)"
+        if combatant.surprised and state.round <= int(state.settings.get("surprise_rounds", 1)):
+            return "surprised (R6-04, R6-38)"
+        return None
+
+    def on_round_start(self, decision: Decision, dice: Dice) -> None:
+        combat.recover_stun_by_rest(self, decision)
+
+    def on_turn_start(self, decision: Decision, combatant: str, dice: Dice) -> None:
+        combat.start_of_turn(self, decision, combatant, dice)
+
+    def on_turn_end(self, decision: Decision, combatant: str, dice: Dice) -> None:
+        combat.end_of_turn(self, decision, combatant)
+
+    # ================================================================ actions (R6-05..08)
+
+    def action_unavailable(self, state: RonD6State, combatant: RonD6Combatant, kind: str = "action", count: int = 1) -> str | None:
+        """Why ``combatant`` cannot spend ``count`` actions of ``kind`` now, or None."""
+        cid = combatant.id
+        if combatant.out_of_fight:
+            return f"{cid} is out of the fight"
+        if combatant.declared_actions == 0:
+            return f"{cid} has not declared its number of actions this round: send R6DeclareActions first (R6-05)"
+        if combatant.full_action:
+            return f"{cid} took a Full Action this round and can take no other action (R6-07)"
+        if kind == "full":
+            if combatant.actions_used > 0:
+                return f"{cid} has already acted this round; a Full Action must be the round's only action (R6-07)"
+            if combatant.declared_actions != 1:
+                return f"{cid} declared {combatant.declared_actions} actions; a Full Action must be the round's only action (R6-07)"
+        left = combatant.declared_actions - combatant.actions_used
+        if count > left:
+            return f"{cid} has {left} of its {combatant.declared_actions} declared actions left this round, needs {count} (R6-05)"
+        return None
+
+    def spend_action(self, decision: Decision, combatant_id: str, kind: str = "action", *, action: str = "action", rule: str = rules.R_ACTION_TYPES) -> int:
+        """Use one declared action (``kind`` "action" or "full"); returns this
+        round's multiple-action penalty in dice. Rejects if none is left."""
+        state: RonD6State = decision.state  # type: ignore[assignment]
+        combatant = self.combatant(state, combatant_id)
+        if kind not in ("action", "full"):
+            raise Rejected(f"unknown action kind {kind!r} (action, full)")
+        reason = self.action_unavailable(state, combatant, kind)
+        if reason is not None:
+            raise Rejected(reason)
+        penalty = self.penalty_dice(combatant)
+        decision.emit(
+            ActionTaken(
+                combatant=combatant_id,
+                action=action,
+                slot="full" if kind == "full" else "action",
+                rule=rule,
+                details={"action_number": combatant.actions_used + 1, "declared": combatant.declared_actions, "penalty_dice": penalty},
+            )
+        )
+        return penalty
+
+    def action_limit(self, state: RonD6State, combatant: RonD6Combatant, fate_point: bool = False) -> int:
+        """R6-06 (Massive Damage R6-23 caps it at one action)."""
+        if "massive_damage" in combatant.conditions:
+            return 1
+        return rules.multi_action_limit(combatant.attributes.get("Agility", "2D"), combatant.talents.get("Quickness", 0), fate_point)
+
+    def declare_actions(self, decision: Decision, combatant_id: str, count: int, *, fate_point: bool = False, off_turn: bool = False) -> None:
+        state: RonD6State = decision.state  # type: ignore[assignment]
+        combatant = self.combatant(state, combatant_id)
+        require(combatant.declared_actions == 0, f"{combatant_id} already declared {combatant.declared_actions} actions this round (R6-05)")
+        require(count >= 1, f"declare at least one action, not {count} (R6-05)")
+        if fate_point:
+            require(combatant.fate_points > 0, f"{combatant_id} has no Fate Point to spend (R6-06)")
+            require("confused" not in combatant.conditions, f"{combatant_id} is Confused and cannot spend Fate Points (R6-22)")
+        limit = self.action_limit(state, combatant, fate_point)
+        if count > limit:
+            why = "Massive Damage allows one action (R6-23)" if "massive_damage" in combatant.conditions else (
+                f"Multi-Action Limit: Agility {combatant.attributes.get('Agility', '2D')}"
+                f" + Quickness {min(3, combatant.talents.get('Quickness', 0))}{' x2 (Fate Point)' if fate_point else ''}, R6-06"
+            )
+            raise Rejected(f"{combatant_id} can declare at most {limit} actions ({why})")
+        lost = min(combatant.actions_lost, count)
+        decision.emit(
+            R6ActionsDeclared(
+                combatant=combatant_id,
+                round=state.round,
+                count=count,
+                limit=limit,
+                penalty_dice=rules.multi_action_penalty(count),
+                fate_point=fate_point,
+                lost=lost,
+                off_turn=off_turn,
+                rule=rules.R_LIMIT if fate_point else rules.R_MULTI,
+            )
+        )
+
+    # ================================================================ command dispatch
+
+    def decide_action(self, decision: Decision, command: Command, dice: Dice) -> None:
+        state: RonD6State = decision.state  # type: ignore[assignment]
+        if isinstance(command, AUX_COMMANDS):
+            if command.actor == SEQUENCER or state.active != command.actor:
+                _aux.decide_aux_command(self, decision, command, dice)  # out of turn: the aux rules validate
+                return
+            self.declare(decision, command, dice)
+            return
+        spec = actions.SPECS.get(type(command))
+        if spec is None:
+            super().decide_action(decision, command, dice)
+            return
+        if spec.sequencer_only:
+            require(command.actor == SEQUENCER, f"{type(command).__name__} is the GM's (sequencer's) command")
+            spec.perform(self, decision, command.actor, command, dice, [])
+            return
+        self.require_turn(state, command.actor)
+        if not spec.is_action:
+            spec.check(self, state, command.actor, command)
+            spec.perform(self, decision, command.actor, command, dice, [])
+            return
+        self.declare(decision, command, dice)
+
+    def declare(self, decision: Decision, command: Command, dice: Dice) -> None:
+        """Declare an action (R6-08): validate it, record the declaration, give
+        waiting combatants their window, else resolve it at once."""
+        state: RonD6State = decision.state  # type: ignore[assignment]
+        self.check_command(state, command.actor, command)
+        payload = msgspec.to_builtins(command)
+        decision.emit(R6ActionDeclared(combatant=command.actor, action=action_name(command), command=payload))
+        step = {"step": "resolve", "command": payload, "interrupt": False}
+        if reactions.open_wait_window(self, decision, command.actor, [step]):
+            return
+        self.run_steps(decision, [step], dice)
+
+    def interrupting(self, state: RonD6State, actor: str) -> bool:
+        """Whether ``actor`` acts off its turn as a Wait interruption (R6-08)."""
+        return state.interrupting == actor
+
+    def check_command(self, state: RonD6State, actor: str, command: Command, *, interrupt: bool = False) -> None:
+        """Validate an action command without rolling or changing anything."""
+        if isinstance(command, AUX_COMMANDS):
+            probe = Decision(self, state)
+            if interrupt:
+                probe.state.interrupting = actor
+            try:
+                _aux.decide_aux_command(self, probe, command, _ProbeDice())
+            except _ProbeFinished:
+                pass  # validation passed: the aux rules only roll after validating
+            return
+        spec = actions.SPECS.get(type(command))
+        if spec is None or not spec.is_action:
+            raise Rejected(f"{type(command).__name__} is not an action that can be declared")
+        spec.check(self, state, actor, command)
+
+    def parse_command(self, payload: dict[str, Any]) -> Command:
+        return msgspec.convert(payload, typing.Union[self.command_types])  # type: ignore[arg-type]
+
+    # ================================================================ the step queue
+
+    def run_steps(self, decision: Decision, queue: list[dict[str, Any]], dice: Dice) -> None:
+        """Run pending steps in order until done or until one opens a window
+        (which then carries the rest of the queue in its continuation)."""
+        queue = list(queue)
+        while queue:
+            state = decision.state
+            if state.ended or state.window is not None or len(state.standing_sides()) <= 1:
+                return
+            step = queue.pop(0)
+            kind = step["step"]
+            if kind == "resolve":
+                self.resolve_step(decision, step, queue, dice)
+            else:
+                combat.STEPS[kind](self, decision, step, queue, dice)
+
+    def resolve_step(self, decision: Decision, step: dict[str, Any], queue: list[dict[str, Any]], dice: Dice) -> None:
+        """Carry out a declared action, as a transaction: if it is no longer
+        possible (something changed since it was declared), record it as lost."""
+        command = self.parse_command(step["command"])
+        actor = command.actor
+        trial = Decision(self, decision.state)
+        if step.get("interrupt"):
+            trial.state.interrupting = actor
+        pending = list(queue)
+        try:
+            if isinstance(command, AUX_COMMANDS):
+                _aux.decide_aux_command(self, trial, command, dice)
+            else:
+                spec = actions.SPECS[type(command)]
+                spec.check(self, trial.state, actor, command)
+                spec.perform(self, trial, actor, command, dice, pending)
+        except Rejected as lost:
+            decision.emit(R6ActionLost(combatant=actor, action=action_name(command), reason=lost.reason))
+            return
+        for event in trial.events:
+            decision.emit(event)
+        queue[:] = pending
+
+    # ================================================================ reactions
+
+    def validate_claim(self, state: Any, window: ReactionWindow, claim: Any) -> None:
+        reactions.validate_claim(self, state, window, claim)
+
+    def resolve_reaction(self, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
+        return reactions.resolve_reaction(self, decision, window, claim, dice)
+
+    def after_window(self, decision: Decision, window: ReactionWindow, dice: Dice) -> None:
+        reactions.after_window(self, decision, window, dice)
+
+    # ================================================================ damage (R6-19..23)
+
+    def apply_damage_total(
+        self,
+        decision: Decision,
+        target_id: str,
+        damage_total: int,
+        *,
+        source: str,
+        roll: Any = None,
+        rule: str = rules.R_DAMAGE,
+        stun: bool = False,
+        dice: Dice | None = None,
+    ) -> None:
+        """Compare a Damage Total with the target's Damage Resistance Total
+        (R6-19/20) and apply Stunned, Wounds and their injury levels (R6-21/23).
+
+        Pass ``dice`` so that reaching 3 Wounds rolls the Incapacitated test at
+        once; without dice the test is rolled at the start of the target's next turn."""
+        combat.apply_damage_total(self, decision, target_id, damage_total, source=source, roll=roll, rule=rule, stun=stun, dice=dice)
+
+    # ================================================================ evolve
+
+    def evolve_event(self, state: Any, event: Event) -> None:
+        handler = _EVOLVERS.get(type(event))
+        if handler is not None:
+            handler(state, event)
+        if _aux is not None:
+            _aux.evolve_aux_event(self, state, event)
+
+    # ================================================================ AI
+
+    def choose_command(self, state: Any, combatant: str) -> Command | None:
+        from firelane.engine.systems.rond6 import ai
+
+        return ai.choose_command(self, state, combatant)
+
+
+def action_name(command: Command) -> str:
+    return type(command).__struct_config__.tag  # type: ignore[return-value]
+
+
+class _ProbeFinished(Exception):
+    """Raised by `_ProbeDice` at the first roll: validation is over."""
+
+
+class _ProbeDice(Dice):
+    def roll(self, sides: int) -> Any:
+        raise _ProbeFinished
+
+
+# ---------------------------------------------------------------- evolve handlers
+
+
+def _on_round(state: RonD6State, event: RoundStarted) -> None:
+    # Unused actions are lost at the end of the round (R6-08); Wait ends with it.
+    for combatant in state.combatants.values():
+        combatant.actions_used_last_round = combatant.actions_used
+        combatant.declared_actions = 0
+        combatant.actions_used = 0
+        combatant.full_action = False
+        combatant.waiting = False
+        combatant.attacks_this_round = []
+
+
+def _on_turn(state: RonD6State, event: TurnStarted) -> None:
+    state.combatants[event.combatant].free_actions_this_turn = 0
+
+
+def _on_declared(state: RonD6State, event: R6ActionsDeclared) -> None:
+    combatant = state.combatants[event.combatant]
+    combatant.declared_actions = event.count
+    combatant.actions_used += event.lost
+    combatant.actions_lost -= event.lost
+    if event.fate_point:
+        combatant.fate_points -= 1
+        combatant.action_limit_doubled_round = event.round
+
+
+def _on_action(state: RonD6State, event: ActionTaken) -> None:
+    combatant = state.combatants[event.combatant]
+    if event.slot in ("action", "full"):
+        combatant.actions_used += 1
+        if event.slot == "full":
+            combatant.full_action = True
+        if event.action == "wait":
+            combatant.waiting = True
+    elif event.slot == "free":
+        combatant.free_actions_this_turn += 1
+
+
+def _on_attack(state: RonD6State, event: AttackResolved) -> None:
+    attacker = state.combatants.get(event.attacker)
+    if attacker is not None and event.kind in ("attack", "set_vs_charge"):
+        attacker.attacks_this_round.append(event.weapon)
+    if event.details.get("surprise_spent"):
+        state.combatants[event.target].surprise_spent = True
+
+
+def _on_damage(state: RonD6State, event: DamageDealt) -> None:
+    if "wounds_total" in event.details and event.target in state.combatants:
+        combatant = state.combatants[event.target]
+        combatant.wounds = event.details["wounds_total"]
+        combatant.resistance_boost = {}
+
+
+def _on_condition(state: RonD6State, event: ConditionApplied) -> None:
+    combatant = state.combatants[event.combatant]
+    if event.condition == "stunned":
+        combatant.stunned_round = state.round
+    elif event.condition == "dead":
+        combatant.dead = True
+    elif event.condition == "grappled":
+        combatant.grappled_by = event.details.get("by", "")
+    elif event.condition == "fatigued":
+        combatant.fatigue = int(event.details.get("level", combatant.fatigue + 1))
+    elif event.condition == "mortally_wounded":
+        combatant.mortal_minutes = 0
+
+
+def _on_condition_removed(state: RonD6State, event: ConditionRemoved) -> None:
+    combatant = state.combatants[event.combatant]
+    if event.condition == "grappled":
+        combatant.grappled_by = ""
+    elif event.condition == "fatigued":
+        combatant.fatigue = 0
+
+
+_ADJUSTABLE = frozenset(
+    {"ammo", "reloads", "readied", "active_defense", "defense_bonus", "set_weapon", "actions_used",
+     "actions_lost", "mortal_minutes", "surprise_spent", "fatigue"}
+)
+
+
+def _on_adjusted(state: RonD6State, event: StateAdjusted) -> None:
+    combatant = state.combatants.get(event.combatant)
+    if combatant is None:
+        return
+    for field, value in event.changes.items():
+        if field in _ADJUSTABLE:
+            setattr(combatant, field, msgspec.convert(value, type(getattr(combatant, field))))
+
+
+def _on_defense(state: RonD6State, event: R6DefenseRolled) -> None:
+    combatant = state.combatants[event.combatant]
+    combatant.active_defense = {**combatant.active_defense, event.skill: event.roll.total}
+
+
+def _on_boost(state: RonD6State, event: R6ResistanceBoosted) -> None:
+    combatant = state.combatants[event.combatant]
+    combatant.character_points -= event.character_points
+    if event.fate_point:
+        combatant.fate_points -= 1
+    combatant.resistance_boost = {
+        "window": event.window,
+        "dice": event.roll.total if event.roll is not None else 0,
+        "character_points": event.character_points,
+        "fate_point": event.fate_point,
+    }
+
+
+def _on_interrupt_queued(state: RonD6State, event: R6InterruptQueued) -> None:
+    state.combatants[event.combatant].waiting = False
+    state.queued_interrupts.append(dict(event.command))
+
+
+def _on_interrupts_begun(state: RonD6State, event: R6InterruptsBegun) -> None:
+    state.queued_interrupts = []
+
+
+def _on_down(state: RonD6State, event: CombatantDown) -> None:
+    state.combatants[event.combatant].waiting = False
+
+
+_EVOLVERS: dict[type, Any] = {
+    RoundStarted: _on_round,
+    TurnStarted: _on_turn,
+    R6ActionsDeclared: _on_declared,
+    ActionTaken: _on_action,
+    AttackResolved: _on_attack,
+    DamageDealt: _on_damage,
+    ConditionApplied: _on_condition,
+    ConditionRemoved: _on_condition_removed,
+    StateAdjusted: _on_adjusted,
+    R6DefenseRolled: _on_defense,
+    R6ResistanceBoosted: _on_boost,
+    R6InterruptQueued: _on_interrupt_queued,
+    R6InterruptsBegun: _on_interrupts_begun,
+    CombatantDown: _on_down,
+}
+
+SYSTEM = RonD6System()
