@@ -96,12 +96,18 @@ R6_AUX_COMMANDS: tuple[type[Command], ...] = (R6Move, R6Jump, R6HoldBreath, R6Br
 
 class R6Strenuous(Event):
     """R6-12: a round of strenuous activity (a Full Move, a run, swimming,
-    climbing, a jump); ``streak`` is how many rounds in a row it has lasted."""
+    climbing, a jump); ``streak`` is how many rounds in a row it has lasted.
+    Past ``free_rounds`` (the Stamina: Fortitude dice) ``roll`` is that round's
+    Fortitude test; ``fatigued`` says it failed: the character becomes
+    Fatigued and stops strenuous activity for the rest of the round."""
 
     combatant: str
     round: int
     streak: int
     activity: str
+    free_rounds: int = 0
+    roll: Roll | None = None
+    fatigued: bool = False
     rule: str = "R6-12"
 
 

@@ -40,7 +40,10 @@ import msgspec
 from firelane.engine.core import Decision, Rejected, require
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid, Square, direction, distance
-from firelane.engine.systems.rond6 import rolling, rules
+from firelane.engine.core import next_command_id
+from firelane.engine.systems.rond6 import combat, rolling, rules
+from firelane.engine.systems.rond6.movement import require_acting
+from firelane.engine.systems.rond6.objects import require_weapon_ready, spend_round
 from firelane.events.rond6_aux_schemas import R6AreaAttack, R6AreaTargeted
 from firelane.events.schemas import AttackResolved, Modifier
 
@@ -204,13 +207,12 @@ def weapon_area(weapon: Any) -> tuple[str, str] | None:
 def decide_area_attack(system: Any, decision: Decision, command: R6AreaAttack, dice: Dice) -> None:
     """R6-40/41: one attack test against everyone in the burst or cone."""
     state = decision.state
-    attacker = system.require_turn(state, command.actor)
-    require(not attacker.out_of_fight, f"{attacker.id} is out of the fight")
-    require(attacker.position is not None, f"{attacker.id} is not on the map")
+    attacker = require_acting(system, state, command.actor)
     weapon = system.weapon(attacker, command.weapon)
     area = weapon_area(weapon)
     require(area is not None, f"{weapon.name or weapon.id} is not an area weapon (no burst or cone profile)")
     shape, size = area  # type: ignore[misc]
+    require_weapon_ready(attacker, weapon)
     grid = Grid(state.terrain)
     walls_block = bool(state.settings.get("area_walls_block", AREA_DEFAULTS["area_walls_block"]))
     origin: Square = tuple(attacker.position)  # type: ignore[assignment]
@@ -245,7 +247,8 @@ def decide_area_attack(system: Any, decision: Decision, command: R6AreaAttack, d
         if not c.out_of_fight and c.position is not None and tuple(c.position) in covered
         and not (shape == "cone" and c.id == attacker.id)
     )
-    penalty = system.spend_action(decision, attacker.id, "action")
+    penalty = system.spend_action(decision, attacker.id, "action", action=f"area_{shape}", rule=rule)
+    spend_round(decision, attacker.id, weapon, rule)
     attacker = decision.state.combatants[attacker.id]
     attack = rolling.roll_test(
         dice, state.settings, attacker, weapon.skill, purpose=f"{size} {shape} ({weapon.name or weapon.id})",
@@ -257,22 +260,90 @@ def decide_area_attack(system: Any, decision: Decision, command: R6AreaAttack, d
     ))
     damage = None
     once = state.settings.get("area_damage_roll", AREA_DEFAULTS["area_damage_roll"]) == "once"
+    # Cover is measured from the burst's target Space (the blast), or from the cone's attacker.
+    blast = msgspec.structs.replace(attacker, position=center) if shape == "burst" else attacker
     for target_id in targets:
         if decision.state.ended:
             break
-        defense = system.passive_defense_value(decision.state, target_id)
+        target = decision.state.combatants[target_id]
+        if target.out_of_fight:
+            continue  # dropped by an earlier target's damage (cannot happen today; kept for safety)
+        defense, explanation = combat.defense_value(system, decision.state, blast, target, weapon.kind, "area")
         hit = attack.total >= defense
         points = attack.total - defense if hit else 0
         roll = msgspec.structs.replace(attack, target=defense, success=hit, details={**attack.details, "result_points": points})
         decision.emit(AttackResolved(
             attacker=attacker.id, target=target_id, weapon=weapon.id, roll=roll, hit=hit, kind=f"area_{shape}",
-            details={"shape": shape, "size": size, "result_points": points},
+            details={"shape": shape, "size": size, "result_points": points, "defense": explanation},
         ))
         if not hit:
             continue
         if damage is None or not once:
             damage = rolling.roll_damage(dice, state.settings, attacker, weapon, rule=rule)
-        system.apply_damage_total(decision, target_id, damage.total, source=attacker.id, roll=damage, rule=rule)
+        combat.apply_damage_total(system, decision, target_id, damage.total, source=attacker.id, roll=damage,
+                                  rule=rule, stun=weapon.stun, dice=dice)
+
+
+# ----------------------------------------------------------------------- AI helper
+
+
+def area_targets(state: Any, squares: list[Square], exclude: str = "") -> list[Any]:
+    covered = set(squares)
+    return [
+        c for c in state.combatants.values()
+        if not c.out_of_fight and c.position is not None and tuple(c.position) in covered and c.id != exclude
+    ]
+
+
+def choose_area_attack(system: Any, state: Any, attacker_id: str, *, min_enemies: int = 1) -> R6AreaAttack | None:
+    """The AI's best area attack, deterministically: the burst centre (on an
+    enemy) or cone facing that catches the most enemies and none of its own
+    side (nor itself), ties broken by fewer Spaces then position/facing order.
+    None when no area weapon is ready or nothing worth hitting is in reach."""
+    attacker = state.combatants[attacker_id]
+    if attacker.position is None or attacker.out_of_fight:
+        return None
+    grid = Grid(state.terrain)
+    walls_block = bool(state.settings.get("area_walls_block", AREA_DEFAULTS["area_walls_block"]))
+    origin = tuple(attacker.position)
+    best: tuple[Any, ...] | None = None
+    for weapon in attacker.weapons:
+        try:
+            area = weapon_area(weapon)
+            require_weapon_ready(attacker, weapon)
+        except Rejected:
+            continue
+        if area is None:
+            continue
+        shape, size = area
+        options: list[tuple[dict[str, Any], list[Square]]] = []
+        if shape == "burst":
+            for enemy in sorted(state.combatants.values(), key=lambda c: c.id):
+                if enemy.side == attacker.side or enemy.out_of_fight or enemy.position is None:
+                    continue
+                centre = tuple(enemy.position)
+                gap = distance(origin, centre)
+                band = rules.range_band(gap, weapon.ranges) if weapon.ranges else ("point_blank" if gap <= 1 else None)
+                if band is None or not grid.line_of_sight(origin, centre):
+                    continue
+                options.append(({"center": centre}, affected_burst(grid, centre, size, walls_block=walls_block)))
+        else:
+            for facing in FACINGS:
+                options.append(({"facing": facing}, affected_cone(grid, origin, facing, size, walls_block=walls_block)))
+        for order, (aim, squares) in enumerate(options):
+            caught = area_targets(state, squares, exclude=attacker_id if shape == "cone" else "")
+            if any(c.side == attacker.side for c in caught):
+                continue
+            enemies = len(caught)
+            if enemies < min_enemies:
+                continue
+            key = (-enemies, len(squares), weapon.id, order)
+            if best is None or key < best[0]:
+                best = (key, weapon.id, aim)
+    if best is None:
+        return None
+    _, weapon_id, aim = best
+    return R6AreaAttack(command_id=next_command_id(state, attacker_id), actor=attacker_id, weapon=weapon_id, **aim)
 
 
 EVOLVERS: dict[type, Any] = {}

@@ -40,10 +40,11 @@ from typing import Any
 
 import msgspec
 
-from firelane.engine.core import SEQUENCER, Decision, Rejected, require
+from firelane.engine.core import SEQUENCER, Decision, Rejected, next_command_id, require
 from firelane.engine.dice import Dice
 from firelane.engine.grid import distance
-from firelane.engine.systems.rond6 import rolling
+from firelane.engine.systems.rond6 import combat, rolling
+from firelane.engine.systems.rond6.movement import require_acting
 from firelane.engine.systems.rond6.pools import combatant_store, difficulty
 from firelane.events.rond6_aux_schemas import R6Heal, R6Healed
 from firelane.events.schemas import ConditionRemoved
@@ -200,7 +201,7 @@ def _natural(system: Any, decision: Decision, command: R6Heal, patient: Any, dic
     change = natural_healing_outcome(bool(roll.success), int(roll.details.get("result_points", 0)), critical)
     stunned_removed = bool(roll.success) and patient.wounds == 0
     wounds_after = max(0, patient.wounds + change)
-    _emit_healed(system, decision, patient, kind="natural", healer="", roll=roll, wounds_after=wounds_after,
+    _emit_healed(system, decision, patient, dice, kind="natural", healer="", roll=roll, wounds_after=wounds_after,
                  stunned_removed=stunned_removed, treated=min(treated_wounds(patient), wounds_after),
                  critical=critical, rule=RULE_NATURAL)
 
@@ -219,12 +220,12 @@ def _assisted(system: Any, decision: Decision, command: R6Heal, patient: Any, di
     require(untreated, f"{patient.id} has already had its successful assisted healing for these injuries (R6-43: once per injury)")
     penalty = 0
     if in_combat:
-        system.require_turn(state, command.actor)
+        require_acting(system, state, command.actor)
         reach = int(_setting(state, "healing_reach"))
         require(healer.position is not None and patient.position is not None
                 and distance(healer.position, patient.position) <= reach,
                 f"{patient.id} is not within {reach} Space(s) of {healer.id}")
-        penalty = system.spend_action(decision, healer.id, "action")
+        penalty = system.spend_action(decision, healer.id, "action", action="assisted_healing", rule=RULE_ASSISTED)
         healer = decision.state.combatants[healer.id]
     level, steps = assisted_healing_steps(patient.wounds, is_stunned(patient))
     target = difficulty(level, steps, settings=state.settings)
@@ -236,23 +237,24 @@ def _assisted(system: Any, decision: Decision, command: R6Heal, patient: Any, di
     wounds_after = max(0, patient.wounds - healed)
     stunned_removed = bool(roll.success) and patient.wounds == 0
     treated = wounds_after if roll.success else treated_wounds(patient)
-    _emit_healed(system, decision, patient, kind="assisted", healer=healer.id, roll=roll, wounds_after=wounds_after,
+    _emit_healed(system, decision, patient, dice, kind="assisted", healer=healer.id, roll=roll, wounds_after=wounds_after,
                  stunned_removed=stunned_removed, treated=treated, critical=False, rule=RULE_ASSISTED)
 
 
 def _emit_healed(
-    system: Any, decision: Decision, patient: Any, *, kind: str, healer: str, roll: Any, wounds_after: int,
+    system: Any, decision: Decision, patient: Any, dice: Dice, *, kind: str, healer: str, roll: Any, wounds_after: int,
     stunned_removed: bool, treated: int, critical: bool, rule: str,
 ) -> None:
     state = decision.state
+    before = patient.wounds  # `patient` is the live scratch state: read it before emitting
     revived = (
         bool(_setting(state, "healing_revives"))
         and patient.out_of_fight
-        and wounds_after < INCAPACITATED_WOUNDS
-        and wounds_after < patient.wounds
+        and not getattr(patient, "dead", False)
+        and before >= INCAPACITATED_WOUNDS > wounds_after
     )
     decision.emit(R6Healed(
-        patient=patient.id, kind=kind, healer=healer, roll=roll, wounds_before=patient.wounds,
+        patient=patient.id, kind=kind, healer=healer, roll=roll, wounds_before=before,
         wounds_after=wounds_after, stunned_removed=stunned_removed, treated_wounds=treated,
         critical_failure=critical, revived=revived, rule=rule,
     ))
@@ -260,8 +262,9 @@ def _emit_healed(
         decision.emit(ConditionRemoved(combatant=patient.id, condition="stunned", reason=f"{kind} healing", rule=rule))
     for condition in _conditions_healed(decision.state.combatants[patient.id], wounds_after, revived):
         decision.emit(ConditionRemoved(combatant=patient.id, condition=condition, reason=f"{kind} healing", rule=rule))
-    if wounds_after > patient.wounds:
-        system.after_wounds_worsened(decision, patient.id, source="natural healing (critical failure)", rule=rule)
+    if wounds_after > before:
+        # A critical failure's extra Wound reaches injury levels like any Wound (R6-21).
+        combat.injure(system, decision, patient.id, before, wounds_after, dice)
 
 
 def _conditions_healed(patient: Any, wounds_after: int, revived: bool) -> list[str]:
@@ -274,6 +277,26 @@ def _conditions_healed(patient: Any, wounds_after: int, revived: bool) -> list[s
     if revived and "unconscious" in patient.conditions:
         gone.append("unconscious")
     return gone
+
+
+def choose_heal(system: Any, state: Any, healer_id: str) -> R6Heal | None:
+    """The AI's assisted healing, deterministically: a medic (a ``medicine`` skill
+    on its sheet) treats the most wounded untreated ally within reach (lowest
+    ID on a tie), or None."""
+    healer = state.combatants[healer_id]
+    if healer.out_of_fight or healer.position is None or "medicine" not in healer.skills:
+        return None
+    reach = int(state.settings.get("healing_reach", HEALING_DEFAULTS["healing_reach"]))
+    candidates = [
+        c for c in state.combatants.values()
+        if c.side == healer.side and not getattr(c, "dead", False) and c.position is not None
+        and distance(healer.position, c.position) <= reach
+        and c.wounds > treated_wounds(c)
+    ]
+    if not candidates:
+        return None
+    patient = min(candidates, key=lambda c: (-c.wounds, c.id))
+    return R6Heal(command_id=next_command_id(state, healer_id), actor=healer_id, patient=patient.id, kind="assisted")
 
 
 def _on_healed(state: Any, event: R6Healed) -> None:

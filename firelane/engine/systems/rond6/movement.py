@@ -56,7 +56,7 @@ from typing import Any
 from firelane.engine.core import SEQUENCER, Decision, Rejected, require
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid, adjacent, direction
-from firelane.engine.systems.rond6 import rolling, rules
+from firelane.engine.systems.rond6 import combat, rolling, rules
 from firelane.engine.systems.rond6.pools import DieCode, as_code, combatant_store, difficulty
 from firelane.events.rond6_aux_schemas import R6HoldBreath, R6Jump, R6Move, R6Strenuous
 from firelane.events.schemas import ActionTaken, Command, Moved, TestRolled
@@ -240,6 +240,21 @@ def strenuous_test_steps(streak: int, fortitude: DieCode | str) -> int | None:
 # `spend_action` (declared actions and the multi-action penalty, R6-05/07).
 
 
+def require_acting(system: Any, state: Any, actor: str) -> Any:
+    """The acting combatant: on its own turn, or resolving a Wait interruption
+    (R6-08) when the main system says so (``system.interrupting(state, actor)``)."""
+    combatant = system.require_combatant(state, actor)
+    if state.active != actor:
+        interrupting = getattr(system, "interrupting", None)
+        require(
+            interrupting is not None and bool(interrupting(state, actor)),
+            f"it is not {actor}'s turn (active: {state.active}); off its turn it can only act by interrupting from Wait (R6-08)",
+        )
+    require(not combatant.out_of_fight, f"{actor} is out of the fight")
+    require(combatant.position is not None, f"{actor} is not on the map")
+    return combatant
+
+
 MOVE_MODES = ("walk", "swim", "climb")
 MOVE_PACES = ("partial", "full", "run")
 MOVEMENT_COMMANDS: tuple[type[Command], ...] = (R6Move, R6Jump, R6HoldBreath)
@@ -328,7 +343,7 @@ def strenuous_round(system: Any, decision: Decision, dice: Dice, combatant_id: s
         free_rounds=fortitude.dice, roll=roll, fatigued=fatigued,
     ))
     if fatigued:
-        system.apply_fatigue(decision, combatant_id, source="strenuous activity", rule=RULE_SPECIAL_MOVEMENT)
+        combat.add_fatigue(system, decision, combatant_id, RULE_SPECIAL_MOVEMENT, {"source": f"strenuous activity: {activity}"})
     return not fatigued
 
 
@@ -342,9 +357,7 @@ def require_not_exhausted(state: Any, combatant: Any) -> None:
 
 def decide_move(system: Any, decision: Decision, command: R6Move, dice: Dice) -> None:
     state = decision.state
-    mover = system.require_turn(state, command.actor)
-    require(not mover.out_of_fight, f"{mover.id} is out of the fight")
-    require(mover.position is not None, f"{mover.id} is not on the map")
+    mover = require_acting(system, state, command.actor)
     require(command.mode in MOVE_MODES, f"unknown movement mode {command.mode!r}; use one of {', '.join(MOVE_MODES)}")
     require(command.pace in MOVE_PACES, f"unknown pace {command.pace!r}; use one of {', '.join(MOVE_PACES)}")
     require(bool(command.path), "a move needs at least one Space in its path")
@@ -378,7 +391,7 @@ def decide_move(system: Any, decision: Decision, command: R6Move, dice: Dice) ->
     strenuous = command.pace != "partial" or command.mode != "walk"
     if strenuous:
         require_not_exhausted(state, mover)
-    penalty = system.spend_action(decision, mover.id, kind)
+    penalty = system.spend_action(decision, mover.id, kind, action=f"{command.mode}_{command.pace}", rule=rule)
     if strenuous and not strenuous_round(system, decision, dice, mover.id, f"{command.mode} ({command.pace})"):
         return
     mover = decision.state.combatants[mover.id]
@@ -409,9 +422,7 @@ def decide_move(system: Any, decision: Decision, command: R6Move, dice: Dice) ->
 
 def decide_jump(system: Any, decision: Decision, command: R6Jump, dice: Dice) -> None:
     state = decision.state
-    jumper = system.require_turn(state, command.actor)
-    require(not jumper.out_of_fight, f"{jumper.id} is out of the fight")
-    require(jumper.position is not None, f"{jumper.id} is not on the map")
+    jumper = require_acting(system, state, command.actor)
     require(bool(command.path), "a jump needs at least its landing Space")
     run_up = [(int(x), int(y)) for x, y in command.run_up]
     path = [(int(x), int(y)) for x, y in command.path]
@@ -428,7 +439,7 @@ def decide_jump(system: Any, decision: Decision, command: R6Jump, dice: Dice) ->
         require(grid.passable(square), f"jump: {square} is a wall or off the map")
         previous = square
     require_not_exhausted(state, jumper)
-    penalty = system.spend_action(decision, jumper.id, "full" if run_up else "action")
+    penalty = system.spend_action(decision, jumper.id, "full" if run_up else "action", action="jump", rule=RULE_SPECIAL_MOVEMENT)
     if not strenuous_round(system, decision, dice, jumper.id, "jump"):
         return
     if run_up:
@@ -477,6 +488,60 @@ def decide_movement_command(system: Any, decision: Decision, command: Command, d
         decide_hold_breath(system, decision, command, dice)
     else:  # pragma: no cover
         raise TypeError(f"{type(command).__name__} is not a movement command")
+
+
+# ----------------------------------------------------------------------- AI helpers
+
+
+def path_towards(state: Any, mover_id: str, goal: tuple[int, int], limit: int, *, stop_adjacent: bool = True) -> list[tuple[int, int]]:
+    """A deterministic shortest path (breadth-first, neighbours in a fixed order)
+    from the mover towards ``goal``, cut to ``limit`` Spaces: the Spaces an
+    `R6Move` would list. Ends next to ``goal`` when ``stop_adjacent`` (an
+    occupied goal), else on it; empty when no way closer exists."""
+    mover = state.combatants[mover_id]
+    start = tuple(mover.position)
+    grid = Grid(state.terrain)
+    occupied = {tuple(c.position) for c in state.combatants.values() if c.id != mover_id and not c.out_of_fight and c.position is not None}
+    goal = (int(goal[0]), int(goal[1]))
+
+    def done(square: tuple[int, int]) -> bool:
+        return adjacent(square, goal) if stop_adjacent else square == goal
+
+    if done(start) or limit <= 0:
+        return []
+    came_from: dict[tuple[int, int], tuple[int, int] | None] = {start: None}
+    frontier = [start]
+    best = start
+    best_key = (max(abs(start[0] - goal[0]), abs(start[1] - goal[1])), 0)
+    found = None
+    depth = 0
+    while frontier and found is None:
+        depth += 1
+        next_frontier = []
+        for square in frontier:
+            for step in grid.neighbours(square):
+                if step in came_from or step in occupied:
+                    continue
+                came_from[step] = square
+                if done(step):
+                    found = step
+                    break
+                key = (max(abs(step[0] - goal[0]), abs(step[1] - goal[1])), depth)
+                if key < best_key:
+                    best, best_key = step, key
+                next_frontier.append(step)
+            if found is not None:
+                break
+        frontier = next_frontier
+        if depth > grid.terrain.width * grid.terrain.height:
+            break
+    end = found if found is not None else best
+    path = []
+    while end is not None and end != start:
+        path.append(end)
+        end = came_from[end]
+    path.reverse()
+    return path[:limit]
 
 
 def _on_strenuous(state: Any, event: R6Strenuous) -> None:

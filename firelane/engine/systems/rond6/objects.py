@@ -36,9 +36,10 @@ from firelane.engine.core import Decision, Rejected, require
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid, distance
 from firelane.engine.systems.rond6 import rolling, rules
+from firelane.engine.systems.rond6.movement import require_acting
 from firelane.engine.systems.rond6.pools import DieCode, as_code, difficulty, roll_pool, state_store
 from firelane.events.rond6_aux_schemas import R6BreakObject, R6ObjectDamaged
-from firelane.events.schemas import Modifier
+from firelane.events.schemas import Modifier, StateAdjusted
 
 RULE_OBJECTS = "R6-25"
 
@@ -128,18 +129,35 @@ def find_object(state: Any, target: str) -> ObjectProfile:
     raise Rejected(f"unknown object {target!r}; objects here: {', '.join(known) or 'none'}, or wall@x,y")
 
 
+def require_weapon_ready(combatant: Any, weapon: Any) -> None:
+    """A weapon must be in hand (R6-37: readying one is an action); unarmed always is."""
+    if weapon.kind != "unarmed" and combatant.readied:
+        require(weapon.id in combatant.readied, f"{weapon.name or weapon.id} is not in hand; ready it first (R6-37)")
+    if weapon.capacity:
+        require(combatant.ammo.get(weapon.id, 0) > 0, f"{weapon.name or weapon.id} is out of ammunition; reload it (R6-37)")
+
+
+def spend_round(decision: Decision, combatant_id: str, weapon: Any, rule: str) -> None:
+    """One round (or the one grenade) of a weapon with a capacity is used."""
+    if not weapon.capacity:
+        return
+    combatant = decision.state.combatants[combatant_id]
+    ammo = dict(combatant.ammo)
+    ammo[weapon.id] = max(0, ammo.get(weapon.id, 0) - 1)
+    decision.emit(StateAdjusted(combatant=combatant_id, changes={"ammo": ammo}, reason=f"fired {weapon.name or weapon.id}", rule=rule))
+
+
 def decide_break_object(system: Any, decision: Decision, command: R6BreakObject, dice: Dice) -> None:
     """R6-25: an attack on an object; structural damage by Result Points."""
     state = decision.state
-    attacker = system.require_turn(state, command.actor)
-    require(not attacker.out_of_fight, f"{attacker.id} is out of the fight")
-    require(attacker.position is not None, f"{attacker.id} is not on the map")
+    attacker = require_acting(system, state, command.actor)
     profile = find_object(state, command.target)
     config = object_settings(state.settings)
     damage_so_far = int(state_store(state).get("objects", {}).get(profile.id, 0))
     structure = profile.structure_levels or int(config["object_structure_levels"])
     require(damage_so_far < structure, f"{profile.name} is already destroyed")
     weapon = system.weapon(attacker, command.weapon)
+    require_weapon_ready(attacker, weapon)
     flat = []
     if profile.square is not None:
         square = tuple(profile.square)
@@ -153,7 +171,8 @@ def decide_break_object(system: Any, decision: Decision, command: R6BreakObject,
             if rules.RANGE_MODIFIER[band]:
                 flat.append(Modifier(source=f"range: {band.replace('_', ' ')}", rule=rules.R_RANGE, value=rules.RANGE_MODIFIER[band]))
     defense = profile.defense if profile.defense is not None else difficulty(config["object_defense"], settings=state.settings)
-    penalty = system.spend_action(decision, attacker.id, "action")
+    penalty = system.spend_action(decision, attacker.id, "action", action="break_object", rule=RULE_OBJECTS)
+    spend_round(decision, attacker.id, weapon, RULE_OBJECTS)
     attacker = decision.state.combatants[attacker.id]
     attack = rolling.roll_test(
         dice, state.settings, attacker, weapon.skill, purpose=f"attack {profile.name}", rule=RULE_OBJECTS,
