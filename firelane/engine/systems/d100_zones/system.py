@@ -1,0 +1,248 @@
+"""The d100-zones rule system on the shared `BaseRuleSystem`.
+
+See the package docstring for the rules and house defaults.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from firelane.engine.core import BaseRuleSystem, Decision, Rejected, require
+from firelane.engine.dice import Dice
+from firelane.engine.state import Combatant, EncounterState, ReactionWindow
+from firelane.engine.systems.d100_zones import actions, ai, reactions, rules
+from firelane.engine.systems.d100_zones.state import MELEE, RANGED, UNARMED, D100ZCombatant, D100ZState
+from firelane.engine.systems.percentile import parse_damage
+from firelane.events.d100_zones_schemas import (
+    D100Z_COMMANDS,
+    D100Z_EVENTS,
+    D100ZAimedShot,
+    D100ZAttack,
+    D100ZFirstAid,
+    D100ZFirstAidGiven,
+    D100ZMove,
+    D100ZRevived,
+    D100ZSuppressiveFire,
+)
+from firelane.events.schemas import (
+    ActionTaken,
+    ClaimReaction,
+    CombatantSetup,
+    Command,
+    ConditionApplied,
+    ConditionRemoved,
+    DamageDealt,
+    EncounterSetup,
+    Event,
+    InitiativeEntry,
+    InitiativeRolled,
+    Modifier,
+    Moved,
+    OrderedClaim,
+    Roll,
+    StateAdjusted,
+    TurnStarted,
+)
+
+# D100Z-16: every optional rule of the text, on by default (this engine is for tactical play).
+DEFAULT_OPTIONS: dict[str, bool] = {
+    "str_bonus": True,         # D100Z-08
+    "cover": True,             # D100Z-09
+    "flanking": True,          # D100Z-10
+    "multi_attack": True,      # D100Z-11
+    "aimed_shot": True,        # D100Z-12
+    "suppressive_fire": True,  # D100Z-13
+}
+
+HOUSE_DEFAULTS: dict[str, Any] = {
+    # Grid scale: a square is 2 m, so Engaged (0-2 m) is the eight neighbouring squares.
+    # A terrain measured in metres sets it from its square_size unless given here.
+    "square_metres": 2.0,
+    # D100Z-16: the optional rules, switched per encounter: {"options": {"cover": false, ...}}.
+    "options": DEFAULT_OPTIONS,
+    # D100Z-09: cover modifies the attack roll's target ("attack": soft -10, hard -20),
+    # or, read as the table's "Dodge Modifier", helps the defender's dodge ("dodge": +10/+20).
+    "cover_applies_to": "attack",
+    # D100Z-10: allies flank when the angle between them, seen from the enemy, is at least this.
+    "flanking_min_angle": 135,
+    # Fists when a combatant has no unarmed weapon of its own (D100Z-07 adds the Brawling bonus).
+    "unarmed_damage": "1d4",
+    # D100Z-13: only the shooter's enemies in the zone are caught unless this is true.
+    "suppressive_fire_hits_allies": False,
+    # At 0 HP a combatant is unconscious and dying: it loses this many HP at the start of
+    # each round (0: never) and is dead at death_at_hp; first aid's critical stabilises it.
+    "dying_hp_loss_per_round": 1,
+    "death_at_hp": -10,
+}
+
+
+class D100ZonesSystem(BaseRuleSystem):
+    name = "d100-zones"
+    title = "d100 zones"
+    command_types = D100Z_COMMANDS
+    event_types = D100Z_EVENTS
+    state_type = D100ZState
+    combatant_type = D100ZCombatant
+    reaction_priority: ClassVar[dict[str, int]] = {actions.FREE_ATTACK: 0}  # then initiative order (D100Z-15)
+    reaction_resets = "round"
+    initiative_each_round = True  # D100Z-01
+    default_settings: ClassVar[dict[str, Any]] = HOUSE_DEFAULTS
+
+    # ------------------------------------------------------------ setup
+
+    def settings_for(self, setup: EncounterSetup) -> dict[str, Any]:
+        settings = super().settings_for(setup)
+        if "square_metres" not in setup.settings and setup.terrain.unit == "m":
+            settings["square_metres"] = float(setup.terrain.square_size)
+        options = setup.settings.get("options", {})
+        if not isinstance(options, dict):
+            raise Rejected("settings 'options' must be an object of optional-rule switches (D100Z-16)")
+        unknown = sorted(set(options) - set(DEFAULT_OPTIONS))
+        if unknown:
+            raise Rejected(f"unknown optional rules: {', '.join(unknown)}; known: {', '.join(DEFAULT_OPTIONS)} (D100Z-16)")
+        for key, value in options.items():
+            if not isinstance(value, bool):
+                raise Rejected(f"option {key!r} must be true or false, not {value!r} (D100Z-16)")
+        settings["options"] = {**DEFAULT_OPTIONS, **options}
+        if settings["cover_applies_to"] not in ("attack", "dodge"):
+            raise Rejected(f"cover_applies_to must be 'attack' or 'dodge', not {settings['cover_applies_to']!r}")
+        try:
+            parse_damage(str(settings["unarmed_damage"]))
+        except ValueError as exc:
+            raise Rejected(f"unarmed_damage: {exc}") from None
+        if float(settings["square_metres"]) <= 0:
+            raise Rejected("square_metres must be positive")
+        return settings
+
+    def build_combatant(self, setup: CombatantSetup, settings: dict[str, Any]) -> Combatant:
+        combatant = super().build_combatant(setup, settings)
+        assert isinstance(combatant, D100ZCombatant)
+        if combatant.position is None:
+            raise Rejected(f"combatant {setup.id!r} needs a position on the map")
+        for weapon in combatant.weapons:
+            if weapon.kind not in (MELEE, RANGED, UNARMED):
+                raise Rejected(f"combatant {setup.id!r}: weapon {weapon.name!r} kind must be melee, ranged or unarmed")
+            if weapon.hands not in (1, 2):
+                raise Rejected(f"combatant {setup.id!r}: weapon {weapon.name!r} hands must be 1 or 2")
+            try:
+                parse_damage(weapon.damage)
+            except ValueError as exc:
+                raise Rejected(f"combatant {setup.id!r}: weapon {weapon.name!r}: {exc}") from None
+        if combatant.max_hp <= 0:
+            combatant.max_hp = combatant.hp
+        combatant.position = (int(combatant.position[0]), int(combatant.position[1]))
+        return combatant
+
+    # ------------------------------------------------------------ rounds and turns
+
+    def roll_initiative(self, decision: Decision, dice: Dice) -> InitiativeRolled:
+        """D100Z-01: 1d100 + SPD each round for everyone standing; highest first; natural 90+ last."""
+        state: D100ZState = decision.state  # type: ignore[assignment]
+        entries = []
+        for combatant_id in sorted(state.combatants):
+            combatant = state.combatants[combatant_id]
+            if combatant.out_of_fight:
+                continue
+            die = dice.roll(100)
+            last = die.face >= rules.INITIATIVE_LAST_AT
+            roll = Roll(
+                purpose="initiative",
+                rule="D100Z-01",
+                dice=[die],
+                modifiers=[Modifier(source="SPD", rule="D100Z-01", value=combatant.speed)],
+                total=die.face + combatant.speed,
+                notes=["natural 90+: acts last (D100Z-01)"] if last else [],
+                details={"acts_last": last},
+            )
+            entries.append(InitiativeEntry(combatant=combatant_id, total=roll.total, roll=roll, tiebreak=[combatant.speed]))
+        speeds = {cid: c.speed for cid, c in state.combatants.items()}
+        return InitiativeRolled(round=state.round, entries=entries, order=rules.initiative_order(entries, speeds), rule="D100Z-01")
+
+    def on_round_start(self, decision: Decision, dice: Dice) -> None:
+        actions.bleed(decision)
+
+    def on_turn_end(self, decision: Decision, combatant: str, dice: Dice) -> None:
+        me = decision.state.combatants[combatant]
+        if me.conditions.get(actions.SUPPRESSED) == f"end_of_turn:{combatant}":
+            decision.emit(ConditionRemoved(combatant=combatant, condition=actions.SUPPRESSED, reason="end of its turn", rule="D100Z-13"))
+
+    # ------------------------------------------------------------ actions
+
+    def decide_action(self, decision: Decision, command: Command, dice: Dice) -> None:
+        actor = self.require_turn(decision.state, command.actor)
+        require(not actor.out_of_fight, f"{actor.id} is out of the fight")
+        if isinstance(command, D100ZMove):
+            actions.move(self, decision, command, dice)
+        elif isinstance(command, D100ZAttack):
+            actions.attack(self, decision, command, dice)
+        elif isinstance(command, D100ZAimedShot):
+            actions.aimed_shot(self, decision, command, dice)
+        elif isinstance(command, D100ZSuppressiveFire):
+            actions.suppressive_fire(self, decision, command, dice)
+        elif isinstance(command, D100ZFirstAid):
+            actions.first_aid(self, decision, command, dice)
+        else:
+            super().decide_action(decision, command, dice)
+
+    # ------------------------------------------------------------ reactions
+
+    def validate_claim(self, state: EncounterState, window: ReactionWindow, claim: ClaimReaction) -> None:
+        weapon = claim.options.get("weapon")
+        if weapon is not None:
+            reactions.free_attack_weapon(state, state.combatants[claim.actor], str(weapon))  # type: ignore[arg-type]
+
+    def resolve_reaction(self, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
+        return reactions.resolve_free_attack(decision, window.actor, claim.combatant, claim.options, dice)
+
+    def after_window(self, decision: Decision, window: ReactionWindow, dice: Dice) -> None:
+        plan = window.continuation.get("move")
+        if plan is not None and not decision.state.combatants[window.actor].out_of_fight:
+            actions.finish_move(decision, window.actor, plan)
+
+    # ------------------------------------------------------------ evolve
+
+    def evolve_event(self, state: EncounterState, event: Event) -> None:
+        combatants: dict[str, D100ZCombatant] = state.combatants  # type: ignore[assignment]
+        if isinstance(event, TurnStarted):
+            me = combatants[event.combatant]
+            me.action_used, me.action_spent_on, me.moved_m, me.attacks, me.aimed_this_turn = False, "", 0.0, [], False
+        elif isinstance(event, ActionTaken):
+            me = combatants[event.combatant]
+            if event.slot == "action":
+                me.action_used, me.action_spent_on = True, event.action
+            if event.action in ("attack", "second_attack"):
+                me.attacks.append(str(event.details["weapon"]))
+            elif event.action == "aimed_shot":
+                me.aimed_this_turn = True
+                me.aim_target = str(event.details["target"])
+        elif isinstance(event, Moved):
+            combatants[event.combatant].moved_m += event.cost
+        elif isinstance(event, DamageDealt) and event.remaining is not None:
+            combatants[event.target].hp = event.remaining
+        elif isinstance(event, StateAdjusted):
+            me = combatants[event.combatant]
+            for field, value in event.changes.items():
+                if field == "hp":
+                    me.hp = int(value)
+                elif field == "aim_target":
+                    me.aim_target = value
+        elif isinstance(event, ConditionApplied) and event.condition == actions.SUPPRESSED:
+            combatants[event.combatant].suppressed = dict(event.details)
+        elif isinstance(event, ConditionRemoved) and event.condition == actions.SUPPRESSED:
+            combatants[event.combatant].suppressed = {}
+        elif isinstance(event, D100ZFirstAidGiven):
+            patient = combatants[event.target]
+            patient.first_aid_received = True
+            patient.hp = event.hp
+        elif isinstance(event, D100ZRevived):
+            revived = combatants[event.combatant]
+            revived.out_of_fight = False
+            revived.hp = event.hp
+
+    # ------------------------------------------------------------ AI
+
+    def choose_command(self, state: EncounterState, combatant: str) -> Command | None:
+        return ai.choose(self, state, combatant)  # type: ignore[arg-type]
+
+
+SYSTEM = D100ZonesSystem()
