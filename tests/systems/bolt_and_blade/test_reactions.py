@@ -1,0 +1,309 @@
+"""Bolt & Blade reactions: Reactive Fire, Overwatch, Return Fire, Opportunity
+Strike, ranged attacks in melee, Dive for Cover (BB-CMB-10..17)."""
+
+from __future__ import annotations
+
+from firelane.engine.systems.bolt_and_blade.rules import exchange_outcome
+from firelane.events.bolt_and_blade_schemas import BBAttackRecomputed, BBExchangeResolved, BBMovementStopped, BBOverwatch, BBReactiveFireChoice
+from firelane.events.schemas import (
+    ActionTaken,
+    AttackResolved,
+    ConditionApplied,
+    ConditionRemoved,
+    CoverFeature,
+    DamageDealt,
+    Moved,
+    ReactionDenied,
+    ReactionsOrdered,
+    ReactionWindowOpened,
+    TestRolled as _Tested,
+)
+
+from .helpers import act, arena, attack, cid, claim, end, fighter, knife_only, move, of, one, pass_, rejected, sheet, start
+
+NORTH = [(0, -1)]
+WEST = [(-1, 0)]
+
+
+def lane(extra: list = (), cover: list = (), order: list[str] | None = None, mover: dict | None = None, **settings):  # type: ignore[assignment]
+    """m (red, knife) at (1, 5); w (blue, lasgun) at (10, 5), plus ``extra`` fighters."""
+    fighters = [fighter("m", "red", (1, 5), **(mover or knife_only())), fighter("w", "blue", (10, 5), **sheet()), *extra]
+    return start(arena(fighters, cover=list(cover), **settings), order or ["m", "w", *[f.id for f in extra]])
+
+
+# ---------------------------------------------------------------- BB-CMB-10, -11
+
+
+def test_reactive_fire_is_a_reaction_attack_at_the_mover() -> None:
+    """BB-CMB-10: spend the Reaction for a ranged attack when an enemy moves through your fire lane."""
+    state = lane()
+    act(state, move("m", (1, 6), (1, 7)))
+    events = act(state, claim("w", 1, "reactive_fire"), [6, 5])  # 6 + 2 + 2 (Exposed) = 10: hit; 1d8 = 5
+    spent = one(events, ActionTaken)
+    assert (spent.combatant, spent.action, spent.slot, spent.rule) == ("w", "reactive_fire", "reaction", "BB-CMB-10")
+    shot = one(events, AttackResolved)
+    assert shot.kind == "reactive_fire" and shot.hit and shot.roll.total == 10 and shot.roll.rule == "BB-CMB-10"
+    assert one(events, DamageDealt).amount == 5 and state.combatants["m"].vitality == 15
+    assert one(events, BBReactiveFireChoice).choice == "continue"
+    assert state.combatants["m"].position == (1, 7) and state.combatants["w"].reaction_used
+
+
+def test_reactive_fire_requirements() -> None:
+    """BB-CMB-10: no offer if Pinned, without a loaded ready ranged weapon, out of sight or out of range."""
+    walled = arena([fighter("m", "red", (1, 5), **knife_only()), fighter("w", "blue", (10, 5), **sheet())], walls=[(5, y) for y in range(0, 12)])
+    state = start(walled, ["m", "w"])
+    assert not of(act(state, move("m", (1, 6))), ReactionWindowOpened)  # no sight through the wall
+    state = lane()
+    state.combatants["w"].conditions["pinned"] = ""
+    assert not of(act(state, move("m", (1, 6))), ReactionWindowOpened)
+    state = lane()
+    state.combatants["w"].ammo["lasgun"] = 0
+    assert not of(act(state, move("m", (1, 6))), ReactionWindowOpened)
+    state = lane()
+    state.combatants["w"].ready_weapon = "combat knife"
+    assert not of(act(state, move("m", (1, 6))), ReactionWindowOpened)
+
+
+def test_reactive_fire_out_of_range_is_not_offered() -> None:
+    """BB-CMB-10: the mover must be within the weapon's range."""
+    short = sheet(weapons=[{"name": "stub gun", "kind": "ranged", "category": "pistol", "range": [10, 30], "damage": "1d6", "traits": ["pistol", "ammo"], "magazine": 6}], ready_weapon="stub gun")
+    state = start(arena([fighter("m", "red", (1, 5), **knife_only()), fighter("w", "blue", (10, 5), **short)]), ["m", "w"])
+    events = act(state, move("m", (2, 5), (3, 5), (4, 5)))
+    window = one(events, ReactionWindowOpened)  # only at (4, 5): 30 ft away
+    assert state.combatants["m"].position == (4, 5) and window.continuation["rest"] == []
+
+
+def test_reactive_fire_has_disadvantage_unless_overwatch_dash_or_exposed() -> None:
+    """BB-CMB-11: Disadvantage by default; none on Overwatch, against a Dashing or an Exposed target."""
+    flank = [CoverFeature(x=x, y=5, level="light", facing=NORTH) for x in range(0, 10)]
+    state = lane(cover=flank)
+    act(state, move("m", (2, 5)))  # a cover square that does not face w: a lane, but not open ground
+    shot = one(act(state, claim("w", 1, "reactive_fire"), [12, 3]), AttackResolved)
+    assert shot.roll.details["mode"] == "disadvantage" and shot.roll.total == 5 and not shot.hit
+    state = lane()
+    act(state, move("m", (1, 6)))  # open ground: Exposed
+    shot = one(act(state, claim("w", 1, "reactive_fire"), [3]), AttackResolved)
+    assert shot.roll.details["mode"] == "normal"
+    assert state.combatants["m"].conditions["exposed"] == "start_of_turn:m"
+
+
+# ---------------------------------------------------------------- BB-CMB-12
+
+
+def test_damaged_mover_may_stop_and_become_pinned() -> None:
+    """BB-CMB-12: a mover damaged by Reactive Fire continues, or stops at once and becomes Pinned."""
+    state = lane(extra=[fighter("v", "blue", (10, 9), **sheet())], order=["m", "w", "v"])
+    act(state, move("m", (1, 6), (1, 7), (1, 8), on_reactive_fire="stop"))
+    act(state, claim("v", 1, "reactive_fire"))
+    events = act(state, claim("w", 1, "reactive_fire"), [8, 4])  # w (initiative 15) shoots first and hits for 4
+    assert [c.combatant for c in one(events, ReactionsOrdered).order] == ["w", "v"]
+    assert one(events, BBReactiveFireChoice).choice == "stop"
+    pinned = one(events, ConditionApplied)
+    assert (pinned.condition, pinned.until, pinned.rule) == ("pinned", "start_of_turn:w", "BB-CMB-12")
+    stopped = one(events, BBMovementStopped)
+    assert stopped.at == (1, 6) and stopped.unused_path == [(1, 7), (1, 8)]
+    denied = one(events, ReactionDenied)
+    assert (denied.combatant, denied.reason) == ("v", "m has already stopped")
+    assert state.combatants["m"].position == (1, 6) and not state.combatants["v"].reaction_used
+    assert rejected(act(state, move("m", (2, 6)))) == "m's movement was stopped this turn"
+
+
+def test_damaged_mover_continues_by_default() -> None:
+    """BB-CMB-12: the house default choice is to continue."""
+    state = lane()
+    act(state, move("m", (1, 6), (1, 7), (1, 8)))
+    events = act(state, claim("w", 1, "reactive_fire"), [10, 2])
+    assert one(events, BBReactiveFireChoice).choice == "continue" and not of(events, BBMovementStopped)
+    assert state.combatants["m"].position == (1, 8) and "pinned" not in state.combatants["m"].conditions
+
+
+# ---------------------------------------------------------------- BB-CMB-13
+
+
+def overwatch_state():
+    """w (blue, lasgun) at (10, 5) acts first and watches around (3, 5); m (red)
+    waits at (1, 10) among crates that face north (not towards w)."""
+    flank = [CoverFeature(x=x, y=y, level="light", facing=NORTH) for x in range(0, 6) for y in range(3, 12)]
+    setup = arena([fighter("m", "red", (1, 10), **knife_only()), fighter("w", "blue", (10, 5), **sheet())], cover=flank)
+    state = start(setup, ["w", "m"])
+    events = act(state, BBOverwatch(command_id=cid(), actor="w", center=(3, 5)))
+    return state, events
+
+
+def test_overwatch_watches_an_area_until_your_next_turn() -> None:
+    """BB-CMB-13: Overwatch is an Action on a visible area, lasting until the start of your next turn."""
+    state, events = overwatch_state()
+    assert one(events, ActionTaken).action == "overwatch" and state.combatants["w"].action_used
+    applied = one(events, ConditionApplied)
+    assert (applied.condition, applied.until) == ("overwatch", "start_of_turn:w")
+    assert sorted(state.combatants["w"].overwatch_area) == sorted((x, y) for x in range(1, 6) for y in range(3, 8))
+    act(state, end("w"))
+    events = act(state, end("m"))
+    assert "overwatch" in [e.condition for e in of(events, ConditionRemoved)] and state.combatants["w"].overwatch_area == []
+    state = lane(order=["w", "m"], walls=[(8, 1), (8, 2), (9, 2)])
+    assert rejected(act(state, BBOverwatch(command_id=cid(), actor="w", center=(8, 0)))) == "w cannot see (8, 0)"
+
+
+def test_overwatch_fire_has_no_disadvantage_and_a_hit_stops_the_mover_unless_it_saves() -> None:
+    """BB-CMB-13: no Disadvantage in the watched area; a hit stops movement unless an Agility save beats the attack roll."""
+    state, _ = overwatch_state()
+    act(state, end("w"))
+    events = act(state, move("m", (1, 9), (2, 8), (3, 7), (4, 7)))  # (1, 9) and (2, 8) lie outside the area
+    assert one(events, ReactionWindowOpened).continuation["offered_ow"] == []
+    act(state, pass_("w", 1))  # not worth it outside the area
+    assert state.combatants["m"].position == (3, 7)  # re-offered on entering the area
+    assert state.window is not None and state.window.continuation["offered_ow"] == ["w"]
+    events = act(state, claim("w", 2, "reactive_fire"), [9, 3, 10])  # 9 + 2 = 11 hits (no cover facing w); 1d8 = 3; save 10 < 11
+    shot = one(events, AttackResolved)
+    assert shot.roll.details["mode"] == "normal" and shot.details["overwatch"] and shot.roll.total == 11 and shot.hit
+    save = one(events, _Tested)
+    assert save.roll.target == 11 and not save.success and save.roll.rule == "BB-CMB-13"
+    stopped = one(events, BBMovementStopped)
+    assert stopped.rule == "BB-CMB-13" and stopped.unused_path == [(4, 7)] and state.combatants["m"].position == (3, 7)
+
+
+def test_overwatch_hit_saved_against_keeps_moving() -> None:
+    """BB-CMB-13: succeeding on the Agility save (>= the attack roll) lets the mover go on."""
+    state, _ = overwatch_state()
+    act(state, end("w"))
+    act(state, move("m", (1, 9), (2, 8), (3, 7), (3, 6)))
+    act(state, pass_("w", 1))
+    events = act(state, claim("w", 2, "reactive_fire"), [9, 3, 11])
+    assert one(events, _Tested).success and not of(events, BBMovementStopped)
+    assert one(events, BBReactiveFireChoice).choice == "continue" and state.combatants["m"].position == (3, 6)
+
+
+# ---------------------------------------------------------------- BB-CMB-14
+
+
+def test_exchange_outcomes() -> None:
+    """BB-CMB-14: one hits -> it hits; both miss -> nothing; both hit -> higher total; tied totals -> both."""
+    assert exchange_outcome(15, True, 8, False)[:2] == (True, False)
+    assert exchange_outcome(8, False, 15, True)[:2] == (False, True)
+    assert exchange_outcome(8, False, 9, False)[:2] == (False, False)
+    assert exchange_outcome(16, True, 14, True)[:2] == (True, False)
+    assert exchange_outcome(14, True, 16, True)[:2] == (False, True)
+    assert exchange_outcome(14, True, 14, True)[:2] == (True, True)
+
+
+def duel():
+    return start(arena([fighter("a", "red", (1, 5), **sheet()), fighter("b", "blue", (6, 5), **sheet())]), ["a", "b"])
+
+
+def test_return_fire_opposed_exchange_higher_total_wins() -> None:
+    """BB-CMB-14: a visible enemy's ranged attack lets the target Return Fire; both hit: the higher total lands."""
+    state = duel()
+    events = act(state, attack("a", "b"))
+    window = one(events, ReactionWindowOpened)
+    assert window.trigger == "ranged_attack" and window.reactors[0].reactions == ["return_fire"]
+    assert not of(events, AttackResolved)  # the attack waits for the answer
+    events = act(state, claim("b", 1, "return_fire"), [12, 10, 5])
+    exchange = one(events, BBExchangeResolved)
+    assert (exchange.attacker_total, exchange.defender_total) == (14, 12)
+    assert (exchange.attacker_hits, exchange.defender_hits) == (True, False)
+    attacks = of(events, AttackResolved)
+    assert [(a.attacker, a.kind, a.hit) for a in attacks] == [("a", "attack", True), ("b", "return_fire", False)]
+    assert one(events, DamageDealt).target == "b" and state.combatants["b"].vitality == 15 and state.combatants["a"].vitality == 20
+
+
+def test_return_fire_tied_totals_both_hit_and_both_miss_is_nothing() -> None:
+    """BB-CMB-14: tied totals: both attacks hit; both miss: no one hits."""
+    state = duel()
+    act(state, attack("a", "b"))
+    events = act(state, claim("b", 1, "return_fire"), [10, 10, 4, 6])
+    assert [(d.target, d.amount) for d in of(events, DamageDealt)] == [("b", 4), ("a", 6)]
+    assert one(events, BBExchangeResolved).outcome == "both hit with tied totals: both land"
+    state = duel()
+    act(state, attack("a", "b"))
+    events = act(state, claim("b", 1, "return_fire"), [3, 5])
+    assert not of(events, DamageDealt) and one(events, BBExchangeResolved).outcome == "both miss"
+    assert state.combatants["b"].reaction_used and state.combatants["a"].action_used
+
+
+def test_passing_on_return_fire_resolves_the_attack_normally() -> None:
+    """BB-CMB-14: without Return Fire the declared attack resolves alone."""
+    state = duel()
+    act(state, attack("a", "b"))
+    events = act(state, pass_("b", 1), [8, 7])
+    assert one(events, AttackResolved).hit and one(events, DamageDealt).amount == 7 and not state.combatants["b"].reaction_used
+
+
+# ---------------------------------------------------------------- BB-CMB-15, -16
+
+
+def test_opportunity_strike_on_leaving_reach() -> None:
+    """BB-CMB-15: a hostile creature leaving your melee reach lets you make one melee attack with your Reaction."""
+    state = start(arena([fighter("m", "red", (2, 5), **knife_only()), fighter("e", "blue", (3, 5), **knife_only(attributes={"strength": 14}))]), ["m", "e"])
+    events = act(state, move("m", (2, 4), (1, 4), (0, 4)))  # (2, 4) is still within reach; (1, 4) leaves it
+    assert one(events, Moved).path == [(2, 4)] and one(events, ReactionWindowOpened).trigger == "leaving_reach"
+    events = act(state, claim("e", 1, "opportunity_strike"), [7, 3])  # 7 + 2 + 2 = 11 >= 10; 1d4 + 2
+    strike = one(events, AttackResolved)
+    assert (strike.kind, strike.weapon, strike.hit, strike.roll.total) == ("opportunity_strike", "combat knife", True, 11)
+    assert one(events, DamageDealt).amount == 5
+    assert state.combatants["m"].position == (0, 4)
+
+
+def test_moving_within_reach_provokes_nothing() -> None:
+    """BB-CMB-15: only leaving the reach triggers the strike."""
+    state = start(arena([fighter("m", "red", (2, 5), **knife_only()), fighter("e", "blue", (3, 5), **knife_only())]), ["m", "e"])
+    events = act(state, move("m", (2, 4), (3, 4), (4, 4)))
+    assert not of(events, ReactionWindowOpened) and state.combatants["m"].position == (4, 4)
+
+
+def test_ranged_attack_in_melee_reach() -> None:
+    """BB-CMB-16: Disadvantage with an enemy in melee reach; pistols ignore it; heavy weapons cannot fire."""
+    setup = arena([fighter("a", "red", (1, 5), **sheet(weapons=["lasgun", "bolt pistol", "heavy stubber"])), fighter("b", "blue", (2, 5), **knife_only())])
+    state = start(setup, ["a", "b"])
+    roll = one(act(state, attack("a", "b"), [3, 4]), AttackResolved).roll
+    assert roll.details["disadvantage"] == ["ranged attack with an enemy in melee reach (BB-CMB-16)"]
+    state = start(setup, ["a", "b"])
+    state.combatants["a"].ready_weapon = "bolt pistol"
+    roll = one(act(state, attack("a", "b"), [3]), AttackResolved).roll
+    assert roll.details["disadvantage"] == [] and len(roll.dice) == 1
+    state = start(setup, ["a", "b"])
+    state.combatants["a"].ready_weapon = "heavy stubber"
+    assert rejected(act(state, attack("a", "b"))) == "heavy stubber is a heavy weapon and cannot fire while a is engaged in melee (BB-CMB-16)"
+
+
+# ---------------------------------------------------------------- BB-CMB-17
+
+
+def dive_setup():
+    setup = arena(
+        [fighter("a", "red", (1, 5), **sheet()), fighter("b", "blue", (6, 5), **knife_only())],
+        cover=[CoverFeature(x=6, y=6, level="heavy", facing=WEST)],
+    )
+    return start(setup, ["a", "b"])
+
+
+def test_dive_for_cover_success_recomputes_the_hit() -> None:
+    """BB-CMB-17: hit by a ranged attack with cover within 5 ft: Agility save vs the attack roll; success: move into cover, recompute."""
+    state = dive_setup()
+    events = act(state, attack("a", "b"), [10])  # 10 + 2 = 12 >= 10: a hit
+    assert one(events, AttackResolved).hit
+    window = one(events, ReactionWindowOpened)
+    assert window.trigger == "ranged_hit" and window.reactors[0].reactions == ["dive_for_cover"]
+    assert not of(events, DamageDealt)
+    events = act(state, claim("b", 1, "dive_for_cover"), [12])
+    save = one(events, _Tested)
+    assert save.roll.target == 12 and save.success
+    assert one(events, Moved).path == [(6, 6)] and state.combatants["b"].position == (6, 6)
+    recomputed = one(events, BBAttackRecomputed)
+    assert recomputed.defense.total == 15 and recomputed.attack_total == 12 and not recomputed.hit
+    assert not of(events, DamageDealt) and state.combatants["b"].vitality == 20
+
+
+def test_dive_for_cover_failure_the_hit_stands_but_you_still_move() -> None:
+    """BB-CMB-17: failure: the attack hits as normal; you still move into cover."""
+    state = dive_setup()
+    act(state, attack("a", "b"), [10])
+    events = act(state, claim("b", 1, "dive_for_cover"), [5, 6])
+    assert not one(events, _Tested).success and not of(events, BBAttackRecomputed)
+    assert state.combatants["b"].position == (6, 6) and one(events, DamageDealt).amount == 6
+
+
+def test_no_dive_without_cover_nearby() -> None:
+    """BB-CMB-17: no window when no cover lies within 5 ft."""
+    state = start(arena([fighter("a", "red", (1, 5), **sheet()), fighter("b", "blue", (6, 5), **knife_only())], cover=[CoverFeature(x=8, y=5, level="heavy", facing=WEST)]), ["a", "b"])
+    events = act(state, attack("a", "b"), [10, 2])
+    assert not of(events, ReactionWindowOpened) and one(events, DamageDealt).amount == 2
