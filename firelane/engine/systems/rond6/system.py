@@ -47,6 +47,7 @@ from firelane.events.rond6_schemas import (
     R6InterruptQueued,
     R6InterruptsBegun,
     R6ResistanceBoosted,
+    R6Wait,
 )
 from firelane.events.schemas import (
     ActionTaken,
@@ -389,7 +390,8 @@ class RonD6System(BaseRuleSystem):
         payload = msgspec.to_builtins(command)
         decision.emit(R6ActionDeclared(combatant=command.actor, action=action_name(command), command=payload))
         step = {"step": "resolve", "command": payload, "interrupt": False}
-        if reactions.open_wait_window(self, decision, command.actor, [step]):
+        # Declaring a Wait is not something to interrupt: the waiter does nothing yet.
+        if not isinstance(command, R6Wait) and reactions.open_wait_window(self, decision, command.actor, [step]):
             return
         self.run_steps(decision, [step], dice)
 
