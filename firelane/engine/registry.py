@@ -25,14 +25,21 @@ class UnknownSystem(KeyError):
         return f"unknown rule system {self.args[0]!r}; known: {', '.join(sorted(_MODULES))}"
 
 
+class PluginError(ValueError):
+    pass
+
+
 def _load_plugins() -> None:
     """Import the modules named in FIRELANE_PLUGINS (comma-separated); each
     exposes ``SYSTEM``, a rule system to register."""
     for module_name in filter(None, (m.strip() for m in os.environ.get("FIRELANE_PLUGINS", "").split(","))):
-        module = importlib.import_module(module_name)
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise PluginError(f"FIRELANE_PLUGINS names {module_name!r}, which cannot be imported: {exc}") from exc
         system = getattr(module, "SYSTEM", None)
         if system is None:
-            raise ImportError(f"plugin module {module_name!r} has no SYSTEM")
+            raise PluginError(f"FIRELANE_PLUGINS names {module_name!r}, which has no SYSTEM")
         if system.name not in _loaded:
             register_system(system, module_name)
 

@@ -234,6 +234,8 @@ async def cmd_submit(args: argparse.Namespace) -> int:
         stored = await event_log.read(args.encounter)
         if not stored and await event_log.encounter_meta(args.encounter) is None:
             raise CliError(f"encounter {args.encounter!r} does not exist in campaign {args.campaign!r}")
+        if any(s.type == "EncounterEnded" for s in stored[-3:]):
+            raise CliError(f"encounter {args.encounter!r} has ended; it takes no more commands")
         after = stored[-1].entry_id if stored else "0-0"
         inbox_id = await event_log.submit(args.encounter, payload)
         try:
@@ -306,9 +308,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    configure_logging(args.log)
     try:
+        args = build_parser().parse_args(argv)
+        configure_logging(args.log)
         return trio.run(args.handler, args)
     except (CliError, UnknownSystem, ValueError, LookupError, OSError, msgspec.DecodeError) as exc:
         message = str(exc) if not isinstance(exc, UnknownSystem) else UnknownSystem.__str__(exc)

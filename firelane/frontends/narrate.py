@@ -72,8 +72,8 @@ class Narrator:
 
     def line(self, version: int, event: Event, state: EncounterState) -> str:
         """Narrate ``event`` given ``state`` AFTER it was applied."""
-        prefix = self.paint(f"{version:>5} ", "dim")
-        return prefix + self._describe(event, state)
+        text = self._describe(event, state)
+        return self.paint(f"{version:>5} ", "dim") + text if text else ""
 
     def _describe(self, event: Event, state: EncounterState) -> str:  # noqa: C901 - one branch per event type
         n = lambda cid: self.name(state, cid)  # noqa: E731

@@ -1,0 +1,105 @@
+"""The `firelane` CLI end to end, as a user runs it, against the harness's redis-server
+(and once with its own embedded server on a data directory)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def firelane(*args: str, env_extra: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "FIRELANE_PLUGINS": "tests.toy_system", "PYTHONPATH": str(REPO), "NO_COLOR": "1",
+           **(env_extra or {})}
+    return subprocess.run([sys.executable, "-m", "firelane.frontends.cli", *args], capture_output=True, text=True,
+                          env=env, cwd=REPO, timeout=timeout)
+
+
+def test_demo_runs_a_fight_replays_and_verifies(redis_url: str) -> None:
+    demo = firelane("demo", "--system", "toy", "--seed", "cli", "--encounter", "fight1", "--redis", redis_url)
+    assert demo.returncode == 0, demo.stderr
+    assert "Encounter fight1 (toy) begins" in demo.stdout
+    assert "Initiative" in demo.stdout and "arbiter order" in demo.stdout
+    assert "Encounter over:" in demo.stdout
+    assert "all verified" in demo.stdout
+
+    replay = firelane("replay", "fight1", "--redis", redis_url, "--at", "4")
+    assert replay.returncode == 0, replay.stderr
+    lines = replay.stdout.splitlines()
+    assert lines[3].strip().startswith("4 ") and "turn" in lines[3]
+    assert lines[4].startswith("state at version 4: round 1")
+
+    audit = firelane("audit", "fight1", "--redis", redis_url, "--verify")
+    assert audit.returncode == 0, audit.stderr
+    assert "[TOY-1] d6:" in audit.stdout
+    assert audit.stdout.strip().splitlines()[-1].startswith("verified: seed matches its commitment")
+
+    as_json = json.loads(firelane("audit", "fight1", "--redis", redis_url, "--json").stdout)
+    assert as_json and as_json[0]["roll"]["rule"] in {"TOY-1", ""}
+
+    roster = firelane("encounters", "--redis", redis_url)
+    assert "fight1" in roster.stdout and "ended" in roster.stdout
+
+    again = firelane("demo", "--system", "toy", "--encounter", "fight1", "--redis", redis_url)
+    assert again.returncode == 2 and "already exists" in again.stderr
+
+
+def test_clear_errors_for_bad_input(redis_url: str) -> None:
+    unknown = firelane("demo", "--system", "chess", "--redis", redis_url)
+    assert unknown.returncode == 2
+    assert "unknown rule system 'chess'" in unknown.stderr and "bolt-and-blade" in unknown.stderr
+    missing = firelane("replay", "nope", "--redis", redis_url)
+    assert missing.returncode == 2 and "encounter 'nope' has no events" in missing.stderr
+    bad_id = firelane("replay", "bad id!", "--redis", redis_url)
+    assert bad_id.returncode == 2 and "encounter" in bad_id.stderr
+    at = firelane("demo", "--system", "toy", "--encounter", "f2", "--redis", redis_url, "--quiet")
+    assert at.returncode == 0
+    outside = firelane("replay", "f2", "--redis", redis_url, "--at", "100000")
+    assert outside.returncode == 2 and "outside the log" in outside.stderr
+    ended = firelane("submit", "f2", '{"type":"EndTurn","command_id":"x","actor":"a"}', "--redis", redis_url)
+    assert ended.returncode == 2 and "has ended" in ended.stderr
+    no_server = firelane("encounters", "--redis", "unix:///nonexistent/redis.sock")
+    assert no_server.returncode == 2 and "cannot connect to Redis" in no_server.stderr
+
+
+def test_submit_reports_a_rejection_from_a_running_engine(redis_url: str, tmp_path: Path) -> None:
+    setup = {"system": "toy", "combatants": [
+        {"id": "a", "name": "Ann", "side": "red", "position": [0, 0], "policy": "human"},
+        {"id": "b", "name": "Bo", "side": "blue", "position": [3, 0], "policy": "human"}]}
+    setup_file = tmp_path / "setup.json"
+    setup_file.write_text(json.dumps(setup))
+    env = {**os.environ, "FIRELANE_PLUGINS": "tests.toy_system", "PYTHONPATH": str(REPO)}
+    engine = subprocess.Popen([sys.executable, "-m", "firelane.frontends.cli", "run", "h1", "--setup", str(setup_file),
+                               "--redis", redis_url, "--quiet"], env=env, cwd=REPO,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while "h1" not in firelane("encounters", "--redis", redis_url).stdout:
+            assert time.monotonic() < deadline, "the engine never created the encounter"
+            time.sleep(0.1)
+        malformed = firelane("submit", "h1", '{"type": "Strike", ', "--redis", redis_url, "--wait", "20")
+        assert malformed.returncode == 2, malformed.stdout + malformed.stderr
+        assert "CommandRejected" in malformed.stdout and "malformed JSON" in malformed.stdout
+        unknown = firelane("submit", "h1", '{"type":"Strike","command_id":"s1","actor":"zed","target":"a"}',
+                           "--redis", redis_url, "--wait", "20")
+        assert unknown.returncode == 2 and "unknown combatant 'zed'" in unknown.stdout
+    finally:
+        engine.kill()
+        engine.communicate()
+
+
+def test_embedded_server_keeps_the_campaign_across_runs(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    first = firelane("demo", "--system", "toy", "--seed", "p", "--encounter", "kept", "--data-dir", str(data), "--quiet")
+    assert first.returncode == 0, first.stderr
+    assert "started embedded redis-server" in first.stderr
+    roster = firelane("encounters", "--data-dir", str(data))
+    assert roster.returncode == 0 and "kept" in roster.stdout and "ended" in roster.stdout
+    assert not (data / "redis.sock").exists(), "the embedded server must be stopped on exit"
