@@ -367,3 +367,20 @@ def test_r6_12_replaying_the_movement_log_rebuilds_the_state() -> None:
     assert state.combatants["a"].aux["strenuous_streak"] == 1
     assert any(isinstance(e, R6ActionDeclared) for e in log)
     assert replayed(log) == state
+
+
+def test_r6_09_ai_path_helper_is_short_straight_and_stops_next_to_the_goal() -> None:
+    """R6-09 AI helper: path_towards gives the Spaces of a shortest move, straight where it can,
+    around walls and people, cut to the allowed distance."""
+    from firelane.engine.systems.rond6.movement import path_towards
+
+    terrain = Terrain(width=30, height=20, walls=[Wall(3, y) for y in range(0, 4)])
+    state = start([fighter("a", "red", (0, 1)), fighter("b", "blue", (6, 1)), fighter("c", "red", (0, 10))], terrain=terrain)
+    path = path_towards(state, "a", (6, 1), 20)
+    assert path[-1] in {(5, 0), (5, 1), (5, 2)} and (3, 4) in path  # around the end of the wall
+    assert all(abs(p[0] - q[0]) <= 1 and abs(p[1] - q[1]) <= 1 for p, q in zip([(0, 1), *path], path))
+    assert path == [(1, 2), (2, 3), (3, 4), (4, 3), (5, 2)]  # diagonals count one Space
+    assert path_towards(state, "a", (6, 1), 2) == path[:2]
+    assert path_towards(state, "c", (0, 16), 5) == [(0, 11), (0, 12), (0, 13), (0, 14), (0, 15)]
+    assert path_towards(state, "c", (0, 16), 9, stop_adjacent=False)[-1] == (0, 16)
+    assert path_towards(state, "c", (0, 11), 5) == []  # already next to it

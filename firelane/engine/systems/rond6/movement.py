@@ -55,7 +55,7 @@ from typing import Any
 
 from firelane.engine.core import SEQUENCER, Decision, Rejected, require
 from firelane.engine.dice import Dice
-from firelane.engine.grid import Grid, adjacent, direction
+from firelane.engine.grid import Grid, adjacent, direction, distance
 from firelane.engine.systems.rond6 import combat, rolling, rules
 from firelane.engine.systems.rond6.pools import DieCode, as_code, combatant_store, difficulty
 from firelane.events.rond6_aux_schemas import R6HoldBreath, R6Jump, R6Move, R6Strenuous
@@ -493,55 +493,65 @@ def decide_movement_command(system: Any, decision: Decision, command: Command, d
 # ----------------------------------------------------------------------- AI helpers
 
 
-def path_towards(state: Any, mover_id: str, goal: tuple[int, int], limit: int, *, stop_adjacent: bool = True) -> list[tuple[int, int]]:
-    """A deterministic shortest path (breadth-first, neighbours in a fixed order)
-    from the mover towards ``goal``, cut to ``limit`` Spaces: the Spaces an
-    `R6Move` would list. Ends next to ``goal`` when ``stop_adjacent`` (an
-    occupied goal), else on it; empty when no way closer exists."""
-    mover = state.combatants[mover_id]
-    start = tuple(mover.position)
-    grid = Grid(state.terrain)
-    occupied = {tuple(c.position) for c in state.combatants.values() if c.id != mover_id and not c.out_of_fight and c.position is not None}
-    goal = (int(goal[0]), int(goal[1]))
-
-    def done(square: tuple[int, int]) -> bool:
-        return adjacent(square, goal) if stop_adjacent else square == goal
-
-    if done(start) or limit <= 0:
-        return []
-    came_from: dict[tuple[int, int], tuple[int, int] | None] = {start: None}
-    frontier = [start]
-    best = start
-    best_key = (max(abs(start[0] - goal[0]), abs(start[1] - goal[1])), 0)
-    found = None
-    depth = 0
-    while frontier and found is None:
-        depth += 1
+def _bfs(grid: Grid, sources: list[tuple[int, int]], blocked: set[tuple[int, int]]) -> dict[tuple[int, int], int]:
+    """Steps from the nearest source to every reachable free Space (diagonals count 1)."""
+    field = {square: 0 for square in sources}
+    frontier = list(sources)
+    while frontier:
         next_frontier = []
         for square in frontier:
             for step in grid.neighbours(square):
-                if step in came_from or step in occupied:
-                    continue
-                came_from[step] = square
-                if done(step):
-                    found = step
-                    break
-                key = (max(abs(step[0] - goal[0]), abs(step[1] - goal[1])), depth)
-                if key < best_key:
-                    best, best_key = step, key
-                next_frontier.append(step)
-            if found is not None:
-                break
+                if step not in field and step not in blocked:
+                    field[step] = field[square] + 1
+                    next_frontier.append(step)
         frontier = next_frontier
-        if depth > grid.terrain.width * grid.terrain.height:
-            break
-    end = found if found is not None else best
-    path = []
-    while end is not None and end != start:
-        path.append(end)
-        end = came_from[end]
-    path.reverse()
-    return path[:limit]
+    return field
+
+
+def path_towards(state: Any, mover_id: str, goal: tuple[int, int], limit: int, *, stop_adjacent: bool = True) -> list[tuple[int, int]]:
+    """A deterministic shortest path from the mover towards ``goal``, cut to
+    ``limit`` Spaces: the Spaces an `R6Move` would list. It ends next to
+    ``goal`` when ``stop_adjacent`` (an occupied goal), else on it. Among equally
+    short ways it keeps closest to the straight line; when the goal cannot be
+    reached it heads for the reachable Space nearest to it. Empty when already
+    there or no Space is closer."""
+    mover = state.combatants[mover_id]
+    start = (int(mover.position[0]), int(mover.position[1]))
+    goal = (int(goal[0]), int(goal[1]))
+    grid = Grid(state.terrain)
+    blocked = {
+        (int(c.position[0]), int(c.position[1])) for c in state.combatants.values()
+        if c.id != mover_id and not c.out_of_fight and c.position is not None
+    }
+    if limit <= 0 or (adjacent(start, goal) if stop_adjacent else start == goal):
+        return []
+    if stop_adjacent:
+        targets = [square for square in grid.neighbours(goal) if square not in blocked]
+    else:
+        targets = [goal] if grid.passable(goal) and goal not in blocked else []
+    if start in targets:
+        return []
+    field = _bfs(grid, targets, blocked - {start}) if targets else {}
+    if start not in field:
+        # Unreachable: aim for the reachable Space nearest to the goal instead.
+        reachable = _bfs(grid, [start], blocked)
+        nearest = min(reachable, key=lambda sq: (distance(sq, goal), reachable[sq], sq))
+        if nearest == start:
+            return []
+        field = _bfs(grid, [nearest], blocked - {start})
+
+    def line_gap(square: tuple[int, int]) -> float:
+        return (square[0] - goal[0]) ** 2 + (square[1] - goal[1]) ** 2
+
+    path: list[tuple[int, int]] = []
+    here = start
+    while field.get(here, 0) > 0 and len(path) < limit:
+        here = min(
+            (step for step in grid.neighbours(here) if step in field and field[step] < field[here]),
+            key=lambda step: (field[step], line_gap(step), step),
+        )
+        path.append(here)
+    return path
 
 
 def _on_strenuous(state: Any, event: R6Strenuous) -> None:
