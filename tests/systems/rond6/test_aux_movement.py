@@ -10,6 +10,15 @@ from firelane.events.schemas import TestRolled as Rolled
 from tests.systems.rond6.test_aux_support import act, cid, declare, end_turn, fighter, of_type, rejection, replayed, start
 
 
+# Plain Athletics 2D+2 and Fortitude 2D keep Move at 5 (R6-09); the specialisations roll 4D.
+RUNNER_SKILLS = {"athletics": "2D+2", "fortitude": "2D", "athletics (running)": "4D",
+                 "athletics (jumping)": "4D", "athletics (swimming)": "4D"}
+
+
+def walker(cid_: str, side: str, position, **kw):  # type: ignore[no-untyped-def]
+    return fighter(cid_, side, position, skills={**RUNNER_SKILLS, **kw.pop("skills", {})}, **kw)
+
+
 def line(x0: int, x1: int, y: int = 0) -> list[tuple[int, int]]:
     return [(x, y) for x in range(x0, x1 + 1)]
 
@@ -19,7 +28,7 @@ def move(state, actor: str, path, pace: str = "partial", faces=(), **kw):  # typ
 
 
 def two() -> list:  # type: ignore[type-arg]
-    return [fighter("a", "red", (0, 0)), fighter("b", "blue", (20, 10))]
+    return [walker("a", "red", (0, 0)), walker("b", "blue", (20, 10))]
 
 
 # ----------------------------------------------------------------------------- R6-09
@@ -61,20 +70,33 @@ def test_r6_09_full_move_is_the_whole_move_and_a_full_action() -> None:
 
 def test_r6_09_move_six_covers_six() -> None:
     """R6-09: a combatant with Move 6 (Athletics 3D+) full-moves 6 Spaces and partial-moves 3."""
-    state = start([fighter("a", "red", (0, 0), move=6), fighter("b", "blue", (20, 10))])
+    state = start([walker("a", "red", (0, 0), move=6), walker("b", "blue", (20, 10))])
     declare(state, "a", 1)
     move(state, "a", line(1, 6), pace="full")
     assert state.combatants["a"].position == (6, 0)
-    state = start([fighter("a", "red", (0, 0), move=6), fighter("b", "blue", (20, 10))])
+    state = start([walker("a", "red", (0, 0), move=6), walker("b", "blue", (20, 10))])
     declare(state, "a", 2)
     move(state, "a", line(1, 3))
     assert state.combatants["a"].position == (3, 0)
 
 
+def test_r6_09_athletics_or_fortitude_3d_gives_move_six() -> None:
+    """R6-09: Strength: Athletics 3D on a sheet saying Move 5 moves 6 (house default move_from_skills);
+    with the setting off the sheet's 5 stands."""
+    strong = walker("a", "red", (0, 0), skills={"athletics": "3D"})
+    state = start([strong, walker("b", "blue", (20, 10))])
+    declare(state, "a", 1)
+    move(state, "a", line(1, 6), pace="full")
+    assert state.combatants["a"].position == (6, 0)
+    state = start([strong, walker("b", "blue", (20, 10))], move_from_skills=False)
+    declare(state, "a", 1)
+    assert rejection(move(state, "a", line(1, 6), pace="full")) == "a Full Move covers at most 5 Spaces (walk Move); the path has 6"
+
+
 def test_r6_09_bad_moves_are_rejected_with_reasons() -> None:
     """R6-09: out of turn, undeclared, broken paths, walls, occupied Spaces, the map's edge, bad modes."""
     terrain = Terrain(width=30, height=20, walls=[Wall(1, 1)])
-    state = start([fighter("a", "red", (0, 0)), fighter("b", "blue", (2, 0))], terrain=terrain)
+    state = start([walker("a", "red", (0, 0)), walker("b", "blue", (2, 0))], terrain=terrain)
     assert rejection(move(state, "b", [(3, 0)])).startswith("it is not b's turn (active: a)")
     assert "has not declared its number of actions" in rejection(move(state, "a", [(1, 0)]))
     declare(state, "a", 2)
@@ -144,7 +166,7 @@ def test_r6_11_run_up_to_twice_move_is_an_easy_test_and_an_action() -> None:
     events = move(state, "a", line(1, 6), pace="run", faces=[3, 3, 2, 2])
     test = of_type(events, Rolled)[0]
     assert (test.roll.total, test.roll.target, test.success, test.roll.rule) == (10, 10, True, "R6-11")
-    assert test.roll.details["skill"] == "athletics (running)" and test.roll.details["from"] == "skill athletics"
+    assert test.roll.details["skill"] == "athletics (running)" and test.roll.details["from"] == "skill athletics (running)"
     assert of_type(events, ActionTaken)[0].slot == "action"
     assert state.combatants["a"].position == (6, 0)
 
@@ -209,12 +231,12 @@ def test_r6_12_climbing_with_and_without_the_specialisation() -> None:
     assert rejection(move(state, "a", line(1, 4), pace="full", mode="climb")) == (
         "a Full Move covers at most 3 Spaces (climb Move); the path has 4"
     )
-    climber = fighter("a", "red", (0, 0), skills={"athletics (climbing)": "5D"})
-    state = start([climber, fighter("b", "blue", (20, 10))])
+    climber = walker("a", "red", (0, 0), skills={"athletics (climbing)": "5D"})
+    state = start([climber, walker("b", "blue", (20, 10))])
     declare(state, "a", 1)
     move(state, "a", line(1, 5), pace="full", mode="climb")
     assert state.combatants["a"].position == (5, 0)
-    state = start([climber, fighter("b", "blue", (20, 10))])
+    state = start([climber, walker("b", "blue", (20, 10))])
     declare(state, "a", 1)
     events = move(state, "a", line(1, 6), pace="run", mode="climb", faces=[2, 2, 2, 2, 1])
     test = of_type(events, Rolled)[0]
@@ -298,7 +320,7 @@ def test_r6_12_bad_jumps_are_rejected() -> None:
 
 def test_r6_12_jumper_lands_short_of_an_occupied_space() -> None:
     """R6-12: a jump that would land on someone ends in the Space before."""
-    state = start([fighter("a", "red", (0, 0)), fighter("b", "blue", (3, 0))])
+    state = start([walker("a", "red", (0, 0)), walker("b", "blue", (3, 0))])
     declare(state, "a", 1)
     events = jump(state, "a", line(1, 3), faces=[4, 4, 3, 3])  # 3 Spaces reached
     assert of_type(events, Moved)[0].path == line(1, 2)
@@ -306,7 +328,7 @@ def test_r6_12_jumper_lands_short_of_an_occupied_space() -> None:
 
 def test_r6_12_holding_breath() -> None:
     """R6-12: unprepared 10 x Fortitude dice (3D) = 30 seconds; prepared 5 x a Fortitude test = 60 minutes."""
-    state = start(two())
+    state = start([walker("a", "red", (0, 0), skills={"fortitude": "3D"}), walker("b", "blue", (20, 10))])
     events = act(state, R6HoldBreath(command_id=cid(), actor="a"))
     taken = of_type(events, ActionTaken)[0]
     assert taken.slot == "free" and taken.details["seconds"] == 30
@@ -318,8 +340,8 @@ def test_r6_12_holding_breath() -> None:
 def test_r6_12_fatigue_after_fortitude_rounds_of_strenuous_activity() -> None:
     """R6-12: Fortitude 1D allows 1 strenuous round; the 2nd needs an Easy Fortitude test:
     failed, the character is Fatigued and stops; the 3rd round's test is one level harder."""
-    tired = fighter("a", "red", (0, 0), skills={"fortitude": "1D"})
-    state = start([tired, fighter("b", "blue", (20, 10))])
+    tired = walker("a", "red", (0, 0), skills={"fortitude": "1D"})
+    state = start([tired, walker("b", "blue", (20, 10))])
     log = []
     declare(state, "a", 1)
     log += move(state, "a", line(1, 5), pace="full")
@@ -375,7 +397,7 @@ def test_r6_09_ai_path_helper_is_short_straight_and_stops_next_to_the_goal() -> 
     from firelane.engine.systems.rond6.movement import path_towards
 
     terrain = Terrain(width=30, height=20, walls=[Wall(3, y) for y in range(0, 4)])
-    state = start([fighter("a", "red", (0, 1)), fighter("b", "blue", (6, 1)), fighter("c", "red", (0, 10))], terrain=terrain)
+    state = start([walker("a", "red", (0, 1)), walker("b", "blue", (6, 1)), walker("c", "red", (0, 10))], terrain=terrain)
     path = path_towards(state, "a", (6, 1), 20)
     assert path[-1] in {(5, 0), (5, 1), (5, 2)} and (3, 4) in path  # around the end of the wall
     assert all(abs(p[0] - q[0]) <= 1 and abs(p[1] - q[1]) <= 1 for p, q in zip([(0, 1), *path], path))

@@ -26,7 +26,9 @@ see `MOVEMENT_DEFAULTS` and docs/systems/rond6-aux.md):
 * ``partial_move_rounding`` = "down": a Partial Move is half Move rounded down
   (the text rounds the free half move down too).
 * ``climb_half_rounding`` = "up": half-Move climbing rounds up like swimming.
-* ``move_normal`` 5 / ``move_strong`` 6 / ``move_strong_threshold`` "3D".
+* ``move_normal`` 5 / ``move_strong`` 6 / ``move_strong_threshold`` "3D";
+  ``move_from_skills`` = True: a sheet's Move below what R6-09 gives for its
+  Athletics/Fortitude is raised to it (a higher sheet Move stands).
 * ``difficult_terrain`` = "moderate": squares listed in ``Terrain.difficult``
   are Moderate terrain (+1 level). A move's terrain is the worst of those
   squares and the terrain the command declares (the GM's call: "rough",
@@ -93,6 +95,7 @@ JUMP_MAX_EXTRA_SPACES = 6
 JUMP_POINTS_PER_SPACE = 2
 
 MOVEMENT_DEFAULTS: dict[str, Any] = {
+    "move_from_skills": True,
     "move_normal": 5,
     "move_strong": 6,
     "move_strong_threshold": "3D",
@@ -262,10 +265,22 @@ MOVEMENT_COMMANDS: tuple[type[Command], ...] = (R6Move, R6Jump, R6HoldBreath)
 MODE_SKILL = {"walk": "athletics (running)", "swim": "athletics (swimming)", "climb": "athletics (climbing)"}
 
 
+def effective_move(combatant: Any, settings: Mapping[str, Any]) -> int:
+    """R6-09: the sheet's Move, raised to 6 when Strength: Athletics or Stamina:
+    Fortitude is 3D or more (house default ``move_from_skills``: a lower sheet
+    Move is raised to the rule's value; a higher one — talents, species — stands)."""
+    move = int(combatant.move)
+    if not movement_settings(settings)["move_from_skills"]:
+        return move
+    athletics, _ = rules.skill_code(combatant.attributes, combatant.skills, "athletics")
+    fortitude, _ = rules.skill_code(combatant.attributes, combatant.skills, "fortitude")
+    return max(move, base_move(athletics, fortitude, settings))
+
+
 def mode_move(combatant: Any, mode: str, settings: Mapping[str, Any]) -> int:
     """The Move a combatant has in a mode (R6-09/12); prone walkers crawl at half (R6-35)."""
     config = movement_settings(settings)
-    move = int(combatant.move)
+    move = effective_move(combatant, settings)
     if mode == "swim":
         return swim_move(move)
     if mode == "climb":
@@ -428,7 +443,8 @@ def decide_jump(system: Any, decision: Decision, command: R6Jump, dice: Dice) ->
     path = [(int(x), int(y)) for x, y in command.path]
     longest = JUMP_BASE_SPACES + JUMP_MAX_EXTRA_SPACES
     require(len(path) <= longest, f"the longest possible jump is {longest} Spaces, not {len(path)}")
-    require(len(run_up) <= jumper.move, f"a run-up covers at most Move ({jumper.move}) Spaces, not {len(run_up)}")
+    move = effective_move(jumper, state.settings)
+    require(len(run_up) <= move, f"a run-up covers at most Move ({move}) Spaces, not {len(run_up)}")
     _check_path(state, jumper, jumper.position, run_up, "run-up")
     take_off = run_up[-1] if run_up else jumper.position
     grid = Grid(state.terrain)
@@ -445,7 +461,7 @@ def decide_jump(system: Any, decision: Decision, command: R6Jump, dice: Dice) ->
     if run_up:
         decision.emit(Moved(combatant=jumper.id, path=run_up, mode="run-up", cost=float(len(run_up)), rule=RULE_SPECIAL_MOVEMENT))
     jumper = decision.state.combatants[jumper.id]
-    running = has_running_start(len(run_up), jumper.move)
+    running = has_running_start(len(run_up), move)
     target = difficulty(movement_settings(state.settings)["jump_difficulty"], settings=state.settings)
     test = _test(
         system, decision, dice, jumper, "athletics (jumping)", purpose=f"jump ({len(path)} Spaces)",
