@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from firelane.events.envelope import NewEntry, StoredEvent
-from firelane.events.log import AppendResult, EventLog, VersionConflict
+from firelane.events.log import AppendResult, Batch, EventLog, VersionConflict
 from firelane.redisio import RedisClient, connect
 
 _unique = itertools.count()
@@ -124,6 +124,26 @@ async def test_duplicate_command_is_applied_once(log: EventLog) -> None:
     # The duplicate check wins over the version check, whatever version is passed.
     assert (await log.append("e1", 7, [_entry(9)], command_id="cmd-a")).duplicate
     assert [e.version for e in await log.read("e1")] == [1, 2]
+
+
+async def test_several_batches_append_in_one_call_each_with_its_command(log: EventLog) -> None:
+    results = await log.append_batches("eb", 0, [
+        Batch(entries=[_entry(1), _entry(2)], command_id="c1", inbox_cursor="5-0"),
+        Batch(entries=[_entry(3)], command_id="c2", inbox_cursor="6-0"),
+    ])
+    assert [(r.version, len(r.entry_ids), r.duplicate) for r in results] == [(2, 2, False), (3, 1, False)]
+    stored = await log.read("eb")
+    assert [(e.version, e.command_id, e.inbox_cursor) for e in stored] == [(1, "c1", "5-0"), (2, "c1", "5-0"), (3, "c2", "6-0")]
+    # A retry of both: the first is a duplicate and nothing after it is attempted.
+    retry = await log.append_batches("eb", 0, [Batch(entries=[_entry(1)], command_id="c1"), Batch(entries=[_entry(3)], command_id="c2")])
+    assert retry == [AppendResult(version=3, entry_ids=[], duplicate=True)]
+    # A stale expected version: conflict, nothing written.
+    with pytest.raises(VersionConflict):
+        await log.append_batches("eb", 1, [Batch(entries=[_entry(9)], command_id="c3")])
+    # A batch after a new one that is a duplicate stops there, keeping the first.
+    mixed = await log.append_batches("eb", 3, [Batch(entries=[_entry(4)], command_id="c4"), Batch(entries=[_entry(5)], command_id="c2")])
+    assert [r.duplicate for r in mixed] == [False, True]
+    assert await log.version("eb") == 4
 
 
 async def test_empty_batch_marks_a_command_applied(log: EventLog) -> None:

@@ -46,6 +46,7 @@ class CombatantActor:
         self.system = system
         self.policy = policy
         self.block_ms = block_ms
+        self.follow_batch = 1000
         self.state: EncounterState = system.initial_state()
         self.state.encounter = encounter
         self.cursor = "0-0"
@@ -69,14 +70,17 @@ class CombatantActor:
 
     async def run(self) -> EncounterState:
         """Follow the log and act until the encounter ends."""
-        async with aclosing(self.log.follow(self.encounter, self.cursor, block_ms=self.block_ms)) as batches:
+        async with aclosing(self.log.follow(self.encounter, self.cursor, block_ms=self.block_ms, batch=self.follow_batch)) as batches:
             async for batch in batches:
                 self._apply(batch)
-                while True:  # catch up with the tail before deciding
-                    more = await self.log.read(self.encounter, self.cursor)
-                    if not more:
-                        break
+                # A command's events are appended atomically, so a read that
+                # returned fewer entries than asked for ended at a batch
+                # boundary; a full one may have cut a batch: read on.
+                full = len(batch) >= self.follow_batch
+                while full:
+                    more = await self.log.read(self.encounter, self.cursor, count=self.follow_batch)
                     self._apply(more)
+                    full = len(more) >= self.follow_batch
                 if self.state.ended:
                     return self.state
                 await self._maybe_act()

@@ -28,9 +28,9 @@ import trio
 
 from firelane.engine.core import SEQUENCER, BaseRuleSystem
 from firelane.engine.dice import SeededDice, commit_seed
-from firelane.engine.state import EncounterState
+from firelane.engine.state import EncounterState, copy_state
 from firelane.events import codec
-from firelane.events.log import EventLog, VersionConflict
+from firelane.events.log import Batch, EventLog, VersionConflict
 from firelane.events.schemas import (
     ClaimReaction,
     CloseReactionWindow,
@@ -187,15 +187,37 @@ class Sequencer:
         return self._safe_cursor if self._buffer else inbox_id
 
     async def _flush_window_answers(self) -> None:
+        """Apply the held answers in the window's reactor order, as one atomic
+        multi-batch append (one round trip, one wake-up for every follower)."""
         window = self.state.window
         order = [r.combatant for r in window.reactors] if window is not None else []
         order += sorted(c for c in self._buffer if c not in order)
-        for combatant in order:
-            buffered = self._buffer.pop(combatant, None)
-            if buffered is None:
-                continue
-            cursor = self._read_cursor if not self._buffer else self._safe_cursor
-            await self._apply(buffered.command, cursor)
+        held = [self._buffer.pop(c) for c in order if c in self._buffer]
+        if not held:
+            return
+        scratch = copy_state(self.state)
+        batches = []
+        for index, buffered in enumerate(held):
+            events = self._decide(scratch, buffered.command)
+            for event in events:
+                self.system.evolve(scratch, event)
+            cursor = self._read_cursor if index == len(held) - 1 else self._safe_cursor
+            batches.append(Batch(entries=[codec.encode_event(e) for e in events],
+                                 command_id=buffered.command.command_id, inbox_cursor=cursor))
+        try:
+            results = await self.log.append_batches(self.encounter, self.state.version, batches)
+        except VersionConflict:
+            log.warning("version conflict, reloading", encounter=self.encounter, version=self.state.version)
+            await self.load()
+            raise
+        if len(results) == len(batches) and not any(r.duplicate for r in results):
+            self.state = scratch
+            self._safe_cursor = self._read_cursor
+            self._track_window()
+        else:
+            # Some answers were already in the log (a restart re-read them):
+            # refold and re-read the inbox from the recorded cursor.
+            await self.load()
 
     async def _close_window_on_deadline(self) -> None:
         window = self.state.window
@@ -206,14 +228,16 @@ class Sequencer:
             close = CloseReactionWindow(command_id=f"close-window-{window.window}", actor=SEQUENCER, window=window.window)
             await self._apply(close, self._cursor_after(self._read_cursor))
 
-    async def _apply(self, command: Command, inbox_cursor: str) -> None:
+    def _decide(self, state: EncounterState, command: Command) -> list[Event]:
         try:
-            events = self.system.decide_or_reject(self.state, command, SeededDice(self.seed, self.state.version))
+            return self.system.decide_or_reject(state, command, SeededDice(self.seed, state.version))
         except Exception as exc:  # a bug in a rule system must not stop the encounter
             log.exception("decide failed", encounter=self.encounter, command=type(command).__name__)
-            events = [CommandRejected(command_id=command.command_id, actor=command.actor,
-                                      command_type=type(command).__name__, reason=f"internal error: {exc!r}")]
-        await self._append(events, command.command_id, inbox_cursor)
+            return [CommandRejected(command_id=command.command_id, actor=command.actor,
+                                    command_type=type(command).__name__, reason=f"internal error: {exc!r}")]
+
+    async def _apply(self, command: Command, inbox_cursor: str) -> None:
+        await self._append(self._decide(self.state, command), command.command_id, inbox_cursor)
 
     async def _append_rejection(self, inbox_id: str, payload: bytes, reason: str) -> None:
         actor = ""

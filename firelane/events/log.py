@@ -28,45 +28,58 @@ import msgspec
 from firelane.events.envelope import NewEntry, StoredEvent
 from firelane.redisio.client import RedisClient
 
-__all__ = ["AppendResult", "EventLog", "VersionConflict", "validate_id"]
+__all__ = ["AppendResult", "Batch", "EventLog", "VersionConflict", "validate_id"]
 
 _ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _PAGE_SIZE = 1000
 
-# Arguments: ARGV[1] expected version, ARGV[2] command id, ARGV[3] causation,
-# ARGV[4] inbox cursor, ARGV[5] entry count, then (type, schema, data) per entry.
-# Replies: {0, version, last_id} duplicate; {-1, version} conflict; {1, version, {ids}} written.
+# Appends one or more batches (one batch = the events answering one command).
+# Arguments: ARGV[1] expected version, ARGV[2] batch count, then per batch:
+# command id, causation, inbox cursor, entry count, then (type, schema, data)
+# per entry. Batches are applied in order until one is a duplicate or a
+# conflict; the reply lists one result per batch processed:
+# {1, version, {ids}} written; {0, version, last_id} duplicate; {-1, version} conflict.
 # The duplicate check comes before the version check so that a retry of an
 # append that already landed reports "duplicate", not a spurious conflict.
 _APPEND_SCRIPT = """
 local log_key, applied_key = KEYS[1], KEYS[2]
-local expected = tonumber(ARGV[1])
-local command_id, causation, inbox_cursor = ARGV[2], ARGV[3], ARGV[4]
-local count = tonumber(ARGV[5])
-if command_id ~= '' then
-  local previous = redis.call('HGET', applied_key, command_id)
-  if previous then
-    return {0, redis.call('XLEN', log_key), previous}
+local version = tonumber(ARGV[1])
+local batches = tonumber(ARGV[2])
+local results = {}
+local base = 2
+for b = 1, batches do
+  local command_id, causation, inbox_cursor = ARGV[base + 1], ARGV[base + 2], ARGV[base + 3]
+  local count = tonumber(ARGV[base + 4])
+  if command_id ~= '' then
+    local previous = redis.call('HGET', applied_key, command_id)
+    if previous then
+      results[b] = {0, redis.call('XLEN', log_key), previous}
+      return results
+    end
   end
+  local actual = redis.call('XLEN', log_key)
+  if actual ~= version then
+    results[b] = {-1, actual}
+    return results
+  end
+  local ids = {}
+  local last_id = ''
+  for i = 1, count do
+    local at = base + 4 + (i - 1) * 3
+    last_id = redis.call('XADD', log_key, '*',
+      'n', tostring(version + i),
+      't', ARGV[at + 1], 's', ARGV[at + 2], 'd', ARGV[at + 3],
+      'c', command_id, 'k', causation, 'q', inbox_cursor)
+    ids[i] = last_id
+  end
+  if command_id ~= '' then
+    redis.call('HSET', applied_key, command_id, last_id)
+  end
+  version = version + count
+  results[b] = {1, version, ids}
+  base = base + 4 + count * 3
 end
-local actual = redis.call('XLEN', log_key)
-if actual ~= expected then
-  return {-1, actual}
-end
-local ids = {}
-local last_id = ''
-for i = 1, count do
-  local base = 5 + (i - 1) * 3
-  last_id = redis.call('XADD', log_key, '*',
-    'n', tostring(expected + i),
-    't', ARGV[base + 1], 's', ARGV[base + 2], 'd', ARGV[base + 3],
-    'c', command_id, 'k', causation, 'q', inbox_cursor)
-  ids[i] = last_id
-end
-if command_id ~= '' then
-  redis.call('HSET', applied_key, command_id, last_id)
-end
-return {1, expected + count, ids}
+return results
 """
 
 # Registers an encounter once (keeping its creation order) and sets its metadata.
@@ -88,6 +101,15 @@ class VersionConflict(Exception):
         super().__init__(f"expected log version {expected}, but the log is at version {actual}")
         self.expected = expected
         self.actual = actual
+
+
+class Batch(msgspec.Struct, frozen=True, kw_only=True):
+    """The events answering one command, for ``append_batches``."""
+
+    entries: list[NewEntry]
+    command_id: str = ""
+    causation: str = ""
+    inbox_cursor: str = ""
 
 
 class AppendResult(msgspec.Struct, frozen=True):
@@ -179,22 +201,44 @@ class EventLog:
         ``VersionConflict``. An empty ``entries`` with a ``command_id`` marks
         the command as applied without writing events.
         """
+        batch = Batch(entries=list(entries), command_id=command_id, causation=causation, inbox_cursor=inbox_cursor)
+        (result,) = await self.append_batches(encounter, expected_version, [batch])
+        return result
+
+    async def append_batches(self, encounter: str, expected_version: int, batches: Sequence[Batch]) -> list[AppendResult]:
+        """Append several batches in one atomic script call (one round trip).
+
+        Batches apply in order, each recording its own command ID, until one
+        is a duplicate (its result has ``duplicate=True`` and the rest are not
+        attempted, so fewer results than batches come back) or the log is not
+        at the version the batch expects (``VersionConflict``; the batches
+        before it stay applied — retrying them is safe, they are duplicates).
+        """
         if expected_version < 0:
             raise ValueError(f"expected_version must be >= 0, got {expected_version}")
-        args: list[str | bytes | int] = [expected_version, command_id, causation, inbox_cursor, len(entries)]
-        for entry in entries:
-            if not entry.type:
-                raise ValueError("a log entry needs a non-empty type")
-            args.extend((entry.type, entry.schema, entry.data))
+        if not batches:
+            raise ValueError("append_batches needs at least one batch")
+        args: list[str | bytes | int] = [expected_version, len(batches)]
+        for batch in batches:
+            args.extend((batch.command_id, batch.causation, batch.inbox_cursor, len(batch.entries)))
+            for entry in batch.entries:
+                if not entry.type:
+                    raise ValueError("a log entry needs a non-empty type")
+                args.extend((entry.type, entry.schema, entry.data))
         reply = await self.client.evalsha_or_load(
             _APPEND_SCRIPT, (self.log_key(encounter), self.applied_key(encounter)), args
         )
-        status, version = reply[0], reply[1]
-        if status == 1:
-            return AppendResult(version, [_decode_id(raw) for raw in reply[2]])
-        if status == 0:
-            return AppendResult(version, [], duplicate=True)
-        raise VersionConflict(expected_version, version)
+        results = []
+        expected = expected_version
+        for status, version, *rest in reply:
+            if status == 1:
+                results.append(AppendResult(version, [_decode_id(raw) for raw in rest[0]]))
+                expected = version
+            elif status == 0:
+                results.append(AppendResult(version, [], duplicate=True))
+            else:
+                raise VersionConflict(expected, version)
+        return results
 
     async def applied_entry_id(self, encounter: str, command_id: str) -> str | None:
         """The last entry id written for ``command_id`` ("" if it wrote none), or None if never applied."""
