@@ -335,6 +335,8 @@ def test_r6_12_holding_breath() -> None:
     events = act(state, R6HoldBreath(command_id=cid(), actor="a", prepared=True), [4, 4, 4])
     assert of_type(events, Rolled)[0].roll.total == 12
     assert of_type(events, ActionTaken)[0].details["minutes"] == 60
+    act(state, R6HoldBreath(command_id=cid(), actor="a"))
+    assert rejection(act(state, R6HoldBreath(command_id=cid(), actor="a"))) == "a has already taken 3 Free Actions this turn (R6-07)"
 
 
 def test_r6_12_fatigue_after_fortitude_rounds_of_strenuous_activity() -> None:

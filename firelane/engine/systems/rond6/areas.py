@@ -20,9 +20,13 @@
   attack hits (``"each"``: one per target).
 * An area attack is one Action and one attack test (the weapon's skill, with
   the range modifier to the burst's target Space; none for a cone), compared
-  with each affected combatant's Passive Defense (R6-15): the text's "every
-  character within the area is affected" applies to those the test beats.
-  Friend and foe alike — and the attacker itself inside its own burst.
+  with each affected combatant's Defense as the main system computes it
+  (`combat.defense_value`: a standing Active Defense that covers the weapon's
+  kind, else Passive Defense, R6-15, with its modifiers; **cover is measured
+  from the burst's target Space**, or from the cone's attacker). The text's
+  "every character within the area is affected" applies to those the test
+  beats — friend and foe alike, and the attacker itself inside its own burst.
+  Damage goes through the main system's damage rules (R6-19..23).
 * A weapon is an area weapon when its profile's ``area`` is ``"burst:<size>"``
   or ``"cone:<size>"`` (or, for sheets without that field, such an entry in its
   ``modes``).

@@ -483,6 +483,9 @@ def decide_hold_breath(system: Any, decision: Decision, command: R6HoldBreath, d
     combatant = system.require_combatant(state, command.actor)
     require(not combatant.out_of_fight, f"{combatant.id} is out of the fight")
     fortitude, source = rules.skill_code(combatant.attributes, combatant.skills, "fortitude")
+    limit = int(state.settings.get("max_free_actions", 3))
+    if state.active == combatant.id and getattr(combatant, "free_actions_this_turn", 0) >= limit:
+        raise Rejected(f"{combatant.id} has already taken {limit} Free Actions this turn (R6-07)")
     if not command.prepared:
         seconds = breath_seconds(fortitude)
         decision.emit(ActionTaken(combatant=combatant.id, action="hold_breath", slot="free", rule=RULE_SPECIAL_MOVEMENT,
