@@ -133,3 +133,13 @@ def test_r6_25_replay_rebuilds_object_damage_and_the_map() -> None:
     log += smash(state, "wall@1,0", [4, 4, 4, 4, 4, 4, 4, 4])
     assert state.terrain.walls == [Wall(1, 1)]
     assert replayed(log) == state
+
+
+def test_r6_25_bad_object_data_is_a_clear_rejection() -> None:
+    """R6-25: an object with an unknown construction in the encounter's data is refused, not a crash."""
+    bad = {**DOOR, "construction": "cardboard"}
+    state = start([axeman(), fighter("b", "blue", (20, 10))], objects=[bad])
+    declare(state, "a", 1)
+    assert rejection(smash(state, "door", [5, 5, 5, 5, 4, 4, 4, 4])) == (
+        "R6BreakObject: unknown construction 'cardboard'; known: flimsy, tough, sturdy, very sturdy, reinforced"
+    )

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from firelane.engine.core import Rejected
 from firelane.engine.dice import Dice
 from firelane.engine.systems.rond6 import areas, healing, movement, objects
 from firelane.events.rond6_aux_schemas import (
@@ -62,7 +63,19 @@ AUX_DEFAULT_SETTINGS: dict[str, Any] = {
 
 
 def decide_aux_command(system: BaseRuleSystem, decision: Decision, command: Command, dice: Dice) -> None:
-    """Validate and resolve one of `AUX_COMMANDS` (raises Rejected with a reason)."""
+    """Validate and resolve one of `AUX_COMMANDS` (raises Rejected with a reason).
+
+    A ValueError from the rules' parsers (a bad die code, ladder level,
+    terrain or object in the encounter's data or settings) becomes a rejection
+    naming the problem instead of an engine error.
+    """
+    try:
+        _dispatch(system, decision, command, dice)
+    except ValueError as error:
+        raise Rejected(f"{type(command).__name__}: {error}") from None
+
+
+def _dispatch(system: BaseRuleSystem, decision: Decision, command: Command, dice: Dice) -> None:
     if isinstance(command, (R6Move, R6Jump, R6HoldBreath)):
         movement.decide_movement_command(system, decision, command, dice)
     elif isinstance(command, R6BreakObject):

@@ -402,7 +402,13 @@ def decide_move(system: Any, decision: Decision, command: R6Move, dice: Dice) ->
         kind, rule = run_action_kind(distance, allowed), RULE_MOVEMENT_TEST
     if command.mode != "walk":
         rule = RULE_SPECIAL_MOVEMENT
-
+    # Every number from the settings is worked out before the first roll (the
+    # main system validates a declaration by probing up to the first roll).
+    run_target = difficulty(test_level, levels, settings=state.settings) if test_level is not None else None
+    check_target = (
+        difficulty(config["terrain_check_base"], levels, settings=state.settings)
+        if test_level is None and levels > 0 and config["terrain_check_base"] else None
+    )
     strenuous = command.pace != "partial" or command.mode != "walk"
     if strenuous:
         require_not_exhausted(state, mover)
@@ -412,20 +418,18 @@ def decide_move(system: Any, decision: Decision, command: R6Move, dice: Dice) ->
     mover = decision.state.combatants[mover.id]
     moved = path
     skill = MODE_SKILL[command.mode]
-    if test_level is not None:
-        target = difficulty(test_level, levels, settings=state.settings)
+    if run_target is not None:
         test = _test(
             system, decision, dice, mover, skill, purpose=f"movement test ({command.mode} {distance} Spaces)",
-            rule=RULE_MOVEMENT_TEST, target=target, penalty=penalty,
+            rule=RULE_MOVEMENT_TEST, target=run_target, penalty=penalty,
             details={"distance": distance, "move": allowed, "level": test_level, "terrain_levels": levels},
         )
         if not test.success:
             moved = path[:allowed]  # R6-11: a failure moves only the normal Move
-    elif levels > 0 and config["terrain_check_base"]:
-        target = difficulty(config["terrain_check_base"], levels, settings=state.settings)
+    elif check_target is not None:
         test = _test(
             system, decision, dice, mover, skill, purpose=f"terrain check ({command.mode})",
-            rule=RULE_TERRAIN, target=target, penalty=penalty,
+            rule=RULE_TERRAIN, target=check_target, penalty=penalty,
             details={"terrain_levels": levels, "declared": command.terrain},
         )
         if not test.success:
@@ -455,6 +459,7 @@ def decide_jump(system: Any, decision: Decision, command: R6Jump, dice: Dice) ->
         require(grid.passable(square), f"jump: {square} is a wall or off the map")
         previous = square
     require_not_exhausted(state, jumper)
+    target = difficulty(movement_settings(state.settings)["jump_difficulty"], settings=state.settings)
     penalty = system.spend_action(decision, jumper.id, "full" if run_up else "action", action="jump", rule=RULE_SPECIAL_MOVEMENT)
     if not strenuous_round(system, decision, dice, jumper.id, "jump"):
         return
@@ -462,7 +467,6 @@ def decide_jump(system: Any, decision: Decision, command: R6Jump, dice: Dice) ->
         decision.emit(Moved(combatant=jumper.id, path=run_up, mode="run-up", cost=float(len(run_up)), rule=RULE_SPECIAL_MOVEMENT))
     jumper = decision.state.combatants[jumper.id]
     running = has_running_start(len(run_up), move)
-    target = difficulty(movement_settings(state.settings)["jump_difficulty"], settings=state.settings)
     test = _test(
         system, decision, dice, jumper, "athletics (jumping)", purpose=f"jump ({len(path)} Spaces)",
         rule=RULE_SPECIAL_MOVEMENT, target=target, penalty=penalty, bonus_dice=1 if running else 0,

@@ -171,6 +171,7 @@ def decide_break_object(system: Any, decision: Decision, command: R6BreakObject,
             if rules.RANGE_MODIFIER[band]:
                 flat.append(Modifier(source=f"range: {band.replace('_', ' ')}", rule=rules.R_RANGE, value=rules.RANGE_MODIFIER[band]))
     defense = profile.defense if profile.defense is not None else difficulty(config["object_defense"], settings=state.settings)
+    toughness = object_toughness(profile.construction, profile.toughness)  # validated before any roll
     penalty = system.spend_action(decision, attacker.id, "action", action="break_object", rule=RULE_OBJECTS)
     spend_round(decision, attacker.id, weapon, RULE_OBJECTS)
     attacker = decision.state.combatants[attacker.id]
@@ -186,7 +187,6 @@ def decide_break_object(system: Any, decision: Decision, command: R6BreakObject,
     )
     if hit:
         damage = rolling.roll_damage(dice, state.settings, attacker, weapon, rule=RULE_OBJECTS)
-        toughness = object_toughness(profile.construction, profile.toughness)
         resistance_roll = None
         if config["object_toughness_mode"] == "roll":
             resistance_roll = roll_pool(dice, toughness, purpose=f"toughness of {profile.name}", rule=RULE_OBJECTS, wild=False)
