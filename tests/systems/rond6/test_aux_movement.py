@@ -408,3 +408,26 @@ def test_r6_09_ai_path_helper_is_short_straight_and_stops_next_to_the_goal() -> 
     assert path_towards(state, "c", (0, 16), 5) == [(0, 11), (0, 12), (0, 13), (0, 14), (0, 15)]
     assert path_towards(state, "c", (0, 16), 9, stop_adjacent=False)[-1] == (0, 16)
     assert path_towards(state, "c", (0, 11), 5) == []  # already next to it
+
+
+def test_r6_09_off_turn_moves_only_as_interruptions() -> None:
+    """R6-09 with R6-08: off its turn a combatant moves only when the main system says it is
+    resolving a Wait interruption (``system.interrupting(state, actor)``)."""
+    from firelane.engine.core import Decision
+    from firelane.engine.dice import FixedDice
+    from firelane.engine.systems.rond6.aux import decide_aux_command
+    from firelane.engine.systems.rond6.system import RonD6System
+
+    class Interrupting(RonD6System):
+        def interrupting(self, state, actor):  # type: ignore[no-untyped-def]
+            return actor == "b"
+
+    state = start(two())
+    state.combatants["b"].declared_actions = 1
+    command = R6Move(command_id=cid(), actor="b", path=[(19, 10)])
+    decision = Decision(Interrupting(), state)
+    decide_aux_command(decision.system, decision, command, FixedDice([]))
+    assert of_type(decision.events, Moved)[0].path == [(19, 10)]
+    assert rejection(move(state, "b", [(19, 10)])) == (
+        "it is not b's turn (active: a); off its turn it can only act by interrupting from Wait (R6-08)"
+    )
