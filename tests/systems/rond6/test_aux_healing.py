@@ -201,3 +201,14 @@ def test_r6_43_ai_helper_treats_the_most_wounded_neighbour() -> None:
     state.combatants["b"].aux["treated_wounds"] = 1
     assert choose_heal(SYSTEM, state, "a") is None
     assert choose_heal(SYSTEM, state, "b") is None  # no Medicine on its sheet
+
+
+def test_r6_43_successful_treatment_of_wounds_also_ends_stunned() -> None:
+    """R6-43 (house default): a Stunned and wounded patient treated successfully loses a Wound and Stunned."""
+    state = scene(1)
+    state.combatants["b"].conditions["stunned"] = ""
+    declare(state, "a", 1)
+    events = assisted(state, [4, 4, 4, 3])
+    healed = of_type(events, R6Healed)[0]
+    assert healed.roll.target == 15 and healed.wounds_after == 0 and healed.stunned_removed
+    assert "stunned" not in state.combatants["b"].conditions

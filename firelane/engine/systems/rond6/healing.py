@@ -22,7 +22,8 @@ House defaults (configurable per encounter via ``EncounterSetup.settings``):
   difficulty for the natural-healing test.
 * ``critical_failure`` = ``"complication"``: a *Critical Failure* is a failed
   test whose Wild Die showed a 1 (a complication); ``"none"`` disables it.
-* A Stunned-only character "heals" by losing Stunned (it has no Wound).
+* A successful healing test also ends Stunned (a Stunned-only character
+  "heals" by losing it: it has no Wound to heal).
 * Injury levels follow R6-21: 3 Wounds Incapacitated, 4 Mortally Wounded; a
   natural-healing test is timed by the worst current injury.
 * "Once per injury" is tracked as a count of *treated Wounds*: after a
@@ -199,7 +200,7 @@ def _natural(system: Any, decision: Decision, command: R6Heal, patient: Any, dic
         and bool(roll.details.get("complication"))
     )
     change = natural_healing_outcome(bool(roll.success), int(roll.details.get("result_points", 0)), critical)
-    stunned_removed = bool(roll.success) and patient.wounds == 0
+    stunned_removed = bool(roll.success) and is_stunned(patient)
     wounds_after = max(0, patient.wounds + change)
     _emit_healed(system, decision, patient, dice, kind="natural", healer="", roll=roll, wounds_after=wounds_after,
                  stunned_removed=stunned_removed, treated=min(treated_wounds(patient), wounds_after),
@@ -235,7 +236,7 @@ def _assisted(system: Any, decision: Decision, command: R6Heal, patient: Any, di
     )
     healed = assisted_healing_outcome(bool(roll.success), int(roll.details.get("result_points", 0)))
     wounds_after = max(0, patient.wounds - healed)
-    stunned_removed = bool(roll.success) and patient.wounds == 0
+    stunned_removed = bool(roll.success) and is_stunned(patient)
     treated = wounds_after if roll.success else treated_wounds(patient)
     _emit_healed(system, decision, patient, dice, kind="assisted", healer=healer.id, roll=roll, wounds_after=wounds_after,
                  stunned_removed=stunned_removed, treated=treated, critical=False, rule=RULE_ASSISTED)
