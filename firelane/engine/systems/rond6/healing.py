@@ -41,7 +41,7 @@ from typing import Any
 
 import msgspec
 
-from firelane.engine.core import SEQUENCER, Decision, Rejected, next_command_id, require
+from firelane.engine.core import SEQUENCER, Decision, next_command_id, require
 from firelane.engine.dice import Dice
 from firelane.engine.grid import distance
 from firelane.engine.systems.rond6 import combat, rolling
