@@ -48,8 +48,12 @@ from __future__ import annotations
 from firelane.engine.systems.bolt_and_blade.data import demo_setup, load_data, sheet_from_template
 from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, BoltAndBladeState, Weapon
 from firelane.engine.systems.bolt_and_blade.system import BoltAndBladeSystem
+from firelane.events.codec import register_events
 
 SYSTEM = BoltAndBladeSystem()
+# Decisions pass every event through the codec, so the system's own event
+# types must be decodable even when the module is used without the registry.
+register_events(SYSTEM.event_types)
 
 __all__ = [
     "SYSTEM",

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from firelane.engine.core import Rejected, next_command_id
 from firelane.engine.grid import Square, cover_level_against, cover_rank, distance, has_cover_feature, step_allowed
 from firelane.engine.state import EncounterState
+from firelane.engine.systems.bolt_and_blade.reactions import dive_squares
 from firelane.engine.systems.bolt_and_blade.movement import fire_lane_watchers, movement_left, occupant, step_cost
 from firelane.engine.systems.bolt_and_blade.actions import take_cover_gain
 from firelane.engine.systems.bolt_and_blade.rules import parse_dice, range_band
@@ -34,7 +35,8 @@ if TYPE_CHECKING:
     from firelane.engine.systems.bolt_and_blade.system import BoltAndBladeSystem
 
 GOOD_SHOT = 0.45  # shoot from where you stand at these odds or better
-ANY_SHOT = 0.2  # after moving, take any shot at least this likely
+FAIR_SHOT = 0.3  # after moving, shoot at these odds rather than Overwatch
+ANY_SHOT = 0.2  # with nothing better to do, take any shot at least this likely
 
 
 def average_damage(weapon: Weapon) -> float:
@@ -71,9 +73,15 @@ def choose_reaction(system: BoltAndBladeSystem, state: EncounterState, me: BoltA
     command_id = next_command_id(state, me.id)
     offered = window.eligible(me.id)
     assert offered is not None
-    for reaction in ("dive_for_cover", "return_fire", "opportunity_strike"):
+    for reaction in ("dive_for_cover", "opportunity_strike"):
         if reaction in offered.reactions:
             return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction=reaction)
+    if "return_fire" in offered.reactions and me.ready is not None:
+        attacker = system.combatant(state, window.actor)
+        chance = plan_chance(system, state, me.id, attacker.id, me.ready)
+        # Keep the Reaction for a dive when the odds are poor and cover is a step away.
+        if chance >= 0.5 or not dive_squares(system, state, me.id, attacker.position):  # type: ignore[arg-type]
+            return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction="return_fire")
     if "reactive_fire" in offered.reactions and me.ready is not None:
         mover = system.combatant(state, window.actor)
         watching = OVERWATCH in me.conditions
@@ -173,8 +181,8 @@ def square_score(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndB
             cover += cover_rank(cover_level_against(grid, square, enemy.position)) - 1.0  # type: ignore[arg-type]
     lanes = len({w for step in path for w in fire_lane_watchers(system, state, me.id, step) if not state.combatants[w].reaction_used})
     score = 4.0 * chance + 0.6 * cover - 0.3 * lanes
-    if chance < ANY_SHOT:
-        score -= 0.35 * nearest  # no shot from here: close in
+    if chance < FAIR_SHOT:
+        score -= 0.35 * nearest  # no fair shot from here: close in
     if has_cover_feature(grid, square):
         score += 0.3
     return score - 0.01 * len(path)
@@ -224,12 +232,18 @@ def suppress_target(system: BoltAndBladeSystem, state: EncounterState, me: BoltA
     if system.weapon_problem(state, me, weapon) is not None or (weapon.has("heavy") and system.engaged(state, me.id)):
         return None
     here: Square = me.position  # type: ignore[assignment]
+    candidates = []
     for enemy in system.standing_enemies(state, me.id):
         there: Square = enemy.position  # type: ignore[assignment]
         if PINNED in enemy.conditions or distance(here, there) * state.terrain.square_size > weapon.range[0] or not system.sees(state, here, there):
             continue
-        return [there]
-    return None
+        level, _how = system.cover_against(state, enemy, here)
+        if level == "none":
+            continue  # in the open: shoot it instead
+        candidates.append((-cover_rank(level), distance(here, there), there))
+    if not candidates:
+        return None
+    return [min(candidates)[2]]
 
 
 def overwatch_point(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant) -> Square | None:
@@ -280,8 +294,6 @@ def choose_command(system: BoltAndBladeSystem, state: EncounterState, combatant:
         return None
     command_id = next_command_id(state, combatant)
     if not me.action_used:
-        if PINNED in me.conditions:
-            return BBRally(command_id=command_id, actor=combatant)
         weapon = me.ready
         if weapon is not None and weapon.is_ranged and weapon.magazine and (weapon.name in me.jammed or me.ammo.get(weapon.name, 0) <= 0):
             return BBReload(command_id=command_id, actor=combatant, weapon=weapon.name)
@@ -301,15 +313,21 @@ def choose_command(system: BoltAndBladeSystem, state: EncounterState, combatant:
         if walked is not None:
             return BBMove(command_id=command_id, actor=combatant, path=walked[0])
     if not me.action_used:
-        shot = shot_command(system, state, me, ANY_SHOT)
+        # Poor odds: pin them down with a burst or heavy weapon, or watch their approach.
+        area = suppress_target(system, state, me)
+        if area is not None and shot_command(system, state, me, GOOD_SHOT) is None:
+            return BBSuppress(command_id=command_id, actor=combatant, area=area)
+        shot = shot_command(system, state, me, FAIR_SHOT)
         if shot is not None:
             return shot
-        area = suppress_target(system, state, me)
-        if area is not None:
-            return BBSuppress(command_id=command_id, actor=combatant, area=area)
         point = overwatch_point(system, state, me)
         if point is not None:
             return BBOverwatch(command_id=command_id, actor=combatant, center=point)
+        shot = shot_command(system, state, me, ANY_SHOT)
+        if shot is not None:
+            return shot
+        if PINNED in me.conditions:
+            return BBRally(command_id=command_id, actor=combatant)
         if take_cover_gain(state, me) is not None:
             return BBTakeCover(command_id=command_id, actor=combatant)
     return EndTurn(command_id=command_id, actor=combatant)

@@ -296,7 +296,8 @@ class BoltAndBladeSystem(BaseRuleSystem):
             level, how = self.cover_against(state, target, attacker_square)
             notes.append(how)
             if level in ("light", "heavy"):
-                terms.append(Modifier(source=f"{level} cover", rule="BB-CMB-04", value=cover_bonus(level, settings["cover_bonus"])))
+                bonuses = {**BB_DEFAULT_SETTINGS["cover_bonus"], **settings.get("cover_bonus", {})}
+                terms.append(Modifier(source=f"{level} cover", rule="BB-CMB-04", value=cover_bonus(level, bonuses)))
         for extra in target.defense_sources:
             terms.append(Modifier(source=f"{extra.kind}: {extra.source}", rule="BB-CORE-08", value=extra.value))
         return Roll(purpose=f"Defense of {target.id}", rule="BB-CORE-08", dice=[], modifiers=terms, total=sum(t.value for t in terms), notes=notes)
