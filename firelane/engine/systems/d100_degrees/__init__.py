@@ -47,5 +47,9 @@ the keys are in ``HOUSE_DEFAULTS``):
 
 from firelane.engine.systems.d100_degrees.data import demo_setup, load_data, sheet
 from firelane.engine.systems.d100_degrees.system import HOUSE_DEFAULTS, SYSTEM, D100DegreesSystem
+from firelane.events.codec import register_events
+
+# Decodable as soon as the system is imported, with or without the registry.
+register_events(SYSTEM.event_types)
 
 __all__ = ["HOUSE_DEFAULTS", "SYSTEM", "D100DegreesSystem", "demo_setup", "load_data", "sheet"]

@@ -50,5 +50,9 @@ the keys are in ``HOUSE_DEFAULTS``):
 
 from firelane.engine.systems.d100_zones.data import demo_setup, load_data, sheet
 from firelane.engine.systems.d100_zones.system import DEFAULT_OPTIONS, HOUSE_DEFAULTS, SYSTEM, D100ZonesSystem
+from firelane.events.codec import register_events
+
+# Decodable as soon as the system is imported, with or without the registry.
+register_events(SYSTEM.event_types)
 
 __all__ = ["DEFAULT_OPTIONS", "HOUSE_DEFAULTS", "SYSTEM", "D100ZonesSystem", "demo_setup", "load_data", "sheet"]
