@@ -35,8 +35,10 @@ from firelane.events.schemas import (
     CoverFeature,
     DamageDealt,
     StateAdjusted,
-    TestRolled as _Tested,
     TurnSkipped,
+)
+from firelane.events.schemas import (
+    TestRolled as _Tested,
 )
 
 from .helpers import act, arena, attack, cid, end, fighter, knife_only, move, of, one, rejected, sheet, start
@@ -372,3 +374,15 @@ def test_actions_ready_reload_help_take_cover_disengage() -> None:
     assert one(events, ConditionApplied).condition == "disengaged" and one(events, ConditionApplied).until == "end_of_turn:a"
     events = act(state, end("a"))
     assert one(events, ConditionRemoved).condition == "disengaged"
+
+
+def test_damage_expressions_parse_and_reject_nonsense() -> None:
+    """BB-CORE-12: weapon damage expressions ("2d6+3") whose dice a critical doubles."""
+    expression = parse_dice("2d6+3")
+    assert (expression.count, expression.sides, expression.bonus) == (2, 6, 3)
+    assert str(parse_dice("1d10")) == "1d10" and parse_dice("4").bonus == 4 and parse_dice("").count == 0
+    with pytest.raises(ValueError, match="not a dice expression"):
+        parse_dice("2x6")
+    state = duel()
+    damage = SYSTEM.roll_damage(Decision(SYSTEM, state), "2d6+3", FixedDice([1, 2, 3, 4]), modifiers=[], rule="BB-CORE-12", purpose="test", critical=True)
+    assert damage.total == 1 + 2 + 3 + 4 + 3 and [m.value for m in damage.modifiers] == [3]

@@ -16,6 +16,8 @@ from firelane.events.schemas import (
     ReactionDenied,
     ReactionsOrdered,
     ReactionWindowOpened,
+)
+from firelane.events.schemas import (
     TestRolled as _Tested,
 )
 

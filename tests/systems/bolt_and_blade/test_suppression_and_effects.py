@@ -3,6 +3,9 @@ temporary effects and marks, rounds and Reactions (BB-CMB-01, -04, -18..23, -30)
 
 from __future__ import annotations
 
+from firelane.engine.core import SEQUENCER
+from firelane.engine.dice import FixedDice
+from firelane.engine.systems.bolt_and_blade import SYSTEM
 from firelane.events.bolt_and_blade_schemas import BBAim, BBMark, BBMarkMoved, BBRally, BBSuppress, BBTakeCover
 from firelane.events.schemas import (
     ActionTaken,
@@ -13,13 +16,12 @@ from firelane.events.schemas import (
     InitiativeRolled,
     Moved,
     ReactionWindowOpened,
+    StartEncounter,
     StateAdjusted,
+)
+from firelane.events.schemas import (
     TestRolled as _Tested,
 )
-from firelane.engine.core import SEQUENCER
-from firelane.engine.dice import FixedDice
-from firelane.engine.systems.bolt_and_blade import SYSTEM
-from firelane.events.schemas import StartEncounter
 
 from .helpers import act, arena, attack, cid, claim, end, fighter, knife_only, move, of, one, pass_, rejected, sheet, start
 

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 from firelane.engine.core import Rejected, next_command_id
 from firelane.engine.grid import Square, cover_level_against, cover_rank, distance, has_cover_feature, step_allowed
 from firelane.engine.state import EncounterState
-from firelane.engine.systems.bolt_and_blade.reactions import dive_squares
-from firelane.engine.systems.bolt_and_blade.movement import fire_lane_watchers, movement_left, occupant, step_cost
 from firelane.engine.systems.bolt_and_blade.actions import take_cover_gain
+from firelane.engine.systems.bolt_and_blade.movement import fire_lane_watchers, movement_left, occupant, step_cost
+from firelane.engine.systems.bolt_and_blade.reactions import dive_squares
 from firelane.engine.systems.bolt_and_blade.rules import parse_dice, range_band
 from firelane.engine.systems.bolt_and_blade.system import AIMING, EXPOSED, OVERWATCH, PINNED, grid_of
 from firelane.events.bolt_and_blade_area_schemas import BBThrow

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from firelane.engine.core import Decision, Rejected, require
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Square, cover_level_against, cover_rank, step_allowed
@@ -171,7 +173,7 @@ def _reactive_fire(system: BoltAndBladeSystem, decision: Decision, window: React
         disadvantage.append("Reactive Fire (BB-CMB-11)")
     if EVADING in mover.conditions:
         disadvantage.append("the target is Evading (BB-CMB-08)")
-    plan = plan.__class__(**{**_fields(plan), "disadvantage": disadvantage})
+    plan = msgspec.structs.replace(plan, disadvantage=disadvantage)
     decision.emit(ActionTaken(combatant=reactor_id, action="reactive_fire", slot="reaction", rule="BB-CMB-10", details={"overwatch": overwatch, "disadvantage_waived_by": waived}))
     outcome = system.roll_attack(decision, plan, dice, rule="BB-CMB-10", purpose=f"Reactive Fire with {weapon.name} at {mover_id}")  # type: ignore[union-attr]
     system.emit_attack(decision, outcome, hit=outcome.would_hit, kind="reactive_fire", details={"overwatch": overwatch})
@@ -317,10 +319,6 @@ _HANDLERS = {
     "return_fire": _return_fire,
     "dive_for_cover": _dive_for_cover,
 }
-
-
-def _fields(struct: Any) -> dict[str, Any]:
-    return {name: getattr(struct, name) for name in struct.__struct_fields__}
 
 
 # ---------------------------------------------------------------- after the window
