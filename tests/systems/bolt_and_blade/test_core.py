@@ -386,3 +386,25 @@ def test_damage_expressions_parse_and_reject_nonsense() -> None:
     state = duel()
     damage = SYSTEM.roll_damage(Decision(SYSTEM, state), "2d6+3", FixedDice([1, 2, 3, 4]), modifiers=[], rule="BB-CORE-12", purpose="test", critical=True)
     assert damage.total == 1 + 2 + 3 + 4 + 3 and [m.value for m in damage.modifiers] == [3]
+
+
+def test_bad_commands_are_rejected_with_reasons() -> None:
+    """BB-CORE-16: illegal actions are refused with a clear reason and change nothing."""
+    from firelane.events.bolt_and_blade_schemas import BBOverwatch, BBSuppress
+
+    setup = arena([fighter("a", "red", (1, 1), **sheet()), fighter("f", "red", (1, 3), **knife_only()), fighter("b", "blue", (5, 1), **knife_only())])
+    state = start(setup, ["a", "b", "f"])
+    assert rejected(act(state, attack("a", "zed"))) == "unknown target 'zed'"
+    assert rejected(act(state, attack("a", "f", "combat knife"))) == "f is on a's side"
+    assert rejected(act(state, attack("a", "b", "plasma gun"))) == "a does not carry 'plasma gun'"
+    assert rejected(act(state, attack("b", "a"))) == "it is not b's turn (active: a)"
+    assert rejected(act(state, attack("a", "b", "combat knife"))) == "b is 20 ft away, beyond combat knife's reach of 5 ft"
+    assert rejected(act(state, move("a", (1, 2), mode="fly"))) == "unknown move mode 'fly'; use one of tactical, dash, evade"
+    assert rejected(act(state, move("a", (1, 2), on_reactive_fire="duck"))) == "on_reactive_fire must be 'continue' or 'stop', not 'duck'"
+    assert rejected(act(state, move("a", (1, 2), (1, 3)))) == "illegal path: cannot end the move on (1, 3): f stands there"
+    assert rejected(act(state, move("a", (2, 1), (3, 1), (4, 1), (5, 1)))) == "illegal path: (5, 1) is held by the enemy b"
+    assert rejected(act(state, BBOverwatch(command_id=cid(), actor="a", center=(9, 9), radius_ft=20))) == "an Overwatch area is at most 10 ft in radius"
+    assert rejected(act(state, BBSuppress(command_id=cid(), actor="a", area=[(5, 1)], weapon="combat knife"))) == "a has no ranged weapon 'combat knife' to Suppress with"
+    state.combatants["a"].ammo["lasgun"] = 0
+    assert rejected(act(state, attack("a", "b"))) == "lasgun is out of ammunition: Reload"
+    assert state.rejected_commands == 12 and state.combatants["a"].position == (1, 1) and not state.combatants["a"].action_used

@@ -309,3 +309,15 @@ def test_no_dive_without_cover_nearby() -> None:
     state = start(arena([fighter("a", "red", (1, 5), **sheet()), fighter("b", "blue", (6, 5), **knife_only())], cover=[CoverFeature(x=8, y=5, level="heavy", facing=WEST)]), ["a", "b"])
     events = act(state, attack("a", "b"), [10, 2])
     assert not of(events, ReactionWindowOpened) and one(events, DamageDealt).amount == 2
+
+
+def test_a_later_reaction_on_a_fallen_mover_is_denied() -> None:
+    """BB-CMB-10: a Reactive Fire made pointless by an earlier one (the mover is down) is denied with the reason."""
+    state = lane(extra=[fighter("v", "blue", (10, 9), **sheet())], order=["m", "w", "v"], mover=knife_only(vitality=3))
+    act(state, move("m", (1, 6), (1, 7)))
+    act(state, claim("v", 1, "reactive_fire"))
+    events = act(state, claim("w", 1, "reactive_fire"), [15, 6])
+    assert state.combatants["m"].out_of_fight
+    denied = one(events, ReactionDenied)
+    assert (denied.combatant, denied.reason) == ("v", "m is already down")
+    assert events[-1].__class__.__name__ == "EncounterEnded" and state.winner == "blue"
