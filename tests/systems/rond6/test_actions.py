@@ -66,8 +66,8 @@ def test_r6_05_penalty_never_goes_below_1d_and_damage_is_not_reduced() -> None:
     attack = one(events, AttackResolved)
     assert attack.roll.details["code"] == "1D" and attack.roll.total == 19 and attack.hit
     assert "never below 1D (R6-05): rolled 1D" in attack.roll.notes
-    damage = one(events, DamageDealt)
-    assert damage.roll.details["code"] == "5D" and damage.details["damage_total"] == 15
+    damage = one(events, DamageDealt)  # 15 rolled + 3 result points (house default)
+    assert damage.roll.details["code"] == "5D" and damage.details["damage_total"] == 18
 
 
 def test_r6_05_initiative_is_never_reduced_by_multiple_actions() -> None:
@@ -203,11 +203,11 @@ def test_r6_08_the_declared_action_resolves_after_a_failed_interruption() -> Non
     act(state, cmd(R6Attack, "b", target="a"))
     act(state, cmd(ClaimReaction, "a", window=1, reaction="interrupt", options={"command": {"type": "R6Attack", "target": "b"}}))
     # a misses (3D: 2+2+2 = 6 vs 16). b's attack then resolves: a has no action left, so no
-    # defense window: firearms 4D 20 vs 16 hits; damage 5D 10 vs DR 12: no effect.
+    # defense window: firearms 4D 20 vs 16 hits; damage 5D 10 + 4 result points vs DR 12: Stunned.
     events = act(state, cmd(PassReaction, "b", window=2), [2, 2, 2, 5, 5, 5, 5, 2, 2, 2, 2, 2])
     attacks = of_type(events, AttackResolved)
     assert [(x.attacker, x.hit) for x in attacks] == [("a", False), ("b", True)]
-    assert one(events, DamageDealt).details["outcome"] == "no effect"
+    assert one(events, DamageDealt).details["outcome"] == "Stunned"
     assert not of_type(events, R6ActionLost)
 
 

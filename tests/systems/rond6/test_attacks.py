@@ -51,13 +51,23 @@ def attack(state, faces: list[int], **fields: object) -> list:
 
 
 def test_r6_13_an_attack_that_beats_defense_hits_and_the_excess_is_result_points() -> None:
-    """R6-13: firearms 4D = 20 against Passive Defense 16: a hit with 4 Result Points."""
+    """R6-13: firearms 4D = 20 against Passive Defense 16: a hit with 4 Result Points, which
+    increase the damage (house default ``result_points_to_damage``): 10 + 4."""
     state = duel()
     events = attack(state, [5, 5, 5, 5, 2, 2, 2, 2, 2])
     hit = one(events, AttackResolved)
     assert (hit.hit, hit.roll.total, hit.roll.target, hit.details["result_points"]) == (True, 20, 16, 4)
     assert hit.roll.rule == "R6-13" and hit.details["defense"]["kind"] == "passive"
-    assert one(events, DamageDealt).details["damage_total"] == 10
+    damage = one(events, DamageDealt)
+    assert damage.details["damage_total"] == 14
+    assert [(m.source, m.rule, m.value) for m in damage.roll.modifiers] == [("result points", "R6-13", 4)]
+
+
+def test_r6_13_result_points_can_be_kept_out_of_damage() -> None:
+    """R6-13: with ``result_points_to_damage`` off, the damage is the roll alone."""
+    state = start(setup(combatant("a", "red", (0, 0)), combatant("b", "blue", (3, 0)), result_points_to_damage=False), [4, 4, 4, 2, 2, 2])
+    damage = one(attack(state, [5, 5, 5, 5, 2, 2, 2, 2, 2]), DamageDealt)
+    assert damage.details["damage_total"] == 10 and damage.roll.modifiers == []
 
 
 def test_r6_13_equal_to_defense_hits_with_no_result_points() -> None:

@@ -31,7 +31,7 @@ from firelane.events.schemas import (
 )
 from tests.systems.rond6.r6helpers import STUNNER, act, cmd, combatant, of_type, one, rejection, setup, start
 
-HIT = [5, 5, 5, 5]  # firearms 4D = 20 against Passive Defense 16
+HIT = [4, 4, 4, 4]  # firearms 4D = 16 against Passive Defense 16: a hit with no result points
 
 
 def fight(a_sheet: dict | None = None, **b_sheet: object):
@@ -142,7 +142,7 @@ def test_r6_20_spending_more_than_you_have_is_refused() -> None:
 def test_r6_20_no_window_without_points_or_when_confused() -> None:
     """R6-20 / R6-22: nothing to spend (or Confused): the damage applies at once."""
     state = fight(character_points=2, conditions={"confused": ""})
-    events = hit_b(state, [6, 6, 6, 6, 1] + [4, 4, 4, 4, 4])  # Confused does not hurt the attacker: 25
+    events = hit_b(state, [4, 4, 4, 4] + [4, 4, 4, 4, 4])  # 16 vs 16: a hit, 20 damage
     assert not of_type(events, ReactionWindowOpened) and one(events, DamageDealt).details["damage_total"] == 20
 
 

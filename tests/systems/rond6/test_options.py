@@ -81,8 +81,9 @@ def test_r6_24_all_out_attack() -> None:
     assert (forgo.rule, forgo.until) == ("R6-24", "start_of_turn")
     a = state.combatants["a"]
     assert actions.defense_blocked(SYSTEM, state, a, "dodge") == "a cannot use Active Defense until its next turn (All-Out Attack / Full Auto, R6-24/R6-31)"
+    assert one(events, DamageDealt).details["damage_total"] == 18  # 10 + 8 result points: Stunned, 1 Wound
     act(state, cmd(EndTurn, "a"))
-    events = act(state, cmd(EndTurn, "b"), [3, 3, 3, 1, 1, 1])
+    events = act(state, cmd(EndTurn, "b"), [3, 3, 3, 1, 1])  # b's 1 Wound: initiative 2D
     assert any(isinstance(e, ConditionRemoved) and e.condition == "no_active_defense" for e in events)
 
 

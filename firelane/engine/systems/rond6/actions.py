@@ -100,17 +100,21 @@ def need_actions(system: RonD6System, state: RonD6State, combatant: RonD6Combata
 
 
 def cover_level(state: RonD6State, target_square: tuple[int, int], attacker_square: tuple[int, int]) -> str | None:
-    """The best cover protecting ``target_square`` from ``attacker_square``: a
-    feature on the target's square or on its neighbour towards the attacker,
-    facing that way (or every way). House default (R6-13 "cover")."""
+    """The best cover protecting ``target_square`` from ``attacker_square`` (house
+    default): a feature on the target's square, or on a square next to it that is
+    nearer the attacker, whose facing (if any) points towards the attacker's side
+    (a positive dot product with the direction to the attacker)."""
     towards = direction(target_square, attacker_square)
-    neighbour = (target_square[0] + towards[0], target_square[1] + towards[1])
+    target_distance = distance(target_square, attacker_square)
     best: str | None = None
     order = {"light": 1, "heavy": 2, "total": 3}
     for feature in state.terrain.cover:
-        if (feature.x, feature.y) not in (target_square, neighbour) or (feature.x, feature.y) == attacker_square:
+        square = (feature.x, feature.y)
+        if square == attacker_square:
             continue
-        if feature.facing and towards not in [tuple(f) for f in feature.facing]:
+        if square != target_square and not (distance(square, target_square) == 1 and distance(square, attacker_square) < target_distance):
+            continue
+        if feature.facing and not any(fx * towards[0] + fy * towards[1] > 0 for fx, fy in feature.facing):
             continue
         if best is None or order.get(feature.level, 0) > order.get(best, 0):
             best = feature.level

@@ -137,17 +137,31 @@ def choose_command(system: RonD6System, state: RonD6State, cid: str) -> Command 
 
 
 def plan_count(system: RonD6System, state: RonD6State, me: RonD6Combatant) -> int:
+    """Actions to declare: the preparations (stand, break free, ready or reload)
+    plus one attack if an enemy is in reach, else a move and an attack."""
     limit = system.action_limit(state, me)
     prep = prep_actions(system, me)
-    if prep == 0 and first_attack(system, state, me) is not None:
-        count = 1  # alone in the round: the big options (All-Out Attack, Full Auto)
+    if in_reach_after_prep(system, state, me):
+        count = prep + 1  # with nothing to prepare: alone in the round, the big options
     elif me.tactic == "hold":
         count = prep + 1
-    elif prep == 0 and first_attack(system, state, me) is None and charge_target(system, state, me) is not None:
+    elif prep == 0 and charge_target(system, state, me) is not None:
         count = 1
     else:
-        count = prep + 2  # get ready or move, then attack
+        count = prep + 2  # get ready, move, then attack
     return max(1, min(count, limit))
+
+
+def in_reach_after_prep(system: RonD6System, state: RonD6State, me: RonD6Combatant) -> bool:
+    """Whether an enemy is within reach of the weapon in hand or the one about to be readied."""
+    ready = weapon_to_ready(me)
+    weapons = [ready[0]] if ready is not None else hand_weapons(system, me)
+    for target in enemies(state, me):
+        for weapon in weapons:
+            problem, _ = actions.reach_problem(system, state, me, target, weapon)
+            if problem is None:
+                return True
+    return False
 
 
 def next_action(system: RonD6System, state: RonD6State, me: RonD6Combatant, command_id: str) -> Command | None:

@@ -97,7 +97,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     # R6-20: offer a window to spend Character Points / a Fate Point on a hit.
     "resistance_window": True,
     # R6-13: result points of a hit are not added to damage (Combat Feats are out of scope).
-    "result_points_to_damage": False,
+    "result_points_to_damage": True,
     # Damage rolls use the Wild Die like every roll.
     "wild_die_on_damage": True,
     # R6-13: cover on the target's square raises its Defense (light/heavy); total cover blocks.
