@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import msgspec
 import trio
 
-from firelane.engine.core import SEQUENCER, BaseRuleSystem
+from firelane.engine.core import SEQUENCER, BaseRuleSystem, reject
 from firelane.engine.dice import SeededDice, commit_seed
 from firelane.engine.state import EncounterState, copy_state
 from firelane.events import codec
@@ -164,12 +164,17 @@ class Sequencer:
             await self._append_rejection(inbox_id, payload, str(exc))
             return
         window = self.state.window
+        if isinstance(command, (ClaimReaction, PassReaction)) and command.actor in self._buffer:
+            if self._buffer[command.actor].command.command_id == command.command_id:
+                return  # the same answer again (a restarted actor re-sent it)
+            rejection = reject(command, f"{command.actor} has already answered window {command.window}")
+            await self._append([rejection], command.command_id, self._cursor_after(inbox_id))
+            return
         if (
             isinstance(command, (ClaimReaction, PassReaction))
             and window is not None
             and command.window == window.window
             and command.actor in window.unanswered()
-            and command.actor not in self._buffer
         ):
             dry_run = self.system.decide_or_reject(self.state, command, SeededDice(self.seed, self.state.version))
             if dry_run and isinstance(dry_run[0], CommandRejected):

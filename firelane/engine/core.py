@@ -24,6 +24,7 @@ import msgspec
 
 from firelane.engine.dice import Dice
 from firelane.engine.reactions import order_claims
+from firelane.events import codec
 from firelane.engine.state import Claim, Combatant, EncounterState, ReactionWindow, copy_state
 from firelane.events.schemas import (
     ActionTaken,
@@ -100,7 +101,12 @@ class RuleSystem(Protocol):
 
 class Decision:
     """Collects the events of one decision, applying each to a scratch copy so
-    later steps of the same decision see the state earlier ones produced."""
+    later steps of the same decision see the state earlier ones produced.
+
+    Each event is passed through the codec first, so the decision, the live
+    state and a replay all see exactly what the log holds (a tuple inside a
+    free-form dict comes back from JSON as a list, for one).
+    """
 
     def __init__(self, system: BaseRuleSystem, state: EncounterState) -> None:
         self.system = system
@@ -108,6 +114,8 @@ class Decision:
         self.events: list[Event] = []
 
     def emit(self, event: Event) -> Event:
+        entry = codec.encode_event(event)
+        event = codec.decode_body(entry.type, entry.schema, entry.data)
         self.events.append(event)
         self.system.evolve(self.state, event)
         return event
@@ -136,6 +144,11 @@ class BaseRuleSystem:
     default_settings: ClassVar[dict[str, Any]] = {}
     base_settings: ClassVar[dict[str, Any]] = {"max_rounds": 30, "reaction_deadline_ms": 30_000}
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # A system's own events must decode wherever the system is used.
+        codec.register_events(cls.event_types)
+
     # ------------------------------------------------------------ protocol
 
     def initial_state(self) -> EncounterState:
@@ -148,7 +161,15 @@ class BaseRuleSystem:
                 f"unknown settings for {self.name}: {', '.join(sorted(unknown))}; "
                 f"known: {', '.join(sorted(set(self.default_settings) | set(self.base_settings)))}"
             )
-        return {**self.base_settings, **self.default_settings, **setup.settings}
+        merged = {**self.base_settings, **self.default_settings}
+        for key, value in setup.settings.items():
+            # A dict-valued setting (e.g. a table of options) is merged one
+            # level down, so a table can switch one option and keep the rest.
+            if isinstance(value, dict) and isinstance(merged.get(key), dict):
+                merged[key] = {**merged[key], **value}
+            else:
+                merged[key] = value
+        return merged
 
     def decide(self, state: EncounterState, command: Command, dice: Dice) -> list[Event]:
         """Validate and decide; raises `Rejected` with a reason (see `decide_or_reject`)."""

@@ -224,6 +224,8 @@ class DamageDealt(Event):
 class TestRolled(Event):
     """A check, save or skill test that is not an attack (saves, pinning tests, first aid)."""
 
+    __test__: ClassVar[bool] = False  # not a pytest test class, despite its name
+
     combatant: str
     test: str
     roll: Roll

@@ -492,7 +492,7 @@ def test_bb_cmb_27_wall_between_point_and_target_shields_it() -> None:
     events = play(state, BBThrow(command_id="t", actor="a", target=(10, 10), weapon="frag grenade"), [15, 3, 4, 2])
     resolved = only(events, BBAreaResolved)
     assert [c.combatant for c in resolved.caught] == ["e1"] and resolved.blocked == ["e2"]
-    assert (12, 10) in resolved.details["shielded_squares"] and (11, 10) not in resolved.squares
+    assert [12, 10] in resolved.details["shielded_squares"]  # details hold JSON lists and (11, 10) not in resolved.squares
     assert [(d.target, d.amount) for d in of(events, DamageDealt)] == [("e1", 7)]
     assert state.combatants["e2"].vitality == 10
 
