@@ -283,6 +283,7 @@ def test_r6_30_grapple_and_escape_by_opposed_fighting_once_per_action() -> None:
     events = act(state, cmd(R6Escape, "b"), [3, 3, 3, 4, 4])  # hold 10; escape 2D+1 (2 declared) = 9
     hold, escape = of_type(events, Rolled)
     assert (hold.combatant, hold.roll.total, escape.roll.total, escape.roll.target, escape.success) == ("a", 10, 9, 10, False)
+    assert rejection(act(state, cmd(R6Move, "b", path=[(2, 0)]))) == "b is grappled by a and cannot move: Escape first (R6-30)"
     events = act(state, cmd(R6Escape, "b"), [3, 3, 3, 5, 4])  # 10 vs 10: free
     assert one(events, ConditionRemoved).condition == "grappled" and state.combatants["b"].grappled_by == ""
     assert rejection(act(state, cmd(R6Escape, "b"))) == "b is not grappled (R6-30)"

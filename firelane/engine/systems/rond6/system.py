@@ -79,6 +79,9 @@ except (ImportError, AttributeError):  # pragma: no cover - only while aux.py is
     AUX_EVENTS = ()
     AUX_DEFAULT_SETTINGS = {}
 
+# Aux commands a grappled combatant cannot take (house default: a grapple holds you in place).
+GRAPPLE_BLOCKS = frozenset({"R6Move", "R6Jump"})
+
 UNARMED = Weapon(id="unarmed", name="unarmed", kind="unarmed", skill="fighting", damage="STR")
 
 # House defaults: each is documented in docs/systems/rond6.md and configurable
@@ -402,6 +405,9 @@ class RonD6System(BaseRuleSystem):
     def check_command(self, state: RonD6State, actor: str, command: Command, *, interrupt: bool = False) -> None:
         """Validate an action command without rolling or changing anything."""
         if isinstance(command, AUX_COMMANDS):
+            mover = self.combatant(state, actor)
+            if mover.grappled_by and type(command).__name__ in GRAPPLE_BLOCKS:
+                raise Rejected(f"{actor} is grappled by {mover.grappled_by} and cannot move: Escape first (R6-30)")
             probe = Decision(self, state)
             if interrupt:
                 probe.state.interrupting = actor
