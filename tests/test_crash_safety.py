@@ -75,7 +75,7 @@ async def stored_events(redis_url: str, encounter: str):
         await client.aclose()
 
 
-@pytest.mark.parametrize("system", ["toy", "bolt-and-blade"])
+@pytest.mark.parametrize("system", ["toy", "bolt-and-blade", "d100-degrees", "d100-zones", "rond6"])
 @pytest.mark.parametrize("run", range(2))
 async def test_killed_engine_restarts_to_the_same_log(system: str, run: int, redis_server: EmbeddedRedis, redis_url: str) -> None:
     import trio

@@ -14,7 +14,7 @@ from firelane.actors.combatant import CombatantActor
 from firelane.actors.policies import AIPolicy, HumanPolicy, ScriptedPolicy
 from firelane.actors.runtime import run_encounter
 from firelane.actors.sequencer import EncounterExists, Sequencer, create_encounter, ensure_encounter, load_seed
-from firelane.engine.registry import register_system
+from firelane.engine.registry import demo_setup, get_system, register_system
 from firelane.engine.simulate import run_headless
 from firelane.engine.state import EncounterState
 from firelane.events import codec
@@ -76,6 +76,23 @@ async def test_live_fight_matches_the_pure_reference_loop_and_verifies(event_log
     report = verify(stored)
     assert report.ok, report.problems
     assert report.dice > 0
+
+
+@pytest.mark.parametrize("system_name", ["bolt-and-blade", "d100-degrees", "d100-zones", "rond6"])
+async def test_every_system_fights_live_exactly_as_the_pure_loop(event_log: EventLog, system_name: str) -> None:
+    """Each rule system's demo, run by actors on Redis, gives the same log as the
+    pure reference loop, and every die in it verifies against the revealed seed."""
+    system = get_system(system_name)
+    fight_setup = demo_setup(system_name)
+    seed = system_name.encode().ljust(32, b"!")
+    await create_encounter(event_log, "sys", fight_setup, seed)
+    state = await run_encounter(event_log, "sys", system, {c.id: AIPolicy(system) for c in fight_setup.combatants})
+    stored = await event_log.read("sys")
+    reference = [e for _c, events, _s in run_headless(system, fight_setup, seed, encounter="sys") for e in events]
+    assert [codec.decode_event(s) for s in stored] == reference
+    assert state.ended and state.winner is not None
+    report = verify(stored)
+    assert report.ok, report.problems[:5]
 
 
 async def test_creating_an_existing_encounter_is_refused_but_ensure_is_idempotent(event_log: EventLog) -> None:

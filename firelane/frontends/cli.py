@@ -94,7 +94,7 @@ async def _run_live(args: argparse.Namespace, event_log: EventLog, encounter: st
     system = get_system(system_name)
     start = await _pending_setup(event_log, encounter)
     policies = default_policies(system, {c.id: c.policy for c in start.combatants})
-    narrator = Narrator(colour=colour_enabled(sys.stdout, False if args.no_color else None))
+    narrator = Narrator(colour=colour_enabled(sys.stdout, False if args.no_color else None), details=args.details)
     observers = [] if quiet else [lambda: _narrate_live(event_log, encounter, narrator, args.pace)]
     began = time.perf_counter()
     state = await run_encounter(event_log, encounter, system, policies, observers=observers)
@@ -181,7 +181,7 @@ async def cmd_replay(args: argparse.Namespace) -> int:
     upto = len(events) if args.at is None else args.at
     if not 0 <= upto <= len(events):
         raise CliError(f"--at {upto} is outside the log (0..{len(events)})")
-    narrator = Narrator(colour=colour_enabled(sys.stdout, False if args.no_color else None))
+    narrator = Narrator(colour=colour_enabled(sys.stdout, False if args.no_color else None), details=args.details)
     state = system.initial_state()
     state.encounter = args.encounter
     for stored_event, event in zip(stored[:upto], events[:upto]):
@@ -264,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--data-dir", metavar="DIR", help="embedded server's data directory")
     common.add_argument("--no-color", action="store_true", help="plain output")
     common.add_argument("--log", metavar="LEVEL", help="engine log level on stderr (debug, info, warning)")
+    common.add_argument("--details", action="store_true", help="show each roll's details in the narration")
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", parents=[common], help="run a fight between two AI squads")

@@ -54,8 +54,11 @@ def colour_enabled(stream: TextIO, force: bool | None = None) -> bool:
 
 
 class Narrator:
-    def __init__(self, *, colour: bool = False) -> None:
+    def __init__(self, *, colour: bool = False, details: bool = False) -> None:
         self.colour = colour
+        # Roll details (degrees, result points, wild-die faces...) are always in
+        # the audit log; the narration shows them only when asked.
+        self.details = details
 
     def paint(self, text: str, *styles: str) -> str:
         if not self.colour or not styles:
@@ -100,7 +103,8 @@ class Narrator:
         if isinstance(event, Moved):
             path = " → ".join(f"({x},{y})" for x, y in event.path[-3:])
             exposed = self.paint(" EXPOSED", "yellow") if event.exposed else ""
-            return f"{n(event.combatant)} {event.mode}s to {path}{f' ({event.cost:g})' if event.cost else ''}{exposed}"
+            mode = "" if event.mode == "move" else f" ({event.mode.replace('_', ' ')})"
+            return f"{n(event.combatant)} moves{mode} to {path}{f', {event.cost:g}' if event.cost else ''}{exposed}"
         if isinstance(event, ActionTaken):
             details = _fields(event.details)
             return f"{n(event.combatant)} uses {event.action} ({event.slot}){f' {details}' if details else ''}"
@@ -109,17 +113,17 @@ class Narrator:
             crit = self.paint(" CRITICAL", "red", "bold") if event.critical else ""
             kind = "" if event.kind == "attack" else self.paint(f" [{event.kind}]", "yellow")
             text = f"{n(event.attacker)} → {n(event.target)} with {event.weapon}{kind}: {verdict}{crit}  " + self.paint(
-                explain_roll(event.roll), "dim")
+                explain_roll(event.roll, details=self.details), "dim")
             if event.defense is not None:
-                text += self.paint(f"  defence: {explain_roll(event.defense)}", "dim")
+                text += self.paint(f"  defence: {explain_roll(event.defense, details=self.details)}", "dim")
             return text
         if isinstance(event, DamageDealt):
             left = f" ({event.remaining} left)" if event.remaining is not None else ""
-            roll = self.paint(f"  {explain_roll(event.roll)}", "dim") if event.roll else ""
+            roll = self.paint(f"  {explain_roll(event.roll, details=self.details)}", "dim") if event.roll else ""
             return f"{n(event.target)} takes {self.paint(str(event.amount), 'red', 'bold')} damage{left}{roll}"
         if isinstance(event, TestRolled):
             verdict = self.paint("passes", "green") if event.success else self.paint("fails", "red")
-            return f"{n(event.combatant)} {verdict} {event.test}  " + self.paint(explain_roll(event.roll), "dim")
+            return f"{n(event.combatant)} {verdict} {event.test}  " + self.paint(explain_roll(event.roll, details=self.details), "dim")
         if isinstance(event, ConditionApplied):
             until = f" until {event.until}" if event.until else ""
             return f"{n(event.combatant)} is {self.paint(event.condition, 'yellow')}{until}{f' ({event.rule})' if event.rule else ''}"
@@ -162,7 +166,7 @@ class Narrator:
         for field in event.__struct_fields__:
             value = getattr(event, field)
             if isinstance(value, Roll):
-                parts.append(f"{field}: {explain_roll(value)}")
+                parts.append(f"{field}: {explain_roll(value, details=self.details)}")
             elif value not in ({}, [], None, ""):
                 parts.append(f"{field}={_short(value)}")
         return f"{tag} " + ", ".join(parts)

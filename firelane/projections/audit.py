@@ -61,7 +61,7 @@ def iter_rolls(value: Any, path: str = "") -> Iterator[tuple[str, Roll]]:
             yield from iter_rolls(item, f"{path}[{key!r}]")
 
 
-def explain_roll(roll: Roll) -> str:
+def explain_roll(roll: Roll, *, details: bool = True) -> str:
     kept = set(roll.kept) if roll.kept else set(range(len(roll.dice)))
     dice = " ".join(
         f"d{d.sides}:{d.face}" + ("" if i in kept else "(dropped)") for i, d in enumerate(roll.dice)
@@ -76,7 +76,7 @@ def explain_roll(roll: Roll) -> str:
         text += " success" if roll.success else " failure"
     if roll.notes:
         text += f" [{'; '.join(roll.notes)}]"
-    if roll.details:
+    if details and roll.details:
         text += " {" + ", ".join(f"{k}={v}" for k, v in roll.details.items()) + "}"
     return text
 
