@@ -18,8 +18,28 @@ How a turn runs (docs/systems/rond6.md has the full picture):
   down, the target left the range) is recorded as `R6ActionLost`, never an
   error: a window's continuation must not be rejected.
 
-House defaults are in `DEFAULT_SETTINGS` (each configurable per encounter via
-``EncounterSetup.settings``).
+House defaults — each configurable per encounter via ``EncounterSetup.settings``
+(`DEFAULT_SETTINGS`; docs/systems/rond6.md explains them):
+
+* ``complication_rule`` "remove": a Wild Die 1 removes itself and the highest other die (R6-01);
+* ``difficulty_ladder`` Very Easy 5 ... Heroic 35 (R6-01);
+* ``initiative_groups`` on: one initiative roll per group of similar NPCs (R6-02);
+  ties fall back to combatant ID order (R6-03, not a setting);
+* ``reaction_declares_actions`` 2: actions declared by a combatant whose first
+  action of the round is an off-turn Active Defense (R6-05/16);
+* ``result_points_to_damage`` on: a hit's result points add to its damage (R6-13);
+* ``wild_die_on_damage`` on;
+* ``cover_defense`` light +5 / heavy +10 to Passive Defense, total blocks (R6-13/15);
+* ``called_shots``: the Scale modifiers and effects by location (R6-27);
+* ``interaction_range`` 10 spaces for spoken interaction attacks (R6-18);
+* ``heads_down_radius`` 1 (R6-32);
+* ``armor_points_per_die`` 4: static armour like Strength x 4 (R6-20);
+* ``resistance_window`` on: Character/Fate Points are offered on hits (R6-20);
+* ``fatigue_limit`` 3 (R6-22); ``max_free_actions`` 3 (R6-07); ``surprise_rounds`` 1 (R6-38);
+* Wait interrupts through a window opened when another combatant declares an
+  action, before it resolves (R6-08); Active Defense through a window opened
+  when an attack is declared against the defender (R6-16); Mortally Wounded
+  minute rolls are the sequencer's `R6MortalWoundCheck` command (R6-21).
 """
 
 from __future__ import annotations
