@@ -6,7 +6,8 @@ printed too, but only the ratios compare across machines).
 1. raw XADD: single client, unpipelined, 200-byte value (our trio client; and
    redis-benchmark's C client when it is on PATH).
 2. end to end: headless AI fights on the live runtime (sequencer + one actor per
-   combatant, all through Redis); events appended per second.
+   combatant, all through Redis); events appended per second; and the same
+   fights in the pure in-memory loop, to separate rules/AI cost from runtime cost.
 3. replay: read + decode + fold of the stored logs; events per second.
 4. reaction-window latency with 50 actors: one combatant steps repeatedly,
    each step opens a window for 49 reactors; time from the window's opening
@@ -35,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from firelane.actors.policies import AIPolicy, ScriptedPolicy  # noqa: E402
 from firelane.actors.runtime import run_encounter  # noqa: E402
 from firelane.actors.sequencer import create_encounter  # noqa: E402
-from firelane.engine.simulate import fallback_command  # noqa: E402
+from firelane.engine.simulate import fallback_command, run_headless  # noqa: E402
 from firelane.engine.registry import demo_setup, get_system, register_system  # noqa: E402
 from firelane.events import codec  # noqa: E402
 from firelane.events.log import EventLog  # noqa: E402
@@ -99,6 +100,18 @@ async def end_to_end(url: str, system_name: str, fights: int) -> tuple[float, in
     total = sum([await event_log.version(e) for e in encounters])
     await client.aclose()
     return total / elapsed, total, elapsed, encounters
+
+
+def pure_loop_rate(system_name: str, fights: int) -> float:
+    """The same fights in memory (no Redis, no actors): the rules and AI cost alone."""
+    system = get_system(system_name)
+    setup = demo_setup(system_name)
+    total = 0
+    began = time.perf_counter()
+    for i in range(fights):
+        seed = f"bench-seed-{i}".encode().ljust(32, b".")
+        total += sum(len(events) for _c, events, _s in run_headless(system, setup, seed, encounter=f"fight-{i}"))
+    return total / (time.perf_counter() - began)
 
 
 async def replay_rate(url: str, encounters: list[str], repeats: int = 3) -> float:
@@ -173,6 +186,8 @@ async def main(args: argparse.Namespace) -> None:
         c_raw = await trio.to_thread.run_sync(redis_benchmark_rate, server.socket_path)
         progress(f"end-to-end: {args.fights} concurrent {args.system} AI fights")
         e2e, events, elapsed, encounters = await end_to_end(server.url, args.system, args.fights)
+        progress("the same fights in the pure in-memory loop")
+        pure = pure_loop_rate(args.system, args.fights)
         progress("replay")
         replay = await replay_rate(server.url, encounters)
         progress(f"reaction windows: 50 actors, {args.windows} windows")
@@ -186,7 +201,8 @@ async def main(args: argparse.Namespace) -> None:
     print(f"raw XADD (trio client, 1 client, unpipelined): {raw:,.0f}/s" +
           (f"; redis-benchmark C client: {c_raw:,.0f}/s" if c_raw else ""))
     print(f"end to end ({args.fights} {args.system} AI fights, {events} events in {elapsed:.2f}s): "
-          f"{e2e:,.0f} events/s = {e2e / raw:.2f} x raw XADD")
+          f"{e2e:,.0f} events/s = {e2e / raw:.2f} x raw XADD; the pure in-memory loop (rules + AI, no I/O): "
+          f"{pure:,.0f} events/s, so the live runtime runs at {e2e / pure:.2f} x the pure loop")
     print(f"replay (read + decode + fold): {replay:,.0f} events/s = {replay / raw:.2f} x raw XADD")
     print(f"reaction window with 49 reactors ({len(latencies)} windows): p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms "
           f"= {p50 * raw:.0f} / {p99 * raw:.0f} raw-XADD round trips")
