@@ -211,3 +211,40 @@ async def test_window_closes_at_its_deadline_on_the_mock_clock(event_log: EventL
     ordered = [codec.decode_event(s) for s in await event_log.read("e6") if s.type == "ReactionsOrdered"]
     foes = sorted(c for c, comb in state.combatants.items() if comb.side != state.combatants[mover].side)
     assert ordered[0].order == [] and sorted(ordered[0].timed_out) == foes
+
+
+class FailsOncePolicy:
+    """The AI, except that its first decision raises: the supervisor must restart
+    the actor, which then recomputes the same command from the log."""
+
+    def __init__(self) -> None:
+        self.inner = AIPolicy(TOY)
+        self.failed = False
+
+    def choose(self, state: EncounterState, combatant: str, *, last_rejected: bool):
+        if not self.failed:
+            self.failed = True
+            raise RuntimeError("policy crashed")
+        return self.inner.choose(state, combatant, last_rejected=last_rejected)
+
+
+async def test_a_crashed_actor_is_restarted_and_the_fight_is_unchanged(event_log: EventLog) -> None:
+    seed = b"sup!" * 8
+    await create_encounter(event_log, "sup", setup(), seed)
+    flaky = {c: FailsOncePolicy() for c in ("a", "b", "c")}
+    state = await run_encounter(event_log, "sup", TOY, flaky)
+    assert all(p.failed for p in flaky.values())
+    reference = [e for _c, events, _s in run_headless(TOY, setup(), seed, encounter="sup") for e in events]
+    assert [codec.decode_event(s) for s in await event_log.read("sup")] == reference
+    assert state.ended
+
+
+async def test_a_task_that_keeps_failing_stops_the_encounter_with_its_error(event_log: EventLog) -> None:
+    class AlwaysFails:
+        def choose(self, state, combatant, *, last_rejected):
+            raise RuntimeError("broken policy")
+
+    await create_encounter(event_log, "dead", setup(), b"dead" * 8)
+    with pytest.raises(BaseException) as caught:
+        await run_encounter(event_log, "dead", TOY, {"a": AlwaysFails(), "b": AlwaysFails(), "c": AlwaysFails()}, max_restarts=2)
+    assert "failed 3 times; last error: RuntimeError('broken policy')" in repr(caught.value)

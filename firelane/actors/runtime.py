@@ -11,6 +11,7 @@ actors recompute the same commands.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 
 import trio
 
@@ -86,7 +87,7 @@ async def run_encounter(
             def make_actor(combatant: str = combatant, policy: Policy = policy) -> Awaitable[object]:
                 return CombatantActor(event_log, encounter, combatant, system, policy).run()
 
-            nursery.start_soon(supervise, f"actor:{combatant}", make_actor)
+            nursery.start_soon(partial(supervise, f"actor:{combatant}", make_actor, max_restarts=max_restarts))
         for observer in observers:
             nursery.start_soon(observer)
         await run_sequencer()

@@ -25,7 +25,7 @@ from typing import Any
 import msgspec
 import trio
 
-from firelane.actors.runtime import default_policies, run_encounter
+from firelane.actors.runtime import TaskKeptFailing, default_policies, run_encounter
 from firelane.actors.sequencer import EncounterExists, create_encounter, ensure_encounter
 from firelane.engine.registry import UnknownSystem, demo_setup, get_system, system_names
 from firelane.events import codec
@@ -317,6 +317,15 @@ def main(argv: list[str] | None = None) -> int:
         message = str(exc) if not isinstance(exc, UnknownSystem) else UnknownSystem.__str__(exc)
         print(f"firelane: error: {message}", file=sys.stderr)
         return 2
+    except BaseExceptionGroup as group:
+        failed = group.subgroup(lambda e: isinstance(e, TaskKeptFailing))
+        if failed is None:
+            raise
+        first = failed.exceptions[0]
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        print(f"firelane: error: {first}; the log is intact — fix the cause and resume with: firelane run ENCOUNTER", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("firelane: interrupted; the encounter is safe in the log — resume with firelane run ENCOUNTER", file=sys.stderr)
         return 130
