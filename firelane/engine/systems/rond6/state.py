@@ -97,7 +97,6 @@ class RonD6Combatant(Combatant):
     active_defense: dict[str, int] = {}
     defense_bonus: int = 0
     set_weapon: str = ""  # weapon set against a charge until the start of the next turn (R6-28)
-    attacks_this_round: list[str] = []  # weapon IDs that attacked this round (R6-34 off hand)
     # Character Point dice / Fate Point spent against the hit being resolved (R6-20).
     resistance_boost: dict[str, Any] = {}
     tactic: str = ""  # AI hint from the sheet: "" (close in and fight) or "hold" (stay put, Wait)

@@ -55,7 +55,8 @@ from firelane.engine.grid import Grid
 from firelane.engine.state import ReactionWindow
 from firelane.engine.systems.rond6 import actions, combat, reactions, rules
 from firelane.engine.systems.rond6.pools import DIFFICULTY_LADDER, as_code, difficulty, roll_pool
-from firelane.engine.systems.rond6.rolling import DiceMod, adjusted, condition_dice_mods
+from firelane.engine.systems.rond6.pools import COMPLICATION_RULES
+from firelane.engine.systems.rond6.rolling import DiceMod, adjusted, condition_dice_mods, weapon_damage_code
 from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State, Weapon
 from firelane.events.rond6_schemas import (
     R6_COMMANDS,
@@ -75,6 +76,7 @@ from firelane.events.schemas import (
     CombatantDown,
     CombatantSetup,
     Command,
+    EncounterSetup,
     ConditionApplied,
     ConditionRemoved,
     DamageDealt,
@@ -171,12 +173,20 @@ class RonD6System(BaseRuleSystem):
     initiative_each_round = True
     default_settings: ClassVar[dict[str, Any]] = DEFAULT_SETTINGS
 
-    # ================================================================ sheets
+    # ================================================================ settings and sheets
+
+    def settings_for(self, setup: EncounterSetup) -> dict[str, Any]:
+        settings = super().settings_for(setup)
+        problem = settings_problem(settings)
+        if problem is not None:
+            raise Rejected(f"invalid {self.name} setting: {problem}")
+        return settings
+
 
     def build_combatant(self, setup: CombatantSetup, settings: dict[str, Any]) -> RonD6Combatant:
         combatant: RonD6Combatant = super().build_combatant(setup, settings)  # type: ignore[assignment]
         try:
-            for name, code in [*combatant.attributes.items(), *combatant.skills.items()]:
+            for _name, code in [*combatant.attributes.items(), *combatant.skills.items()]:
                 as_code(code)
             for name in combatant.skills:
                 rules.skill_attribute(name)
@@ -186,8 +196,6 @@ class RonD6System(BaseRuleSystem):
             if len(set(ids)) != len(ids) or UNARMED.id in ids:
                 raise ValueError(f"weapon IDs must be unique and not {UNARMED.id!r}: {ids}")
             for weapon in combatant.weapons:
-                from firelane.engine.systems.rond6.rolling import weapon_damage_code
-
                 weapon_damage_code(combatant, weapon)
                 if weapon.kind in ("ranged", "thrown"):
                     rules.range_band(2, weapon.ranges)
@@ -533,6 +541,38 @@ class RonD6System(BaseRuleSystem):
         return ai.choose_command(self, state, combatant)
 
 
+_WHOLE_NUMBERS = ("reaction_declares_actions", "armor_points_per_die", "interaction_range", "heads_down_radius",
+                  "fatigue_limit", "max_free_actions", "surprise_rounds")
+
+
+def settings_problem(settings: dict[str, Any]) -> str | None:
+    """What is wrong with the RonD6 settings of an encounter, or None."""
+    if settings.get("complication_rule") not in COMPLICATION_RULES:
+        return f"complication_rule must be one of {', '.join(COMPLICATION_RULES)}, not {settings.get('complication_rule')!r}"
+    for key in _WHOLE_NUMBERS:
+        value = settings.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            return f"{key} must be a whole number >= 0, not {value!r}"
+    ladder = settings.get("difficulty_ladder")
+    if not isinstance(ladder, dict) or "standard" not in ladder or not all(isinstance(v, int) for v in ladder.values()):
+        return "difficulty_ladder must map level names (including 'standard') to numbers"
+    cover = settings.get("cover_defense")
+    if not isinstance(cover, dict) or not all(isinstance(v, int) and not isinstance(v, bool) for v in cover.values()):
+        return "cover_defense must map cover levels to whole numbers"
+    shots = settings.get("called_shots")
+    if not isinstance(shots, dict):
+        return "called_shots must map locations to {modifier, damage_dice, effect}"
+    for location, entry in shots.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("modifier"), int) or not (
+            entry.get("damage_dice") is None or isinstance(entry.get("damage_dice"), int)
+        ):
+            return f"called_shots[{location!r}] needs an integer modifier and damage_dice (a number, or null for no damage)"
+    for flag in ("initiative_groups", "resistance_window", "result_points_to_damage", "wild_die_on_damage"):
+        if not isinstance(settings.get(flag), bool):
+            return f"{flag} must be true or false, not {settings.get(flag)!r}"
+    return None
+
+
 def action_name(command: Command) -> str:
     return type(command).__struct_config__.tag  # type: ignore[return-value]
 
@@ -557,7 +597,6 @@ def _on_round(state: RonD6State, event: RoundStarted) -> None:
         combatant.actions_used = 0
         combatant.full_action = False
         combatant.waiting = False
-        combatant.attacks_this_round = []
 
 
 def _on_turn(state: RonD6State, event: TurnStarted) -> None:
@@ -587,9 +626,6 @@ def _on_action(state: RonD6State, event: ActionTaken) -> None:
 
 
 def _on_attack(state: RonD6State, event: AttackResolved) -> None:
-    attacker = state.combatants.get(event.attacker)
-    if attacker is not None and event.kind in ("attack", "set_vs_charge"):
-        attacker.attacks_this_round.append(event.weapon)
     if event.details.get("surprise_spent"):
         state.combatants[event.target].surprise_spent = True
 
