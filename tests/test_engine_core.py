@@ -7,35 +7,28 @@ reaction, who may "snap" (d6 >= 5 hits) or "duck" (priority before snap).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import msgspec
 import pytest
 
 from firelane.engine.core import SEQUENCER
-from firelane.engine.dice import Dice, FixedDice, SeededDice, commit_seed, derive_face, verify_die
+from firelane.engine.dice import FixedDice, SeededDice, commit_seed, derive_face, verify_die
 from firelane.engine.reactions import order_claims
 from firelane.engine.simulate import run_headless
-from firelane.engine.state import Claim, Combatant, EncounterState, ReactionWindow, copy_state
+from firelane.engine.state import Claim, EncounterState, copy_state
 from firelane.events import codec
 from tests.toy_system import TOY, Step, Strike, ToyState, setup
 from firelane.events.schemas import (
-    ActionTaken,
     AttackResolved,
     ClaimReaction,
     CombatantSetup,
     Command,
     CommandRejected,
-    DamageDealt,
-    EligibleReactor,
     EncounterEnded,
     EncounterSetup,
     EndTurn,
-    InitiativeEntry,
-    InitiativeRolled,
     Modifier,
-    Moved,
-    OrderedClaim,
     PassReaction,
     ReactionDenied,
     ReactionsOrdered,

@@ -10,8 +10,7 @@ import pytest
 import trio
 import trio.testing
 
-from firelane.actors.combatant import CombatantActor
-from firelane.actors.policies import AIPolicy, HumanPolicy, ScriptedPolicy
+from firelane.actors.policies import AIPolicy
 from firelane.actors.runtime import run_encounter
 from firelane.actors.sequencer import EncounterExists, Sequencer, create_encounter, ensure_encounter, load_seed
 from firelane.engine.registry import demo_setup, get_system, register_system
@@ -21,9 +20,7 @@ from firelane.events import codec
 from firelane.events.log import EventLog
 from firelane.events.schemas import (
     ClaimReaction,
-    CommandRejected,
     EndTurn,
-    ReactionsOrdered,
     ReactionWindowOpened,
 )
 from firelane.projections.audit import verify
