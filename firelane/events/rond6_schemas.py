@@ -223,6 +223,18 @@ class R6DefenseRolled(Event):
     rule: str = "R6-16"
 
 
+class R6DamageRolled(Event):
+    """A hit's damage roll, recorded when it is rolled because the target may
+    still spend Character/Fate Points (R6-20) before it is applied: the
+    `DamageDealt` that follows the window compares its total with the DR."""
+
+    attacker: str
+    target: str
+    weapon: str
+    roll: Roll
+    rule: str = "R6-19"
+
+
 class R6ResistanceBoosted(Event):
     """A hit combatant spent Character Points (extra Wild Dice on its Damage
     Resistance Total) and/or a Fate Point (Toughness and armour doubled), R6-20."""
@@ -242,5 +254,6 @@ R6_EVENTS: tuple[type[Event], ...] = (
     R6InterruptQueued,
     R6InterruptsBegun,
     R6DefenseRolled,
+    R6DamageRolled,
     R6ResistanceBoosted,
 )

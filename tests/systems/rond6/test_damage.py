@@ -11,6 +11,7 @@ from firelane.engine.systems.rond6 import rules
 from firelane.events.rond6_schemas import (
     R6ActionsDeclared,
     R6Attack,
+    R6DamageRolled,
     R6DeclareActions,
     R6Interact,
     R6MortalWoundCheck,
@@ -111,11 +112,13 @@ def test_r6_20_character_points_add_wild_dice_to_resistance() -> None:
     events = hit_b(state, HIT + [4, 4, 4, 4, 4])  # 20 damage
     window = one(events, ReactionWindowOpened)
     assert (window.trigger, window.rule, window.reactors[0].reactions) == ("hit", "R6-20", ["resist"])
+    rolled = one(events, R6DamageRolled)  # the damage roll is recorded in the decision that rolled it
+    assert (rolled.target, rolled.roll.total, rolled.rule) == ("b", 20, "R6-19") and not of_type(events, DamageDealt)
     events = act(state, cmd(ClaimReaction, "b", window=2, reaction="resist", options={"character_points": 1}), [6, 3])
     boost = one(events, R6ResistanceBoosted)
     assert boost.character_points == 1 and boost.roll.total == 9 and boost.roll.details["extra_wild_dice"] == [[6, 3]]
     damage = one(events, DamageDealt)
-    assert (damage.details["resistance_total"], damage.details["outcome"]) == (21, "no effect")
+    assert (damage.details["resistance_total"], damage.details["outcome"], damage.roll) == (21, "no effect", None)
     assert state.combatants["b"].character_points == 1 and state.combatants["b"].resistance_boost == {}
 
 

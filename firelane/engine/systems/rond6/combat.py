@@ -24,7 +24,7 @@ from firelane.engine.systems.rond6 import actions, reactions, rules
 from firelane.engine.systems.rond6.pools import as_code, difficulty, roll_pool
 from firelane.engine.systems.rond6.rolling import dice_mods_from, flat_mods_from, roll_damage, roll_test
 from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State, Weapon
-from firelane.events.rond6_schemas import R6ActionLost
+from firelane.events.rond6_schemas import R6ActionLost, R6DamageRolled
 from firelane.events.schemas import (
     AttackResolved,
     ConditionApplied,
@@ -163,9 +163,7 @@ def strike_step(system: RonD6System, decision: Decision, step: dict[str, Any], q
         damage_dice = dice_mods_from(step["damage_dice"])
         extra = [Modifier(source="result points", rule=rules.R_ATTACK, value=result_points)] if state.settings.get("result_points_to_damage") and result_points else []
         damage = roll_damage(dice, state.settings, attacker, weapon, dice_mods=damage_dice, flat=extra)
-        hit_info = {"attacker": attacker.id, "target": target.id, "weapon": weapon.id, "damage_total": damage.total,
-                    "roll": msgspec.to_builtins(damage), "stun": weapon.stun, "rule": rules.R_DAMAGE}
-        deliver_hit(system, decision, hit_info, queue, dice)
+        deliver_hit(system, decision, attacker.id, target.id, weapon, damage, queue, dice)
     elif effect == "disarm":
         decision.emit(StateAdjusted(combatant=target.id, changes={"readied": []}, reason=f"{attacker.id}'s Called Shot knocked the held item away", rule=rules.R_CALLED))
     elif effect == "grapple":
@@ -174,12 +172,19 @@ def strike_step(system: RonD6System, decision: Decision, step: dict[str, Any], q
         apply_interaction(system, decision, attacker.id, target.id, result_points, step["effects"], step["interaction"], dice)
 
 
-def deliver_hit(system: RonD6System, decision: Decision, hit: dict[str, Any], queue: Queue, dice: Dice) -> None:
-    """Damage reaches the target: offer it Character/Fate Points first (R6-20)."""
-    if reactions.open_resist_window(system, decision, hit, queue):
+def deliver_hit(
+    system: RonD6System, decision: Decision, attacker: str, target_id: str, weapon: Weapon, damage: Roll, queue: Queue, dice: Dice
+) -> None:
+    """Damage reaches the target: if it may spend Character/Fate Points (R6-20),
+    record the damage roll now (it was rolled in this decision) and open the
+    window; the damage applies when the window closes. Else apply it at once."""
+    state: RonD6State = decision.state  # type: ignore[assignment]
+    if reactions.can_resist(state, state.combatants[target_id]):
+        decision.emit(R6DamageRolled(attacker=attacker, target=target_id, weapon=weapon.id, roll=damage, rule=rules.R_DAMAGE))
+        hit = {"attacker": attacker, "target": target_id, "weapon": weapon.id, "damage_total": damage.total, "stun": weapon.stun, "rule": rules.R_DAMAGE}
+        reactions.open_resist_window(system, decision, hit, queue)
         return
-    apply_damage_total(system, decision, hit["target"], hit["damage_total"], source=hit["attacker"], roll=hit["roll"],
-                       rule=hit["rule"], stun=hit["stun"], dice=dice)
+    apply_damage_total(system, decision, target_id, damage.total, source=attacker, roll=damage, rule=rules.R_DAMAGE, stun=weapon.stun, dice=dice)
 
 
 def heads_down_step(system: RonD6System, decision: Decision, step: dict[str, Any], queue: Queue, dice: Dice) -> None:

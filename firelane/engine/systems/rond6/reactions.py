@@ -96,14 +96,19 @@ def open_defense_window(system: RonD6System, decision: Decision, step: dict[str,
     )
 
 
+def can_resist(state: RonD6State, target: RonD6Combatant) -> bool:
+    """Whether a hit target gets the Damage Resistance window (R6-20)."""
+    if not state.settings.get("resistance_window", True):
+        return False
+    return not (target.out_of_fight or "confused" in target.conditions or (target.character_points <= 0 and target.fate_points <= 0))
+
+
 def open_resist_window(system: RonD6System, decision: Decision, hit: dict[str, Any], queue: Queue) -> bool:
     state: RonD6State = decision.state  # type: ignore[assignment]
     from firelane.engine.systems.rond6.system import RESIST
 
-    if not state.settings.get("resistance_window", True):
-        return False
     target = state.combatants[hit["target"]]
-    if target.out_of_fight or "confused" in target.conditions or (target.character_points <= 0 and target.fate_points <= 0):
+    if not can_resist(state, target):
         return False
     return system.open_window(
         decision, trigger="hit", actor=hit["attacker"], reactors=[EligibleReactor(combatant=target.id, reactions=[RESIST])],
@@ -247,6 +252,6 @@ def after_window(system: RonD6System, decision: Decision, window: ReactionWindow
         hit = continuation["hit"]
         target = state.combatants[hit["target"]]
         if not target.out_of_fight:
-            combat.apply_damage_total(system, decision, hit["target"], hit["damage_total"], source=hit["attacker"], roll=hit["roll"],
+            combat.apply_damage_total(system, decision, hit["target"], hit["damage_total"], source=hit["attacker"], roll=None,
                                       rule=hit["rule"], stun=hit["stun"], dice=dice)
     system.run_steps(decision, queue, dice)
