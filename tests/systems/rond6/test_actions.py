@@ -29,7 +29,16 @@ from firelane.events.schemas import (
     PassReaction,
     ReactionWindowOpened,
 )
-from tests.systems.rond6.r6helpers import act, cmd, combatant, of_type, one, rejection, setup, start
+from tests.systems.rond6.r6helpers import (
+    act,
+    cmd,
+    combatant,
+    of_type,
+    one,
+    rejection,
+    setup,
+    start,
+)
 
 
 def duel(**b_sheet: object):

@@ -4,11 +4,17 @@ fights that end, and replay (also through the JSON codec) rebuilding the live st
 from __future__ import annotations
 
 import msgspec
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from firelane.engine.simulate import run_headless
 from firelane.engine.state import copy_state
-from firelane.engine.systems.rond6 import SYSTEM, demo_setup, load_data, sheet_from_template
+from firelane.engine.systems.rond6 import (
+    SYSTEM,
+    demo_setup,
+    load_data,
+    sheet_from_template,
+)
 from firelane.events import codec
 from firelane.events.rond6_aux_schemas import R6Move
 from firelane.events.rond6_schemas import (
@@ -21,7 +27,15 @@ from firelane.events.rond6_schemas import (
     R6Wait,
 )
 from firelane.events.schemas import ClaimReaction, CombatantSetup, EndTurn, PassReaction
-from tests.systems.rond6.r6helpers import KNIFE, RIFLE, act, cmd, combatant, setup, start
+from tests.systems.rond6.r6helpers import (
+    KNIFE,
+    RIFLE,
+    act,
+    cmd,
+    combatant,
+    setup,
+    start,
+)
 
 
 def play(encounter, seed: bytes):

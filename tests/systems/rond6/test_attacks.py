@@ -29,7 +29,18 @@ from firelane.events.schemas import (
     Terrain,
     Wall,
 )
-from tests.systems.rond6.r6helpers import KNIFE, PISTOL, SPEAR, act, cmd, combatant, of_type, one, rejection, setup, start
+from tests.systems.rond6.r6helpers import (
+    KNIFE,
+    SPEAR,
+    act,
+    cmd,
+    combatant,
+    of_type,
+    one,
+    rejection,
+    setup,
+    start,
+)
 
 
 def duel(b_at: tuple[int, int] = (3, 0), terrain: Terrain | None = None, a_sheet: dict | None = None, **b_sheet: object):

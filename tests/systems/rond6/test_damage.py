@@ -28,9 +28,21 @@ from firelane.events.schemas import (
     EndTurn,
     PassReaction,
     ReactionWindowOpened,
+)
+from firelane.events.schemas import (
     TestRolled as Rolled,
 )
-from tests.systems.rond6.r6helpers import STUNNER, act, cmd, combatant, of_type, one, rejection, setup, start
+from tests.systems.rond6.r6helpers import (
+    STUNNER,
+    act,
+    cmd,
+    combatant,
+    of_type,
+    one,
+    rejection,
+    setup,
+    start,
+)
 
 HIT = [4, 4, 4, 4]  # firearms 4D = 16 against Passive Defense 16: a hit with no result points
 

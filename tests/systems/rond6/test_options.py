@@ -7,7 +7,6 @@ import pytest
 from firelane.engine.systems.rond6 import SYSTEM, actions, rules
 from firelane.events.rond6_aux_schemas import R6Move
 from firelane.events.rond6_schemas import (
-    R6ActionLost,
     R6Attack,
     R6Charge,
     R6DeclareActions,
@@ -31,10 +30,24 @@ from firelane.events.schemas import (
     ReactionWindowOpened,
     StateAdjusted,
     Terrain,
-    TestRolled as Rolled,
     Wall,
 )
-from tests.systems.rond6.r6helpers import KNIFE, PISTOL, RIFLE, SPEAR, act, cmd, combatant, of_type, one, rejection, setup, start
+from firelane.events.schemas import (
+    TestRolled as Rolled,
+)
+from tests.systems.rond6.r6helpers import (
+    PISTOL,
+    RIFLE,
+    SPEAR,
+    act,
+    cmd,
+    combatant,
+    of_type,
+    one,
+    rejection,
+    setup,
+    start,
+)
 
 PISTOL2 = {**PISTOL, "id": "pistol2", "name": "second pistol"}
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from firelane.engine.systems.rond6 import SYSTEM, rules
+from firelane.engine.systems.rond6 import rules
 from firelane.events.schemas import (
     EndTurn,
     InitiativeRolled,

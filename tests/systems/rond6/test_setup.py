@@ -9,7 +9,14 @@ from firelane.engine.core import SEQUENCER
 from firelane.engine.dice import FixedDice
 from firelane.engine.systems.rond6 import SYSTEM
 from firelane.events.schemas import CombatantSetup, StartEncounter
-from tests.systems.rond6.r6helpers import PISTOL, combatant, rejection, setup, sheet, start
+from tests.systems.rond6.r6helpers import (
+    PISTOL,
+    combatant,
+    rejection,
+    setup,
+    sheet,
+    start,
+)
 
 
 def start_reason(encounter) -> str:

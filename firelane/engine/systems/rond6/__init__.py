@@ -4,7 +4,11 @@ Exports the rule system (`SYSTEM`), the sample data (`load_data`) and the
 demo encounter (`demo_setup`).
 """
 
-from firelane.engine.systems.rond6.data import demo_setup, load_data, sheet_from_template
+from firelane.engine.systems.rond6.data import (
+    demo_setup,
+    load_data,
+    sheet_from_template,
+)
 from firelane.engine.systems.rond6.system import SYSTEM, RonD6System
 
 __all__ = ["SYSTEM", "RonD6System", "demo_setup", "load_data", "sheet_from_template"]

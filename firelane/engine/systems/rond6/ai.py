@@ -22,7 +22,6 @@ from firelane.engine.core import Rejected, next_command_id
 from firelane.engine.grid import distance
 from firelane.engine.systems.rond6 import actions, rules
 from firelane.engine.systems.rond6.pools import DieCode, as_code, difficulty
-from firelane.engine.systems.rond6.reactions import defense_options
 from firelane.engine.systems.rond6.rolling import adjusted, condition_dice_mods
 from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State, Weapon
 from firelane.events.rond6_schemas import (

@@ -22,7 +22,12 @@ from firelane.engine.dice import Dice
 from firelane.engine.grid import distance
 from firelane.engine.systems.rond6 import actions, reactions, rules
 from firelane.engine.systems.rond6.pools import as_code, difficulty, roll_pool
-from firelane.engine.systems.rond6.rolling import dice_mods_from, flat_mods_from, roll_damage, roll_test
+from firelane.engine.systems.rond6.rolling import (
+    dice_mods_from,
+    flat_mods_from,
+    roll_damage,
+    roll_test,
+)
 from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State, Weapon
 from firelane.events.rond6_schemas import R6ActionLost, R6DamageRolled
 from firelane.events.schemas import (

@@ -14,7 +14,13 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from firelane.events.schemas import CombatantSetup, CoverFeature, EncounterSetup, Terrain, Wall
+from firelane.events.schemas import (
+    CombatantSetup,
+    CoverFeature,
+    EncounterSetup,
+    Terrain,
+    Wall,
+)
 
 
 @cache

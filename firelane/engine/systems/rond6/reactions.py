@@ -29,7 +29,12 @@ from firelane.engine.state import ReactionWindow
 from firelane.engine.systems.rond6 import actions, rules
 from firelane.engine.systems.rond6.pools import DieCode, roll_pool
 from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State
-from firelane.events.rond6_schemas import R6InterruptQueued, R6InterruptsBegun, R6ResistanceBoosted, R6Wait
+from firelane.events.rond6_schemas import (
+    R6InterruptQueued,
+    R6InterruptsBegun,
+    R6ResistanceBoosted,
+    R6Wait,
+)
 from firelane.events.schemas import ClaimReaction, EligibleReactor, OrderedClaim
 
 if TYPE_CHECKING:
@@ -160,7 +165,11 @@ def declare_count(system: RonD6System, state: RonD6State, combatant: RonD6Combat
 
 
 def validate_claim(system: RonD6System, state: RonD6State, window: ReactionWindow, claim: ClaimReaction) -> None:
-    from firelane.engine.systems.rond6.system import DEFENSE_REACTIONS, INTERRUPT, RESIST
+    from firelane.engine.systems.rond6.system import (
+        DEFENSE_REACTIONS,
+        INTERRUPT,
+        RESIST,
+    )
 
     combatant = state.combatants[claim.actor]
     if claim.reaction == INTERRUPT:
@@ -189,7 +198,11 @@ def transaction(system: RonD6System, decision: Decision, body: Callable[[Decisio
 
 
 def resolve_reaction(system: RonD6System, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
-    from firelane.engine.systems.rond6.system import DEFENSE_REACTIONS, INTERRUPT, RESIST
+    from firelane.engine.systems.rond6.system import (
+        DEFENSE_REACTIONS,
+        INTERRUPT,
+        RESIST,
+    )
 
     state: RonD6State = decision.state  # type: ignore[assignment]
     combatant = state.combatants[claim.combatant]

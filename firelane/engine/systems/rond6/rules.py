@@ -164,7 +164,7 @@ def range_band(distance: int, ranges: Sequence[int]) -> str | None:
         return "point_blank"
     if len(ranges) != 3:
         raise ValueError(f"a ranged weapon lists Short, Medium and Long ranges, not {list(ranges)}")
-    for band, limit in zip(("short", "medium", "long"), ranges):
+    for band, limit in zip(("short", "medium", "long"), ranges, strict=True):
         if distance <= limit:
             return band
     return None

@@ -54,9 +54,19 @@ from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid
 from firelane.engine.state import ReactionWindow
 from firelane.engine.systems.rond6 import actions, combat, reactions, rules
-from firelane.engine.systems.rond6.pools import DIFFICULTY_LADDER, as_code, difficulty, roll_pool
-from firelane.engine.systems.rond6.pools import COMPLICATION_RULES
-from firelane.engine.systems.rond6.rolling import DiceMod, adjusted, condition_dice_mods, weapon_damage_code
+from firelane.engine.systems.rond6.pools import (
+    COMPLICATION_RULES,
+    DIFFICULTY_LADDER,
+    as_code,
+    difficulty,
+    roll_pool,
+)
+from firelane.engine.systems.rond6.rolling import (
+    DiceMod,
+    adjusted,
+    condition_dice_mods,
+    weapon_damage_code,
+)
 from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State, Weapon
 from firelane.events.rond6_schemas import (
     R6_COMMANDS,
@@ -76,10 +86,10 @@ from firelane.events.schemas import (
     CombatantDown,
     CombatantSetup,
     Command,
-    EncounterSetup,
     ConditionApplied,
     ConditionRemoved,
     DamageDealt,
+    EncounterSetup,
     Event,
     InitiativeEntry,
     InitiativeRolled,
