@@ -26,8 +26,11 @@ from firelane.events.schemas import (
     DamageDealt,
     EndTurn,
     InitiativeRolled,
+    Moved,
     PassReaction,
     ReactionWindowOpened,
+    Terrain,
+    Wall,
 )
 from tests.systems.rond6.r6helpers import (
     act,
@@ -254,3 +257,21 @@ def test_r6_08_an_interruption_must_be_a_valid_action() -> None:
     assert "an interruption needs options" in rejection(act(state, cmd(ClaimReaction, "a", window=1, reaction="interrupt")))
     assert rejection(act(state, cmd(ClaimReaction, "a", window=1, reaction="interrupt", options={"command": {"type": "R6Attack", "target": "zed"}}))) == "unknown combatant 'zed'"
     assert rejection(act(state, cmd(ClaimReaction, "a", window=1, reaction="interrupt", options={"command": {"type": "R6Wait"}}))) == "waiting again is not an interruption (R6-08)"
+
+
+def test_r6_08_an_interruption_can_be_a_move_that_spoils_the_declared_attack() -> None:
+    """R6-08: a Waits; when b declares a shot at it, a interrupts with a Partial Move behind a
+    wall; b's attack then has no line of sight and is lost."""
+    state = start(setup(combatant("a", "red", (0, 0)), combatant("b", "blue", (3, 0)), terrain=Terrain(walls=[Wall(1, 1), Wall(2, 1)])),
+                  [4, 4, 4, 2, 2, 2])
+    act(state, cmd(R6DeclareActions, "a", count=2))
+    act(state, cmd(R6Wait, "a"))
+    act(state, cmd(EndTurn, "a"))
+    act(state, cmd(R6DeclareActions, "b", count=1))
+    act(state, cmd(R6Attack, "b", target="a"))
+    move = {"type": "R6Move", "path": [[0, 1], [0, 2]], "pace": "partial"}
+    events = act(state, cmd(ClaimReaction, "a", window=1, reaction="interrupt", options={"command": move}))
+    assert one(events, Moved).path == [(0, 1), (0, 2)] and state.combatants["a"].position == (0, 2)
+    lost = one(events, R6ActionLost)
+    assert (lost.combatant, lost.reason) == ("b", "b has no line of sight to a")
+    assert not of_type(events, AttackResolved) and state.combatants["b"].actions_used == 0
