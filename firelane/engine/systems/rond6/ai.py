@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from firelane.engine.core import Rejected, next_command_id
 from firelane.engine.grid import distance
-from firelane.engine.systems.rond6 import actions, rules
+from firelane.engine.systems.rond6 import actions, movement, rules
 from firelane.engine.systems.rond6.pools import DieCode, as_code, difficulty
 from firelane.engine.systems.rond6.rolling import adjusted, condition_dice_mods
 from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State, Weapon
+from firelane.events.rond6_aux_schemas import R6Move
 from firelane.events.rond6_schemas import (
     R6Attack,
     R6Charge,
@@ -34,12 +35,6 @@ from firelane.events.rond6_schemas import (
     R6Wait,
 )
 from firelane.events.schemas import ClaimReaction, Command, PassReaction
-
-try:
-    from firelane.engine.systems.rond6 import movement as _movement
-    from firelane.events.rond6_aux_schemas import R6Move
-except ImportError:  # pragma: no cover - only while the aux movement rules are missing
-    _movement = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     from firelane.engine.systems.rond6.system import RonD6System
@@ -194,15 +189,15 @@ def next_action(system: RonD6System, state: RonD6State, me: RonD6Combatant, comm
 
 
 def move_towards(system: RonD6System, state: RonD6State, me: RonD6Combatant, command_id: str, *, full: bool) -> Command | None:
-    if _movement is None or me.position is None:
+    if me.position is None:
         return None
     foes = enemies(state, me)
     if not foes or foes[0].position is None:
         return None
-    allowed = _movement.mode_move(me, "walk", state.settings)
+    allowed = movement.mode_move(me, "walk", state.settings)
     if not full:
-        allowed = _movement.partial_move(allowed, _movement.movement_settings(state.settings)["partial_move_rounding"])
-    path = _movement.path_towards(state, me.id, tuple(foes[0].position), allowed)
+        allowed = movement.partial_move(allowed, movement.movement_settings(state.settings)["partial_move_rounding"])
+    path = movement.path_towards(state, me.id, tuple(foes[0].position), allowed)
     if not path:
         return None
     return R6Move(command_id=command_id, actor=me.id, path=path, mode="walk", pace="full" if full else "partial")

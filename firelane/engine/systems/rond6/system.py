@@ -54,6 +54,7 @@ from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid
 from firelane.engine.state import ReactionWindow
 from firelane.engine.systems.rond6 import actions, combat, reactions, rules
+from firelane.engine.systems.rond6 import aux as _aux
 from firelane.engine.systems.rond6.pools import (
     COMPLICATION_RULES,
     DIFFICULTY_LADDER,
@@ -99,17 +100,10 @@ from firelane.events.schemas import (
     TurnStarted,
 )
 
-try:  # the aux engineer's rules (movement, objects, areas, healing)
-    from firelane.engine.systems.rond6 import aux as _aux
-
-    AUX_COMMANDS: tuple[type[Command], ...] = _aux.AUX_COMMANDS
-    AUX_EVENTS: tuple[type[Event], ...] = _aux.AUX_EVENTS
-    AUX_DEFAULT_SETTINGS: dict[str, Any] = dict(_aux.AUX_DEFAULT_SETTINGS)
-except (ImportError, AttributeError):  # pragma: no cover - only while aux.py is incomplete
-    _aux = None  # type: ignore[assignment]
-    AUX_COMMANDS = ()
-    AUX_EVENTS = ()
-    AUX_DEFAULT_SETTINGS = {}
+# The non-turn rules (movement, objects, areas, healing) plug in through aux.py.
+AUX_COMMANDS: tuple[type[Command], ...] = _aux.AUX_COMMANDS
+AUX_EVENTS: tuple[type[Event], ...] = _aux.AUX_EVENTS
+AUX_DEFAULT_SETTINGS: dict[str, Any] = dict(_aux.AUX_DEFAULT_SETTINGS)
 
 # Aux commands a grappled combatant cannot take (house default: a grapple holds you in place).
 GRAPPLE_BLOCKS = frozenset({"R6Move", "R6Jump"})
@@ -540,8 +534,7 @@ class RonD6System(BaseRuleSystem):
         handler = _EVOLVERS.get(type(event))
         if handler is not None:
             handler(state, event)
-        if _aux is not None:
-            _aux.evolve_aux_event(self, state, event)
+        _aux.evolve_aux_event(self, state, event)
 
     # ================================================================ AI
 
