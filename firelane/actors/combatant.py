@@ -18,6 +18,7 @@ from contextlib import aclosing
 import trio
 
 from firelane.actors.policies import Policy
+from firelane.actors.tap import LogTap
 from firelane.engine.core import BaseRuleSystem
 from firelane.engine.state import EncounterState
 from firelane.events import codec
@@ -39,6 +40,7 @@ class CombatantActor:
         policy: Policy,
         *,
         block_ms: int = 1000,
+        tap: LogTap | None = None,
     ) -> None:
         self.log = event_log
         self.encounter = encounter
@@ -46,6 +48,7 @@ class CombatantActor:
         self.system = system
         self.policy = policy
         self.block_ms = block_ms
+        self.tap = tap
         self.follow_batch = 1000
         self.state: EncounterState = system.initial_state()
         self.state.encounter = encounter
@@ -69,22 +72,45 @@ class CombatantActor:
                     self._last_rejected = True
 
     async def run(self) -> EncounterState:
-        """Follow the log and act until the encounter ends."""
+        """Follow the log (directly, or through a process-wide tap) and act until the encounter ends."""
+        if self.tap is not None:
+            return await self._run_on_tap()
         async with aclosing(self.log.follow(self.encounter, self.cursor, block_ms=self.block_ms, batch=self.follow_batch)) as batches:
             async for batch in batches:
                 self._apply(batch)
                 # A command's events are appended atomically, so a read that
                 # returned fewer entries than asked for ended at a batch
                 # boundary; a full one may have cut a batch: read on.
-                full = len(batch) >= self.follow_batch
-                while full:
-                    more = await self.log.read(self.encounter, self.cursor, count=self.follow_batch)
-                    self._apply(more)
-                    full = len(more) >= self.follow_batch
+                if len(batch) >= self.follow_batch:
+                    await self._read_to_tail()
                 if self.state.ended:
                     return self.state
                 await self._maybe_act()
         return self.state
+
+    async def _run_on_tap(self) -> EncounterState:
+        assert self.tap is not None
+        mailbox = self.tap.subscribe()
+        async with mailbox:
+            await self._read_to_tail()  # the backlog before the tap's batches
+            if self.state.ended:
+                return self.state
+            await self._maybe_act()
+            async for batch in mailbox:
+                self._apply(batch)
+                if len(batch) >= self.tap.batch:
+                    await self._read_to_tail()
+                if self.state.ended:
+                    return self.state
+                await self._maybe_act()
+        return self.state
+
+    async def _read_to_tail(self) -> None:
+        while True:
+            more = await self.log.read(self.encounter, self.cursor, count=self.follow_batch)
+            self._apply(more)
+            if len(more) < self.follow_batch:
+                return
 
     async def _maybe_act(self) -> None:
         state = self.state

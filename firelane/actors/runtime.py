@@ -18,6 +18,7 @@ import trio
 from firelane.actors.combatant import CombatantActor
 from firelane.actors.policies import AIPolicy, HumanPolicy, Policy
 from firelane.actors.sequencer import Sequencer, load_seed
+from firelane.actors.tap import LogTap
 from firelane.engine.core import BaseRuleSystem
 from firelane.engine.state import EncounterState
 from firelane.events.log import EventLog
@@ -79,19 +80,24 @@ async def run_encounter(
     async def run_sequencer() -> None:
         result.append(await supervise("sequencer", sequencer.run, max_restarts=max_restarts))  # type: ignore[arg-type]
 
-    async with trio.open_nursery() as nursery:
-        for combatant, policy in policies.items():
-            if isinstance(policy, HumanPolicy):
-                continue  # a frontend answers for this combatant
+    tap = LogTap(event_log, encounter)
+    async with trio.open_nursery() as outer:
+        # The tap follows forever; it stops once the actors and observers are done.
+        outer.start_soon(partial(supervise, "tap", tap.run, max_restarts=max_restarts))
+        async with trio.open_nursery() as nursery:
+            for combatant, policy in policies.items():
+                if isinstance(policy, HumanPolicy):
+                    continue  # a frontend answers for this combatant
 
-            def make_actor(combatant: str = combatant, policy: Policy = policy) -> Awaitable[object]:
-                return CombatantActor(event_log, encounter, combatant, system, policy).run()
+                def make_actor(combatant: str = combatant, policy: Policy = policy) -> Awaitable[object]:
+                    return CombatantActor(event_log, encounter, combatant, system, policy, tap=tap).run()
 
-            nursery.start_soon(partial(supervise, f"actor:{combatant}", make_actor, max_restarts=max_restarts))
-        for observer in observers:
-            nursery.start_soon(observer)
-        await run_sequencer()
-        # Actors and observers stop on their own once they read the end; give
-        # them a moment to print the last events, then stop what is left.
-        nursery.cancel_scope.deadline = trio.current_time() + 10
+                nursery.start_soon(partial(supervise, f"actor:{combatant}", make_actor, max_restarts=max_restarts))
+            for observer in observers:
+                nursery.start_soon(observer)
+            await run_sequencer()
+            # Actors and observers stop on their own once they read the end;
+            # give them a moment to print the last events, then stop the rest.
+            nursery.cancel_scope.deadline = trio.current_time() + 10
+        outer.cancel_scope.cancel()
     return result[0]
