@@ -32,6 +32,8 @@ from firelane.events.schemas import (
     PassReaction,
     ReactionDenied,
     ReactionsOrdered,
+    ReactionWindowClosed,
+    ReactionWindowOpened,
     Roll,
     StartEncounter,
 )
@@ -138,6 +140,41 @@ def test_a_reaction_made_invalid_by_an_earlier_one_is_denied() -> None:
     denied = [e for e in events if isinstance(e, ReactionDenied)]
     assert [(d.combatant, d.reason) for d in denied] == [("c", "a is already down")]
     assert isinstance(events[-1], EncounterEnded) and events[-1].winner == "blue"
+
+
+def test_a_reaction_to_a_reaction_nests_a_window_and_resumes_the_outer_one() -> None:
+    state = TOY.initial_state()
+    log: list[Any] = []
+
+    def play(command: Command, faces: list[int] = ()) -> list[Any]:  # type: ignore[assignment]
+        events = TOY.decide_or_reject(state, command, FixedDice(faces))
+        for event in events:
+            TOY.evolve(state, event)
+        log.extend(events)
+        return events
+
+    play(StartEncounter(command_id="s", actor=SEQUENCER, setup=setup(brace=True), seed_commitment="x"), [3, 6, 1])
+    play(EndTurn(command_id="e", actor="b"))  # order b(6), a(5), c(2): a is next
+    play(Step(command_id="m", actor="a", to=(1, 0)))
+    play(ClaimReaction(command_id="c1", actor="c", window=1, reaction="snap"))
+    # b's snap (initiative 6) resolves first and hits (5): a may brace in a nested window.
+    events = play(ClaimReaction(command_id="b1", actor="b", window=1, reaction="snap"), [5])
+    nested = next(e for e in events if isinstance(e, ReactionWindowOpened))
+    assert (nested.window, nested.trigger, nested.nested_in, nested.resume_at) == (2, "snap_hit", 1, 1)
+    assert state.window.window == 2 and [w.window for w in state.suspended_windows] == [1]
+    assert TOY.awaiting(state).combatants == ["a"]
+    # a braces: no damage from b; the outer window resumes with c's snap (6: a hit).
+    events = play(ClaimReaction(command_id="a1", actor="a", window=2, reaction="brace"), [6])
+    assert [type(e).__name__ for e in events] == [
+        "ReactionClaimed", "ReactionsOrdered", "ActionTaken", "ReactionWindowClosed", "ReactionWindowResumed",
+        "ActionTaken", "AttackResolved", "DamageDealt", "ReactionWindowClosed"]
+    assert [e.window for e in events if isinstance(e, ReactionWindowClosed)] == [2, 1]
+    assert state.window is None and state.suspended_windows == []
+    assert state.combatants["a"].hp == 1  # only c's snap hurt: it came after a had braced
+    rebuilt = TOY.initial_state()
+    for event in log:
+        TOY.evolve(rebuilt, event)
+    assert rebuilt == state
 
 
 def test_order_claims_is_total_and_stable() -> None:

@@ -59,14 +59,17 @@ async def submit(event_log: EventLog, encounter: str, command) -> None:
     await event_log.submit(encounter, codec.encode_command(command))
 
 
-async def test_live_fight_matches_the_pure_reference_loop_and_verifies(event_log: EventLog) -> None:
+@pytest.mark.parametrize("brace", [False, True], ids=["flat", "nested-windows"])
+async def test_live_fight_matches_the_pure_reference_loop_and_verifies(event_log: EventLog, brace: bool) -> None:
     seed = b"live" * 8
-    await create_encounter(event_log, "e1", setup(), seed)
+    await create_encounter(event_log, "e1", setup(brace=brace), seed)
     state = await run_encounter(event_log, "e1", TOY, {c: AIPolicy(TOY) for c in ("a", "b", "c")})
     stored = await event_log.read("e1")
     live = [codec.decode_event(s) for s in stored]
-    reference = [e for _cmd, events, _state in run_headless(TOY, setup(), seed, encounter="e1") for e in events]
+    reference = [e for _cmd, events, _state in run_headless(TOY, setup(brace=brace), seed, encounter="e1") for e in events]
     assert live == reference
+    if brace:
+        assert any(isinstance(e, ReactionWindowOpened) and e.nested_in for e in live), "no nested window in this fight"
     assert state.ended and state.seed_revealed == seed.hex()
     assert any(isinstance(e, ReactionWindowOpened) for e in live), "the fight should exercise a reaction window"
     assert fold(TOY, live, "e1") == state

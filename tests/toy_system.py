@@ -3,6 +3,8 @@
 "toy": initiative d6 + speed; Strike: d6 >= hit_on (default 4) hits for 1 damage;
 Step: move one square, which opens a reaction window for every enemy with its
 reaction, who may "snap" (d6 >= 5 hits) or "duck" (priority before snap).
+With the setting ``brace`` on, a snap that hits opens a nested window in which
+the target may "brace" (its own reaction) to take no damage from it.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ class ToySystem(BaseRuleSystem):
     state_type = ToyState
     combatant_type = ToyCombatant
     reaction_priority: ClassVar[dict[str, int]] = {"duck": 0, "snap": 1}
-    default_settings: ClassVar[dict[str, Any]] = {"hit_on": 4}
+    default_settings: ClassVar[dict[str, Any]] = {"hit_on": 4, "brace": False}
 
     def roll_initiative(self, decision: Decision, dice: Dice) -> InitiativeRolled:
         entries = []
@@ -86,20 +88,36 @@ class ToySystem(BaseRuleSystem):
         hit = die.face >= hit_on
         roll = Roll(purpose=kind, rule="TOY-1", dice=[die], total=die.face, target=hit_on, success=hit)
         decision.emit(AttackResolved(attacker=attacker, target=target, weapon="fist", roll=roll, hit=hit, kind=kind))
+        state = decision.state
+        if hit and kind == "snap" and state.settings["brace"] and not state.combatants[target].reaction_used:
+            self.open_window(decision, trigger="snap_hit", actor=attacker,
+                             reactors=[EligibleReactor(combatant=target, reactions=["brace"])],
+                             continuation={"target": target, "attacker": attacker})
+            return
         if hit:
-            hp = decision.state.combatants[target].hp - 1
-            decision.emit(DamageDealt(target=target, source=attacker, amount=1, remaining=hp))
-            if hp <= 0:
-                self.down(decision, target, "no hp left")
+            self._wound(decision, attacker, target)
+
+    def _wound(self, decision: Decision, attacker: str, target: str) -> None:
+        hp = decision.state.combatants[target].hp - 1
+        decision.emit(DamageDealt(target=target, source=attacker, amount=1, remaining=hp))
+        if hp <= 0:
+            self.down(decision, target, "no hp left")
 
     def resolve_reaction(self, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
         state = decision.state
+        if claim.reaction == "brace":
+            decision.emit(ActionTaken(combatant=claim.combatant, action="brace", slot="reaction"))
+            return None
         if state.combatants[window.actor].out_of_fight:
             return f"{window.actor} is already down"
         decision.emit(ActionTaken(combatant=claim.combatant, action=claim.reaction, slot="reaction"))
         if claim.reaction == "snap":
             self._strike(decision, claim.combatant, window.actor, dice, "snap", 5)
         return None
+
+    def after_window(self, decision: Decision, window: ReactionWindow, dice: Dice) -> None:
+        if window.trigger == "snap_hit" and not any(c.reaction == "brace" for c in window.claims):
+            self._wound(decision, window.continuation["attacker"], window.continuation["target"])
 
     def evolve_event(self, state: EncounterState, event: Any) -> None:
         if isinstance(event, DamageDealt) and event.remaining is not None:
@@ -108,7 +126,9 @@ class ToySystem(BaseRuleSystem):
     def choose_command(self, state: EncounterState, combatant: str) -> Command | None:
         me = state.combatants[combatant]
         if state.window is not None:
-            return ClaimReaction(command_id=f"{combatant}@v{state.version}", actor=combatant, window=state.window.window, reaction="snap")
+            offered = state.window.eligible(combatant)
+            reaction = offered.reactions[-1] if offered else "snap"  # snap when stepped past; brace when hit
+            return ClaimReaction(command_id=f"{combatant}@v{state.version}", actor=combatant, window=state.window.window, reaction=reaction)
         if "struck" in me.conditions or state.acted_this_round.count(combatant):
             return None
         foes = sorted(c.id for c in state.combatants.values() if c.side != me.side and not c.out_of_fight)
@@ -137,7 +157,7 @@ def setup(**settings: Any) -> EncounterSetup:
 
 
 def demo_setup() -> EncounterSetup:
-    return setup()
+    return setup(brace=True)  # the demo exercises nested windows too
 
 
 SYSTEM = TOY

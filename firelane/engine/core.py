@@ -53,6 +53,7 @@ from firelane.events.schemas import (
     ReactionsOrdered,
     ReactionWindowClosed,
     ReactionWindowOpened,
+    ReactionWindowResumed,
     RoundStarted,
     SeedRevealed,
     StartEncounter,
@@ -112,6 +113,9 @@ class Decision:
         self.system = system
         self.state = copy_state(state)
         self.events: list[Event] = []
+        # (window, next claim index) while a window's claims are being resolved,
+        # so a window opened meanwhile is recorded as nested in it.
+        self.resolving: tuple[int, int] | None = None
 
     def emit(self, event: Event) -> Event:
         entry = codec.encode_event(event)
@@ -277,6 +281,7 @@ class BaseRuleSystem:
         if not reactors:
             return False
         state = decision.state
+        nested_in, resume_at = decision.resolving if decision.resolving is not None else (None, 0)
         decision.emit(
             ReactionWindowOpened(
                 window=state.windows_opened + 1,
@@ -286,6 +291,8 @@ class BaseRuleSystem:
                 deadline_ms=int(state.settings.get("reaction_deadline_ms", 30_000)),
                 continuation=continuation,
                 rule=rule,
+                nested_in=nested_in,
+                resume_at=resume_at,
             )
         )
         return True
@@ -448,19 +455,42 @@ class BaseRuleSystem:
         state = decision.state
         window = state.window
         assert window is not None
-        snapshot = msgspec.structs.replace(window)
         initiative = {cid: c.initiative for cid, c in state.combatants.items()}
         order = order_claims(window.claims, self.reaction_priority, initiative)
         decision.emit(ReactionsOrdered(window=window.window, order=order, timed_out=timed_out))
-        for claim in order:
+        self._resolve_claims(decision, dice, start=0)
+
+    def _resolve_claims(self, decision: Decision, dice: Dice, *, start: int) -> None:
+        """Resolve the open window's ordered claims from ``start``; close it, or
+        leave it suspended if a claim opened a nested window (a reaction to a
+        reaction), which resumes it when it closes."""
+        state = decision.state
+        window = state.window
+        assert window is not None
+        snapshot = msgspec.structs.replace(window)
+        for index in range(start, len(snapshot.order)):
             if state.ended:
-                break
-            reason = self.resolve_reaction(decision, snapshot, claim, dice)
+                return
+            claim = snapshot.order[index]
+            decision.resolving = (snapshot.window, index + 1)
+            try:
+                reason = self.resolve_reaction(decision, snapshot, claim, dice)
+            finally:
+                decision.resolving = None
             if reason is not None:
-                decision.emit(ReactionDenied(window=window.window, combatant=claim.combatant, reaction=claim.reaction, reason=reason))
-        decision.emit(ReactionWindowClosed(window=window.window))
+                decision.emit(ReactionDenied(window=snapshot.window, combatant=claim.combatant, reaction=claim.reaction, reason=reason))
+            if state.window is not None and state.window.window != snapshot.window:
+                return  # suspended until the nested window closes
+        if state.ended:
+            return
+        decision.emit(ReactionWindowClosed(window=snapshot.window))
         if not self.check_end(decision):
             self.after_window(decision, snapshot, dice)
+        if state.window is None and state.suspended_windows and not state.ended:
+            outer = state.suspended_windows[-1]
+            decision.emit(ReactionWindowResumed(window=outer.window))
+            self._resolve_claims(decision, dice, start=outer.resume_from)
+            return
         self._settle(decision, dice)
 
 
@@ -537,6 +567,9 @@ def _on_down(system: BaseRuleSystem, state: EncounterState, event: CombatantDown
 
 def _on_window_opened(system: BaseRuleSystem, state: EncounterState, event: ReactionWindowOpened) -> None:
     state.windows_opened = event.window
+    if state.window is not None:
+        state.window.resume_from = event.resume_at
+        state.suspended_windows.append(state.window)
     state.window = ReactionWindow(
         window=event.window,
         trigger=event.trigger,
@@ -558,8 +591,17 @@ def _on_passed(system: BaseRuleSystem, state: EncounterState, event: ReactionPas
     state.window.passed.append(event.combatant)
 
 
+def _on_ordered(system: BaseRuleSystem, state: EncounterState, event: ReactionsOrdered) -> None:
+    if state.window is not None and state.window.window == event.window:
+        state.window.order = list(event.order)
+
+
 def _on_window_closed(system: BaseRuleSystem, state: EncounterState, event: ReactionWindowClosed) -> None:
     state.window = None
+
+
+def _on_window_resumed(system: BaseRuleSystem, state: EncounterState, event: ReactionWindowResumed) -> None:
+    state.window = state.suspended_windows.pop()
 
 
 def _on_rejected(system: BaseRuleSystem, state: EncounterState, event: CommandRejected) -> None:
@@ -572,6 +614,7 @@ def _on_ended(system: BaseRuleSystem, state: EncounterState, event: EncounterEnd
     state.end_reason = event.reason
     state.active = None
     state.window = None
+    state.suspended_windows = []
 
 
 def _on_seed(system: BaseRuleSystem, state: EncounterState, event: SeedRevealed) -> None:
@@ -593,7 +636,9 @@ _GENERIC_EVOLVERS: dict[type, Any] = {
     ReactionWindowOpened: _on_window_opened,
     ReactionClaimed: _on_claimed,
     ReactionPassed: _on_passed,
+    ReactionsOrdered: _on_ordered,
     ReactionWindowClosed: _on_window_closed,
+    ReactionWindowResumed: _on_window_resumed,
     CommandRejected: _on_rejected,
     EncounterEnded: _on_ended,
     SeedRevealed: _on_seed,

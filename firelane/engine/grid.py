@@ -19,6 +19,10 @@ from firelane.events.schemas import CoverFeature, Terrain
 
 Square = tuple[int, int]
 
+# The eight one-square steps, cardinals first. Path searches that keep the first
+# of several equally cheap paths (the Bolt & Blade AI's) depend on this order.
+STEP_DIRECTIONS: tuple[tuple[int, int], ...] = ((0, -1), (1, 0), (0, 1), (-1, 0), (1, -1), (1, 1), (-1, 1), (-1, -1))
+
 
 def distance(a: Square, b: Square) -> int:
     return max(abs(a[0] - b[0]), abs(a[1] - b[1]))
@@ -81,6 +85,10 @@ class Grid:
             index.setdefault((feature.x, feature.y), []).append(feature)
         return index
 
+    @cached_property
+    def difficult(self) -> frozenset[Square]:
+        return frozenset(tuple(square) for square in self.terrain.difficult)  # type: ignore[misc]
+
     def in_bounds(self, square: Square) -> bool:
         return 0 <= square[0] < self.terrain.width and 0 <= square[1] < self.terrain.height
 
@@ -109,6 +117,36 @@ class Grid:
             elif step != a and step != b and step in walls:
                 return False
         return True
+
+    def cover_facing(self, square: Square, attacker: Square) -> tuple[CoverFeature | None, str]:
+        """(strongest feature, its level) of the cover on ``square`` facing
+        ``attacker``; see `best_feature_against`. Memoised like sight: cover
+        depends on the terrain alone, and AIs weigh it for many squares."""
+        key = (square[0], square[1], attacker[0], attacker[1])
+        cached = self._cover_cache.get(key)
+        if cached is None:
+            feature = _strongest_feature_against(self, square, attacker)
+            cached = self._cover_cache[key] = (feature, COVER_ORDER[cover_rank(feature.level)] if feature else "none")
+        return cached
+
+    @cached_property
+    def _cover_cache(self) -> dict[tuple[int, int, int, int], tuple[CoverFeature | None, str]]:
+        return {}
+
+    def steps_from(self, square: Square) -> tuple[Square, ...]:
+        """The squares one legal step (`step_allowed`) from ``square`` reaches,
+        in `STEP_DIRECTIONS` order. Memoised: path searches ask it for every
+        square they expand."""
+        square = (square[0], square[1])
+        steps = self._steps_cache.get(square)
+        if steps is None:
+            candidates = ((square[0] + dx, square[1] + dy) for dx, dy in STEP_DIRECTIONS)
+            steps = self._steps_cache[square] = tuple(to for to in candidates if step_allowed(self, square, to) is None)
+        return steps
+
+    @cached_property
+    def _steps_cache(self) -> dict[Square, tuple[Square, ...]]:
+        return {}
 
     def feet(self, squares: int) -> float:
         return squares * self.terrain.square_size
@@ -173,6 +211,10 @@ def feature_protects(feature: CoverFeature, attacker: Square) -> bool:
 
 def best_feature_against(grid: Grid, square: Square, attacker: Square) -> CoverFeature | None:
     """The strongest cover feature on ``square`` that faces ``attacker``, if any."""
+    return grid.cover_facing(square, attacker)[0]
+
+
+def _strongest_feature_against(grid: Grid, square: Square, attacker: Square) -> CoverFeature | None:
     best: CoverFeature | None = None
     for feature in grid.cover_at.get(square, []):
         if feature_protects(feature, attacker) and (best is None or cover_rank(feature.level) > cover_rank(best.level)):
@@ -182,8 +224,7 @@ def best_feature_against(grid: Grid, square: Square, attacker: Square) -> CoverF
 
 def cover_level_against(grid: Grid, square: Square, attacker: Square) -> str:
     """The terrain cover ("none", "light", "heavy", "total") a square gives against an attacker."""
-    feature = best_feature_against(grid, square, attacker)
-    return COVER_ORDER[cover_rank(feature.level)] if feature else "none"
+    return grid.cover_facing(square, attacker)[1]
 
 
 def has_cover_feature(grid: Grid, square: Square) -> bool:

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from firelane.events.schemas import EligibleReactor, Terrain
+from firelane.events.schemas import EligibleReactor, OrderedClaim, Terrain
 
 
 class Combatant(msgspec.Struct, kw_only=True):
@@ -43,6 +43,8 @@ class ReactionWindow(msgspec.Struct, kw_only=True):
     claims: list[Claim] = []
     passed: list[str] = []
     rule: str = ""
+    order: list[OrderedClaim] = []  # the arbiter's order, once recorded
+    resume_from: int = 0  # next claim to resolve when a nested window suspended this one
 
     def eligible(self, combatant: str) -> EligibleReactor | None:
         for reactor in self.reactors:
@@ -70,6 +72,7 @@ class EncounterState(msgspec.Struct, kw_only=True):
     active: str | None = None
     acted_this_round: list[str] = []
     window: ReactionWindow | None = None
+    suspended_windows: list[ReactionWindow] = []  # outer windows waiting on a nested one
     windows_opened: int = 0
     ended: bool = False
     winner: str | None = None

@@ -284,6 +284,17 @@ class ReactionWindowOpened(Event):
     deadline_ms: int
     continuation: dict[str, Any] = {}
     rule: str = ""
+    # Opened while resolving another window's claims (a reaction to a
+    # reaction): that window is suspended and resumes, from claim number
+    # ``resume_at`` of its recorded order, when this one has closed.
+    nested_in: int | None = None
+    resume_at: int = 0
+
+
+class ReactionWindowResumed(Event):
+    """A window suspended by a nested one resumes resolving its remaining claims."""
+
+    window: int
 
 
 class ReactionClaimed(Event):
@@ -397,6 +408,7 @@ GENERIC_EVENTS: tuple[type[Event], ...] = (
     CombatantDown,
     StateAdjusted,
     ReactionWindowOpened,
+    ReactionWindowResumed,
     ReactionClaimed,
     ReactionPassed,
     ReactionsOrdered,

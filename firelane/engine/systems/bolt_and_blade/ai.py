@@ -19,10 +19,10 @@ import heapq
 from typing import TYPE_CHECKING
 
 from firelane.engine.core import Rejected, next_command_id
-from firelane.engine.grid import Square, cover_level_against, cover_rank, distance, has_cover_feature, step_allowed
+from firelane.engine.grid import Square, cover_rank, distance, has_cover_feature
 from firelane.engine.state import EncounterState
 from firelane.engine.systems.bolt_and_blade.actions import take_cover_gain
-from firelane.engine.systems.bolt_and_blade.movement import fire_lane_watchers, movement_left, occupant, step_cost
+from firelane.engine.systems.bolt_and_blade.movement import FireLanes, entry_cost, movement_left, occupied_squares
 from firelane.engine.systems.bolt_and_blade.reactions import dive_squares
 from firelane.engine.systems.bolt_and_blade.rules import parse_dice, range_band
 from firelane.engine.systems.bolt_and_blade.system import AIMING, EXPOSED, OVERWATCH, PINNED, grid_of
@@ -115,33 +115,115 @@ def best_target(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBl
     return best[1], best[2], best[0]
 
 
-def estimate_from(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, square: Square) -> float:
+def estimate_from(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, square: Square, survey: Survey | None = None) -> float:
     """Best chance to hit any enemy with the ready ranged weapon from ``square``."""
-    weapon = me.ready
-    if weapon is None or not weapon.is_ranged:
-        return 0.0
-    base = me.modifier(weapon.attack_attribute) + (system.proficiency(state, me) if system.proficient_with(me, weapon) else 0)
-    best = 0.0
-    for enemy in system.standing_enemies(state, me.id):
-        there: Square = enemy.position  # type: ignore[assignment]
-        band = range_band(distance(square, there) * state.terrain.square_size, weapon.range[0], weapon.range[1])
-        if band == "out" or not system.sees(state, square, there):
-            continue
-        level, _ = system.cover_against(state, enemy, square)
-        if level == "total":
-            continue
-        defense = system.defense_roll(state, enemy, square, ranged=True).total
-        bonus = base + (int(state.settings.get("exposed_attack_bonus", 2)) if EXPOSED in enemy.conditions else 0)
-        best = max(best, hit_chance(bonus, defense, "disadvantage" if band == "long" else "normal"))
-    return best
+    return (survey or Survey(system, state, me)).shot_chance(square)
+
+
+class Survey:
+    """The field as ``me`` sees it in one state, for one decision.
+
+    Choosing a move weighs a hundred or more squares against the same enemies:
+    this reads the enemies, the smoke and the occupied squares once and
+    remembers what it worked out about each square. It is only valid while the
+    state does not change, so it lives for one `choose_command` call and is
+    passed down, never kept.
+    """
+
+    def __init__(self, system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant) -> None:
+        self.system = system
+        self.state = state
+        self.me = me
+        self.grid = grid_of(state)
+        self.enemies = system.standing_enemies(state, me.id)
+        self.enemy_squares: list[Square] = [enemy.position for enemy in self.enemies]  # type: ignore[misc]
+        self.sees = system.sight_test(state)
+        self.fire_lanes = FireLanes(system, state, me.id)
+        self.occupied = occupied_squares(state, besides=me.id)
+        # A path may pass allies but not enemies (`path_problem`).
+        self.enemy_held = {square for square, cid in self.occupied.items() if state.combatants[cid].side != me.side}
+        self._entry_costs: dict[Square, float] = {}
+        self._shot_chances: dict[Square, float] = {}
+        self._chances_against: dict[tuple[str, str, str], float] = {}
+        self._square_terms: dict[Square, tuple[int, float, float, bool]] = {}
+        self._live_watchers: dict[Square, frozenset[str]] = {}
+
+    def entry_cost(self, square: Square) -> float:
+        cost = self._entry_costs.get(square)
+        if cost is None:
+            cost = self._entry_costs[square] = entry_cost(self.state, self.me, square)
+        return cost
+
+    def chance_against(self, enemy: BoltAndBladeCombatant, weapon: Weapon, band: str, cover: tuple[str, str]) -> float:
+        """The chance to hit ``enemy`` with the ready ``weapon`` at this range band
+        when it has this cover (not total). The square shot from matters only
+        through the band and the cover level, so each is worked out once."""
+        key = (enemy.id, band, cover[0])
+        chance = self._chances_against.get(key)
+        if chance is None:
+            system, state, me = self.system, self.state, self.me
+            base = me.modifier(weapon.attack_attribute) + (system.proficiency(state, me) if system.proficient_with(me, weapon) else 0)
+            bonus = base + (int(state.settings.get("exposed_attack_bonus", 2)) if EXPOSED in enemy.conditions else 0)
+            defense = system.defense_with_cover(state, enemy, cover).total  # as defense_roll(ranged=True) from that square
+            chance = self._chances_against[key] = hit_chance(bonus, defense, "disadvantage" if band == "long" else "normal")
+        return chance
+
+    def shot_chance(self, square: Square) -> float:
+        """`estimate_from` ``square``, worked out once per square."""
+        chance = self._shot_chances.get(square)
+        if chance is not None:
+            return chance
+        system, state = self.system, self.state
+        chance = 0.0
+        weapon = self.me.ready
+        if weapon is not None and weapon.is_ranged:
+            normal_ft, maximum_ft = weapon.range
+            square_ft = state.terrain.square_size
+            for enemy, there in zip(self.enemies, self.enemy_squares):
+                band = range_band(distance(square, there) * square_ft, normal_ft, maximum_ft)
+                if band == "out" or not self.sees(square, there):
+                    continue
+                cover = system.cover_against(state, enemy, square)
+                if cover[0] == "total":
+                    continue
+                chance = max(chance, self.chance_against(enemy, weapon, band, cover))
+        self._shot_chances[square] = chance
+        return chance
+
+    def square_terms(self, square: Square) -> tuple[int, float, float, bool]:
+        """What `square_score` weighs about a square whatever the path to it:
+        (squares to the nearest enemy, best shot chance, cover from the enemies
+        who see it, whether it has cover on it)."""
+        terms = self._square_terms.get(square)
+        if terms is None:
+            grid, sees = self.grid, self.sees
+            nearest = min(distance(square, there) for there in self.enemy_squares)
+            cover = 0.0
+            for there in self.enemy_squares:
+                if sees(there, square):
+                    cover += cover_rank(grid.cover_facing(square, there)[1]) - 1.0
+            terms = self._square_terms[square] = (nearest, self.shot_chance(square), cover, has_cover_feature(grid, square))
+        return terms
+
+    def lanes_crossed(self, path: list[Square]) -> set[str]:
+        """Enemies with their Reaction still to use whose fire lane some step of ``path`` enters."""
+        crossed: set[str] = set()
+        for step in path:
+            watchers = self._live_watchers.get(step)
+            if watchers is None:
+                combatants = self.state.combatants
+                watchers = self._live_watchers[step] = frozenset(w for w in self.fire_lanes.watchers(step) if not combatants[w].reaction_used)
+            crossed |= watchers
+        return crossed
 
 
 # ---------------------------------------------------------------- movement
 
 
-def reachable(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, budget: float) -> dict[Square, tuple[float, list[Square]]]:
-    """Cheapest paths to every square within ``budget`` ft (Dijkstra, deterministic)."""
-    grid = grid_of(state)
+def reachable(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, budget: float, survey: Survey | None = None) -> dict[Square, tuple[float, list[Square]]]:
+    """Cheapest paths to every square within ``budget`` ft (Dijkstra, deterministic:
+    of equally cheap paths, the first found in `STEP_DIRECTIONS` order is kept)."""
+    survey = survey or Survey(system, state, me)
     start: Square = me.position  # type: ignore[assignment]
     best: dict[Square, tuple[float, list[Square]]] = {start: (0.0, [])}
     queue: list[tuple[float, Square]] = [(0.0, start)]
@@ -149,55 +231,46 @@ def reachable(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBlad
         cost, square = heapq.heappop(queue)
         if cost > best[square][0]:
             continue
-        for dx, dy in ((0, -1), (1, 0), (0, 1), (-1, 0), (1, -1), (1, 1), (-1, 1), (-1, -1)):
-            nxt = (square[0] + dx, square[1] + dy)
-            if step_allowed(grid, square, nxt) is not None:
+        for nxt in survey.grid.steps_from(square):
+            if nxt in survey.enemy_held:
                 continue
-            blocker = occupant(state, nxt, besides=me.id)
-            if blocker is not None and state.combatants[blocker].side != me.side:
-                continue
-            total = cost + step_cost(state, me, square, nxt)
+            total = cost + survey.entry_cost(nxt)
             if total > budget:
                 continue
             if nxt not in best or total < best[nxt][0]:
                 best[nxt] = (total, best[square][1] + [nxt])
                 heapq.heappush(queue, (total, nxt))
-    return {sq: v for sq, v in best.items() if sq == start or occupant(state, sq, besides=me.id) is None}
+    return {sq: v for sq, v in best.items() if sq == start or sq not in survey.occupied}
 
 
-def square_score(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, square: Square, path: list[Square]) -> float:
+def square_score(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, square: Square, path: list[Square], survey: Survey | None = None) -> float:
     """How good a square is to end a move on: a line of fire, cover from those
     who see it, few enemy fire lanes crossed on the way, and — without a shot —
     closeness to the nearest enemy."""
-    enemies = system.standing_enemies(state, me.id)
-    if not enemies:
+    survey = survey or Survey(system, state, me)
+    if not survey.enemies:
         return 0.0
-    grid = grid_of(state)
-    nearest = min(distance(square, e.position) for e in enemies)  # type: ignore[arg-type]
-    chance = estimate_from(system, state, me, square)
-    cover = 0.0
-    for enemy in enemies:
-        if system.sees(state, enemy.position, square):  # type: ignore[arg-type]
-            cover += cover_rank(cover_level_against(grid, square, enemy.position)) - 1.0  # type: ignore[arg-type]
-    lanes = len({w for step in path for w in fire_lane_watchers(system, state, me.id, step) if not state.combatants[w].reaction_used})
+    nearest, chance, cover, in_cover = survey.square_terms(square)
+    lanes = len(survey.lanes_crossed(path))
     score = 4.0 * chance + 0.6 * cover - 0.3 * lanes
     if chance < FAIR_SHOT:
         score -= 0.35 * nearest  # no fair shot from here: close in
-    if has_cover_feature(grid, square):
+    if in_cover:
         score += 0.3
     return score - 0.01 * len(path)
 
 
-def best_move(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, budget: float) -> tuple[list[Square], float] | None:
+def best_move(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, budget: float, survey: Survey | None = None) -> tuple[list[Square], float] | None:
     """The path to the best square within ``budget`` ft and its score, or None to stay."""
     if budget < state.terrain.square_size or me.movement_halted:
         return None
-    options = reachable(system, state, me, budget)
+    survey = survey or Survey(system, state, me)
+    options = reachable(system, state, me, budget, survey)
     here: Square = me.position  # type: ignore[assignment]
-    scored = sorted(((square_score(system, state, me, sq, path), sq) for sq, (_cost, path) in options.items()), key=lambda item: (-item[0], item[1][1], item[1][0]))
+    scored = sorted(((square_score(system, state, me, sq, path, survey), sq) for sq, (_cost, path) in options.items()), key=lambda item: (-item[0], item[1][1], item[1][0]))
     if not scored or scored[0][1] == here:
         return None
-    if scored[0][0] <= square_score(system, state, me, here, []) + 0.05:
+    if scored[0][0] <= square_score(system, state, me, here, [], survey) + 0.05:
         return None
     return options[scored[0][1]][1], scored[0][0]
 
@@ -304,10 +377,11 @@ def choose_command(system: BoltAndBladeSystem, state: EncounterState, combatant:
         if shot is not None:
             return shot
     if not me.movement_halted and movement_left(me) >= state.terrain.square_size:
-        walked = best_move(system, state, me, movement_left(me))
-        no_shot = estimate_from(system, state, me, walked[0][-1] if walked else me.position) < ANY_SHOT  # type: ignore[arg-type]
+        survey = Survey(system, state, me)  # shared by the walk, the dash and their squares' scores
+        walked = best_move(system, state, me, movement_left(me), survey)
+        no_shot = estimate_from(system, state, me, walked[0][-1] if walked else me.position, survey) < ANY_SHOT  # type: ignore[arg-type]
         if no_shot and not me.action_used and PINNED not in me.conditions:
-            dashed = best_move(system, state, me, movement_left(me) + me.movement_ft)
+            dashed = best_move(system, state, me, movement_left(me) + me.movement_ft, survey)
             if dashed is not None and (walked is None or dashed[1] > walked[1] + 0.5):
                 return BBMove(command_id=command_id, actor=combatant, path=dashed[0], mode="dash")
         if walked is not None:

@@ -340,16 +340,25 @@ def sight_blocked_by_zones(state: EncounterState, a: Square, b: Square) -> bool:
     line is blocked only when both squares beside the corner are smoke, as with
     walls in `Grid.line_of_sight`.
     """
+    smoke = sight_blocking_squares(state)
+    return bool(smoke) and line_touches(smoke, a, b)
+
+
+def sight_blocking_squares(state: EncounterState) -> set[Square]:
+    """The squares of every sight-blocking zone (smoke)."""
     zones: list[PersistentZone] = getattr(state, "zones", [])
-    smoke = {tuple(square) for zone in zones if zone.blocks_sight for square in zone.squares}
-    if not smoke:
-        return False
+    return {tuple(square) for zone in zones if zone.blocks_sight for square in zone.squares}  # type: ignore[misc]
+
+
+def line_touches(squares: set[Square], a: Square, b: Square) -> bool:
+    """Whether the line from ``a`` to ``b`` passes through one of ``squares``,
+    its two ends included (at an exact corner crossing: both squares beside it)."""
     for step in supercover_line(a, b):
         if isinstance(step[0], tuple):
             first, second = step  # type: ignore[misc]
-            if first in smoke and second in smoke:
+            if first in squares and second in squares:
                 return True
-        elif step in smoke:
+        elif step in squares:
             return True
     return False
 

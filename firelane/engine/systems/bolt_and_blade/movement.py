@@ -48,15 +48,21 @@ def step_cost(state: EncounterState, mover: BoltAndBladeCombatant, frm: Square, 
     """Feet one step costs: a square (5 ft, diagonals too); entering a cover
     square costs 5 ft flat (BB-CMB-29); open ground costs double while Pinned
     (BB-CMB-19) and in difficult terrain."""
+    return entry_cost(state, mover, to)
+
+
+def entry_cost(state: EncounterState, mover: BoltAndBladeCombatant, square: Square) -> float:
+    """What stepping onto ``square`` costs the mover (`step_cost`): the square
+    entered alone sets the cost, wherever the step comes from."""
     settings = state.settings
     square_ft = float(state.terrain.square_size)
     grid = grid_of(state)
-    if has_cover_feature(grid, to):
+    if has_cover_feature(grid, square):
         return float(settings.get("enter_cover_cost_ft", 5))
     cost = square_ft
     if PINNED in mover.conditions:
         cost *= float(settings.get("pinned_move_multiplier", 2))
-    if to in set(map(tuple, state.terrain.difficult)):
+    if tuple(square) in grid.difficult:
         cost *= float(settings.get("difficult_move_multiplier", 2))
     return cost
 
@@ -76,11 +82,17 @@ def movement_left(mover: BoltAndBladeCombatant) -> float:
 
 def occupant(state: EncounterState, square: Square, *, besides: str = "") -> str | None:
     """The standing combatant on a square (the fallen do not block), if any."""
+    return occupied_squares(state, besides=besides).get(square)
+
+
+def occupied_squares(state: EncounterState, *, besides: str = "") -> dict[Square, str]:
+    """Every square's `occupant`: where several stand on one square, the first by ID."""
+    occupied: dict[Square, str] = {}
     for cid in sorted(state.combatants):
         other = state.combatants[cid]
-        if cid != besides and not other.out_of_fight and other.position is not None and tuple(other.position) == square:
-            return cid
-    return None
+        if cid != besides and not other.out_of_fight and other.position is not None:
+            occupied.setdefault(tuple(other.position), cid)  # type: ignore[arg-type]
+    return occupied
 
 
 def path_problem(state: EncounterState, mover: BoltAndBladeCombatant, path: list[Square]) -> str | None:
@@ -302,15 +314,20 @@ def stop_movement(system: BoltAndBladeSystem, decision: Decision, mover_id: str,
 
 
 def fire_lane_watchers(system: BoltAndBladeSystem, state: EncounterState, mover_id: str, square: Square) -> list[str]:
-    """Enemies whose fire lane covers ``square`` (whatever their Reaction): used by the AI."""
+    """Enemies whose fire lane covers ``square`` (whatever their Reaction)."""
     grid = grid_of(state)
-    watchers = []
+    return [
+        enemy for enemy, there, reach in fire_lane_shooters(system, state, mover_id)
+        if in_fire_lane(grid, square, there, reach, sees=system.sees(state, there, square))
+    ]
+
+
+def fire_lane_shooters(system: BoltAndBladeSystem, state: EncounterState, mover_id: str) -> list[tuple[str, Square, int]]:
+    """(enemy, its square, its reach in squares) for each standing enemy of the
+    mover with a ranged weapon ready: the enemies that have fire lanes."""
+    shooters = []
     for enemy in system.standing_enemies(state, mover_id):
         weapon = enemy.ready
-        if weapon is None or not weapon.is_ranged:
-            continue
-        reach = int(weapon.range[1] // state.terrain.square_size)
-        if in_fire_lane(grid, square, enemy.position, reach, sees=system.sees(state, enemy.position, square)):  # type: ignore[arg-type]
-            watchers.append(enemy.id)
-    return watchers
-
+        if weapon is not None and weapon.is_ranged:
+            shooters.append((enemy.id, enemy.position, int(weapon.range[1] // state.terrain.square_size)))
+    return shooters  # type: ignore[return-value]

@@ -8,6 +8,7 @@ live in `actions`, movement and fire lanes in `movement`, reactions in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -15,7 +16,7 @@ import msgspec
 
 from firelane.engine.core import BaseRuleSystem, Decision, Rejected, require
 from firelane.engine.dice import Dice
-from firelane.engine.grid import Grid, Square, best_feature_against, cover_level_against, distance
+from firelane.engine.grid import Grid, Square, distance
 from firelane.engine.state import EncounterState, ReactionWindow
 from firelane.engine.systems.bolt_and_blade import areas
 from firelane.engine.systems.bolt_and_blade.rules import (
@@ -211,9 +212,16 @@ class BoltAndBladeSystem(BaseRuleSystem):
 
     def sees(self, state: EncounterState, a: Square, b: Square) -> bool:
         """Line of sight: no wall between (grid) and no sight-blocking zone (smoke)."""
-        if not grid_of(state).line_of_sight(a, b):
-            return False
-        return not areas.sight_blocked_by_zones(state, a, b)
+        return self.sight_test(state)(a, b)
+
+    def sight_test(self, state: EncounterState) -> Callable[[Square, Square], bool]:
+        """`sees` for one state, with its smoke gathered once: for callers (the
+        AI) asking about many lines in a state that does not change meanwhile."""
+        line_of_sight = grid_of(state).line_of_sight
+        smoke = areas.sight_blocking_squares(state)
+        if not smoke:
+            return line_of_sight
+        return lambda a, b: line_of_sight(a, b) and not areas.line_touches(smoke, a, b)
 
     def feet(self, state: EncounterState, a: Square, b: Square) -> float:
         return distance(a, b) * state.terrain.square_size
@@ -273,8 +281,7 @@ class BoltAndBladeSystem(BaseRuleSystem):
             return "none", "exposed: cannot benefit from cover"
         grid = grid_of(state)
         here: Square = target.position  # type: ignore[assignment]
-        level = cover_level_against(grid, here, attacker_square)
-        feature = best_feature_against(grid, here, attacker_square)
+        feature, level = grid.cover_facing(here, attacker_square)
         how = f"{level} cover facing the attacker" if feature else "no cover facing the attacker"
         if target.taking_cover:
             improved = improved_cover(level, blocks_sight=feature is not None and feature.level == "heavy_tall")
@@ -285,6 +292,12 @@ class BoltAndBladeSystem(BaseRuleSystem):
 
     def defense_roll(self, state: EncounterState, target: BoltAndBladeCombatant, attacker_square: Square, *, ranged: bool) -> Roll:
         """Defense as a sum of named sources, each with its rule ID (BB-CORE-08)."""
+        counts_cover = ranged or state.settings.get("cover_against_melee", False)
+        return self.defense_with_cover(state, target, self.cover_against(state, target, attacker_square) if counts_cover else None)
+
+    def defense_with_cover(self, state: EncounterState, target: BoltAndBladeCombatant, cover: tuple[str, str] | None) -> Roll:
+        """`defense_roll` given the target's (cover level, how) from `cover_against`,
+        or None when cover does not count. The total depends on the level alone."""
         settings = state.settings
         terms = [
             Modifier(source="base Defense", rule="BB-CORE-08", value=int(settings.get("defense_base", 10))),
@@ -292,8 +305,8 @@ class BoltAndBladeSystem(BaseRuleSystem):
             Modifier(source="Agility modifier", rule="BB-CORE-08", value=target.modifier("agility")),
         ]
         notes: list[str] = []
-        if ranged or settings.get("cover_against_melee", False):
-            level, how = self.cover_against(state, target, attacker_square)
+        if cover is not None:
+            level, how = cover
             notes.append(how)
             if level in ("light", "heavy"):
                 bonuses = {**BB_DEFAULT_SETTINGS["cover_bonus"], **settings.get("cover_bonus", {})}
