@@ -213,6 +213,14 @@ class BaseRuleSystem:
 
     # ------------------------------------------------------------ hooks for systems
 
+    def resolve_setup(self, setup: EncounterSetup) -> EncounterSetup:
+        """Make a setup self-contained before an encounter starts: a system whose
+        sheets may name catalogue entries (weapons, armour) inlines the full
+        records here, so the log never depends on a data file that may change.
+        Called by whoever creates an encounter (not by decide/evolve); must be
+        idempotent."""
+        return setup
+
     def build_combatant(self, setup: CombatantSetup, settings: dict[str, Any]) -> Combatant:
         """Turn a setup's sheet into typed state; raise Rejected on a bad sheet."""
         try:
