@@ -16,13 +16,13 @@ No randomness and no dice: equal states give equal commands.
 from __future__ import annotations
 
 import heapq
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from firelane.engine.core import Rejected, next_command_id
-from firelane.engine.grid import Square, cover_rank, distance, has_cover_feature
+from firelane.engine.grid import Square, cover_level_against, cover_rank, distance, has_cover_feature, in_fire_lane
 from firelane.engine.state import EncounterState
 from firelane.engine.systems.bolt_and_blade.actions import take_cover_gain
-from firelane.engine.systems.bolt_and_blade.movement import FireLanes, entry_cost, movement_left, occupied_squares
+from firelane.engine.systems.bolt_and_blade.movement import entry_cost, fire_lane_shooters, movement_left, occupied_squares
 from firelane.engine.systems.bolt_and_blade.reactions import dive_squares
 from firelane.engine.systems.bolt_and_blade.rules import parse_dice, range_band
 from firelane.engine.systems.bolt_and_blade.system import AIMING, EXPOSED, OVERWATCH, PINNED, grid_of
@@ -120,6 +120,15 @@ def estimate_from(system: BoltAndBladeSystem, state: EncounterState, me: BoltAnd
     return (survey or Survey(system, state, me)).shot_chance(square)
 
 
+class SquareTerms(NamedTuple):
+    """What `square_score` weighs about a square, whatever the path to it."""
+
+    nearest: int  # squares to the nearest enemy
+    cover: float  # for each enemy that sees the square: its cover rank against that enemy - 1
+    has_cover: bool  # any cover on the square
+    lane_watchers: frozenset[str]  # enemies with their Reaction left whose fire lane covers it
+
+
 class Survey:
     """The field as ``me`` sees it in one state, for one decision.
 
@@ -138,15 +147,20 @@ class Survey:
         self.enemies = system.standing_enemies(state, me.id)
         self.enemy_squares: list[Square] = [enemy.position for enemy in self.enemies]  # type: ignore[misc]
         self.sees = system.sight_test(state)
-        self.fire_lanes = FireLanes(system, state, me.id)
+        # (enemy, its square, the reach of its fire lane): only an enemy with
+        # its Reaction left can fire at a mover crossing its lane, so only
+        # those lanes count against a path; the others have no reach (None).
+        lane_reach = {enemy: reach for enemy, _there, reach in fire_lane_shooters(system, state, me.id)}
+        self._watchers: list[tuple[str, Square, int | None]] = [
+            (enemy.id, there, None if enemy.reaction_used else lane_reach.get(enemy.id)) for enemy, there in zip(self.enemies, self.enemy_squares)
+        ]
         self.occupied = occupied_squares(state, besides=me.id)
         # A path may pass allies but not enemies (`path_problem`).
         self.enemy_held = {square for square, cid in self.occupied.items() if state.combatants[cid].side != me.side}
         self._entry_costs: dict[Square, float] = {}
         self._shot_chances: dict[Square, float] = {}
         self._chances_against: dict[tuple[str, str, str], float] = {}
-        self._square_terms: dict[Square, tuple[int, float, float, bool]] = {}
-        self._live_watchers: dict[Square, frozenset[str]] = {}
+        self._square_terms: dict[Square, SquareTerms] = {}
 
     def entry_cost(self, square: Square) -> float:
         cost = self._entry_costs.get(square)
@@ -190,30 +204,27 @@ class Survey:
         self._shot_chances[square] = chance
         return chance
 
-    def square_terms(self, square: Square) -> tuple[int, float, float, bool]:
-        """What `square_score` weighs about a square whatever the path to it:
-        (squares to the nearest enemy, best shot chance, cover from the enemies
-        who see it, whether it has cover on it)."""
+    def square_terms(self, square: Square) -> SquareTerms:
+        """`SquareTerms` of ``square`` (there must be enemies), worked out once per square."""
         terms = self._square_terms.get(square)
         if terms is None:
             grid, sees = self.grid, self.sees
-            nearest = min(distance(square, there) for there in self.enemy_squares)
             cover = 0.0
-            for there in self.enemy_squares:
+            watchers = []
+            for enemy, there, lane_reach in self._watchers:
                 if sees(there, square):
-                    cover += cover_rank(grid.cover_facing(square, there)[1]) - 1.0
-            terms = self._square_terms[square] = (nearest, self.shot_chance(square), cover, has_cover_feature(grid, square))
+                    cover += cover_rank(cover_level_against(grid, square, there)) - 1.0
+                    if lane_reach is not None and in_fire_lane(grid, square, there, lane_reach, sees=True):
+                        watchers.append(enemy)
+            nearest = min(distance(square, there) for there in self.enemy_squares)
+            terms = self._square_terms[square] = SquareTerms(nearest, cover, has_cover_feature(grid, square), frozenset(watchers))
         return terms
 
     def lanes_crossed(self, path: list[Square]) -> set[str]:
-        """Enemies with their Reaction still to use whose fire lane some step of ``path`` enters."""
+        """Enemies with their Reaction left whose fire lane some step of ``path`` enters."""
         crossed: set[str] = set()
         for step in path:
-            watchers = self._live_watchers.get(step)
-            if watchers is None:
-                combatants = self.state.combatants
-                watchers = self._live_watchers[step] = frozenset(w for w in self.fire_lanes.watchers(step) if not combatants[w].reaction_used)
-            crossed |= watchers
+            crossed |= self.square_terms(step).lane_watchers
         return crossed
 
 
@@ -250,7 +261,8 @@ def square_score(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndB
     survey = survey or Survey(system, state, me)
     if not survey.enemies:
         return 0.0
-    nearest, chance, cover, in_cover = survey.square_terms(square)
+    nearest, cover, in_cover, _watchers = survey.square_terms(square)
+    chance = survey.shot_chance(square)
     lanes = len(survey.lanes_crossed(path))
     score = 4.0 * chance + 0.6 * cover - 0.3 * lanes
     if chance < FAIR_SHOT:
