@@ -102,3 +102,16 @@ def test_embedded_server_keeps_the_campaign_across_runs(tmp_path: Path) -> None:
     roster = firelane("encounters", "--data-dir", str(data))
     assert roster.returncode == 0 and "kept" in roster.stdout and "ended" in roster.stdout
     assert not (data / "redis.sock").exists(), "the embedded server must be stopped on exit"
+
+
+def test_schema_describes_every_command_a_frontend_may_send() -> None:
+    for system in ("bolt-and-blade", "d100-degrees", "d100-zones", "rond6"):
+        result = firelane("schema", "--system", system)
+        assert result.returncode == 0, result.stderr
+        schema = json.loads(result.stdout)
+        tags = set(schema["$defs"])
+        assert {"EndTurn", "ClaimReaction", "PassReaction"} <= tags
+        assert len(tags) > 6, f"{system} lists no commands of its own"
+        assert set(schema["$defs"]["ClaimReaction"]["required"]) == {"type", "command_id", "actor", "window", "reaction"}
+    events = json.loads(firelane("schema", "--events", "--system", "bolt-and-blade").stdout)
+    assert {"EncounterStarted", "ReactionsOrdered", "SeedRevealed"} <= set(events["$defs"])

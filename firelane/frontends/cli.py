@@ -6,6 +6,7 @@
     firelane audit ENCOUNTER [--verify]  every roll with its modifiers and rule IDs; recompute every die
     firelane encounters                  the campaign's roster of encounters
     firelane submit ENCOUNTER JSON       send a command as a frontend would, and show the answer
+    firelane schema [--system S]         JSON Schema of the commands (or --events) for frontends
 
 Redis: ``--redis URL`` or ``FIRELANE_REDIS_URL``; without either, a private
 redis-server is started on the data directory (``--data-dir``,
@@ -20,7 +21,7 @@ import sys
 import time
 from contextlib import aclosing
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 import msgspec
 import trio
@@ -256,6 +257,20 @@ async def cmd_submit(args: argparse.Namespace) -> int:
         return 3
 
 
+async def cmd_schema(args: argparse.Namespace) -> int:
+    """JSON Schema of a system's commands (what a frontend may send) or of all its events."""
+    system = get_system(args.system)
+    if args.events:
+        from firelane.events.schemas import GENERIC_EVENTS
+
+        types = tuple(GENERIC_EVENTS) + tuple(system.event_types)
+        target: Any = Union[types]  # noqa: UP007 - a runtime union for msgspec
+    else:
+        target = codec.command_union(system.command_types)
+    sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(msgspec.json.schema(target))) + b"\n")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="firelane", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     common = argparse.ArgumentParser(add_help=False)
@@ -299,6 +314,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     encounters = sub.add_parser("encounters", parents=[common], help="the campaign's roster")
     encounters.set_defaults(handler=cmd_encounters)
+
+    schema = sub.add_parser("schema", parents=[common], help="JSON Schema of a system's commands (or --events) for frontends")
+    schema.add_argument("--system", default="bolt-and-blade", help=f"rule system: {', '.join(system_names())}")
+    schema.add_argument("--events", action="store_true", help="the events instead of the commands")
+    schema.set_defaults(handler=cmd_schema)
 
     submit = sub.add_parser("submit", parents=[common], help="send a command JSON to an encounter's inbox")
     submit.add_argument("encounter")
