@@ -13,7 +13,7 @@ beside the corner are walls, so a shot can skim a single wall's corner.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from functools import cached_property
+from functools import cache, cached_property
 
 from firelane.events.schemas import CoverFeature, Terrain
 
@@ -177,6 +177,7 @@ class Grid:
 COVER_ORDER: tuple[str, ...] = ("none", "light", "heavy", "total")
 
 
+@cache  # a pure function of a short string, asked for every square an AI weighs
 def cover_rank(level: str) -> int:
     """Position of a cover level on the none < light < heavy < total ladder.
 

@@ -187,7 +187,7 @@ class Survey:
         chance = self._shot_chances.get(square)
         if chance is not None:
             return chance
-        system, state = self.system, self.state
+        system, state, sees = self.system, self.state, self.sees
         chance = 0.0
         weapon = self.me.ready
         if weapon is not None and weapon.is_ranged:
@@ -195,12 +195,14 @@ class Survey:
             square_ft = state.terrain.square_size
             for enemy, there in zip(self.enemies, self.enemy_squares):
                 band = range_band(distance(square, there) * square_ft, normal_ft, maximum_ft)
-                if band == "out" or not self.sees(square, there):
+                if band == "out" or not sees(square, there):
                     continue
                 cover = system.cover_against(state, enemy, square)
                 if cover[0] == "total":
                     continue
-                chance = max(chance, self.chance_against(enemy, weapon, band, cover))
+                against = self.chance_against(enemy, weapon, band, cover)
+                if against > chance:
+                    chance = against
         self._shot_chances[square] = chance
         return chance
 
@@ -209,15 +211,18 @@ class Survey:
         terms = self._square_terms.get(square)
         if terms is None:
             grid, sees = self.grid, self.sees
+            nearest = None
             cover = 0.0
             watchers = []
             for enemy, there, lane_reach in self._watchers:
+                away = distance(square, there)
+                if nearest is None or away < nearest:
+                    nearest = away
                 if sees(there, square):
-                    cover += cover_rank(cover_level_against(grid, square, there)) - 1.0
+                    cover += cover_rank(grid.cover_facing(square, there)[1]) - 1.0
                     if lane_reach is not None and in_fire_lane(grid, square, there, lane_reach, sees=True):
                         watchers.append(enemy)
-            nearest = min(distance(square, there) for there in self.enemy_squares)
-            terms = self._square_terms[square] = SquareTerms(nearest, cover, has_cover_feature(grid, square), frozenset(watchers))
+            terms = self._square_terms[square] = SquareTerms(nearest, cover, has_cover_feature(grid, square), frozenset(watchers))  # type: ignore[arg-type]
         return terms
 
     def lanes_crossed(self, path: list[Square]) -> set[str]:
@@ -238,18 +243,21 @@ def reachable(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBlad
     start: Square = me.position  # type: ignore[assignment]
     best: dict[Square, tuple[float, list[Square]]] = {start: (0.0, [])}
     queue: list[tuple[float, Square]] = [(0.0, start)]
+    steps_from, entry_cost, enemy_held = survey.grid.steps_from, survey.entry_cost, survey.enemy_held
     while queue:
         cost, square = heapq.heappop(queue)
-        if cost > best[square][0]:
-            continue
-        for nxt in survey.grid.steps_from(square):
-            if nxt in survey.enemy_held:
+        cheapest, path = best[square]
+        if cost > cheapest:
+            continue  # a stale queue entry: the square was reached more cheaply since
+        for nxt in steps_from(square):
+            if nxt in enemy_held:
                 continue
-            total = cost + survey.entry_cost(nxt)
+            total = cost + entry_cost(nxt)
             if total > budget:
                 continue
-            if nxt not in best or total < best[nxt][0]:
-                best[nxt] = (total, best[square][1] + [nxt])
+            known = best.get(nxt)
+            if known is None or total < known[0]:
+                best[nxt] = (total, path + [nxt])
                 heapq.heappush(queue, (total, nxt))
     return {sq: v for sq, v in best.items() if sq == start or sq not in survey.occupied}
 
