@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from functools import cache, cached_property
+from typing import NamedTuple
 
 from firelane.events.schemas import CoverFeature, Terrain
 
@@ -66,6 +67,16 @@ def supercover_line(a: Square, b: Square) -> Iterator[Square | tuple[Square, Squ
             y += sy
             iy += 1
         yield (x, y)
+
+
+class Sightline(NamedTuple):
+    """What the terrain alone says about two squares ``a`` and ``b`` (`Grid.sightline`)."""
+
+    squares: int  # distance(a, b)
+    a_sees_b: bool  # line_of_sight(a, b): walls only, a system may add blockers (smoke)
+    b_sees_a: bool  # line_of_sight(b, a)
+    cover_at_a: str  # cover_level_against(a, b): the cover on a facing b
+    cover_at_b: str  # cover_level_against(b, a)
 
 
 class Grid:
@@ -131,6 +142,22 @@ class Grid:
 
     @cached_property
     def _cover_cache(self) -> dict[tuple[int, int, int, int], tuple[CoverFeature | None, str]]:
+        return {}
+
+    def sightline(self, a: Square, b: Square) -> Sightline:
+        """Distance, sight both ways and cover both ways between two squares, in
+        one memoised look-up: an AI weighing squares against every enemy asks
+        all of these for each pair."""
+        key = (a[0], a[1], b[0], b[1])
+        line = self._sightlines.get(key)
+        if line is None:
+            line = self._sightlines[key] = Sightline(
+                distance(a, b), self.line_of_sight(a, b), self.line_of_sight(b, a), self.cover_facing(a, b)[1], self.cover_facing(b, a)[1]
+            )
+        return line
+
+    @cached_property
+    def _sightlines(self) -> dict[tuple[int, int, int, int], Sightline]:
         return {}
 
     def steps_from(self, square: Square) -> tuple[Square, ...]:

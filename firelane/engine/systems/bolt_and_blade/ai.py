@@ -19,7 +19,7 @@ import heapq
 from typing import TYPE_CHECKING, NamedTuple
 
 from firelane.engine.core import Rejected, next_command_id
-from firelane.engine.grid import Square, cover_level_against, cover_rank, distance, has_cover_feature, in_fire_lane
+from firelane.engine.grid import Square, cover_rank, distance, has_cover_feature, in_fire_lane
 from firelane.engine.state import EncounterState
 from firelane.engine.systems.bolt_and_blade.actions import take_cover_gain
 from firelane.engine.systems.bolt_and_blade.movement import entry_cost, fire_lane_shooters, movement_left, occupied_squares
@@ -117,13 +117,14 @@ def best_target(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBl
 
 def estimate_from(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, square: Square, survey: Survey | None = None) -> float:
     """Best chance to hit any enemy with the ready ranged weapon from ``square``."""
-    return (survey or Survey(system, state, me)).shot_chance(square)
+    return (survey or Survey(system, state, me)).square_terms(square).chance
 
 
 class SquareTerms(NamedTuple):
     """What `square_score` weighs about a square, whatever the path to it."""
 
-    nearest: int  # squares to the nearest enemy
+    nearest: int | None  # squares to the nearest enemy (None: no enemies)
+    chance: float  # `estimate_from` the square
     cover: float  # for each enemy that sees the square: its cover rank against that enemy - 1
     has_cover: bool  # any cover on the square
     lane_watchers: frozenset[str]  # enemies with their Reaction left whose fire lane covers it
@@ -145,20 +146,23 @@ class Survey:
         self.me = me
         self.grid = grid_of(state)
         self.enemies = system.standing_enemies(state, me.id)
-        self.enemy_squares: list[Square] = [enemy.position for enemy in self.enemies]  # type: ignore[misc]
+        # Sight is the terrain's (`Grid.sightline`, memoised) unless smoke is
+        # about; then each line the terrain leaves open is asked of the system.
         self.sees = system.sight_test(state)
+        self.smoke = bool(system.sight_blockers(state))
         # (enemy, its square, the reach of its fire lane): only an enemy with
         # its Reaction left can fire at a mover crossing its lane, so only
         # those lanes count against a path; the others have no reach (None).
         lane_reach = {enemy: reach for enemy, _there, reach in fire_lane_shooters(system, state, me.id)}
-        self._watchers: list[tuple[str, Square, int | None]] = [
-            (enemy.id, there, None if enemy.reaction_used else lane_reach.get(enemy.id)) for enemy, there in zip(self.enemies, self.enemy_squares)
+        self._enemy_lanes: list[tuple[BoltAndBladeCombatant, Square, int | None]] = [
+            (enemy, enemy.position, None if enemy.reaction_used else lane_reach.get(enemy.id)) for enemy in self.enemies  # type: ignore[misc]
         ]
+        weapon = me.ready
+        self._gun = weapon if weapon is not None and weapon.is_ranged else None  # estimate_from shoots only the ready ranged weapon
         self.occupied = occupied_squares(state, besides=me.id)
         # A path may pass allies but not enemies (`path_problem`).
         self.enemy_held = {square for square, cid in self.occupied.items() if state.combatants[cid].side != me.side}
         self._entry_costs: dict[Square, float] = {}
-        self._shot_chances: dict[Square, float] = {}
         self._chances_against: dict[tuple[str, str, str], float] = {}
         self._square_terms: dict[Square, SquareTerms] = {}
 
@@ -182,54 +186,45 @@ class Survey:
             chance = self._chances_against[key] = hit_chance(bonus, defense, "disadvantage" if band == "long" else "normal")
         return chance
 
-    def shot_chance(self, square: Square) -> float:
-        """`estimate_from` ``square``, worked out once per square."""
-        chance = self._shot_chances.get(square)
-        if chance is not None:
-            return chance
-        system, state, sees = self.system, self.state, self.sees
-        chance = 0.0
-        weapon = self.me.ready
-        if weapon is not None and weapon.is_ranged:
-            normal_ft, maximum_ft = weapon.range
-            square_ft = state.terrain.square_size
-            for enemy, there in zip(self.enemies, self.enemy_squares):
-                band = range_band(distance(square, there) * square_ft, normal_ft, maximum_ft)
-                if band == "out" or not sees(square, there):
-                    continue
-                cover = system.cover_against(state, enemy, square)
-                if cover[0] == "total":
-                    continue
-                against = self.chance_against(enemy, weapon, band, cover)
-                if against > chance:
-                    chance = against
-        self._shot_chances[square] = chance
-        return chance
-
     def square_terms(self, square: Square) -> SquareTerms:
-        """`SquareTerms` of ``square`` (there must be enemies), worked out once per square."""
+        """`SquareTerms` of ``square``, worked out once per square, in one pass
+        over the enemies."""
         terms = self._square_terms.get(square)
-        if terms is None:
-            grid, sees = self.grid, self.sees
-            nearest = None
-            cover = 0.0
-            watchers = []
-            for enemy, there, lane_reach in self._watchers:
-                away = distance(square, there)
-                if nearest is None or away < nearest:
-                    nearest = away
-                if sees(there, square):
-                    cover += cover_rank(grid.cover_facing(square, there)[1]) - 1.0
-                    if lane_reach is not None and in_fire_lane(grid, square, there, lane_reach, sees=True):
-                        watchers.append(enemy)
-            terms = self._square_terms[square] = SquareTerms(nearest, cover, has_cover_feature(grid, square), frozenset(watchers))  # type: ignore[arg-type]
+        if terms is not None:
+            return terms
+        system, state, grid, sees, smoke, gun = self.system, self.state, self.grid, self.sees, self.smoke, self._gun
+        if gun is not None:
+            normal_ft, maximum_ft = gun.range
+            square_ft = state.terrain.square_size
+        nearest: int | None = None
+        chance = 0.0
+        cover = 0.0
+        watchers = []
+        for enemy, there, lane_reach in self._enemy_lanes:
+            line = grid.sightline(square, there)
+            if nearest is None or line.squares < nearest:
+                nearest = line.squares
+            # The enemy sees the square: the cover on it counts, and so may the enemy's fire lane.
+            if line.b_sees_a and (not smoke or sees(there, square)):
+                cover += cover_rank(line.cover_at_a) - 1.0
+                if lane_reach is not None and in_fire_lane(grid, square, there, lane_reach, sees=True):
+                    watchers.append(enemy.id)
+            # The shot from the square at the enemy.
+            if gun is not None:
+                band = range_band(line.squares * square_ft, normal_ft, maximum_ft)
+                if band != "out" and line.a_sees_b and (not smoke or sees(square, there)):
+                    enemy_cover = system.cover_against(state, enemy, square)
+                    if enemy_cover[0] != "total":
+                        chance = max(chance, self.chance_against(enemy, gun, band, enemy_cover))
+        terms = self._square_terms[square] = SquareTerms(nearest, chance, cover, has_cover_feature(grid, square), frozenset(watchers))
         return terms
 
     def lanes_crossed(self, path: list[Square]) -> set[str]:
         """Enemies with their Reaction left whose fire lane some step of ``path`` enters."""
         crossed: set[str] = set()
+        known = self._square_terms
         for step in path:
-            crossed |= self.square_terms(step).lane_watchers
+            crossed |= (known.get(step) or self.square_terms(step)).lane_watchers
         return crossed
 
 
@@ -269,8 +264,7 @@ def square_score(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndB
     survey = survey or Survey(system, state, me)
     if not survey.enemies:
         return 0.0
-    nearest, cover, in_cover, _watchers = survey.square_terms(square)
-    chance = survey.shot_chance(square)
+    nearest, chance, cover, in_cover, _watchers = survey.square_terms(square)
     lanes = len(survey.lanes_crossed(path))
     score = 4.0 * chance + 0.6 * cover - 0.3 * lanes
     if chance < FAIR_SHOT:

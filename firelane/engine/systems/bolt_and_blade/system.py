@@ -216,12 +216,18 @@ class BoltAndBladeSystem(BaseRuleSystem):
 
     def sight_test(self, state: EncounterState) -> Callable[[Square, Square], bool]:
         """`sees` for one state, with its smoke gathered once: for callers (the
-        AI) asking about many lines in a state that does not change meanwhile."""
+        AI) asking about many lines in a state that does not change meanwhile.
+        Sight is never clearer than the walls allow; with no `sight_blockers`
+        it is exactly the grid's line of sight."""
         line_of_sight = grid_of(state).line_of_sight
-        smoke = areas.sight_blocking_squares(state)
+        smoke = self.sight_blockers(state)
         if not smoke:
             return line_of_sight
         return lambda a, b: line_of_sight(a, b) and not areas.line_touches(smoke, a, b)
+
+    def sight_blockers(self, state: EncounterState) -> set[Square]:
+        """Squares that block sight besides the walls: sight-blocking zones (smoke)."""
+        return areas.sight_blocking_squares(state)
 
     def feet(self, state: EncounterState, a: Square, b: Square) -> float:
         return distance(a, b) * state.terrain.square_size
