@@ -126,6 +126,10 @@ async def test_bad_input_is_rejected_with_clear_reasons_and_nothing_is_lost(even
     assert reasons[2] == "unknown combatant 'zed'"
     assert reasons[3] == f"it is not {idle}'s turn (active: {active})"
     assert rejections[0].command_id.startswith("inbox:") and rejections[1].actor == "a"
+    # Every entry names what caused it: the inbox message of its command.
+    inbox_ids = {entry_id for entry_id, _payload in await event_log.read_inbox("e3", "0-0", count=100)}
+    assert {s.causation for s in stored} <= {f"inbox:{i}" for i in inbox_ids}
+    assert all(s.causation for s in stored)
     # The valid command after the bad ones was applied: the turn moved on.
     assert state.active != active and active in state.acted_this_round
 

@@ -171,7 +171,7 @@ class Sequencer:
             if self._buffer[command.actor].command.command_id == command.command_id:
                 return  # the same answer again (a restarted actor re-sent it)
             rejection = reject(command, f"{command.actor} has already answered window {command.window}")
-            await self._append([rejection], command.command_id, self._cursor_after(inbox_id))
+            await self._append([rejection], command.command_id, self._cursor_after(inbox_id), causation=f"inbox:{inbox_id}")
             return
         if (
             isinstance(command, (ClaimReaction, PassReaction))
@@ -181,13 +181,13 @@ class Sequencer:
         ):
             dry_run = self.system.decide_or_reject(self.state, command, SeededDice(self.seed, self.state.version))
             if dry_run and isinstance(dry_run[0], CommandRejected):
-                await self._apply(command, inbox_id)  # the rejection, recorded at once
+                await self._apply(command, inbox_id, causation=f"inbox:{inbox_id}")  # the rejection, recorded at once
                 return
             self._buffer[command.actor] = _Buffered(inbox_id, command)
             if set(window.unanswered()) <= set(self._buffer):
                 await self._flush_window_answers()
             return
-        await self._apply(command, self._cursor_after(inbox_id))
+        await self._apply(command, self._cursor_after(inbox_id), causation=f"inbox:{inbox_id}")
 
     def _cursor_after(self, inbox_id: str) -> str:
         """The cursor an append may record: all entries up to it are handled
@@ -211,7 +211,8 @@ class Sequencer:
                 self.system.evolve(scratch, event)
             cursor = self._read_cursor if index == len(held) - 1 else self._safe_cursor
             batches.append(Batch(entries=[codec.encode_event(e) for e in events],
-                                 command_id=buffered.command.command_id, inbox_cursor=cursor))
+                                 command_id=buffered.command.command_id, inbox_cursor=cursor,
+                                 causation=f"inbox:{buffered.inbox_id}"))
         try:
             results = await self.log.append_batches(self.encounter, self.state.version, batches)
         except VersionConflict:
@@ -234,7 +235,7 @@ class Sequencer:
         await self._flush_window_answers()
         if self.state.window is not None and self.state.window.window == window.window:
             close = CloseReactionWindow(command_id=f"close-window-{window.window}", actor=SEQUENCER, window=window.window)
-            await self._apply(close, self._cursor_after(self._read_cursor))
+            await self._apply(close, self._cursor_after(self._read_cursor), causation=f"deadline:window-{window.window}")
 
     def _decide(self, state: EncounterState, command: Command) -> list[Event]:
         try:
@@ -244,8 +245,8 @@ class Sequencer:
             return [CommandRejected(command_id=command.command_id, actor=command.actor,
                                     command_type=type(command).__name__, reason=f"internal error: {exc!r}")]
 
-    async def _apply(self, command: Command, inbox_cursor: str) -> None:
-        await self._append(self._decide(self.state, command), command.command_id, inbox_cursor)
+    async def _apply(self, command: Command, inbox_cursor: str, *, causation: str = "") -> None:
+        await self._append(self._decide(self.state, command), command.command_id, inbox_cursor, causation=causation)
 
     async def _append_rejection(self, inbox_id: str, payload: bytes, reason: str) -> None:
         actor = ""
@@ -256,13 +257,14 @@ class Sequencer:
         except msgspec.DecodeError:
             pass
         rejection = CommandRejected(command_id=f"inbox:{inbox_id}", actor=actor, command_type="?", reason=reason)
-        await self._append([rejection], rejection.command_id, self._cursor_after(inbox_id))
+        await self._append([rejection], rejection.command_id, self._cursor_after(inbox_id), causation=f"inbox:{inbox_id}")
 
-    async def _append(self, events: list[Event], command_id: str, inbox_cursor: str) -> None:
+    async def _append(self, events: list[Event], command_id: str, inbox_cursor: str, *, causation: str = "") -> None:
         entries = [codec.encode_event(e) for e in events]
         try:
             result = await self.log.append(
-                self.encounter, self.state.version, entries, command_id=command_id, inbox_cursor=inbox_cursor
+                self.encounter, self.state.version, entries, command_id=command_id, inbox_cursor=inbox_cursor,
+                causation=causation,
             )
         except VersionConflict:
             # Another writer appended: our state is stale. Rebuild and let the
@@ -290,4 +292,4 @@ class Sequencer:
     async def _reveal_seed(self) -> None:
         if self.state.seed_revealed:
             return
-        await self._append([SeedRevealed(seed=self.seed.hex())], "reveal-seed", self._read_cursor)
+        await self._append([SeedRevealed(seed=self.seed.hex())], "reveal-seed", self._read_cursor, causation="encounter-ended")
