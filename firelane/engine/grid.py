@@ -20,8 +20,7 @@ from firelane.events.schemas import CoverFeature, Terrain
 
 Square = tuple[int, int]
 
-# The eight one-square steps, cardinals first. Path searches that keep the first
-# of several equally cheap paths (the Bolt & Blade AI's) depend on this order.
+# The eight one-square steps, cardinals first (the order `Grid.steps_from` lists them in).
 STEP_DIRECTIONS: tuple[tuple[int, int], ...] = ((0, -1), (1, 0), (0, 1), (-1, 0), (1, -1), (1, 1), (-1, 1), (-1, -1))
 
 
@@ -148,16 +147,27 @@ class Grid:
         """Distance, sight both ways and cover both ways between two squares, in
         one memoised look-up: an AI weighing squares against every enemy asks
         all of these for each pair."""
-        key = (a[0], a[1], b[0], b[1])
-        line = self._sightlines.get(key)
+        a = (a[0], a[1])
+        lines = self.sightlines_to(b)
+        line = lines.get(a)
         if line is None:
-            line = self._sightlines[key] = Sightline(
+            line = lines[a] = Sightline(
                 distance(a, b), self.line_of_sight(a, b), self.line_of_sight(b, a), self.cover_facing(a, b)[1], self.cover_facing(b, a)[1]
             )
         return line
 
+    def sightlines_to(self, b: Square) -> dict[Square, Sightline]:
+        """The memoised `sightline` (a, b) of every square a asked about so far,
+        by a: for callers that ask about many squares against one ``b`` (look
+        a square up here first, and ask `sightline` when it is missing)."""
+        key = (b[0], b[1])
+        lines = self._sightlines.get(key)
+        if lines is None:
+            lines = self._sightlines[key] = {}
+        return lines
+
     @cached_property
-    def _sightlines(self) -> dict[tuple[int, int, int, int], Sightline]:
+    def _sightlines(self) -> dict[Square, dict[Square, Sightline]]:
         return {}
 
     def steps_from(self, square: Square) -> tuple[Square, ...]:
@@ -287,13 +297,13 @@ def in_fire_lane(grid: Grid, square: Square, watcher: Square, reach_squares: int
     line of sight, within ``reach_squares`` and no cover on the square facing
     the shooter (BB-CMB-02). ``sees`` may pass a precomputed sight check that
     also accounts for things the grid does not know (smoke)."""
-    if distance(square, watcher) > reach_squares:
-        return False
-    if sees is None:
-        sees = grid.line_of_sight(watcher, square)
-    if not sees:
-        return False
-    return cover_level_against(grid, square, watcher) == "none"
+    line = grid.sightline(square, watcher)
+    return sightline_in_fire_lane(line, reach_squares, line.b_sees_a if sees is None else sees)
+
+
+def sightline_in_fire_lane(line: Sightline, reach_squares: int, sees: bool) -> bool:
+    """`in_fire_lane` with the `Grid.sightline` from the square to the shooter at hand."""
+    return line.squares <= reach_squares and sees and line.cover_at_a == "none"
 
 
 def fire_lane_crossings(

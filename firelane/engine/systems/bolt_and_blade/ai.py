@@ -16,10 +16,12 @@ No randomness and no dice: equal states give equal commands.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
+from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
 from firelane.engine.core import Rejected, next_command_id
-from firelane.engine.grid import Square, cover_rank, distance, has_cover_feature, in_fire_lane
+from firelane.engine.grid import Sightline, Square, cover_rank, distance, has_cover_feature, sightline_in_fire_lane
 from firelane.engine.state import EncounterState
 from firelane.engine.systems.bolt_and_blade.actions import take_cover_gain
 from firelane.engine.systems.bolt_and_blade.movement import entry_cost, fire_lane_shooters, movement_left, occupied_squares
@@ -120,6 +122,9 @@ def estimate_from(system: BoltAndBladeSystem, state: EncounterState, me: BoltAnd
     return (survey or Survey(system, state, me)).square_terms(square).chance
 
 
+NO_WATCHERS: frozenset[str] = frozenset()
+
+
 class SquareTerms(NamedTuple):
     """What `square_score` weighs about a square, whatever the path to it."""
 
@@ -133,11 +138,12 @@ class SquareTerms(NamedTuple):
 class Survey:
     """The field as ``me`` sees it in one state, for one decision.
 
-    Choosing a move weighs a hundred or more squares against the same enemies:
-    this reads the enemies, the smoke and the occupied squares once and
-    remembers what it worked out about each square. It is only valid while the
-    state does not change, so it lives for one `choose_command` call and is
-    passed down, never kept.
+    A decision asks the same questions more than once (the best attack, for
+    each threshold) and choosing a move weighs a hundred or more squares
+    against the same enemies: this reads the enemies, the smoke and the
+    occupied squares once, when first needed, and remembers what it worked
+    out. It is only valid while the state does not change, so it lives for one
+    `choose_command` call and is passed down, never kept.
     """
 
     def __init__(self, system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant) -> None:
@@ -145,31 +151,63 @@ class Survey:
         self.state = state
         self.me = me
         self.grid = grid_of(state)
-        self.enemies = system.standing_enemies(state, me.id)
-        # Sight is the terrain's (`Grid.sightline`, memoised) unless smoke is
-        # about; then each line the terrain leaves open is asked of the system.
-        self.sees = system.sight_test(state)
-        self.smoke = bool(system.sight_blockers(state))
-        # (enemy, its square, the reach of its fire lane): only an enemy with
-        # its Reaction left can fire at a mover crossing its lane, so only
-        # those lanes count against a path; the others have no reach (None).
-        lane_reach = {enemy: reach for enemy, _there, reach in fire_lane_shooters(system, state, me.id)}
-        self._enemy_lanes: list[tuple[BoltAndBladeCombatant, Square, int | None]] = [
-            (enemy, enemy.position, None if enemy.reaction_used else lane_reach.get(enemy.id)) for enemy in self.enemies  # type: ignore[misc]
-        ]
-        weapon = me.ready
-        self._gun = weapon if weapon is not None and weapon.is_ranged else None  # estimate_from shoots only the ready ranged weapon
-        self.occupied = occupied_squares(state, besides=me.id)
-        # A path may pass allies but not enemies (`path_problem`).
-        self.enemy_held = {square for square, cid in self.occupied.items() if state.combatants[cid].side != me.side}
-        self._entry_costs: dict[Square, float] = {}
+        self.entry_costs: dict[Square, float] = {}  # filled by entry_cost
         self._chances_against: dict[tuple[str, str, str], float] = {}
         self._square_terms: dict[Square, SquareTerms] = {}
 
+    @cached_property
+    def enemies(self) -> list[BoltAndBladeCombatant]:
+        return self.system.standing_enemies(self.state, self.me.id)
+
+    @cached_property
+    def sees(self) -> Callable[[Square, Square], bool]:
+        return self.system.sight_test(self.state)
+
+    @cached_property
+    def smoke(self) -> bool:
+        """Whether anything besides walls blocks sight. Without, sight is the
+        terrain's (`Grid.sightline`, memoised); with, each line the terrain
+        leaves open is also asked of `sees`."""
+        return bool(self.system.sight_blockers(self.state))
+
+    @cached_property
+    def enemy_lanes(self) -> list[tuple[BoltAndBladeCombatant, Square, int | None, dict[Square, Sightline]]]:
+        """(enemy, its square, the reach of its fire lane, `Grid.sightlines_to`
+        its square) for each enemy. Only an enemy with its Reaction left can
+        fire at a mover crossing its lane, so only those lanes count against a
+        path; the others have no reach (None)."""
+        lane_reach = {enemy: reach for enemy, _there, reach in fire_lane_shooters(self.system, self.state, self.me.id)}
+        return [
+            (enemy, enemy.position, None if enemy.reaction_used else lane_reach.get(enemy.id), self.grid.sightlines_to(enemy.position))  # type: ignore[arg-type, misc]
+            for enemy in self.enemies
+        ]
+
+    @cached_property
+    def occupied(self) -> dict[Square, str]:
+        return occupied_squares(self.state, besides=self.me.id)
+
+    @cached_property
+    def enemy_held(self) -> set[Square]:
+        """Squares a path may not pass (`path_problem`: allies may be passed, enemies not)."""
+        return {square for square, cid in self.occupied.items() if self.state.combatants[cid].side != self.me.side}
+
+    @cached_property
+    def best_attack(self) -> tuple[str, Weapon, float] | None:
+        """(target, weapon, chance to hit) of the `best_target` attack from where ``me`` stands."""
+        target = best_target(self.system, self.state, self.me)
+        if target is None:
+            return None
+        target_id, weapon_name, _value = target
+        weapon = self.me.weapon(weapon_name)
+        if weapon is None:
+            return None
+        return target_id, weapon, plan_chance(self.system, self.state, self.me.id, target_id, weapon)
+
     def entry_cost(self, square: Square) -> float:
-        cost = self._entry_costs.get(square)
+        """`entry_cost` for ``me``, remembered in `entry_costs`."""
+        cost = self.entry_costs.get(square)
         if cost is None:
-            cost = self._entry_costs[square] = entry_cost(self.state, self.me, square)
+            cost = self.entry_costs[square] = entry_cost(self.state, self.me, square)
         return cost
 
     def chance_against(self, enemy: BoltAndBladeCombatant, weapon: Weapon, band: str, cover: tuple[str, str]) -> float:
@@ -192,7 +230,10 @@ class Survey:
         terms = self._square_terms.get(square)
         if terms is not None:
             return terms
-        system, state, grid, sees, smoke, gun = self.system, self.state, self.grid, self.sees, self.smoke, self._gun
+        system, state, grid, sees, smoke = self.system, self.state, self.grid, self.sees, self.smoke
+        gun = self.me.ready  # estimate_from shoots the ready weapon, if it is a ranged one
+        if gun is not None and not gun.is_ranged:
+            gun = None
         if gun is not None:
             normal_ft, maximum_ft = gun.range
             square_ft = state.terrain.square_size
@@ -200,14 +241,14 @@ class Survey:
         chance = 0.0
         cover = 0.0
         watchers = []
-        for enemy, there, lane_reach in self._enemy_lanes:
-            line = grid.sightline(square, there)
+        for enemy, there, lane_reach, lines_to_enemy in self.enemy_lanes:
+            line = lines_to_enemy.get(square) or grid.sightline(square, there)
             if nearest is None or line.squares < nearest:
                 nearest = line.squares
             # The enemy sees the square: the cover on it counts, and so may the enemy's fire lane.
             if line.b_sees_a and (not smoke or sees(there, square)):
                 cover += cover_rank(line.cover_at_a) - 1.0
-                if lane_reach is not None and in_fire_lane(grid, square, there, lane_reach, sees=True):
+                if lane_reach is not None and sightline_in_fire_lane(line, lane_reach, sees=True):
                     watchers.append(enemy.id)
             # The shot from the square at the enemy.
             if gun is not None:
@@ -216,7 +257,7 @@ class Survey:
                     enemy_cover = system.cover_against(state, enemy, square)
                     if enemy_cover[0] != "total":
                         chance = max(chance, self.chance_against(enemy, gun, band, enemy_cover))
-        terms = self._square_terms[square] = SquareTerms(nearest, chance, cover, has_cover_feature(grid, square), frozenset(watchers))
+        terms = self._square_terms[square] = SquareTerms(nearest, chance, cover, has_cover_feature(grid, square), frozenset(watchers) if watchers else NO_WATCHERS)
         return terms
 
     def lanes_crossed(self, path: list[Square]) -> set[str]:
@@ -238,7 +279,8 @@ def reachable(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBlad
     start: Square = me.position  # type: ignore[assignment]
     best: dict[Square, tuple[float, list[Square]]] = {start: (0.0, [])}
     queue: list[tuple[float, Square]] = [(0.0, start)]
-    steps_from, entry_cost, enemy_held = survey.grid.steps_from, survey.entry_cost, survey.enemy_held
+    steps_from, enemy_held = survey.grid.steps_from, survey.enemy_held
+    entry_costs = survey.entry_costs  # looked up here first: the search asks for every step
     while queue:
         cost, square = heapq.heappop(queue)
         cheapest, path = best[square]
@@ -247,7 +289,10 @@ def reachable(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBlad
         for nxt in steps_from(square):
             if nxt in enemy_held:
                 continue
-            total = cost + entry_cost(nxt)
+            step_cost = entry_costs.get(nxt)
+            if step_cost is None:
+                step_cost = survey.entry_cost(nxt)
+            total = cost + step_cost
             if total > budget:
                 continue
             known = best.get(nxt)
@@ -281,12 +326,16 @@ def best_move(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBlad
     survey = survey or Survey(system, state, me)
     options = reachable(system, state, me, budget, survey)
     here: Square = me.position  # type: ignore[assignment]
-    scored = sorted(((square_score(system, state, me, sq, path, survey), sq) for sq, (_cost, path) in options.items()), key=lambda item: (-item[0], item[1][1], item[1][0]))
-    if not scored or scored[0][1] == here:
+    best: Square = here
+    best_score = 0.0
+    for index, (square, (_cost, path)) in enumerate(options.items()):
+        score = square_score(system, state, me, square, path, survey)
+        # The highest score wins; ties go to the lowest y, then x.
+        if index == 0 or score > best_score or (score == best_score and (square[1], square[0]) < (best[1], best[0])):
+            best, best_score = square, score
+    if best == here or best_score <= square_score(system, state, me, here, [], survey) + 0.05:
         return None
-    if scored[0][0] <= square_score(system, state, me, here, [], survey) + 0.05:
-        return None
-    return options[scored[0][1]][1], scored[0][0]
+    return options[best][1], best_score
 
 
 # ---------------------------------------------------------------- turn
@@ -356,19 +405,18 @@ def overwatch_point(system: BoltAndBladeSystem, state: EncounterState, me: BoltA
     return best[3] if best else None
 
 
-def shot_command(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, threshold: float) -> Command | None:
+def shot_command(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, threshold: float, survey: Survey | None = None) -> Command | None:
     """Aim (if still allowed) then Attack the best target, when the odds reach ``threshold``."""
-    target = best_target(system, state, me)
-    if target is None:
+    attack = (survey or Survey(system, state, me)).best_attack
+    if attack is None:
         return None
-    target_id, weapon_name, _value = target
-    weapon = me.weapon(weapon_name)
-    if weapon is None or plan_chance(system, state, me.id, target_id, weapon) < threshold:
+    target_id, weapon, chance = attack
+    if chance < threshold:
         return None
     command_id = next_command_id(state, me.id)
     if weapon.is_ranged and not me.moved_this_turn and not me.bonus_used and AIMING not in me.conditions:
         return BBAim(command_id=command_id, actor=me.id)
-    return BBAttack(command_id=command_id, actor=me.id, target=target_id, weapon=weapon_name)
+    return BBAttack(command_id=command_id, actor=me.id, target=target_id, weapon=weapon.name)
 
 
 def choose_command(system: BoltAndBladeSystem, state: EncounterState, combatant: str) -> Command | None:
@@ -380,6 +428,7 @@ def choose_command(system: BoltAndBladeSystem, state: EncounterState, combatant:
     if state.active != combatant or me.out_of_fight:
         return None
     command_id = next_command_id(state, combatant)
+    survey = Survey(system, state, me)  # what this decision works out, shared by all its questions
     if not me.action_used:
         weapon = me.ready
         if weapon is not None and weapon.is_ranged and weapon.magazine and (weapon.name in me.jammed or me.ammo.get(weapon.name, 0) <= 0):
@@ -387,11 +436,10 @@ def choose_command(system: BoltAndBladeSystem, state: EncounterState, combatant:
         throw = grenade_throw(system, state, me)
         if throw is not None:
             return throw
-        shot = shot_command(system, state, me, GOOD_SHOT if not me.moved_this_turn and movement_left(me) >= state.terrain.square_size else ANY_SHOT)
+        shot = shot_command(system, state, me, GOOD_SHOT if not me.moved_this_turn and movement_left(me) >= state.terrain.square_size else ANY_SHOT, survey)
         if shot is not None:
             return shot
     if not me.movement_halted and movement_left(me) >= state.terrain.square_size:
-        survey = Survey(system, state, me)  # shared by the walk, the dash and their squares' scores
         walked = best_move(system, state, me, movement_left(me), survey)
         no_shot = estimate_from(system, state, me, walked[0][-1] if walked else me.position, survey) < ANY_SHOT  # type: ignore[arg-type]
         if no_shot and not me.action_used and PINNED not in me.conditions:
@@ -403,15 +451,15 @@ def choose_command(system: BoltAndBladeSystem, state: EncounterState, combatant:
     if not me.action_used:
         # Poor odds: pin them down with a burst or heavy weapon, or watch their approach.
         area = suppress_target(system, state, me)
-        if area is not None and shot_command(system, state, me, GOOD_SHOT) is None:
+        if area is not None and shot_command(system, state, me, GOOD_SHOT, survey) is None:
             return BBSuppress(command_id=command_id, actor=combatant, area=area)
-        shot = shot_command(system, state, me, FAIR_SHOT)
+        shot = shot_command(system, state, me, FAIR_SHOT, survey)
         if shot is not None:
             return shot
         point = overwatch_point(system, state, me)
         if point is not None:
             return BBOverwatch(command_id=command_id, actor=combatant, center=point)
-        shot = shot_command(system, state, me, ANY_SHOT)
+        shot = shot_command(system, state, me, ANY_SHOT, survey)
         if shot is not None:
             return shot
         if PINNED in me.conditions:
