@@ -41,18 +41,22 @@ async def event_log(redis_url: str):
 
 
 async def wait_for_state(
-    event_log: EventLog, encounter: str, predicate: Callable[[EncounterState], bool], timeout: float = 10
+    event_log: EventLog, encounter: str, predicate: Callable[[EncounterState], bool], *,
+    real_seconds: float = 10, pause: float = 0.01,
 ) -> EncounterState:
+    """Poll the folded state until ``predicate`` holds, bounded in real time so
+    it also works on a frozen MockClock (there, use ``pause=0``)."""
     projection = TurnStateProjection(event_log, encounter)
-    with trio.fail_after(timeout):
-        while True:
-            try:
-                state = await projection.catch_up()
-            except LookupError:
-                state = None
-            if state is not None and predicate(state):
-                return state
-            await trio.sleep(0.01)
+    give_up = time.monotonic() + real_seconds
+    while time.monotonic() < give_up:
+        try:
+            state = await projection.catch_up()
+        except LookupError:
+            state = None
+        if state is not None and predicate(state):
+            return state
+        await trio.sleep(pause)
+    raise AssertionError("the state never satisfied the predicate")
 
 
 async def submit(event_log: EventLog, encounter: str, command) -> None:
@@ -178,39 +182,21 @@ async def test_second_reaction_in_a_round_is_rejected_live(event_log: EventLog) 
     ] == ["b has already used its reaction this round"]
 
 
-async def poll_state(
-    event_log: EventLog, encounter: str, predicate: Callable[[EncounterState], bool], real_seconds: float = 10
-) -> EncounterState:
-    """wait_for_state for a frozen MockClock: checkpoints instead of sleeping,
-    bounded in real time."""
-    projection = TurnStateProjection(event_log, encounter)
-    give_up = time.monotonic() + real_seconds
-    while time.monotonic() < give_up:
-        try:
-            state = await projection.catch_up()
-        except LookupError:
-            state = None
-        if state is not None and predicate(state):
-            return state
-        await trio.sleep(0)
-    raise AssertionError("the state never satisfied the predicate")
-
-
 async def test_window_closes_at_its_deadline_on_the_mock_clock(event_log: EventLog, mock_clock) -> None:
     await create_encounter(event_log, "e6", setup(), b"dead" * 8)
     sequencer = Sequencer(event_log, "e6", TOY, await load_seed(event_log, "e6"))
     async with trio.open_nursery() as nursery:
         nursery.start_soon(sequencer.run)
-        state = await poll_state(event_log, "e6", lambda s: s.active is not None)
+        state = await wait_for_state(event_log, "e6", lambda s: s.active is not None, pause=0)
         mover = state.active
         await submit(event_log, "e6", Step(command_id="s1", actor=mover, to=(5, 5)))
-        state = await poll_state(event_log, "e6", lambda s: s.window is not None)
+        state = await wait_for_state(event_log, "e6", lambda s: s.window is not None, pause=0)
         opened = state.version
         mock_clock.jump(29.9)  # not yet: the default deadline is 30 s
         await trio.testing.wait_all_tasks_blocked(0.05)
-        assert (await poll_state(event_log, "e6", lambda s: True)).window is not None
+        assert (await wait_for_state(event_log, "e6", lambda s: True, pause=0)).window is not None
         mock_clock.jump(0.2)
-        state = await poll_state(event_log, "e6", lambda s: s.window is None and s.version > opened)
+        state = await wait_for_state(event_log, "e6", lambda s: s.window is None and s.version > opened, pause=0)
         nursery.cancel_scope.cancel()
     ordered = [codec.decode_event(s) for s in await event_log.read("e6") if s.type == "ReactionsOrdered"]
     foes = sorted(c for c, comb in state.combatants.items() if comb.side != state.combatants[mover].side)
