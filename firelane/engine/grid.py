@@ -76,6 +76,8 @@ class Sightline(NamedTuple):
     b_sees_a: bool  # line_of_sight(b, a)
     cover_at_a: str  # cover_level_against(a, b): the cover on a facing b
     cover_at_b: str  # cover_level_against(b, a)
+    feature_at_a: str | None  # that cover's feature level as written ("heavy_tall"); None: no feature
+    feature_at_b: str | None
 
 
 class Grid:
@@ -136,7 +138,7 @@ class Grid:
         cached = self._cover_cache.get(key)
         if cached is None:
             feature = _strongest_feature_against(self, square, attacker)
-            cached = self._cover_cache[key] = (feature, COVER_ORDER[cover_rank(feature.level)] if feature else "none")
+            cached = self._cover_cache[key] = (feature, feature_cover_level(feature.level if feature else None))
         return cached
 
     @cached_property
@@ -151,8 +153,16 @@ class Grid:
         lines = self.sightlines_to(b)
         line = lines.get(a)
         if line is None:
+            feature_at_a, cover_at_a = self.cover_facing(a, b)
+            feature_at_b, cover_at_b = self.cover_facing(b, a)
             line = lines[a] = Sightline(
-                distance(a, b), self.line_of_sight(a, b), self.line_of_sight(b, a), self.cover_facing(a, b)[1], self.cover_facing(b, a)[1]
+                distance(a, b),
+                self.line_of_sight(a, b),
+                self.line_of_sight(b, a),
+                cover_at_a,
+                cover_at_b,
+                feature_at_a.level if feature_at_a is not None else None,
+                feature_at_b.level if feature_at_b is not None else None,
             )
         return line
 
@@ -223,6 +233,13 @@ def cover_rank(level: str) -> int:
     """
     stem = level.split("_", 1)[0]
     return COVER_ORDER.index(stem) if stem in COVER_ORDER else 0
+
+
+def feature_cover_level(feature_level: str | None) -> str:
+    """The cover level ("none" < "light" < "heavy" < "total") a feature whose
+    level is written ``feature_level`` gives: its `cover_rank`, so "heavy_tall"
+    gives heavy cover. None (no feature) gives none."""
+    return COVER_ORDER[cover_rank(feature_level)] if feature_level is not None else "none"
 
 
 def facing_protects(facing: tuple[int, int], cover_square: Square, attacker: Square) -> bool:

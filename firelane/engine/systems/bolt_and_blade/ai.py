@@ -18,13 +18,15 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 from functools import cached_property
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
+
+import msgspec
 
 from firelane.engine.core import Rejected, next_command_id
 from firelane.engine.grid import Sightline, Square, cover_rank, distance, has_cover_feature, sightline_in_fire_lane
 from firelane.engine.state import EncounterState
 from firelane.engine.systems.bolt_and_blade.actions import take_cover_gain
-from firelane.engine.systems.bolt_and_blade.movement import entry_cost, fire_lane_shooters, movement_left, occupied_squares
+from firelane.engine.systems.bolt_and_blade.movement import fire_lane_shooters, ground_cost, movement_left, occupied_squares
 from firelane.engine.systems.bolt_and_blade.reactions import dive_squares
 from firelane.engine.systems.bolt_and_blade.rules import parse_dice, range_band
 from firelane.engine.systems.bolt_and_blade.system import AIMING, EXPOSED, OVERWATCH, PINNED, grid_of
@@ -125,8 +127,9 @@ def estimate_from(system: BoltAndBladeSystem, state: EncounterState, me: BoltAnd
 NO_WATCHERS: frozenset[str] = frozenset()
 
 
-class SquareTerms(NamedTuple):
-    """What `square_score` weighs about a square, whatever the path to it."""
+class SquareTerms(msgspec.Struct, frozen=True, gc=False):
+    """What `square_score` weighs about a square, whatever the path to it.
+    (A Struct, not a NamedTuple: one is made for every square weighed.)"""
 
     nearest: int | None  # squares to the nearest enemy (None: no enemies)
     chance: float  # `estimate_from` the square
@@ -152,8 +155,10 @@ class Survey:
         self.me = me
         self.grid = grid_of(state)
         self.entry_costs: dict[Square, float] = {}  # filled by entry_cost
-        self._chances_against: dict[tuple[str, str, str], float] = {}
+        self._ground_costs: dict[tuple[bool, bool], float] = {}
+        self.odds: dict[tuple[str, str, str | None], float] = {}  # filled by shot_odds
         self._square_terms: dict[Square, SquareTerms] = {}
+        self._range_bands: dict[int, str] = {}
 
     @cached_property
     def enemies(self) -> list[BoltAndBladeCombatant]:
@@ -204,25 +209,37 @@ class Survey:
         return target_id, weapon, plan_chance(self.system, self.state, self.me.id, target_id, weapon)
 
     def entry_cost(self, square: Square) -> float:
-        """`entry_cost` for ``me``, remembered in `entry_costs`."""
+        """`entry_cost` for ``me``, remembered in `entry_costs`: worked out once
+        for each kind of ground (`ground_cost`)."""
         cost = self.entry_costs.get(square)
         if cost is None:
-            cost = self.entry_costs[square] = entry_cost(self.state, self.me, square)
+            kind = (has_cover_feature(self.grid, square), square in self.grid.difficult)
+            cost = self._ground_costs.get(kind)
+            if cost is None:
+                cost = self._ground_costs[kind] = ground_cost(self.state, self.me, cover=kind[0], difficult=kind[1])
+            self.entry_costs[square] = cost
         return cost
 
-    def chance_against(self, enemy: BoltAndBladeCombatant, weapon: Weapon, band: str, cover: tuple[str, str]) -> float:
-        """The chance to hit ``enemy`` with the ready ``weapon`` at this range band
-        when it has this cover (not total). The square shot from matters only
-        through the band and the cover level, so each is worked out once."""
-        key = (enemy.id, band, cover[0])
-        chance = self._chances_against.get(key)
-        if chance is None:
+    def shot_odds(self, enemy: BoltAndBladeCombatant, weapon: Weapon, band: str, feature_level: str | None) -> float:
+        """The chance to hit ``enemy`` with the ready ``weapon`` at this range
+        band when the strongest cover on its square facing the shooter is a
+        feature of ``feature_level`` (`cover_behind`); 0 behind total cover,
+        which cannot be shot through. The square shot from matters only
+        through these, so each is worked out once (remembered in `odds`)."""
+        key = (enemy.id, band, feature_level)
+        odds = self.odds.get(key)
+        if odds is None:
             system, state, me = self.system, self.state, self.me
-            base = me.modifier(weapon.attack_attribute) + (system.proficiency(state, me) if system.proficient_with(me, weapon) else 0)
-            bonus = base + (int(state.settings.get("exposed_attack_bonus", 2)) if EXPOSED in enemy.conditions else 0)
-            defense = system.defense_with_cover(state, enemy, cover).total  # as defense_roll(ranged=True) from that square
-            chance = self._chances_against[key] = hit_chance(bonus, defense, "disadvantage" if band == "long" else "normal")
-        return chance
+            cover = system.cover_behind(enemy, feature_level)
+            if cover[0] == "total":
+                odds = 0.0
+            else:
+                base = me.modifier(weapon.attack_attribute) + (system.proficiency(state, me) if system.proficient_with(me, weapon) else 0)
+                bonus = base + (int(state.settings.get("exposed_attack_bonus", 2)) if EXPOSED in enemy.conditions else 0)
+                defense = system.defense_with_cover(state, enemy, cover).total  # as defense_roll(ranged=True) from that square
+                odds = hit_chance(bonus, defense, "disadvantage" if band == "long" else "normal")
+            self.odds[key] = odds
+        return odds
 
     def square_terms(self, square: Square) -> SquareTerms:
         """`SquareTerms` of ``square``, worked out once per square, in one pass
@@ -230,33 +247,39 @@ class Survey:
         terms = self._square_terms.get(square)
         if terms is not None:
             return terms
-        system, state, grid, sees, smoke = self.system, self.state, self.grid, self.sees, self.smoke
+        state, grid, sees, smoke = self.state, self.grid, self.sees, self.smoke
         gun = self.me.ready  # estimate_from shoots the ready weapon, if it is a ranged one
         if gun is not None and not gun.is_ranged:
             gun = None
         if gun is not None:
             normal_ft, maximum_ft = gun.range
             square_ft = state.terrain.square_size
+            bands = self._range_bands  # by distance in squares
+            known_odds = self.odds  # looked up here first: asked for every enemy seen from every square
         nearest: int | None = None
         chance = 0.0
         cover = 0.0
         watchers = []
         for enemy, there, lane_reach, lines_to_enemy in self.enemy_lanes:
             line = lines_to_enemy.get(square) or grid.sightline(square, there)
-            if nearest is None or line.squares < nearest:
-                nearest = line.squares
+            away, clear_to_enemy, clear_from_enemy, cover_here, _cover_there, _feature_here, feature_there = line
+            if nearest is None or away < nearest:
+                nearest = away
             # The enemy sees the square: the cover on it counts, and so may the enemy's fire lane.
-            if line.b_sees_a and (not smoke or sees(there, square)):
-                cover += cover_rank(line.cover_at_a) - 1.0
+            if clear_from_enemy and (not smoke or sees(there, square)):
+                cover += cover_rank(cover_here) - 1.0
                 if lane_reach is not None and sightline_in_fire_lane(line, lane_reach, sees=True):
                     watchers.append(enemy.id)
             # The shot from the square at the enemy.
             if gun is not None:
-                band = range_band(line.squares * square_ft, normal_ft, maximum_ft)
-                if band != "out" and line.a_sees_b and (not smoke or sees(square, there)):
-                    enemy_cover = system.cover_against(state, enemy, square)
-                    if enemy_cover[0] != "total":
-                        chance = max(chance, self.chance_against(enemy, gun, band, enemy_cover))
+                band = bands.get(away)
+                if band is None:
+                    band = bands[away] = range_band(away * square_ft, normal_ft, maximum_ft)
+                if band != "out" and clear_to_enemy and (not smoke or sees(square, there)):
+                    odds = known_odds.get((enemy.id, band, feature_there))
+                    if odds is None:
+                        odds = self.shot_odds(enemy, gun, band, feature_there)
+                    chance = max(chance, odds)
         terms = self._square_terms[square] = SquareTerms(nearest, chance, cover, has_cover_feature(grid, square), frozenset(watchers) if watchers else NO_WATCHERS)
         return terms
 
@@ -274,18 +297,20 @@ class Survey:
 
 def reachable(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, budget: float, survey: Survey | None = None) -> dict[Square, tuple[float, list[Square]]]:
     """Cheapest paths to every square within ``budget`` ft (Dijkstra, deterministic:
-    of equally cheap paths, the first found in `STEP_DIRECTIONS` order is kept)."""
+    squares are settled cheapest first, then by (x, y), and of equally cheap
+    paths to a square the one through the square settled first is kept)."""
     survey = survey or Survey(system, state, me)
     start: Square = me.position  # type: ignore[assignment]
-    best: dict[Square, tuple[float, list[Square]]] = {start: (0.0, [])}
+    cheapest: dict[Square, float] = {start: 0.0}
+    paths: dict[Square, list[Square]] = {start: []}
     queue: list[tuple[float, Square]] = [(0.0, start)]
     steps_from, enemy_held = survey.grid.steps_from, survey.enemy_held
     entry_costs = survey.entry_costs  # looked up here first: the search asks for every step
     while queue:
         cost, square = heapq.heappop(queue)
-        cheapest, path = best[square]
-        if cost > cheapest:
+        if cost > cheapest[square]:
             continue  # a stale queue entry: the square was reached more cheaply since
+        path = paths[square]
         for nxt in steps_from(square):
             if nxt in enemy_held:
                 continue
@@ -295,11 +320,12 @@ def reachable(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBlad
             total = cost + step_cost
             if total > budget:
                 continue
-            known = best.get(nxt)
-            if known is None or total < known[0]:
-                best[nxt] = (total, path + [nxt])
+            known = cheapest.get(nxt)
+            if known is None or total < known:
+                cheapest[nxt] = total
+                paths[nxt] = path + [nxt]
                 heapq.heappush(queue, (total, nxt))
-    return {sq: v for sq, v in best.items() if sq == start or sq not in survey.occupied}
+    return {sq: (cost, paths[sq]) for sq, cost in cheapest.items() if sq == start or sq not in survey.occupied}
 
 
 def square_score(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, square: Square, path: list[Square], survey: Survey | None = None) -> float:
@@ -309,7 +335,8 @@ def square_score(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndB
     survey = survey or Survey(system, state, me)
     if not survey.enemies:
         return 0.0
-    nearest, chance, cover, in_cover, _watchers = survey.square_terms(square)
+    terms = survey.square_terms(square)
+    nearest, chance, cover, in_cover = terms.nearest, terms.chance, terms.cover, terms.has_cover
     lanes = len(survey.lanes_crossed(path))
     score = 4.0 * chance + 0.6 * cover - 0.3 * lanes
     if chance < FAIR_SHOT:

@@ -54,15 +54,21 @@ def step_cost(state: EncounterState, mover: BoltAndBladeCombatant, frm: Square, 
 def entry_cost(state: EncounterState, mover: BoltAndBladeCombatant, square: Square) -> float:
     """What stepping onto ``square`` costs the mover (`step_cost`): the square
     entered alone sets the cost, wherever the step comes from."""
+    grid = grid_of(state)
+    return ground_cost(state, mover, cover=has_cover_feature(grid, square), difficult=tuple(square) in grid.difficult)
+
+
+def ground_cost(state: EncounterState, mover: BoltAndBladeCombatant, *, cover: bool, difficult: bool) -> float:
+    """What entering a square costs the mover, by the kind of ground: with
+    cover on it, difficult or not (`entry_cost`)."""
     settings = state.settings
     square_ft = float(state.terrain.square_size)
-    grid = grid_of(state)
-    if has_cover_feature(grid, square):
+    if cover:
         return float(settings.get("enter_cover_cost_ft", 5))
     cost = square_ft
     if PINNED in mover.conditions:
         cost *= float(settings.get("pinned_move_multiplier", 2))
-    if tuple(square) in grid.difficult:
+    if difficult:
         cost *= float(settings.get("difficult_move_multiplier", 2))
     return cost
 

@@ -16,7 +16,7 @@ import msgspec
 
 from firelane.engine.core import BaseRuleSystem, Decision, Rejected, require
 from firelane.engine.dice import Dice
-from firelane.engine.grid import Grid, Square, distance
+from firelane.engine.grid import Grid, Square, distance, feature_cover_level
 from firelane.engine.state import EncounterState, ReactionWindow
 from firelane.engine.systems.bolt_and_blade import areas
 from firelane.engine.systems.bolt_and_blade.rules import (
@@ -285,12 +285,20 @@ class BoltAndBladeSystem(BaseRuleSystem):
         """
         if EXPOSED in target.conditions:
             return "none", "exposed: cannot benefit from cover"
-        grid = grid_of(state)
         here: Square = target.position  # type: ignore[assignment]
-        feature, level = grid.cover_facing(here, attacker_square)
-        how = f"{level} cover facing the attacker" if feature else "no cover facing the attacker"
+        feature, _level = grid_of(state).cover_facing(here, attacker_square)
+        return self.cover_behind(target, feature.level if feature is not None else None)
+
+    def cover_behind(self, target: BoltAndBladeCombatant, feature_level: str | None) -> tuple[str, str]:
+        """`cover_against` when the strongest cover on the target's square facing
+        the attacker is a feature of ``feature_level`` as written ("heavy_tall";
+        None: no feature faces the attacker)."""
+        if EXPOSED in target.conditions:
+            return "none", "exposed: cannot benefit from cover"
+        level = feature_cover_level(feature_level)
+        how = f"{level} cover facing the attacker" if feature_level is not None else "no cover facing the attacker"
         if target.taking_cover:
-            improved = improved_cover(level, blocks_sight=feature is not None and feature.level == "heavy_tall")
+            improved = improved_cover(level, blocks_sight=feature_level == "heavy_tall")
             if improved != level:
                 how = f"took cover: {level} -> {improved}"
                 level = improved
