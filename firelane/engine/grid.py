@@ -181,10 +181,9 @@ class Grid:
         return {}
 
     def steps_from(self, square: Square) -> tuple[Square, ...]:
-        """The squares one legal step (`step_allowed`) from ``square`` reaches,
-        in `STEP_DIRECTIONS` order. Memoised: path searches ask it for every
-        square they expand."""
-        square = (square[0], square[1])
+        """The squares one legal step (`step_allowed`) from ``square`` (an
+        (x, y) tuple) reaches, in `STEP_DIRECTIONS` order. Memoised: path
+        searches ask it for every square they expand."""
         steps = self._steps_cache.get(square)
         if steps is None:
             candidates = ((square[0] + dx, square[1] + dy) for dx, dy in STEP_DIRECTIONS)

@@ -188,6 +188,12 @@ class Survey:
         ]
 
     @cached_property
+    def gun(self) -> Weapon | None:
+        """The ready weapon if it is a ranged one: the one `estimate_from` shoots."""
+        weapon = self.me.ready
+        return weapon if weapon is not None and weapon.is_ranged else None
+
+    @cached_property
     def occupied(self) -> dict[Square, str]:
         return occupied_squares(self.state, besides=self.me.id)
 
@@ -247,10 +253,7 @@ class Survey:
         terms = self._square_terms.get(square)
         if terms is not None:
             return terms
-        state, grid, sees, smoke = self.state, self.grid, self.sees, self.smoke
-        gun = self.me.ready  # estimate_from shoots the ready weapon, if it is a ranged one
-        if gun is not None and not gun.is_ranged:
-            gun = None
+        state, grid, sees, smoke, gun = self.state, self.grid, self.sees, self.smoke, self.gun
         if gun is not None:
             normal_ft, maximum_ft = gun.range
             square_ft = state.terrain.square_size
