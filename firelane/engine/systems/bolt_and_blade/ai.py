@@ -238,7 +238,7 @@ class Survey:
             system, state, me = self.system, self.state, self.me
             cover = system.cover_behind(enemy, feature_level)
             if cover[0] == "total":
-                odds = 0.0
+                odds = 0.0  # cannot be targeted: leaves the best chance from the square as it is
             else:
                 base = me.modifier(weapon.attack_attribute) + (system.proficiency(state, me) if system.proficient_with(me, weapon) else 0)
                 bonus = base + (int(state.settings.get("exposed_attack_bonus", 2)) if EXPOSED in enemy.conditions else 0)
@@ -356,14 +356,14 @@ def best_move(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBlad
     survey = survey or Survey(system, state, me)
     options = reachable(system, state, me, budget, survey)
     here: Square = me.position  # type: ignore[assignment]
-    best: Square = here
+    best: Square | None = None
     best_score = 0.0
-    for index, (square, (_cost, path)) in enumerate(options.items()):
+    for square, (_cost, path) in options.items():
         score = square_score(system, state, me, square, path, survey)
         # The highest score wins; ties go to the lowest y, then x.
-        if index == 0 or score > best_score or (score == best_score and (square[1], square[0]) < (best[1], best[0])):
+        if best is None or score > best_score or (score == best_score and (square[1], square[0]) < (best[1], best[0])):
             best, best_score = square, score
-    if best == here or best_score <= square_score(system, state, me, here, [], survey) + 0.05:
+    if best is None or best == here or best_score <= square_score(system, state, me, here, [], survey) + 0.05:
         return None
     return options[best][1], best_score
 

@@ -284,7 +284,7 @@ class BoltAndBladeSystem(BaseRuleSystem):
         to total only behind cover marked as fully blocking sight ("heavy_tall").
         """
         if EXPOSED in target.conditions:
-            return "none", "exposed: cannot benefit from cover"
+            return self.cover_behind(target, None)  # whatever the terrain
         here: Square = target.position  # type: ignore[assignment]
         feature, _level = grid_of(state).cover_facing(here, attacker_square)
         return self.cover_behind(target, feature.level if feature is not None else None)
