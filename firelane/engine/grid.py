@@ -112,7 +112,11 @@ class Grid:
         key = (a[0], a[1], b[0], b[1])
         cached = self._sight_cache.get(key)
         if cached is None:
-            cached = self._sight_cache[key] = self._line_of_sight(a, b)
+            # Sight is symmetric: the line from b to a passes the same squares
+            # and corners (supercover_line walks the same crossings backwards),
+            # so one walk answers both ways.
+            cached = self._line_of_sight((a[0], a[1]), (b[0], b[1]))
+            self._sight_cache[key] = self._sight_cache[(b[0], b[1], a[0], a[1])] = cached
         return cached
 
     @cached_property
