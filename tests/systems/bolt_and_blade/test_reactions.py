@@ -321,3 +321,75 @@ def test_a_later_reaction_on_a_fallen_mover_is_denied() -> None:
     denied = one(events, ReactionDenied)
     assert (denied.combatant, denied.reason) == ("v", "m is already down")
     assert events[-1].__class__.__name__ == "EncounterEnded" and state.winner == "blue"
+
+
+def lane_with_cover_beside_the_path(**settings):
+    """m (red, knife) at (1, 5) runs north along x=1; w (blue, lasgun) at (10, 5);
+    heavy cover facing w (east) on (2, 7), one step beside the path."""
+    return lane(cover=[CoverFeature(x=2, y=7, level="heavy", facing=[(1, 0)])], **settings)
+
+
+def test_bb_cmb_17_a_mover_hit_by_reactive_fire_dives_for_cover_in_a_nested_window() -> None:
+    """BB-CMB-17 with BB-CMB-10: Reactive Fire that hits a mover with cover within 5 ft lets it Dive
+    for Cover; the dive window is nested in the fire-lane window and the move ends in the cover square."""
+    state = lane_with_cover_beside_the_path()
+    act(state, move("m", (1, 6), (1, 7), (1, 8), (1, 9)))
+    events = act(state, claim("w", 1, "reactive_fire"), [12])  # 12 + 2 + 2 (Exposed) = 16 >= 10: a hit
+    assert one(events, AttackResolved).hit and not of(events, DamageDealt)
+    nested = one(events, ReactionWindowOpened)
+    assert (nested.window, nested.trigger, nested.nested_in, nested.reactors[0].combatant) == (2, "ranged_hit", 1, "m")
+    assert state.window.window == 2 and [w.window for w in state.suspended_windows] == [1]
+    events = act(state, claim("m", 2, "dive_for_cover"), [17])  # Agility save 17 >= 16
+    assert one(events, _Tested).success and one(events, Moved).path == [(2, 7)]
+    recomputed = one(events, BBAttackRecomputed)  # heavy cover +5, no longer Exposed (+2 gone): 14 vs 15
+    assert (recomputed.attack_total, recomputed.defense.total, recomputed.hit) == (14, 15, False)
+    assert not of(events, DamageDealt) and state.combatants["m"].vitality == 20
+    stopped = one(events, BBMovementStopped)
+    assert stopped.at == (2, 7) and stopped.unused_path == [(1, 7), (1, 8), (1, 9)] and stopped.rule == "BB-CMB-17"
+    assert [type(e).__name__ for e in events][-2:] == ["ReactionWindowResumed", "ReactionWindowClosed"]
+    assert state.window is None and state.combatants["m"].position == (2, 7)
+    assert state.combatants["m"].reaction_used and state.combatants["w"].reaction_used
+
+
+def test_bb_cmb_17_a_failed_dive_from_reactive_fire_takes_the_hit_and_still_moves_into_cover() -> None:
+    """BB-CMB-17: on a failed save the Reactive Fire hit stands (damage, then the continue-or-Pinned
+    choice of BB-CMB-12); the diver still ends in the cover square."""
+    state = lane_with_cover_beside_the_path()
+    act(state, move("m", (1, 6), (1, 7), (1, 8), on_reactive_fire="stop"))
+    act(state, claim("w", 1, "reactive_fire"), [12])
+    events = act(state, claim("m", 2, "dive_for_cover"), [3, 6])  # save 3 < 16 fails; 1d8 = 6 damage
+    assert not one(events, _Tested).success and not of(events, BBAttackRecomputed)
+    assert one(events, DamageDealt).amount == 6 and state.combatants["m"].vitality == 14
+    assert one(events, BBReactiveFireChoice).choice == "stop"
+    assert state.combatants["m"].position == (2, 7) and "pinned" in state.combatants["m"].conditions
+
+
+def test_bb_cmb_17_passing_the_dive_lets_the_reactive_fire_hit_land_and_the_move_go_on() -> None:
+    """BB-CMB-17: a mover that does not dive takes the hit and, by default, keeps moving."""
+    state = lane_with_cover_beside_the_path()
+    act(state, move("m", (1, 6), (1, 7), (1, 8)))
+    act(state, claim("w", 1, "reactive_fire"), [12])
+    events = act(state, pass_("m", 2), [4])
+    assert one(events, DamageDealt).amount == 4 and one(events, BBReactiveFireChoice).choice == "continue"
+    assert state.combatants["m"].position == (1, 8) and not state.combatants["m"].reaction_used
+
+
+def test_bb_cmb_13_diving_from_an_overwatch_hit_replaces_the_overwatch_save() -> None:
+    """BB-CMB-13 with BB-CMB-17: an Overwatch hit dodged by a successful dive neither damages nor
+    calls for the Agility save that would stop the move; the dive itself ends the move."""
+    crates = [CoverFeature(x=x, y=y, level="light", facing=NORTH) for x in range(0, 6) for y in range(3, 12) if (x, y) != (4, 6)]
+    barricade = CoverFeature(x=4, y=6, level="heavy", facing=[(1, 0)])  # faces w, one step from (3, 7)
+    state = start(arena([fighter("m", "red", (1, 10), **knife_only()), fighter("w", "blue", (10, 5), **sheet())], cover=[*crates, barricade]), ["w", "m"])
+    act(state, BBOverwatch(command_id=cid(), actor="w", center=(3, 5)))
+    act(state, end("w"))
+    act(state, move("m", (1, 9), (2, 8), (3, 7), (4, 7)))
+    act(state, pass_("w", 1))  # outside the watched area
+    events = act(state, claim("w", 2, "reactive_fire"), [9])  # 9 + 2 = 11 >= 10: an Overwatch hit
+    assert one(events, AttackResolved).details["overwatch"]
+    nested = one(events, ReactionWindowOpened)
+    assert (nested.trigger, nested.nested_in, nested.continuation["overwatch"]) == ("ranged_hit", 2, True)
+    events = act(state, claim("m", 3, "dive_for_cover"), [20])
+    assert [t.roll.rule for t in of(events, _Tested)] == ["BB-CMB-17"]  # the dive's save only, no Overwatch save
+    assert not one(events, BBAttackRecomputed).hit and not of(events, DamageDealt)
+    stopped = one(events, BBMovementStopped)
+    assert (stopped.at, stopped.rule, stopped.unused_path) == ((4, 6), "BB-CMB-17", [(4, 7)])

@@ -15,7 +15,7 @@ from firelane.engine.dice import Dice
 from firelane.engine.grid import COVER_ORDER, Square, cover_rank, distance
 from firelane.engine.state import EncounterState
 from firelane.engine.systems.bolt_and_blade.movement import start_move
-from firelane.engine.systems.bolt_and_blade.reactions import dive_offer, return_fire_problem
+from firelane.engine.systems.bolt_and_blade.reactions import dive_offer, hit_continuation, return_fire_problem
 from firelane.engine.systems.bolt_and_blade.rules import improved_cover
 from firelane.engine.systems.bolt_and_blade.system import (
     AIMING,
@@ -112,17 +112,7 @@ def resolve_declared_attack(system: BoltAndBladeSystem, decision: Decision, plan
             trigger="ranged_hit",
             actor=plan.attacker,
             reactors=offer,
-            continuation={
-                "kind": "hit",
-                "attacker": plan.attacker,
-                "target": plan.target,
-                "weapon": plan.weapon.name,
-                "attacker_square": list(attacker_square),
-                "total": outcome.roll.total,
-                "natural": outcome.natural,
-                "critical": outcome.critical,
-                "exposed_bonus": plan.exposed_bonus,
-            },
+            continuation=hit_continuation(plan.attacker, plan.target, plan.weapon.name, attacker_square, outcome),
             rule="BB-CMB-17",
         ):
             return

@@ -14,10 +14,14 @@ Windows this system opens (``ReactionWindowOpened.trigger``):
 
 Every claim is re-validated against the state the earlier claims produced; a
 reaction made pointless or impossible (target down, already stopped, out of
-sight, weapon empty) is denied with the reason. Reactions do not themselves
-open windows (house default): a Reactive Fire or Return Fire shot cannot be
-answered by Return Fire or dodged with Dive for Cover, which keeps exchanges
-from chaining.
+sight, weapon empty) is denied with the reason.
+
+A Reactive Fire (or Overwatch) hit may be answered by Dive for Cover: the
+``ranged_hit`` window is then nested in the ``fire_lane`` window (continuation
+kind ``reactive_hit``), whose remaining claims resume when it closes. A dive in
+the middle of a move ends the move in the cover square (house default). Return
+Fire shots are one simultaneous exchange and open no further windows, and no
+reaction is answered by Return Fire, which keeps exchanges from chaining.
 """
 
 from __future__ import annotations
@@ -177,24 +181,68 @@ def _reactive_fire(system: BoltAndBladeSystem, decision: Decision, window: React
     decision.emit(ActionTaken(combatant=reactor_id, action="reactive_fire", slot="reaction", rule="BB-CMB-10", details={"overwatch": overwatch, "disadvantage_waived_by": waived}))
     outcome = system.roll_attack(decision, plan, dice, rule="BB-CMB-10", purpose=f"Reactive Fire with {weapon.name} at {mover_id}")  # type: ignore[union-attr]
     system.emit_attack(decision, outcome, hit=outcome.would_hit, kind="reactive_fire", details={"overwatch": overwatch})
-    damage = system.deal_attack_damage(decision, outcome, dice) if outcome.would_hit else 0
     system.dangerous_consequences(decision, outcome, dice)
-    mover = system.combatant(state, mover_id)
-    if not outcome.would_hit or mover.out_of_fight:
+    if not outcome.would_hit:
         return None
+    # BB-CMB-17: the mover is hit by a ranged attack, so it may Dive for Cover:
+    # a window nested in this one; the hit's damage and the move's fate wait for it.
+    reactor_square: Square = tuple(reactor.position)  # type: ignore[assignment]
+    offer = dive_offer(system, state, mover_id, reactor_square)
+    if offer and system.open_window(
+        decision,
+        trigger="ranged_hit",
+        actor=reactor_id,
+        reactors=offer,
+        continuation={
+            **hit_continuation(reactor_id, mover_id, weapon.name, reactor_square, outcome),  # type: ignore[union-attr]
+            "kind": "reactive_hit",
+            "overwatch": overwatch,
+            "move": continuation,
+        },
+        rule="BB-CMB-17",
+    ):
+        return None
+    damage = system.deal_attack_damage(decision, outcome, dice)
+    after_reactive_hit(system, decision, reactor_id, mover_id, continuation, overwatch=overwatch, attack_total=outcome.roll.total, damage=damage, dice=dice)
+    return None
+
+
+def hit_continuation(attacker_id: str, target_id: str, weapon: str, attacker_square: Square, outcome: AttackOutcome) -> dict[str, Any]:
+    """What a Dive for Cover window needs to know of the hit it answers."""
+    return {
+        "kind": "hit",
+        "attacker": attacker_id,
+        "target": target_id,
+        "weapon": weapon,
+        "attacker_square": list(attacker_square),
+        "total": outcome.roll.total,
+        "natural": outcome.natural,
+        "critical": outcome.critical,
+        "exposed_bonus": outcome.plan.exposed_bonus,
+    }
+
+
+def after_reactive_hit(
+    system: BoltAndBladeSystem, decision: Decision, reactor_id: str, mover_id: str, move: dict[str, Any], *,
+    overwatch: bool, attack_total: int, damage: int, dice: Dice,
+) -> None:
+    """A Reactive Fire hit landed: Overwatch may stop the mover (BB-CMB-13); damage
+    lets it choose to go on or stop Pinned (BB-CMB-12)."""
+    state = decision.state
+    if system.combatant(state, mover_id).out_of_fight:
+        return
     if overwatch:
-        save = system.roll_save(decision, mover_id, "agility", outcome.roll.total, dice, rule="BB-CMB-13", purpose=f"Agility save against {reactor_id}'s Overwatch hit")
+        save = system.roll_save(decision, mover_id, "agility", attack_total, dice, rule="BB-CMB-13", purpose=f"Agility save against {reactor_id}'s Overwatch hit")
         if not save.success:
-            stop_movement(system, decision, mover_id, continuation, f"hit by {reactor_id}'s Overwatch fire and failed the Agility save", "BB-CMB-13")
-            return None
+            stop_movement(system, decision, mover_id, move, f"hit by {reactor_id}'s Overwatch fire and failed the Agility save", "BB-CMB-13")
+            return
     if damage > 0:
-        choice = str(continuation.get("choice", "continue"))
+        choice = str(move.get("choice", "continue"))
         decision.emit(BBReactiveFireChoice(combatant=mover_id, choice=choice, attacker=reactor_id))
         if choice == "stop":
             until = f"start_of_turn:{reactor_id}" if state.settings.get("reactive_fire_pin", "attacker_next_turn") == "attacker_next_turn" else f"start_of_turn:{mover_id}"
             decision.emit(ConditionApplied(combatant=mover_id, condition=PINNED, rule="BB-CMB-12", until=until, details={"by": reactor_id}))
-            stop_movement(system, decision, mover_id, continuation, f"stopped under {reactor_id}'s fire and became Pinned", "BB-CMB-12")
-    return None
+            stop_movement(system, decision, mover_id, move, f"stopped under {reactor_id}'s fire and became Pinned", "BB-CMB-12")
 
 
 def _opportunity_strike(system: BoltAndBladeSystem, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
@@ -357,25 +405,32 @@ def after_window(system: BoltAndBladeSystem, decision: Decision, window: Reactio
         except Rejected:
             return  # the target fell or vanished meanwhile: the Action is spent for nothing
         resolve_declared_attack(system, decision, plan, dice)
-    elif kind == "hit":
+    elif kind in ("hit", "reactive_hit"):
+        if kind == "reactive_hit" and any(isinstance(e, ActionTaken) and e.action == "dive_for_cover" for e in _events_of_window(decision, window.window)):
+            # Diving mid-move ends the move where the mover landed (house default):
+            # the rest of its path started from the square it left.
+            stop_movement(system, decision, continuation["target"], continuation["move"], "dived for cover", "BB-CMB-17")
         recomputed = [e for e in _events_of_window(decision, window.window) if isinstance(e, BBAttackRecomputed)]
         if recomputed and not recomputed[-1].hit:
             return
-        deal_pending_damage(system, decision, continuation, dice)
+        damage = deal_pending_damage(system, decision, continuation, dice)
+        if kind == "reactive_hit":
+            after_reactive_hit(system, decision, continuation["attacker"], continuation["target"], continuation["move"],
+                               overwatch=bool(continuation["overwatch"]), attack_total=int(continuation["total"]), damage=damage, dice=dice)
 
 
-def deal_pending_damage(system: BoltAndBladeSystem, decision: Decision, continuation: dict[str, Any], dice: Dice) -> None:
-    """Damage for a hit that waited for a Dive for Cover window."""
+def deal_pending_damage(system: BoltAndBladeSystem, decision: Decision, continuation: dict[str, Any], dice: Dice) -> int:
+    """Damage for a hit that waited for a Dive for Cover window; returns the amount."""
     state = decision.state
     attacker = system.combatant(state, continuation["attacker"])
     target = system.combatant(state, continuation["target"])
     if target.out_of_fight:
-        return
+        return 0
     weapon = attacker.weapon(continuation["weapon"])
     defense = Roll(purpose="Defense (see the attack)", rule="BB-CORE-08", dice=[])
     plan = AttackPlan(attacker=attacker.id, target=target.id, weapon=weapon, modifiers=[], advantage=[], disadvantage=[], defense=defense, band="", exposed_bonus=0, consumes=[])  # type: ignore[arg-type]
     outcome = AttackOutcome(plan=plan, roll=defense, natural=int(continuation["natural"]), would_hit=True, critical=bool(continuation["critical"]))
-    system.deal_attack_damage(decision, outcome, dice)
+    return system.deal_attack_damage(decision, outcome, dice)
 
 
 def dive_offer(system: BoltAndBladeSystem, state: EncounterState, target_id: str, attacker_square: Square) -> list[EligibleReactor]:
