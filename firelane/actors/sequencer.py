@@ -62,7 +62,7 @@ async def create_encounter(event_log: EventLog, encounter: str, setup: Encounter
     Refuses an encounter ID that is already taken, so a campaign's history is
     never mixed with a new fight.
     """
-    setup = get_system(setup.system).resolve_setup(setup)
+    get_system(setup.system)  # an unknown system is refused before anything is stored
     created = await event_log.client.execute("SET", seed_key(event_log.campaign, encounter), seed.hex(), "NX")
     if created is None:
         raise EncounterExists(f"encounter {encounter!r} already exists in campaign {event_log.campaign!r}")
@@ -76,7 +76,7 @@ async def ensure_encounter(event_log: EventLog, encounter: str, setup: Encounter
     """Create the encounter if it is new; safe to repeat after a crash at any
     point of creation (the seed is kept once, the start command is idempotent).
     Returns the seed in force (the stored one if the encounter already had one)."""
-    setup = get_system(setup.system).resolve_setup(setup)
+    get_system(setup.system)
     key = seed_key(event_log.campaign, encounter)
     await event_log.client.execute("SET", key, seed.hex(), "NX")
     stored_seed = bytes.fromhex((await event_log.client.execute("GET", key)).decode())

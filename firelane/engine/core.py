@@ -214,11 +214,11 @@ class BaseRuleSystem:
     # ------------------------------------------------------------ hooks for systems
 
     def resolve_setup(self, setup: EncounterSetup) -> EncounterSetup:
-        """Make a setup self-contained before an encounter starts: a system whose
+        """Make a setup self-contained as the encounter starts: a system whose
         sheets may name catalogue entries (weapons, armour) inlines the full
-        records here, so the log never depends on a data file that may change.
-        Called by whoever creates an encounter (not by decide/evolve); must be
-        idempotent."""
+        records here, and EncounterStarted carries the result, so the log never
+        depends on a data file that may change. Raise Rejected on unknown names;
+        must be idempotent. (The catalogue is static data shipped in the package.)"""
         return setup
 
     def build_combatant(self, setup: CombatantSetup, settings: dict[str, Any]) -> Combatant:
@@ -418,8 +418,8 @@ class BaseRuleSystem:
         state = decision.state
         require(not state.started, "the encounter has already started")
         require(command.actor == SEQUENCER, "only the sequencer starts an encounter")
-        setup = command.setup
-        require(setup.system == self.name, f"setup is for system {setup.system!r}, not {self.name!r}")
+        require(command.setup.system == self.name, f"setup is for system {command.setup.system!r}, not {self.name!r}")
+        setup = self.resolve_setup(command.setup)
         require(len(setup.combatants) >= 2, "an encounter needs at least two combatants")
         ids = [c.id for c in setup.combatants]
         require(len(set(ids)) == len(ids), "combatant IDs must be unique")

@@ -82,7 +82,6 @@ def run_headless(
     """Yield (command, events, state after) for every command until the encounter ends."""
     state = system.initial_state()
     state.encounter = encounter
-    setup = system.resolve_setup(setup)
     start = StartEncounter(command_id="start", actor=SEQUENCER, setup=setup, seed_commitment=commit_seed(seed))
     pending: Command | None = start
     rejected_last: set[str] = set()

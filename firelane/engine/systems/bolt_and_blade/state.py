@@ -146,7 +146,7 @@ def build_sheet(sheet: dict[str, Any], catalogue: dict[str, Any]) -> dict[str, A
             weapons.append(entry)
     resolved["weapons"] = weapons
     armour = sheet.get("armour", "none")
-    if isinstance(armour, str):
+    if isinstance(armour, str) and "armour_defense" not in sheet:
         record = catalogue.get("armour", {}).get(armour)
         if record is None:
             raise ValueError(f"unknown armour {armour!r}")

@@ -35,6 +35,7 @@ from firelane.engine.systems.bolt_and_blade.rules import (
 from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, BoltAndBladeState, Weapon, build_sheet
 from firelane.events.bolt_and_blade_schemas import BB_COMMANDS, BB_EVENTS, BBMarkMoved, BBMovementStopped, BBOpposedCheck
 from firelane.events.schemas import (
+    EncounterSetup,
     ActionTaken,
     AttackResolved,
     CombatantSetup,
@@ -163,11 +164,24 @@ class BoltAndBladeSystem(BaseRuleSystem):
 
     # ------------------------------------------------------------ setup
 
-    def build_combatant(self, setup: CombatantSetup, settings: dict[str, Any]) -> BoltAndBladeCombatant:
+    def resolve_setup(self, setup: EncounterSetup) -> EncounterSetup:
+        """Inline the catalogue's weapon and armour records into every sheet, so
+        the encounter's log carries them (the sample data file may change later)."""
         from firelane.engine.systems.bolt_and_blade.data import load_data
 
+        combatants = []
+        for combatant in setup.combatants:
+            try:
+                sheet = build_sheet(combatant.sheet, load_data())
+            except ValueError as exc:
+                raise Rejected(f"combatant {combatant.id!r} has an invalid sheet: {exc}") from None
+            combatants.append(msgspec.structs.replace(combatant, sheet=sheet))
+        return msgspec.structs.replace(setup, combatants=combatants)
+
+    def build_combatant(self, setup: CombatantSetup, settings: dict[str, Any]) -> BoltAndBladeCombatant:
+        # Sheets arrive resolved (resolve_setup): no catalogue is consulted here.
         try:
-            sheet = build_sheet(setup.sheet, load_data())
+            sheet = build_sheet(setup.sheet, {})
         except ValueError as exc:
             raise Rejected(f"combatant {setup.id!r} has an invalid sheet: {exc}") from None
         sheet.setdefault("movement_ft", settings.get("movement_ft", 30))
