@@ -408,3 +408,17 @@ def test_bad_commands_are_rejected_with_reasons() -> None:
     state.combatants["a"].ammo["lasgun"] = 0
     assert rejected(act(state, attack("a", "b"))) == "lasgun is out of ammunition: Reload"
     assert state.rejected_commands == 12 and state.combatants["a"].position == (1, 1) and not state.combatants["a"].action_used
+
+
+def test_bb_core_17_use_power_spends_the_action_on_a_catalogue_power() -> None:
+    """BB-CORE-17: Use Power: a psychic power from the sample data (psychic storm, a 10-ft burst,
+    Willpower DC 13 for half) spends the Action as "use power" and resolves at the chosen point."""
+    from firelane.events.bolt_and_blade_area_schemas import BBAreaAttack
+
+    state = duel(sheet(weapons=["lasgun", "psychic storm"]), distance=6)
+    events = act(state, BBAreaAttack(command_id=cid(), actor="a", weapon="psychic storm", target=state.combatants["b"].position),
+                 [5, 4, 10])  # 2d6 = 9 damage; b's Willpower save 10 < 13 fails: full damage
+    spent = [e for e in events if isinstance(e, ActionTaken)]
+    assert [(e.action, e.slot) for e in spent] == [("use power", "action")] and state.combatants["a"].action_used
+    assert one(events, DamageDealt).amount == 9 and state.combatants["b"].vitality == 11
+    assert rejected(act(state, attack("a", "b"))) == "a has already used its Action this turn"
