@@ -42,6 +42,7 @@ from firelane.events.schemas import (
     TurnSkipped,
     TurnStarted,
 )
+from firelane.frontends.narrate_systems import SENTENCES
 from firelane.projections.audit import explain_roll
 
 _CODES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34", "magenta": "35", "cyan": "36"}
@@ -158,10 +159,16 @@ class Narrator:
             return self.paint(f"Encounter over: {winner} ({event.reason})", "bold", "green")
         if isinstance(event, SeedRevealed):
             return self.paint(f"seed revealed: {event.seed}", "dim")
-        return self._generic(event)
+        return self._generic(event, state)
 
-    def _generic(self, event: Event) -> str:
+    def _generic(self, event: Event, state: EncounterState | None = None) -> str:
         tag = type(event).__struct_config__.tag
+        sentence = SENTENCES.get(tag) if state is not None else None
+        if sentence is not None:
+            try:
+                return sentence(self, event, state)
+            except (AttributeError, KeyError, TypeError):
+                pass  # a newer schema than the sentence knows: fall back to the fields
         parts = []
         for field in event.__struct_fields__:
             value = getattr(event, field)

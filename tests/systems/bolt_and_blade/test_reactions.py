@@ -352,16 +352,16 @@ def test_bb_cmb_17_a_mover_hit_by_reactive_fire_dives_for_cover_in_a_nested_wind
 
 
 def test_bb_cmb_17_a_failed_dive_from_reactive_fire_takes_the_hit_and_still_moves_into_cover() -> None:
-    """BB-CMB-17: on a failed save the Reactive Fire hit stands (damage, then the continue-or-Pinned
-    choice of BB-CMB-12); the diver still ends in the cover square."""
+    """BB-CMB-17: on a failed save the Reactive Fire hit stands and deals its damage; the diver still
+    ends in the cover square, and since the dive already ended the move there is no BB-CMB-12 choice."""
     state = lane_with_cover_beside_the_path()
     act(state, move("m", (1, 6), (1, 7), (1, 8), on_reactive_fire="stop"))
     act(state, claim("w", 1, "reactive_fire"), [12])
     events = act(state, claim("m", 2, "dive_for_cover"), [3, 6])  # save 3 < 16 fails; 1d8 = 6 damage
     assert not one(events, _Tested).success and not of(events, BBAttackRecomputed)
     assert one(events, DamageDealt).amount == 6 and state.combatants["m"].vitality == 14
-    assert one(events, BBReactiveFireChoice).choice == "stop"
-    assert state.combatants["m"].position == (2, 7) and "pinned" in state.combatants["m"].conditions
+    assert one(events, BBMovementStopped).reason == "dived for cover" and not of(events, BBReactiveFireChoice)
+    assert state.combatants["m"].position == (2, 7) and "pinned" not in state.combatants["m"].conditions
 
 
 def test_bb_cmb_17_passing_the_dive_lets_the_reactive_fire_hit_land_and_the_move_go_on() -> None:

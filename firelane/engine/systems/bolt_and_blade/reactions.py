@@ -229,8 +229,9 @@ def after_reactive_hit(
     """A Reactive Fire hit landed: Overwatch may stop the mover (BB-CMB-13); damage
     lets it choose to go on or stop Pinned (BB-CMB-12)."""
     state = decision.state
-    if system.combatant(state, mover_id).out_of_fight:
-        return
+    mover = system.combatant(state, mover_id)
+    if mover.out_of_fight or mover.movement_halted:
+        return  # nothing left to stop (a dive already ended the move)
     if overwatch:
         save = system.roll_save(decision, mover_id, "agility", attack_total, dice, rule="BB-CMB-13", purpose=f"Agility save against {reactor_id}'s Overwatch hit")
         if not save.success:

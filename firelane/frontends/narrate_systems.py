@@ -1,0 +1,102 @@
+"""Sentences for the rule systems' own most frequent events.
+
+Keyed by event tag; each takes the narrator, the event and the state after it.
+An event without an entry here is shown with its fields (Narrator._generic).
+Fields are read by name, so these work on any event carrying them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from firelane.engine.state import EncounterState
+from firelane.projections.audit import explain_roll
+
+Sentence = Callable[[Any, Any, EncounterState], str]
+
+
+def _squares(path: list[Any]) -> str:
+    return " → ".join(f"({x},{y})" for x, y in path)
+
+
+def _bb_movement_stopped(n: Any, e: Any, s: EncounterState) -> str:
+    left = f"; unused path {_squares(e.unused_path)}" if e.unused_path else ""
+    return f"{n.name(s, e.combatant)} stops at ({e.at[0]},{e.at[1]}): {e.reason} ({e.rule}){left}"
+
+
+def _bb_reactive_fire_choice(n: Any, e: Any, s: EncounterState) -> str:
+    what = "keeps moving" if e.choice == "continue" else n.paint("stops and goes to ground", "yellow")
+    return f"{n.name(s, e.combatant)} {what} under {n.name(s, e.attacker)}'s fire ({e.rule})"
+
+
+def _bb_exchange(n: Any, e: Any, s: EncounterState) -> str:
+    return (f"exchange of fire ({e.rule}): {n.name(s, e.attacker)} {e.attacker_total} vs "
+            f"{n.name(s, e.defender)} {e.defender_total} — {e.outcome}")
+
+
+def _bb_attack_recomputed(n: Any, e: Any, s: EncounterState) -> str:
+    verdict = n.paint("still hits", "red") if e.hit else n.paint("now misses", "green")
+    return f"{n.name(s, e.attacker)}'s shot at {n.name(s, e.target)} recomputed after the dive: {e.attack_total} vs Defense {e.defense.total}, {verdict} ({e.rule})"
+
+
+def _bb_thrown(n: Any, e: Any, s: EncounterState) -> str:
+    landed = "on target" if e.on_target else n.paint("off target", "yellow")
+    roll = n.paint(f"  {explain_roll(e.roll, details=n.details)}", "dim") if e.roll is not None else ""
+    return f"{n.name(s, e.combatant)} throws a {e.weapon} at ({e.aimed[0]},{e.aimed[1]}): {landed}{roll}"
+
+
+def _bb_area_resolved(n: Any, e: Any, s: EncounterState) -> str:
+    caught = ", ".join(n.name(s, c.combatant) for c in e.caught) or "no one"
+    blocked = f"; shielded by walls: {', '.join(n.name(s, b) for b in e.blocked)}" if e.blocked else ""
+    return f"{e.weapon} ({e.shape}) goes off at ({e.origin[0]},{e.origin[1]}), catching {caught}{blocked}"
+
+
+def _r6_actions_declared(n: Any, e: Any, s: EncounterState) -> str:
+    penalty = f", -{e.penalty_dice}D to each ({e.rule})" if e.penalty_dice else ""
+    return n.paint(f"  {s.combatants[e.combatant].name} declares {e.count} action{'s' if e.count != 1 else ''} (limit {e.limit}){penalty}", "dim")
+
+
+def _r6_action_declared(n: Any, e: Any, s: EncounterState) -> str:
+    command = dict(e.command)
+    target = command.get("target")
+    aim = f" at {n.name(s, target)}" if isinstance(target, str) and target in s.combatants else ""
+    interrupt = n.paint(" (interrupting)", "yellow") if e.interrupt else ""
+    return f"{n.name(s, e.combatant)} declares {e.action.removeprefix('R6').lower()}{aim}{interrupt}"
+
+
+def _r6_damage_rolled(n: Any, e: Any, s: EncounterState) -> str:
+    return f"{n.name(s, e.attacker)}'s {e.weapon} rolls {n.paint(str(e.roll.total), 'red', 'bold')} damage against {n.name(s, e.target)}  " + n.paint(
+        explain_roll(e.roll, details=n.details), "dim")
+
+
+def _r6_resistance_boosted(n: Any, e: Any, s: EncounterState) -> str:
+    spent = [f"{e.character_points} Character Point{'s' if e.character_points != 1 else ''}"] if e.character_points else []
+    if e.fate_point:
+        spent.append("a Fate Point")
+    roll = f" (+{e.roll.total})" if e.roll is not None else ""
+    return f"{n.name(s, e.combatant)} spends {' and '.join(spent) or 'nothing'} to resist{roll} ({e.rule})"
+
+
+def _d100z_first_aid(n: Any, e: Any, s: EncounterState) -> str:
+    return f"{n.name(s, e.healer)} gives first aid to {n.name(s, e.target)}: +{e.healed} HP (now {e.hp}){' — critical' if e.critical else ''} ({e.rule})"
+
+
+def _d100z_revived(n: Any, e: Any, s: EncounterState) -> str:
+    return f"{n.name(s, e.combatant)} is back in the fight with {e.hp} HP{f': {e.reason}' if e.reason else ''}"
+
+
+SENTENCES: dict[str, Sentence] = {
+    "BBMovementStopped": _bb_movement_stopped,
+    "BBReactiveFireChoice": _bb_reactive_fire_choice,
+    "BBExchangeResolved": _bb_exchange,
+    "BBAttackRecomputed": _bb_attack_recomputed,
+    "BBThrown": _bb_thrown,
+    "BBAreaResolved": _bb_area_resolved,
+    "R6ActionsDeclared": _r6_actions_declared,
+    "R6ActionDeclared": _r6_action_declared,
+    "R6DamageRolled": _r6_damage_rolled,
+    "R6ResistanceBoosted": _r6_resistance_boosted,
+    "D100ZFirstAidGiven": _d100z_first_aid,
+    "D100ZRevived": _d100z_revived,
+}
