@@ -15,10 +15,18 @@ import msgspec
 
 from firelane.engine.core import Decision, Rejected, require
 from firelane.engine.dice import Dice
-from firelane.engine.grid import Grid, Square, distance
+from firelane.engine.grid import Grid, Square
 from firelane.engine.systems.d100_degrees import rules
 from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState, Weapon
-from firelane.engine.systems.percentile import occupied_squares, parse_damage, path_error, roll_damage
+from firelane.engine.systems.percentile import (
+    area_fire_candidates,
+    metres,
+    occupied_squares,
+    parse_damage,
+    path_error,
+    position,
+    roll_damage,
+)
 from firelane.events.d100_degrees_schemas import (
     ChainLink,
     D100DAllOutAttack,
@@ -58,16 +66,6 @@ ALL_OUT = "all_out_attack"
 
 
 # ---------------------------------------------------------------- small helpers
-
-
-def metres(state: D100DState, a: Square, b: Square) -> float:
-    return distance(a, b) * float(state.settings["square_metres"])
-
-
-def position(combatant: D100DCombatant) -> Square:
-    if combatant.position is None:
-        raise Rejected(f"{combatant.id} is not on the map")
-    return (int(combatant.position[0]), int(combatant.position[1]))
 
 
 def require_action(state: D100DState, actor: D100DCombatant, action: str, cost: str) -> None:
@@ -404,11 +402,7 @@ def killzone(state: D100DState, actor: D100DCombatant, weapon: Weapon, toward: S
     origin = position(actor)
     allies_too = bool(state.settings["suppressing_fire_hits_allies"])
     caught = []
-    for other in state.combatants.values():
-        if other.id == actor.id or other.out_of_fight or other.position is None:
-            continue
-        if other.side == actor.side and not allies_too:
-            continue
+    for other in area_fire_candidates(state, actor, allies_too=allies_too):
         square = position(other)
         if (
             rules.in_arc(origin, toward, square)

@@ -17,10 +17,18 @@ import msgspec
 
 from firelane.engine.core import Decision, Rejected, require
 from firelane.engine.dice import Dice
-from firelane.engine.grid import Grid, Square, distance
+from firelane.engine.grid import Grid, Square
 from firelane.engine.systems.d100_zones import rules
 from firelane.engine.systems.d100_zones.state import MELEE, RANGED, UNARMED, D100ZCombatant, D100ZState, ZWeapon
-from firelane.engine.systems.percentile import occupied_squares, parse_damage, path_error, percentile_test
+from firelane.engine.systems.percentile import (
+    area_fire_candidates,
+    metres,
+    occupied_squares,
+    parse_damage,
+    path_error,
+    percentile_test,
+    position,
+)
 from firelane.events.d100_zones_schemas import (
     D100ZAimedShot,
     D100ZAttack,
@@ -61,16 +69,6 @@ UNCONSCIOUS, DYING, STABILISED, DEAD, SUPPRESSED = "unconscious", "dying", "stab
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def metres(state: D100ZState, a: Square, b: Square) -> float:
-    return distance(a, b) * float(state.settings["square_metres"])
-
-
-def position(combatant: D100ZCombatant) -> Square:
-    if combatant.position is None:
-        raise Rejected(f"{combatant.id} is not on the map")
-    return (int(combatant.position[0]), int(combatant.position[1]))
 
 
 def between(state: D100ZState, a: D100ZCombatant, b: D100ZCombatant) -> float:
@@ -474,11 +472,7 @@ def suppressed_targets(state: D100ZState, me: D100ZCombatant, weapon: ZWeapon, z
     here = position(me)
     allies_too = bool(state.settings["suppressive_fire_hits_allies"])
     caught = []
-    for other in state.combatants.values():
-        if other.id == me.id or other.out_of_fight or other.position is None:
-            continue
-        if other.side == me.side and not allies_too:
-            continue
+    for other in area_fire_candidates(state, me, allies_too=allies_too):
         there = position(other)
         away = metres(state, here, there)
         if rules.zone_of(away) != zone or away > weapon.range_m or not grid.line_of_sight(here, there):

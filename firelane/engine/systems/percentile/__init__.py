@@ -3,20 +3,25 @@
 - `rolls`: a d100 test rolled under a target made of named modifiers, tens digits.
 - `damage`: weapon damage codes such as ``"1d10+3"`` and rolling them.
 - `paths`: square-grid paths for movement and the AI (occupied squares, walls).
+- `positions`: a combatant's square, distances in metres, who area fire can catch.
 
 Pure code: no I/O, no trio, no logging (DESIGN.md layering).
 """
 
 from firelane.engine.systems.percentile.damage import DamageCode, parse_damage, roll_damage
 from firelane.engine.systems.percentile.paths import occupied_squares, path_error, shortest_path, step_path
+from firelane.engine.systems.percentile.positions import area_fire_candidates, metres, position
 from firelane.engine.systems.percentile.rolls import percentile_test, tens_digit, target_of
 
 __all__ = [
     "DamageCode",
+    "area_fire_candidates",
+    "metres",
     "occupied_squares",
     "parse_damage",
     "path_error",
     "percentile_test",
+    "position",
     "roll_damage",
     "shortest_path",
     "step_path",
