@@ -12,7 +12,7 @@ from firelane.engine.dice import Dice
 from firelane.engine.state import Combatant, EncounterState, ReactionWindow
 from firelane.engine.systems.d100_degrees import actions, ai, reactions, rules
 from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState
-from firelane.engine.systems.percentile import parse_damage
+from firelane.engine.systems.percentile import require_damage_code, require_square, settle_square_metres
 from firelane.events.d100_degrees_schemas import (
     D100D_COMMANDS,
     D100D_EVENTS,
@@ -84,33 +84,25 @@ class D100DegreesSystem(BaseRuleSystem):
 
     def settings_for(self, setup: EncounterSetup) -> dict[str, Any]:
         settings = super().settings_for(setup)
-        if "square_metres" not in setup.settings and setup.terrain.unit == "m":
-            settings["square_metres"] = float(setup.terrain.square_size)
         if settings["degrees_formula"] not in rules.DEGREE_FORMULAS:
             raise Rejected(f"degrees_formula must be one of {', '.join(rules.DEGREE_FORMULAS)}, not {settings['degrees_formula']!r}")
         if settings["clear_jam_action"] not in (actions.HALF, actions.FULL):
             raise Rejected(f"clear_jam_action must be 'half' or 'full', not {settings['clear_jam_action']!r}")
-        if float(settings["square_metres"]) <= 0:
-            raise Rejected("square_metres must be positive")
+        settle_square_metres(settings, setup)
         return settings
 
     def build_combatant(self, setup: CombatantSetup, settings: dict[str, Any]) -> Combatant:
         combatant = super().build_combatant(setup, settings)
         assert isinstance(combatant, D100DCombatant)
-        if combatant.position is None:
-            raise Rejected(f"combatant {setup.id!r} needs a position on the map")
+        require_square(combatant, setup)
         for weapon in combatant.weapons:
             if weapon.kind not in ("melee", "ranged"):
                 raise Rejected(f"combatant {setup.id!r}: weapon {weapon.name!r} kind must be 'melee' or 'ranged'")
-            try:
-                parse_damage(weapon.damage)
-            except ValueError as exc:
-                raise Rejected(f"combatant {setup.id!r}: weapon {weapon.name!r}: {exc}") from None
+            require_damage_code(setup, weapon)
             if weapon.rof < 1:
                 raise Rejected(f"combatant {setup.id!r}: weapon {weapon.name!r} needs a rate of fire of at least 1")
         if combatant.max_wounds <= 0:
             combatant.max_wounds = combatant.wounds
-        combatant.position = (int(combatant.position[0]), int(combatant.position[1]))
         return combatant
 
     # ------------------------------------------------------------ rounds and turns

@@ -12,7 +12,7 @@ from firelane.engine.dice import Dice
 from firelane.engine.state import Combatant, EncounterState, ReactionWindow
 from firelane.engine.systems.d100_zones import actions, ai, reactions, rules
 from firelane.engine.systems.d100_zones.state import MELEE, RANGED, UNARMED, D100ZCombatant, D100ZState
-from firelane.engine.systems.percentile import parse_damage
+from firelane.engine.systems.percentile import parse_damage, require_damage_code, require_square, settle_square_metres
 from firelane.events.d100_zones_schemas import (
     D100Z_COMMANDS,
     D100Z_EVENTS,
@@ -92,8 +92,6 @@ class D100ZonesSystem(BaseRuleSystem):
 
     def settings_for(self, setup: EncounterSetup) -> dict[str, Any]:
         settings = super().settings_for(setup)
-        if "square_metres" not in setup.settings and setup.terrain.unit == "m":
-            settings["square_metres"] = float(setup.terrain.square_size)
         options = setup.settings.get("options", {})
         if not isinstance(options, dict):
             raise Rejected("settings 'options' must be an object of optional-rule switches (D100Z-16)")
@@ -110,27 +108,21 @@ class D100ZonesSystem(BaseRuleSystem):
             parse_damage(str(settings["unarmed_damage"]))
         except ValueError as exc:
             raise Rejected(f"unarmed_damage: {exc}") from None
-        if float(settings["square_metres"]) <= 0:
-            raise Rejected("square_metres must be positive")
+        settle_square_metres(settings, setup)
         return settings
 
     def build_combatant(self, setup: CombatantSetup, settings: dict[str, Any]) -> Combatant:
         combatant = super().build_combatant(setup, settings)
         assert isinstance(combatant, D100ZCombatant)
-        if combatant.position is None:
-            raise Rejected(f"combatant {setup.id!r} needs a position on the map")
+        require_square(combatant, setup)
         for weapon in combatant.weapons:
             if weapon.kind not in (MELEE, RANGED, UNARMED):
                 raise Rejected(f"combatant {setup.id!r}: weapon {weapon.name!r} kind must be melee, ranged or unarmed")
             if weapon.hands not in (1, 2):
                 raise Rejected(f"combatant {setup.id!r}: weapon {weapon.name!r} hands must be 1 or 2")
-            try:
-                parse_damage(weapon.damage)
-            except ValueError as exc:
-                raise Rejected(f"combatant {setup.id!r}: weapon {weapon.name!r}: {exc}") from None
+            require_damage_code(setup, weapon)
         if combatant.max_hp <= 0:
             combatant.max_hp = combatant.hp
-        combatant.position = (int(combatant.position[0]), int(combatant.position[1]))
         return combatant
 
     # ------------------------------------------------------------ rounds and turns

@@ -4,6 +4,7 @@
 - `damage`: weapon damage codes such as ``"1d10+3"`` and rolling them.
 - `paths`: square-grid paths for movement and the AI (occupied squares, walls).
 - `positions`: a combatant's square, distances in metres, who area fire can catch.
+- `setup`: encounter-start checks: grid scale, combatants' squares, damage codes.
 
 Pure code: no I/O, no trio, no logging (DESIGN.md layering).
 """
@@ -12,6 +13,7 @@ from firelane.engine.systems.percentile.damage import DamageCode, parse_damage, 
 from firelane.engine.systems.percentile.paths import occupied_squares, path_error, shortest_path, step_path
 from firelane.engine.systems.percentile.positions import area_fire_candidates, metres, position
 from firelane.engine.systems.percentile.rolls import percentile_test, tens_digit, target_of
+from firelane.engine.systems.percentile.setup import require_damage_code, require_square, settle_square_metres
 
 __all__ = [
     "DamageCode",
@@ -22,7 +24,10 @@ __all__ = [
     "path_error",
     "percentile_test",
     "position",
+    "require_damage_code",
+    "require_square",
     "roll_damage",
+    "settle_square_metres",
     "shortest_path",
     "step_path",
     "target_of",
