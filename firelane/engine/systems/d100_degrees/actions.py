@@ -238,23 +238,49 @@ def melee_attack(system: D100DegreesSystem, decision: Decision, command: D100DBa
 def controlled_fire(system: D100DegreesSystem, decision: Decision, command: D100DControlledFire, dice: Dice) -> None:
     state: D100DState = decision.state  # type: ignore[assignment]
     actor = state.combatants[command.actor]
-    require_action(state, actor, "controlled_fire", HALF)
-    weapon = pick_weapon(actor, command.weapon, "ranged")
-    require_not_jammed(actor, weapon)
-    rof = pick_rof(weapon, command.rof)
+    weapon, rof = ready_ranged_weapon(state, actor, "controlled_fire", HALF, command.weapon, command.rof)
     targets = plan_chain(state, actor, weapon, command.target, command.extra, rof, f"selected rate of fire {rof}")
     spend(decision, actor.id, "controlled_fire", HALF, "D100D-02", {"weapon": weapon.name, "rof": rof, "targets": targets})
+    roll = shooting_test(decision, actor, weapon, rof, purpose="Controlled Fire", rule="D100D-07", dice=dice)
+    resolve_chain(system, decision, actor, weapon, targets, roll, "controlled_fire", "D100D-07", dice)
+
+
+def ready_ranged_weapon(
+    state: D100DState, actor: D100DCombatant, action: str, cost: str, weapon_name: str | None, rof: int | None
+) -> tuple[Weapon, int]:
+    """The action's cost can be paid and the named (or first) ranged weapon is
+    not jammed and fires at the asked rate of fire: return it and that rate."""
+    require_action(state, actor, action, cost)
+    weapon = pick_weapon(actor, weapon_name, "ranged")
+    require_not_jammed(actor, weapon)
+    return weapon, pick_rof(weapon, rof)
+
+
+def shooting_test(
+    decision: Decision,
+    actor: D100DCombatant,
+    weapon: Weapon,
+    rof: int,
+    *,
+    purpose: str,
+    rule: str,
+    dice: Dice,
+    difficulty: str = "challenging",
+) -> Roll:
+    """A Ballistic Skill test for a shot at ``rof`` (automatic fire and Pinned
+    modify it, D100D-07), then the jam check of D100D-08."""
+    state: D100DState = decision.state  # type: ignore[assignment]
     roll = rules.characteristic_test(
         dice,
-        purpose="Controlled Fire",
-        rule="D100D-07",
+        purpose=purpose,
+        rule=rule,
         characteristic="Ballistic Skill",
         value=actor.ballistic_skill,
-        modifiers=automatic_modifiers(weapon, rof, "D100D-07") + pinned_modifiers(state, actor),
+        difficulty=difficulty,
+        modifiers=automatic_modifiers(weapon, rof, rule) + pinned_modifiers(state, actor),
         formula=state.settings["degrees_formula"],
     )
-    roll = check_jam(decision, actor, weapon, rof, roll)
-    resolve_chain(system, decision, actor, weapon, targets, roll, "controlled_fire", "D100D-07", dice)
+    return check_jam(decision, actor, weapon, rof, roll)
 
 
 def check_jam(decision: Decision, actor: D100DCombatant, weapon: Weapon, rof: int, roll: Roll) -> Roll:
@@ -277,6 +303,20 @@ def check_jam(decision: Decision, actor: D100DCombatant, weapon: Weapon, rof: in
         notes.append("the jammed shot misses (house default)")
         return msgspec.structs.replace(roll, success=False, details=details, notes=notes)
     return msgspec.structs.replace(roll, details=details, notes=notes)
+
+
+def attack_record(actor: D100DCombatant, weapon: Weapon, action: str, rule: str, hits: list[str], leftover: int) -> dict[str, Any]:
+    """What the Evasion window carries to `finish_attack`: who hit whom with what,
+    and the degrees left over for damage (stored in the window, so plain data)."""
+    return {
+        "attacker": actor.id,
+        "weapon": weapon.name,
+        "kind": weapon.kind,
+        "action": action,
+        "rule": rule,
+        "hits": hits,
+        "leftover_degrees": leftover,
+    }
 
 
 def resolve_chain(
@@ -311,41 +351,19 @@ def resolve_chain(
                 details=details,
             )
         )
-    attack = {
-        "attacker": actor.id,
-        "weapon": weapon.name,
-        "kind": weapon.kind,
-        "action": action,
-        "rule": rule,
-        "hits": list(hit_targets),
-        "leftover_degrees": leftover,
-    }
-    system.start_evasion(decision, attack, dice)
+    system.start_evasion(decision, attack_record(actor, weapon, action, rule, list(hit_targets), leftover), dice)
 
 
 def suppressing_fire(system: D100DegreesSystem, decision: Decision, command: D100DSuppressingFire, dice: Dice) -> None:
     state: D100DState = decision.state  # type: ignore[assignment]
     actor = state.combatants[command.actor]
-    require_action(state, actor, "suppressing_fire", FULL)
-    weapon = pick_weapon(actor, command.weapon, "ranged")
-    require_not_jammed(actor, weapon)
-    rof = pick_rof(weapon, command.rof)
+    weapon, rof = ready_ranged_weapon(state, actor, "suppressing_fire", FULL, command.weapon, command.rof)
     origin = position(actor)
     toward = (int(command.toward[0]), int(command.toward[1]))
     require(toward != origin, "Suppressing Fire needs a direction: 'toward' must differ from the shooter's square")
     candidates = killzone(state, actor, weapon, toward)
     spend(decision, actor.id, "suppressing_fire", FULL, "D100D-02", {"weapon": weapon.name, "rof": rof, "toward": list(toward)})
-    roll = rules.characteristic_test(
-        dice,
-        purpose="Suppressing Fire",
-        rule="D100D-09",
-        characteristic="Ballistic Skill",
-        value=actor.ballistic_skill,
-        difficulty="hard",
-        modifiers=automatic_modifiers(weapon, rof, "D100D-09") + pinned_modifiers(state, actor),
-        formula=state.settings["degrees_formula"],
-    )
-    roll = check_jam(decision, actor, weapon, rof, roll)
+    roll = shooting_test(decision, actor, weapon, rof, purpose="Suppressing Fire", rule="D100D-09", dice=dice, difficulty="hard")
     jammed = bool(roll.details.get("jammed"))
     won = rules.degrees(roll) if roll.success else 0
     hits: list[str] = []
@@ -383,16 +401,7 @@ def suppressing_fire(system: D100DegreesSystem, decision: Decision, command: D10
         )
     )
     pinning_tests(decision, candidates, bool(roll.success), dice)
-    attack = {
-        "attacker": actor.id,
-        "weapon": weapon.name,
-        "kind": weapon.kind,
-        "action": "suppressing_fire",
-        "rule": "D100D-09",
-        "hits": hits,
-        "leftover_degrees": leftover,
-    }
-    system.start_evasion(decision, attack, dice)
+    system.start_evasion(decision, attack_record(actor, weapon, "suppressing_fire", "D100D-09", hits, leftover), dice)
 
 
 def killzone(state: D100DState, actor: D100DCombatant, weapon: Weapon, toward: Square) -> list[str]:
