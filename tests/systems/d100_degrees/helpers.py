@@ -11,6 +11,9 @@ from firelane.engine.systems.d100_degrees import SYSTEM
 from firelane.engine.systems.d100_degrees.state import D100DState
 from firelane.events.schemas import CombatantSetup, Command, EncounterSetup, Event, StartEncounter, Terrain, Wall
 
+# of_type, one and rejection are shared with the other percentile system; its tests import them from here.
+from ..percentile_helpers import act_with, of_type, one, rejection  # noqa: F401
+
 GUN = {"name": "lasgun", "kind": "ranged", "damage": "1d10+3", "multiplier": 2, "range_m": 30, "rof": 3, "automatic": True}
 PISTOL = {"name": "revolver", "kind": "ranged", "damage": "1d10+3", "multiplier": 2, "range_m": 20, "rof": 1, "automatic": False}
 SWORD = {"name": "sword", "kind": "melee", "damage": "1d10+2", "multiplier": 2, "range_m": 1}
@@ -59,24 +62,4 @@ def start(setup: EncounterSetup, initiative: Sequence[int] | None = None) -> D10
 
 def act(state: D100DState, command: Command, faces: Sequence[int] = ()) -> list[Event]:
     """Decide (or reject) with fixed faces, apply the events, and check every face was used."""
-    dice = FixedDice(faces)
-    events = SYSTEM.decide_or_reject(state, command, dice)
-    for event in events:
-        SYSTEM.evolve(state, event)
-    assert dice.remaining == 0 or type(events[0]).__name__ == "CommandRejected", f"{dice.remaining} fixed faces unused"
-    return events
-
-
-def of_type(events: Sequence[Event], kind: type) -> list[Any]:
-    return [e for e in events if isinstance(e, kind)]
-
-
-def one(events: Sequence[Event], kind: type) -> Any:
-    found = of_type(events, kind)
-    assert len(found) == 1, f"expected one {kind.__name__}, got {len(found)}: {events}"
-    return found[0]
-
-
-def rejection(events: Sequence[Event]) -> str:
-    assert len(events) == 1 and type(events[0]).__name__ == "CommandRejected", events
-    return events[0].reason  # type: ignore[attr-defined]
+    return act_with(SYSTEM, state, command, faces)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from firelane.engine.simulate import run_headless
 from firelane.engine.systems.d100_degrees import SYSTEM, demo_setup, load_data, sheet
 from firelane.events.d100_degrees_schemas import (
     D100DAllOutAttack,
@@ -16,20 +15,12 @@ from firelane.events.d100_degrees_schemas import (
 )
 from firelane.events.schemas import ClaimReaction, EncounterSetup
 
+from ..percentile_helpers import fight_and_replay
 from .helpers import GUN, SWORD, act, fighter, make_setup, start
 
 
 def _fight(setup: EncounterSetup, seed: bytes):
-    log, final = [], None
-    for _command, events, state in run_headless(SYSTEM, setup, seed):
-        log.extend(events)
-        final = state
-    assert final is not None
-    rebuilt = SYSTEM.initial_state()
-    rebuilt.encounter = "headless"
-    for event in log:
-        SYSTEM.evolve(rebuilt, event)
-    return final, rebuilt, log
+    return fight_and_replay(SYSTEM, setup, seed)
 
 
 def test_demo_setup_is_valid_and_uses_the_sample_data() -> None:

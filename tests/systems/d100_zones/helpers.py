@@ -21,6 +21,9 @@ from firelane.events.schemas import (
     Wall,
 )
 
+# of_type, one and rejection are shared with the other percentile system; its tests import them from here.
+from ..percentile_helpers import act_with, of_type, one, rejection  # noqa: F401
+
 RIFLE = {"name": "rifle", "kind": "ranged", "damage": "2d6+1", "range_m": 100, "hands": 2}
 PISTOL = {"name": "pistol", "kind": "ranged", "damage": "1d8+1", "range_m": 40, "hands": 1}
 KNIFE = {"name": "knife", "kind": "melee", "damage": "1d6+1", "hands": 1}
@@ -76,32 +79,13 @@ def start(setup: EncounterSetup, initiative: Sequence[int] | None = None) -> D10
 
 
 def act(state: D100ZState, command: Command, faces: Sequence[int] = ()) -> list[Event]:
-    dice = FixedDice(faces)
-    events = SYSTEM.decide_or_reject(state, command, dice)
-    for event in events:
-        SYSTEM.evolve(state, event)
-    assert dice.remaining == 0 or type(events[0]).__name__ == "CommandRejected", f"{dice.remaining} fixed faces unused"
-    return events
+    """Decide (or reject) with fixed faces, apply the events, and check every face was used."""
+    return act_with(SYSTEM, state, command, faces)
 
 
 def end_turn(state: D100ZState, faces: Sequence[int] = ()) -> list[Event]:
     assert state.active is not None
     return act(state, EndTurn(command_id=f"end-{state.version}", actor=state.active), faces)
-
-
-def of_type(events: Sequence[Event], kind: type) -> list[Any]:
-    return [e for e in events if isinstance(e, kind)]
-
-
-def one(events: Sequence[Event], kind: type) -> Any:
-    found = of_type(events, kind)
-    assert len(found) == 1, f"expected one {kind.__name__}, got {len(found)}: {events}"
-    return found[0]
-
-
-def rejection(events: Sequence[Event]) -> str:
-    assert len(events) == 1 and type(events[0]).__name__ == "CommandRejected", events
-    return events[0].reason  # type: ignore[attr-defined]
 
 
 def mods(roll: Any) -> list[tuple[str, str, int]]:

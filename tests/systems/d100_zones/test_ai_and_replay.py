@@ -5,7 +5,6 @@ from __future__ import annotations
 from hypothesis import given, settings, strategies as st
 
 from firelane.engine.registry import get_system
-from firelane.engine.simulate import run_headless
 from firelane.engine.systems.d100_zones import SYSTEM, demo_setup, load_data, sheet
 from firelane.events.d100_zones_schemas import (
     D100ZAimedShot,
@@ -16,20 +15,12 @@ from firelane.events.d100_zones_schemas import (
 )
 from firelane.events.schemas import CoverFeature, EncounterSetup
 
+from ..percentile_helpers import fight_and_replay
 from .helpers import HATCHET, KNIFE, act, end_turn, fighter, make_setup, start
 
 
 def _fight(setup: EncounterSetup, seed: bytes):
-    log, final = [], None
-    for _command, events, state in run_headless(SYSTEM, setup, seed):
-        log.extend(events)
-        final = state
-    assert final is not None
-    rebuilt = SYSTEM.initial_state()
-    rebuilt.encounter = "headless"
-    for event in log:
-        SYSTEM.evolve(rebuilt, event)
-    return final, rebuilt, log
+    return fight_and_replay(SYSTEM, setup, seed)
 
 
 def test_registry_and_demo_setup() -> None:
