@@ -10,6 +10,7 @@ import pytest
 import trio
 import trio.testing
 
+from firelane.actors.lease import EncounterBusy, lease_key
 from firelane.actors.policies import AIPolicy
 from firelane.actors.runtime import run_encounter
 from firelane.actors.sequencer import EncounterExists, Sequencer, create_encounter, ensure_encounter, load_seed
@@ -238,3 +239,35 @@ async def test_a_task_that_keeps_failing_stops_the_encounter_with_its_error(even
     with pytest.raises(BaseException) as caught:
         await run_encounter(event_log, "dead", TOY, {"a": AlwaysFails(), "b": AlwaysFails(), "c": AlwaysFails()}, max_restarts=2)
     assert "failed 3 times; last error: RuntimeError('broken policy')" in repr(caught.value)
+
+
+async def test_a_second_engine_on_a_running_encounter_stops_with_a_clear_error(event_log: EventLog) -> None:
+    await create_encounter(event_log, "busy", setup(), b"busy" * 8)
+    seed = await load_seed(event_log, "busy")
+    first = Sequencer(event_log, "busy", TOY, seed)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(first.run)
+        await wait_for_state(event_log, "busy", lambda s: s.active is not None)
+        second = Sequencer(event_log, "busy", TOY, seed, lease_wait_s=0.3)
+        with pytest.raises(EncounterBusy, match="encounter 'busy' is being run by another engine"):
+            await second.run()
+        nursery.cancel_scope.cancel()
+    # The first engine released its lease when it stopped: a new one may take over.
+    third = Sequencer(event_log, "busy", TOY, seed, lease_wait_s=0.3)
+    with trio.move_on_after(0.5):
+        await third.run()
+    assert third.state.active is not None
+
+
+async def test_a_lease_left_by_a_dead_process_on_this_host_is_taken_over_at_once(event_log: EventLog) -> None:
+    import socket
+    import subprocess
+
+    await create_encounter(event_log, "stale", setup(), b"stal" * 8)
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid that no longer runs
+    await event_log.client.execute("SET", lease_key("test", "stale"), f"{socket.gethostname()}:{gone.pid}:x", "PX", 60_000)
+    sequencer = Sequencer(event_log, "stale", TOY, await load_seed(event_log, "stale"), lease_wait_s=0.5)
+    with trio.move_on_after(1.0):
+        await sequencer.run()
+    assert sequencer.state.started  # it did not wait for the 60 s lease to expire

@@ -16,6 +16,7 @@ from functools import partial
 import trio
 
 from firelane.actors.combatant import CombatantActor
+from firelane.actors.lease import EncounterBusy
 from firelane.actors.policies import AIPolicy, HumanPolicy, Policy
 from firelane.actors.sequencer import Sequencer, load_seed
 from firelane.actors.tap import LogTap
@@ -42,6 +43,8 @@ async def supervise(
     while True:
         try:
             return await make_task()
+        except EncounterBusy:
+            raise  # another engine runs this encounter: retrying would not help
         except Exception as exc:
             failures += 1
             log.warning("task failed", task=name, failures=failures, error=repr(exc))

@@ -29,6 +29,7 @@ import trio
 from firelane.engine.core import SEQUENCER, BaseRuleSystem, reject
 from firelane.engine.dice import SeededDice, commit_seed
 from firelane.engine.registry import get_system
+from firelane.actors.lease import SequencerLease
 from firelane.engine.state import EncounterState, copy_state
 from firelane.events import codec
 from firelane.events.log import Batch, EventLog, VersionConflict
@@ -114,7 +115,8 @@ class _Buffered:
 
 
 class Sequencer:
-    def __init__(self, event_log: EventLog, encounter: str, system: BaseRuleSystem, seed: bytes) -> None:
+    def __init__(self, event_log: EventLog, encounter: str, system: BaseRuleSystem, seed: bytes, *, lease_wait_s: float = 6.0) -> None:
+        self.lease_wait_s = lease_wait_s
         self.log = event_log
         self.encounter = encounter
         self.system = system
@@ -136,7 +138,20 @@ class Sequencer:
         self._track_window()
 
     async def run(self, *, stop_when_ended: bool = True) -> EncounterState:
-        """Serve the encounter until it has ended (and its seed is revealed)."""
+        """Serve the encounter until it has ended (and its seed is revealed),
+        holding the encounter's lease so no other engine writes meanwhile."""
+        lease = SequencerLease(self.log, self.encounter, wait_s=self.lease_wait_s)
+        await lease.acquire()
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(lease.keep)
+                state = await self._serve(stop_when_ended=stop_when_ended)
+                nursery.cancel_scope.cancel()
+            return state
+        finally:
+            await lease.release()
+
+    async def _serve(self, *, stop_when_ended: bool) -> EncounterState:
         await self.load()
         log.info("sequencer started", encounter=self.encounter, version=self.state.version)
         while True:

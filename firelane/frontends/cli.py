@@ -26,6 +26,7 @@ from typing import Any, Union
 import msgspec
 import trio
 
+from firelane.actors.lease import EncounterBusy
 from firelane.actors.runtime import TaskKeptFailing, default_policies, run_encounter
 from firelane.actors.sequencer import EncounterExists, create_encounter, ensure_encounter
 from firelane.engine.registry import UnknownSystem, demo_setup, get_system, system_names
@@ -337,7 +338,17 @@ def main(argv: list[str] | None = None) -> int:
         message = str(exc) if not isinstance(exc, UnknownSystem) else UnknownSystem.__str__(exc)
         print(f"firelane: error: {message}", file=sys.stderr)
         return 2
+    except EncounterBusy as exc:
+        print(f"firelane: error: {exc}", file=sys.stderr)
+        return 2
     except BaseExceptionGroup as group:
+        busy = group.subgroup(lambda e: isinstance(e, EncounterBusy))
+        if busy is not None:
+            first = busy.exceptions[0]
+            while isinstance(first, BaseExceptionGroup):
+                first = first.exceptions[0]
+            print(f"firelane: error: {first}", file=sys.stderr)
+            return 2
         failed = group.subgroup(lambda e: isinstance(e, TaskKeptFailing))
         if failed is None:
             raise
