@@ -78,20 +78,35 @@ def test_submit_reports_a_rejection_from_a_running_engine(redis_url: str, tmp_pa
     engine = subprocess.Popen([sys.executable, "-m", "firelane.frontends.cli", "run", "h1", "--setup", str(setup_file),
                                "--redis", redis_url, "--quiet"], env=env, cwd=REPO,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    watcher = None
     try:
         deadline = time.monotonic() + 30
         while "h1" not in firelane("encounters", "--redis", redis_url).stdout:
             assert time.monotonic() < deadline, "the engine never created the encounter"
             time.sleep(0.1)
+        watcher = subprocess.Popen([sys.executable, "-m", "firelane.frontends.cli", "watch", "h1", "--redis", redis_url, "--no-color"],
+                                   env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         malformed = firelane("submit", "h1", '{"type": "Strike", ', "--redis", redis_url, "--wait", "20")
         assert malformed.returncode == 2, malformed.stdout + malformed.stderr
         assert "CommandRejected" in malformed.stdout and "malformed JSON" in malformed.stdout
         unknown = firelane("submit", "h1", '{"type":"Strike","command_id":"s1","actor":"zed","target":"a"}',
                            "--redis", redis_url, "--wait", "20")
         assert unknown.returncode == 2 and "unknown combatant 'zed'" in unknown.stdout
+        # The GM ends the fight from the terminal; the engine reveals the seed and stops.
+        ended = firelane("submit", "h1", '{"type":"EndEncounter","command_id":"gm-end","actor":"sequencer","reason":"called off"}',
+                         "--redis", redis_url, "--wait", "20")
+        assert ended.returncode == 0 and "EncounterEnded" in ended.stdout and "called off" in ended.stdout
+        assert engine.wait(timeout=30) == 0
+        # The watcher, another terminal frontend, narrated all of it live and stopped at the end.
+        watched, _ = watcher.communicate(timeout=30)
     finally:
-        engine.kill()
-        engine.communicate()
+        for process in (engine, watcher):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.communicate()
+    assert "Encounter h1 (toy) begins" in watched
+    assert "rejected ? from ?: malformed JSON" in watched and "unknown combatant 'zed'" in watched
+    assert "Encounter over: no winner (called off)" in watched and "seed revealed" in watched
 
 
 def test_embedded_server_keeps_the_campaign_across_runs(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
     firelane demo [--system NAME]        a real fight between two AI squads
     firelane run ENCOUNTER [--setup F]   create (or resume) an encounter and run it to the end
     firelane replay ENCOUNTER [--at V]   narrate a stored fight; show the state at version V
+    firelane watch ENCOUNTER             narrate an encounter live while another engine runs it
     firelane audit ENCOUNTER [--verify]  every roll with its modifiers and rule IDs; recompute every die
     firelane encounters                  the campaign's roster of encounters
     firelane submit ENCOUNTER JSON       send a command as a frontend would, and show the answer
@@ -59,8 +60,8 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-async def _narrate_live(event_log: EventLog, encounter: str, narrator: Narrator, pace: float) -> None:
-    """Follow the log and print each event until the seed is revealed."""
+async def _narrate_live(event_log: EventLog, encounter: str, narrator: Narrator, pace: float, *, print_from: int = 0) -> None:
+    """Follow the log and print each event (from version ``print_from`` on) until the seed is revealed."""
     system = None
     state = None
     async with aclosing(event_log.follow(encounter, "0-0", block_ms=500)) as batches:
@@ -72,9 +73,10 @@ async def _narrate_live(event_log: EventLog, encounter: str, narrator: Narrator,
                     state = system.initial_state()
                     state.encounter = encounter
                 system.evolve(state, event)
-                print_line(narrator.line(stored.version, event, state))
-                if pace:
-                    await trio.sleep(pace)
+                if stored.version >= print_from:
+                    print_line(narrator.line(stored.version, event, state))
+                    if pace:
+                        await trio.sleep(pace)
                 if isinstance(event, SeedRevealed):
                     return
 
@@ -198,6 +200,17 @@ async def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+async def cmd_watch(args: argparse.Namespace) -> int:
+    """Narrate an encounter as another engine runs it (a terminal frontend), until it ends."""
+    async with open_event_log(args.campaign, redis_url=args.redis, data_dir=args.data_dir) as event_log:
+        if await event_log.encounter_meta(args.encounter) is None:
+            raise CliError(f"encounter {args.encounter!r} does not exist in campaign {args.campaign!r}")
+        print_from = await event_log.version(args.encounter) + 1 if args.from_now else 0
+        narrator = Narrator(colour=colour_enabled(sys.stdout, False if args.no_color else None), details=args.details)
+        await _narrate_live(event_log, args.encounter, narrator, args.pace, print_from=print_from)
+    return 0
+
+
 async def cmd_audit(args: argparse.Namespace) -> int:
     async with open_event_log(args.campaign, redis_url=args.redis, data_dir=args.data_dir) as event_log:
         stored, events, _system = await _load(event_log, args.encounter)
@@ -306,6 +319,12 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--state-only", action="store_true", help="print only the state table")
     replay.add_argument("--pace", type=float, default=0.0)
     replay.set_defaults(handler=cmd_replay)
+
+    watch = sub.add_parser("watch", parents=[common], help="narrate an encounter live as another engine runs it")
+    watch.add_argument("encounter")
+    watch.add_argument("--from-now", action="store_true", help="skip what has already happened")
+    watch.add_argument("--pace", type=float, default=0.0)
+    watch.set_defaults(handler=cmd_watch)
 
     audit = sub.add_parser("audit", parents=[common], help="every roll explained; --verify recomputes the dice")
     audit.add_argument("encounter")
