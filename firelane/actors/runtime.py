@@ -53,10 +53,10 @@ async def supervise(
             await trio.sleep(backoff * failures)
 
 
-def default_policies(system: BaseRuleSystem, state_or_setup_policies: Mapping[str, str]) -> dict[str, Policy]:
-    """Policies by name from a setup ("ai" or "human")."""
+def default_policies(system: BaseRuleSystem, policy_names: Mapping[str, str]) -> dict[str, Policy]:
+    """Policies from the names a setup gives its combatants ("ai" or "human")."""
     policies: dict[str, Policy] = {}
-    for combatant, kind in state_or_setup_policies.items():
+    for combatant, kind in policy_names.items():
         if kind == "ai":
             policies[combatant] = AIPolicy(system)
         elif kind == "human":
