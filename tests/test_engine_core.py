@@ -74,6 +74,10 @@ def test_bad_setup_is_rejected_with_reasons() -> None:
         CombatantSetup(id="b", name="B", side="y")])
     events = TOY.decide_or_reject(state, StartEncounter(command_id="s", actor=SEQUENCER, setup=sheet_bad, seed_commitment=""), FixedDice([]))
     assert "combatant 'a' has an invalid sheet" in events[0].reason
+    bad_policy = EncounterSetup(system="toy", combatants=[
+        CombatantSetup(id="a", name="A", side="x", policy="telepathy"), CombatantSetup(id="b", name="B", side="y")])
+    events = TOY.decide_or_reject(state, StartEncounter(command_id="s", actor=SEQUENCER, setup=bad_policy, seed_commitment=""), FixedDice([]))
+    assert events[0].reason == "combatant 'a' has policy 'telepathy'; known: ai, human"
 
 
 def test_rejected_commands_change_nothing_but_the_rejection_count() -> None:

@@ -425,6 +425,8 @@ class BaseRuleSystem:
         require(len(set(ids)) == len(ids), "combatant IDs must be unique")
         require(SEQUENCER not in ids, f"{SEQUENCER!r} is reserved")
         require(len({c.side for c in setup.combatants}) >= 2, "an encounter needs at least two sides")
+        for combatant in setup.combatants:
+            require(combatant.policy in ("ai", "human"), f"combatant {combatant.id!r} has policy {combatant.policy!r}; known: ai, human")
         settings = self.settings_for(setup)
         for combatant in setup.combatants:
             self.build_combatant(combatant, settings)  # validates every sheet up front
