@@ -151,7 +151,7 @@ async def cmd_run(args: argparse.Namespace) -> int:
                 setup = demo_setup(args.demo_setup)
             else:
                 raise CliError(f"encounter {args.encounter!r} does not exist; give --setup FILE or --demo-setup SYSTEM to create it")
-            get_system(setup.system)
+            default_policies(get_system(setup.system), {c.id: c.policy for c in setup.combatants})  # refuse bad policies up front
             await ensure_encounter(event_log, args.encounter, setup, seed_from(args.seed))
         return await _run_live(args, event_log, args.encounter, quiet=args.quiet)
 
