@@ -8,6 +8,22 @@ big options: All-Out Attack in melee, Full Auto with an automatic weapon, a
 Charge to close in. Combatants with ``tactic: "hold"`` stay put and Wait,
 interrupting the first enemy who declares an action in their sights.
 
+Before all that (after standing up and breaking free) come the aux tools:
+
+* a medic (a ``medicine`` skill) treats the most wounded untreated ally within
+  healing reach, itself included (R6-43), when its expected Medicine total
+  reaches the difficulty; declared as the round's one action so the test
+  takes no multi-action penalty. When such an ally is a partial move away it
+  declares a move and the treatment instead;
+* a combatant with an area weapon in hand (a grenade: ``burst:<size>``) throws
+  it, as the round's one action, when the burst catches at least
+  `AREA_MIN_ENEMIES` enemies and no one of its own side, itself included
+  (R6-40, `areas.choose_area_attack`), and its expected attack total (range
+  modifier included) beats the Defense of at least that many of them. When
+  the target Space is beyond Short range it spends the round on a full move
+  into Short range instead. Area weapons are never used for
+  ordinary attacks, readied as a gun would be, or fired in a Wait interruption.
+
 In windows: an Active Defense is claimed when its expected total beats the
 Passive Defense (the multiple-action penalty and wounds included); Character
 Points are spent on a hit that would wound, a Fate Point on one that would
@@ -18,13 +34,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from firelane.engine.core import Rejected, next_command_id
-from firelane.engine.grid import distance
-from firelane.engine.systems.rond6 import actions, movement, rules
+from firelane.engine.grid import Grid, distance
+from firelane.engine.systems.rond6 import (
+    actions,
+    areas,
+    combat,
+    healing,
+    movement,
+    rules,
+)
 from firelane.engine.systems.rond6.pools import DieCode, as_code, difficulty
 from firelane.engine.systems.rond6.rolling import adjusted, condition_dice_mods
 from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State, Weapon
-from firelane.events.rond6_aux_schemas import R6Move
+from firelane.events.rond6_aux_schemas import R6AreaAttack, R6Heal, R6Move
 from firelane.events.rond6_schemas import (
     R6Attack,
     R6Charge,
@@ -38,6 +63,10 @@ from firelane.events.schemas import ClaimReaction, Command, PassReaction
 
 if TYPE_CHECKING:
     from firelane.engine.systems.rond6.system import RonD6System
+
+
+# A grenade is worth its one use only when it catches at least this many enemies.
+AREA_MIN_ENEMIES = 2
 
 
 def mean(code: DieCode) -> float:
@@ -54,6 +83,14 @@ def enemies(state: RonD6State, me: RonD6Combatant) -> list[RonD6Combatant]:
     return sorted(foes, key=lambda c: (distance(here, tuple(c.position)) if c.position is not None else 999, c.id))  # type: ignore[arg-type]
 
 
+def is_area_weapon(weapon: Weapon) -> bool:
+    """A burst or cone weapon (a grenade): used only through `area_attack_now`."""
+    try:
+        return areas.weapon_area(weapon) is not None
+    except Rejected:  # an unknown area size: the system rejects it, so never plan with it
+        return True
+
+
 def loaded(me: RonD6Combatant, weapon: Weapon) -> bool:
     return not weapon.capacity or me.ammo.get(weapon.id, 0) >= (weapon.burst_rounds if "BF" in weapon.modes else 1)
 
@@ -63,10 +100,10 @@ def reloadable(me: RonD6Combatant, weapon: Weapon) -> bool:
 
 
 def hand_weapons(system: RonD6System, me: RonD6Combatant) -> list[Weapon]:
-    """Loaded weapons in hand, best damage first, then fists."""
+    """Loaded weapons in hand for a single-target attack, best damage first, then fists."""
     from firelane.engine.systems.rond6.rolling import weapon_damage_code
 
-    held = [w for w in me.weapons if w.id in me.readied and loaded(me, w)]
+    held = [w for w in me.weapons if w.id in me.readied and loaded(me, w) and not is_area_weapon(w)]
     held.sort(key=lambda w: (-weapon_damage_code(me, w).total_pips(), w.id))
     return [*held, system.weapon(me, "unarmed")]
 
@@ -82,13 +119,15 @@ def first_attack(system: RonD6System, state: RonD6State, me: RonD6Combatant) -> 
 
 
 def weapon_to_ready(me: RonD6Combatant) -> tuple[Weapon, bool] | None:
-    """(weapon, reload?) when nothing loaded is in hand but something can be readied."""
-    if any(w.id in me.readied and loaded(me, w) for w in me.weapons):
+    """(weapon, reload?) when nothing loaded is in hand but something can be readied
+    (a grenade in hand does not count: it is no weapon for single attacks)."""
+    weapons = [w for w in me.weapons if not is_area_weapon(w)]
+    if any(w.id in me.readied and loaded(me, w) for w in weapons):
         return None
-    for weapon in me.weapons:
+    for weapon in weapons:
         if weapon.id in me.readied and reloadable(me, weapon):
             return weapon, True
-    for weapon in me.weapons:
+    for weapon in weapons:
         if weapon.id not in me.readied and loaded(me, weapon):
             return weapon, False
     return None
@@ -106,6 +145,114 @@ def charge_target(system: RonD6System, state: RonD6State, me: RonD6Combatant) ->
             continue
         if 2 <= len(plan_path) <= 2 * me.move:
             return weapon, target
+    return None
+
+
+def area_attack_now(system: RonD6System, state: RonD6State, me: RonD6Combatant) -> R6AreaAttack | None:
+    """The grenade throw worth making from here, or None: the area that catches
+    the most enemies and no ally (`areas.choose_area_attack`), kept only when
+    the expected attack total beats the Defense of at least `AREA_MIN_ENEMIES`
+    of them. A grenade is used once; thrown at a range where it mostly misses
+    (a medium-range -5 on an average thrower) it would be wasted."""
+    if "prone" in me.conditions or me.grappled_by:
+        return None
+    throw = areas.choose_area_attack(system, state, me.id, min_enemies=AREA_MIN_ENEMIES)
+    if throw is None or me.position is None:
+        return None
+    weapon = system.weapon(me, throw.weapon)
+    shape, size = areas.weapon_area(weapon)  # type: ignore[misc]
+    code, _ = rules.skill_code(me.attributes, me.skills, weapon.skill, untrained="untrained" in me.conditions)
+    expected = mean(adjusted(code, condition_dice_mods(me, weapon.skill)))
+    grid = Grid(state.terrain)
+    walls_block = bool(state.settings.get("area_walls_block", areas.AREA_DEFAULTS["area_walls_block"]))
+    if shape == "burst":
+        centre: tuple[int, int] = tuple(throw.center)  # type: ignore[arg-type,assignment]
+        gap = distance(tuple(me.position), centre)  # type: ignore[arg-type]
+        band = rules.range_band(gap, weapon.ranges) if weapon.ranges else "point_blank"
+        expected += rules.RANGE_MODIFIER[band]  # type: ignore[index]
+        squares = areas.affected_burst(grid, centre, size, walls_block=walls_block)
+        blast = msgspec.structs.replace(me, position=centre)  # cover is measured from the blast, as the system does
+    else:
+        squares = areas.affected_cone(grid, tuple(me.position), throw.facing, size, walls_block=walls_block)  # type: ignore[arg-type]
+        blast = me
+    likely_hits = sum(
+        1 for target in areas.area_targets(state, squares, exclude=me.id)
+        if target.side != me.side and combat.defense_value(system, state, blast, target, weapon.kind, "area")[0] <= expected
+    )
+    return throw if likely_hits >= AREA_MIN_ENEMIES else None
+
+
+def advance_to_throw(system: RonD6System, state: RonD6State, me: RonD6Combatant) -> list[tuple[int, int]] | None:
+    """The path of a full move towards the best burst's target Space, when that
+    Space is beyond the grenade's Short range and no throw is worth making from
+    here (`area_attack_now`): a thrower closes in to throw next round (the -5 of
+    Medium range is what usually spoils the throw). The move stops at Short
+    range rather than walking up to the enemies it means to blast."""
+    if me.position is None or "prone" in me.conditions or me.grappled_by:
+        return None
+    throw = areas.choose_area_attack(system, state, me.id, min_enemies=AREA_MIN_ENEMIES)
+    if throw is None or throw.center is None:
+        return None  # nothing to throw at, or a cone: it has no range to close
+    weapon = system.weapon(me, throw.weapon)
+    centre: tuple[int, int] = tuple(throw.center)  # type: ignore[assignment]
+    gap = distance(tuple(me.position), centre)  # type: ignore[arg-type]
+    if not weapon.ranges or gap <= weapon.ranges[0] or area_attack_now(system, state, me) is not None:
+        return None
+    limit = min(movement.mode_move(me, "walk", state.settings), gap - weapon.ranges[0])
+    return movement.path_towards(state, me.id, centre, limit) or None
+
+
+def healing_reach(state: RonD6State) -> int:
+    return int(state.settings.get("healing_reach", healing.HEALING_DEFAULTS["healing_reach"]))
+
+
+def worth_treating(state: RonD6State, me: RonD6Combatant, patient: RonD6Combatant) -> bool:
+    """An untreated Wound (R6-43: once per injury) and at least even odds: the
+    medic's expected Medicine total, with its own penalties, reaches the
+    difficulty. A failed treatment costs the round's action, and a hopeless one
+    (a patient with 3 Wounds is a Very Difficult 25) would keep the medic out
+    of the fight round after round."""
+    if patient.side != me.side or patient.dead or patient.position is None or patient.wounds <= healing.treated_wounds(patient):
+        return False
+    level, steps = healing.assisted_healing_steps(patient.wounds, healing.is_stunned(patient))
+    code, _ = rules.skill_code(me.attributes, me.skills, "medicine", untrained="untrained" in me.conditions)
+    return mean(adjusted(code, condition_dice_mods(me, "medicine"))) >= difficulty(level, steps, settings=state.settings)
+
+
+def patients(state: RonD6State, me: RonD6Combatant) -> list[RonD6Combatant]:
+    """Allies (itself included) a medic should treat: most Wounds first, then by ID."""
+    if "medicine" not in me.skills or me.out_of_fight or me.position is None:
+        return []
+    found = [c for c in state.combatants.values() if worth_treating(state, me, c)]
+    return sorted(found, key=lambda c: (-c.wounds, c.id))
+
+
+def heal_now(system: RonD6System, state: RonD6State, me: RonD6Combatant) -> R6Heal | None:
+    """The treatment a medic can give without moving, or None."""
+    if "prone" in me.conditions or me.grappled_by:
+        return None
+    reach = healing_reach(state)
+    for patient in patients(state, me):
+        if distance(tuple(me.position), tuple(patient.position)) <= reach:  # type: ignore[arg-type]
+            return R6Heal(command_id=next_command_id(state, me.id), actor=me.id, patient=patient.id, kind="assisted")
+    return None
+
+
+def patient_to_reach(system: RonD6System, state: RonD6State, me: RonD6Combatant) -> tuple[RonD6Combatant, list[tuple[int, int]]] | None:
+    """(patient, path): the first of `patients` that a partial move brings within
+    healing reach, so a move and a treatment fit in the round; None for a
+    non-medic or when nobody needs it."""
+    if me.position is None or "prone" in me.conditions or me.grappled_by:
+        return None
+    reach = healing_reach(state)
+    allowed = movement.partial_move(movement.mode_move(me, "walk", state.settings),
+                                    movement.movement_settings(state.settings)["partial_move_rounding"])
+    for patient in patients(state, me):
+        if patient.id == me.id:
+            continue
+        path = movement.path_towards(state, me.id, tuple(patient.position), allowed)  # type: ignore[arg-type]
+        if path and distance(path[-1], tuple(patient.position)) <= reach:  # type: ignore[arg-type]
+            return patient, path
     return None
 
 
@@ -131,11 +278,22 @@ def choose_command(system: RonD6System, state: RonD6State, cid: str) -> Command 
 
 
 def plan_count(system: RonD6System, state: RonD6State, me: RonD6Combatant) -> int:
-    """Actions to declare: the preparations (stand, break free, ready or reload)
-    plus one attack if an enemy is in reach, else a move and an attack."""
+    """Actions to declare: a treatment or a grenade throw alone (after standing
+    up or breaking free), a move and a treatment; otherwise the preparations
+    (stand, break free, ready or reload) plus one attack if an enemy is in
+    reach, else a move and an attack."""
     limit = system.action_limit(state, me)
+    hindrances = int("prone" in me.conditions) + int(bool(me.grappled_by))
+    # Judged as if already standing and free, as `next_action` will be when it gets there.
+    free = msgspec.structs.replace(me, conditions={k: v for k, v in me.conditions.items() if k != "prone"}, grappled_by="")
     prep = prep_actions(system, me)
-    if in_reach_after_prep(system, state, me):
+    if heal_now(system, state, free) is not None or area_attack_now(system, state, free) is not None:
+        count = hindrances + 1
+    elif patient_to_reach(system, state, free) is not None:
+        count = hindrances + 2  # move next to the patient, then treat it
+    elif hindrances == 0 and advance_to_throw(system, state, me) is not None:
+        count = 1  # a full move into throwing range
+    elif in_reach_after_prep(system, state, me):
         count = prep + 1  # with nothing to prepare: alone in the round, the big options
     elif me.tactic == "hold":
         count = prep + 1
@@ -165,6 +323,20 @@ def next_action(system: RonD6System, state: RonD6State, me: RonD6Combatant, comm
         return R6Stand(command_id=command_id, actor=cid)
     if me.grappled_by:
         return R6Escape(command_id=command_id, actor=cid)
+    heal = heal_now(system, state, me)
+    if heal is not None:
+        return msgspec.structs.replace(heal, command_id=command_id)
+    throw = area_attack_now(system, state, me)
+    if throw is not None:
+        return msgspec.structs.replace(throw, command_id=command_id)
+    if alone:
+        path = advance_to_throw(system, state, me)
+        if path is not None:
+            return R6Move(command_id=command_id, actor=cid, path=path, mode="walk", pace="full")
+    if me.declared_actions - me.actions_used >= 2:  # room to move and still treat
+        patient = patient_to_reach(system, state, me)
+        if patient is not None:
+            return R6Move(command_id=command_id, actor=cid, path=patient[1], mode="walk", pace="partial")
     ready = weapon_to_ready(me)
     if ready is not None:
         weapon, reload = ready
