@@ -233,7 +233,8 @@ class BaseRuleSystem:
             raise Rejected(f"combatant {setup.id!r} has an invalid sheet: {exc}") from None
 
     def roll_initiative(self, decision: Decision, dice: Dice) -> InitiativeRolled:
-        raise NotImplementedError
+        """Every system decides its own initiative (there is no neutral default)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement roll_initiative")
 
     def on_round_start(self, decision: Decision, dice: Dice) -> None:
         """Effects at the start of a round (after RoundStarted, before initiative)."""

@@ -14,6 +14,7 @@ Tests inject `FixedDice` with the faces they want.
 from __future__ import annotations
 
 import hashlib
+from abc import ABC, abstractmethod
 import secrets
 from collections.abc import Iterable
 
@@ -52,11 +53,11 @@ class DiceExhausted(RuntimeError):
     pass
 
 
-class Dice:
+class Dice(ABC):
     """The dice a decision rolls with. Each call returns a `Die` with its position."""
 
-    def roll(self, sides: int) -> Die:  # pragma: no cover - interface
-        raise NotImplementedError
+    @abstractmethod
+    def roll(self, sides: int) -> Die: ...
 
     def roll_many(self, count: int, sides: int) -> list[Die]:
         return [self.roll(sides) for _ in range(count)]
