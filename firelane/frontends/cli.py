@@ -348,6 +348,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _first_of(group: BaseExceptionGroup, kind: type[BaseException]) -> BaseException | None:
+    """The first ``kind`` exception inside a (nested) exception group from trio's nurseries."""
+    matching = group.subgroup(lambda e: isinstance(e, kind))
+    if matching is None:
+        return None
+    first: BaseException = matching
+    while isinstance(first, BaseExceptionGroup):
+        first = first.exceptions[0]
+    return first
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
@@ -361,20 +372,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"firelane: error: {exc}", file=sys.stderr)
         return 2
     except BaseExceptionGroup as group:
-        busy = group.subgroup(lambda e: isinstance(e, EncounterBusy))
+        busy = _first_of(group, EncounterBusy)
         if busy is not None:
-            first = busy.exceptions[0]
-            while isinstance(first, BaseExceptionGroup):
-                first = first.exceptions[0]
-            print(f"firelane: error: {first}", file=sys.stderr)
+            print(f"firelane: error: {busy}", file=sys.stderr)
             return 2
-        failed = group.subgroup(lambda e: isinstance(e, TaskKeptFailing))
+        failed = _first_of(group, TaskKeptFailing)
         if failed is None:
             raise
-        first = failed.exceptions[0]
-        while isinstance(first, BaseExceptionGroup):
-            first = first.exceptions[0]
-        print(f"firelane: error: {first}; the log is intact — fix the cause and resume with: firelane run ENCOUNTER", file=sys.stderr)
+        print(f"firelane: error: {failed}; the log is intact — fix the cause and resume with: firelane run ENCOUNTER", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("firelane: interrupted; the encounter is safe in the log — resume with firelane run ENCOUNTER", file=sys.stderr)
