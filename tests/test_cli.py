@@ -130,3 +130,26 @@ def test_schema_describes_every_command_a_frontend_may_send() -> None:
         assert set(schema["$defs"]["ClaimReaction"]["required"]) == {"type", "command_id", "actor", "window", "reaction"}
     events = json.loads(firelane("schema", "--events", "--system", "bolt-and-blade").stdout)
     assert {"EncounterStarted", "ReactionsOrdered", "SeedRevealed"} <= set(events["$defs"])
+
+
+def test_a_second_engine_on_the_same_encounter_is_refused(redis_url: str, tmp_path: Path) -> None:
+    setup = {"system": "toy", "combatants": [
+        {"id": "a", "name": "Ann", "side": "red", "position": [0, 0], "policy": "human"},
+        {"id": "b", "name": "Bo", "side": "blue", "position": [3, 0], "policy": "human"}]}
+    setup_file = tmp_path / "setup.json"
+    setup_file.write_text(json.dumps(setup))
+    env = {**os.environ, "FIRELANE_PLUGINS": "tests.toy_system", "PYTHONPATH": str(REPO)}
+    first = subprocess.Popen([sys.executable, "-m", "firelane.frontends.cli", "run", "twice", "--setup", str(setup_file),
+                              "--redis", redis_url, "--quiet"], env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while "running" not in firelane("encounters", "--redis", redis_url).stdout:
+            assert time.monotonic() < deadline, "the first engine never started the encounter"
+            time.sleep(0.1)
+        second = firelane("run", "twice", "--redis", redis_url, "--quiet")
+        assert second.returncode == 2
+        assert "encounter 'twice' is being run by another engine" in second.stderr
+        assert first.poll() is None  # the first engine is unaffected
+    finally:
+        first.kill()
+        first.communicate()
