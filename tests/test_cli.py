@@ -12,6 +12,7 @@ from pathlib import Path
 
 
 REPO = Path(__file__).resolve().parent.parent
+ENGINE_ENV = {**os.environ, "FIRELANE_PLUGINS": "tests.toy_system", "PYTHONPATH": str(REPO)}
 
 
 def firelane(*args: str, env_extra: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -68,24 +69,33 @@ def test_clear_errors_for_bad_input(redis_url: str) -> None:
     assert no_server.returncode == 2 and "cannot connect to Redis" in no_server.stderr
 
 
-def test_submit_reports_a_rejection_from_a_running_engine(redis_url: str, tmp_path: Path) -> None:
+def start_engine_for_humans(redis_url: str, tmp_path: Path, encounter: str) -> subprocess.Popen[str]:
+    """`firelane run` on a toy encounter whose two combatants are both played
+    by humans (frontends), so the engine waits for commands until stopped.
+    Returns once the encounter is registered."""
     setup = {"system": "toy", "combatants": [
         {"id": "a", "name": "Ann", "side": "red", "position": [0, 0], "policy": "human"},
         {"id": "b", "name": "Bo", "side": "blue", "position": [3, 0], "policy": "human"}]}
-    setup_file = tmp_path / "setup.json"
+    setup_file = tmp_path / f"{encounter}.json"
     setup_file.write_text(json.dumps(setup))
-    env = {**os.environ, "FIRELANE_PLUGINS": "tests.toy_system", "PYTHONPATH": str(REPO)}
-    engine = subprocess.Popen([sys.executable, "-m", "firelane.frontends.cli", "run", "h1", "--setup", str(setup_file),
-                               "--redis", redis_url, "--quiet"], env=env, cwd=REPO,
+    engine = subprocess.Popen([sys.executable, "-m", "firelane.frontends.cli", "run", encounter, "--setup", str(setup_file),
+                               "--redis", redis_url, "--quiet"], env=ENGINE_ENV, cwd=REPO,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while f"{encounter} " not in firelane("encounters", "--redis", redis_url).stdout:
+        if time.monotonic() > deadline:
+            engine.kill()
+            raise AssertionError(f"the engine never created {encounter}: {engine.communicate()[1]}")
+        time.sleep(0.1)
+    return engine
+
+
+def test_submit_reports_a_rejection_from_a_running_engine(redis_url: str, tmp_path: Path) -> None:
+    engine = start_engine_for_humans(redis_url, tmp_path, "h1")
     watcher = None
     try:
-        deadline = time.monotonic() + 30
-        while "h1" not in firelane("encounters", "--redis", redis_url).stdout:
-            assert time.monotonic() < deadline, "the engine never created the encounter"
-            time.sleep(0.1)
         watcher = subprocess.Popen([sys.executable, "-m", "firelane.frontends.cli", "watch", "h1", "--redis", redis_url, "--no-color"],
-                                   env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                   env=ENGINE_ENV, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         malformed = firelane("submit", "h1", '{"type": "Strike", ', "--redis", redis_url, "--wait", "20")
         assert malformed.returncode == 2, malformed.stdout + malformed.stderr
         assert "CommandRejected" in malformed.stdout and "malformed JSON" in malformed.stdout
@@ -133,14 +143,7 @@ def test_schema_describes_every_command_a_frontend_may_send() -> None:
 
 
 def test_a_second_engine_on_the_same_encounter_is_refused(redis_url: str, tmp_path: Path) -> None:
-    setup = {"system": "toy", "combatants": [
-        {"id": "a", "name": "Ann", "side": "red", "position": [0, 0], "policy": "human"},
-        {"id": "b", "name": "Bo", "side": "blue", "position": [3, 0], "policy": "human"}]}
-    setup_file = tmp_path / "setup.json"
-    setup_file.write_text(json.dumps(setup))
-    env = {**os.environ, "FIRELANE_PLUGINS": "tests.toy_system", "PYTHONPATH": str(REPO)}
-    first = subprocess.Popen([sys.executable, "-m", "firelane.frontends.cli", "run", "twice", "--setup", str(setup_file),
-                              "--redis", redis_url, "--quiet"], env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = start_engine_for_humans(redis_url, tmp_path, "twice")
     try:
         deadline = time.monotonic() + 30
         while "running" not in firelane("encounters", "--redis", redis_url).stdout:
