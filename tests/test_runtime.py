@@ -241,6 +241,17 @@ async def test_a_task_that_keeps_failing_stops_the_encounter_with_its_error(even
     assert "failed 3 times; last error: RuntimeError('broken policy')" in repr(caught.value)
 
 
+async def run_until(sequencer: Sequencer, predicate: Callable[[EncounterState], bool], real_seconds: float = 10) -> None:
+    """Run a sequencer until its state satisfies ``predicate`` (bounded in real time), then stop it."""
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sequencer.run)
+        give_up = time.monotonic() + real_seconds
+        while not predicate(sequencer.state):
+            assert time.monotonic() < give_up, "the sequencer never reached the expected state"
+            await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+
+
 async def test_a_second_engine_on_a_running_encounter_stops_with_a_clear_error(event_log: EventLog) -> None:
     await create_encounter(event_log, "busy", setup(), b"busy" * 8)
     seed = await load_seed(event_log, "busy")
@@ -252,11 +263,9 @@ async def test_a_second_engine_on_a_running_encounter_stops_with_a_clear_error(e
         with pytest.raises(EncounterBusy, match="encounter 'busy' is being run by another engine"):
             await second.run()
         nursery.cancel_scope.cancel()
-    # The first engine released its lease when it stopped: a new one may take over.
+    # The first engine released its lease when it stopped: a new one may take over at once.
     third = Sequencer(event_log, "busy", TOY, seed, lease_wait_s=0.3)
-    with trio.move_on_after(0.5):
-        await third.run()
-    assert third.state.active is not None
+    await run_until(third, lambda s: s.active is not None)
 
 
 async def test_a_lease_left_by_a_dead_process_on_this_host_is_taken_over_at_once(event_log: EventLog) -> None:
@@ -268,6 +277,4 @@ async def test_a_lease_left_by_a_dead_process_on_this_host_is_taken_over_at_once
     gone.wait()  # a pid that no longer runs
     await event_log.client.execute("SET", lease_key("test", "stale"), f"{socket.gethostname()}:{gone.pid}:x", "PX", 60_000)
     sequencer = Sequencer(event_log, "stale", TOY, await load_seed(event_log, "stale"), lease_wait_s=0.5)
-    with trio.move_on_after(1.0):
-        await sequencer.run()
-    assert sequencer.state.started  # it did not wait for the 60 s lease to expire
+    await run_until(sequencer, lambda s: s.started)  # with 0.5 s to wait, not the 60 s the lease had left
