@@ -287,6 +287,10 @@ class EmbeddedRedis:
             return _request_sync(self.socket_path, ("PING",), timeout=1.0) == b"PONG"
         except OSError:
             return False
+        except RedisServerError as exc:
+            if "LOADING" in str(exc):
+                return False  # still reading its append-only file: not ready yet
+            raise
 
     async def _ready_async(self) -> bool:
         self._check_alive()
