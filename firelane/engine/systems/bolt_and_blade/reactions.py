@@ -409,8 +409,11 @@ def after_window(system: BoltAndBladeSystem, decision: Decision, window: Reactio
     elif kind in ("hit", "reactive_hit"):
         if kind == "reactive_hit" and any(isinstance(e, ActionTaken) and e.action == "dive_for_cover" for e in _events_of_window(decision, window.window)):
             # Diving mid-move ends the move where the mover landed (house default):
-            # the rest of its path started from the square it left.
-            stop_movement(system, decision, continuation["target"], continuation["move"], "dived for cover", "BB-CMB-17")
+            # the rest of its path started from the square it left. The square it
+            # dived into is reached, so it is not part of the unused path.
+            landed = list(system.combatant(decision.state, continuation["target"]).position)  # type: ignore[arg-type]
+            move = {**continuation["move"], "rest": [s for s in continuation["move"]["rest"] if list(s) != landed]}
+            stop_movement(system, decision, continuation["target"], move, "dived for cover", "BB-CMB-17")
         recomputed = [e for e in _events_of_window(decision, window.window) if isinstance(e, BBAttackRecomputed)]
         if recomputed and not recomputed[-1].hit:
             return
