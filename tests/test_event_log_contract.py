@@ -91,16 +91,19 @@ async def test_append_then_read_round_trips_every_field(log: EventLog) -> None:
 
 async def test_keys_share_the_campaign_hash_tag(log: EventLog) -> None:
     await log.append("e1", 0, [_entry(1)], command_id="c")
-    await log.submit("e1", b"p")
+    await log.submit("e1", b"p", seat="alice")
     await log.register_encounter("e1", b"m")
-    keys = sorted(k.decode() for k in await log.client.execute("KEYS", "*"))
+    keys = sorted(k.decode() for k in await log.client.execute("KEYS", "firelane:{*"))
     assert keys == [
         "firelane:{camp}:enc:e1:applied",
-        "firelane:{camp}:enc:e1:inbox",
+        "firelane:{camp}:enc:e1:inbox:alice",
         "firelane:{camp}:enc:e1:log",
+        "firelane:{camp}:enc:e1:version",
         "firelane:{camp}:encounter_meta",
         "firelane:{camp}:encounters",
     ]
+    # Store-wide, outside the campaign's slot: what `firelane serve` watches.
+    assert await log.client.execute("SMEMBERS", "firelane:campaigns") == [b"camp"]
 
 
 async def test_version_conflict_raises_and_writes_nothing(log: EventLog) -> None:
@@ -367,28 +370,56 @@ async def _follow_with_cancels(
 # -- command inbox ---------------------------------------------------------------
 
 
+def _payloads(entries) -> list[tuple[str, bytes]]:
+    return [(entry.entry_id, entry.fields[b"p"]) for entry in entries]
+
+
 async def test_inbox_submit_and_read(log: EventLog) -> None:
-    first = await log.submit("e1", b"move north")
-    second = await log.submit("e1", b"\x00binary\r\n")
-    assert await log.read_inbox("e1", "0-0") == [(first, b"move north"), (second, b"\x00binary\r\n")]
-    assert await log.read_inbox("e1", first) == [(second, b"\x00binary\r\n")]
-    assert await log.read_inbox("e1", second) == []
-    assert await log.read_inbox("e1", "0-0", count=1) == [(first, b"move north")]
+    first = await log.submit("e1", b"move north", seat="alice")
+    second = await log.submit("e1", b"\x00binary\r\n", seat="alice")
+    assert _payloads(await log.read_inbox("e1", "alice")) == [(first, b"move north"), (second, b"\x00binary\r\n")]
+    assert _payloads(await log.read_inbox("e1", "alice", first)) == [(second, b"\x00binary\r\n")]
+    assert await log.read_inbox("e1", "alice", second) == []
+    assert _payloads(await log.read_inbox("e1", "alice", count=1)) == [(first, b"move north")]
+    # Each seat has its own stream: bob's inbox is empty.
+    assert await log.read_inbox("e1", "bob") == []
+
+
+async def test_one_read_takes_every_seats_inbox_and_names_the_seat(log: EventLog) -> None:
+    a = await log.submit("e1", b"from alice", seat="alice")
+    b = await log.submit("e1", b"from bob", seat="bob")
+    entries = await log.read_inboxes("e1", {"alice": "0-0", "bob": "0-0", "carol": "0-0"})
+    assert sorted((e.seat, e.entry_id, e.fields[b"p"]) for e in entries) == sorted(
+        [("alice", a, b"from alice"), ("bob", b, b"from bob")])
+
+
+async def test_inbox_entries_come_back_raw_whatever_their_shape(log: EventLog) -> None:
+    """A frontend may XADD anything: the log hands the fields over as they are
+    (the sequencer checks them), it never fails on them."""
+    weird = await log.client.execute("XADD", log.inbox_key("e1", "alice"), "*", "q", b"\xff\xfe", "x", "")
+    (entry,) = await log.read_inbox("e1", "alice")
+    assert entry.entry_id == weird.decode() and entry.fields == {b"q": b"\xff\xfe", b"x": b""}
+
+
+async def test_trimming_an_inbox_keeps_what_is_not_handled(log: EventLog) -> None:
+    ids = [await log.submit("e1", b"c%d" % i, seat="alice") for i in range(5)]
+    await log.trim_inbox("e1", "alice", ids[2])
+    assert _payloads(await log.read_inbox("e1", "alice")) == [(ids[3], b"c3"), (ids[4], b"c4")]
 
 
 async def test_blocking_inbox_read_wakes_on_submit(log: EventLog) -> None:
-    assert await log.read_inbox("e1", "0-0", block_ms=20) == []
-    got: list[tuple[str, bytes]] = []
+    assert await log.read_inboxes("e1", {"alice": "0-0"}, block_ms=20) == []
+    got = []
 
     async def reader() -> None:
-        got.extend(await log.read_inbox("e1", "0-0", block_ms=5_000))
+        got.extend(await log.read_inboxes("e1", {"alice": "0-0", "bob": "0-0"}, block_ms=5_000))
 
     with trio.fail_after(5):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(reader)
             await trio.sleep(0.05)
-            submitted = await log.submit("e1", b"attack")
-    assert got == [(submitted, b"attack")]
+            submitted = await log.submit("e1", b"attack", seat="bob")
+    assert [(e.seat, e.entry_id, e.fields[b"p"]) for e in got] == [("bob", submitted, b"attack")]
 
 
 # -- registry and ids ------------------------------------------------------------
@@ -423,3 +454,60 @@ async def test_invalid_ids_are_rejected(redis_client: RedisClient, bad: str) -> 
 async def test_valid_id_edge_cases(redis_client: RedisClient) -> None:
     log = EventLog(redis_client, "C" * 64)
     assert (await log.append("a.b_c-9", 0, [_entry(1)])).version == 1
+
+
+# -- what the engine did not write ----------------------------------------------
+
+SERVER_KEY = b"k" * 32
+
+
+async def test_signed_entries_read_back_and_a_forged_one_is_reported_not_trusted(redis_client: RedisClient) -> None:
+    log = EventLog(redis_client, "camp", server_key=SERVER_KEY)
+    await log.append("e1", 0, [_entry(1), _entry(2)], command_id="engine/c1")
+    # Someone with write access to Redis adds entries of their own: one copied
+    # from a real entry with a changed body, one with no signature, one broken.
+    (real,) = [e for e in await log.read("e1") if e.version == 2]
+    fields = await redis_client.execute("XRANGE", log.log_key("e1"), real.entry_id, real.entry_id)
+    flat = fields[0][1]
+    forged = list(flat)
+    forged[forged.index(b"d") + 1] = b'{"i":999}'
+    forged[forged.index(b"n") + 1] = b"3"
+    await redis_client.execute("XADD", log.log_key("e1"), "*", *forged)
+    await redis_client.execute("XADD", log.log_key("e1"), "*", "n", "4", "t", "Happened", "s", "1", "d", "{}")
+    await redis_client.execute("XADD", log.log_key("e1"), "*", "junk", "x")
+    # The engine's versions are not shifted: it appends at 3 as if nothing happened.
+    assert await log.version("e1") == 2
+    assert (await log.append("e1", 2, [_entry(3)], command_id="engine/c2")).version == 3
+    stored = await log.read("e1")
+    assert [(e.version, e.data) for e in stored] == [(1, b'{"i":1}'), (2, b'{"i":2}'), (3, b'{"i":3}')]
+    everything = await log.read("e1", include_invalid=True)
+    problems = [e.problem for e in everything if e.problem]
+    assert problems == ["not written by this engine (its signature does not match)"] * 2 + ["entry lacks field n, t, s, d"]
+    # Following skips them too.
+    with trio.fail_after(5):
+        async with aclosing(log.follow("e1", "0-0", block_ms=100)) as batches:
+            async for batch in batches:
+                assert [e.version for e in batch] == [1, 2, 3]
+                break
+
+
+async def test_an_entry_signed_for_one_encounter_is_refused_in_another(redis_client: RedisClient) -> None:
+    log = EventLog(redis_client, "camp", server_key=SERVER_KEY)
+    await log.append("e1", 0, [_entry(1)], command_id="engine/c1")
+    (entry,) = await redis_client.execute("XRANGE", log.log_key("e1"), "-", "+")
+    await redis_client.execute("XADD", log.log_key("e2"), "*", *entry[1])
+    assert await log.read("e2") == []
+    assert [e.problem for e in await log.read("e2", include_invalid=True)] == [
+        "not written by this engine (its signature does not match)"]
+    # Without the key (a bare Redis, tests) nothing is checked.
+    assert len(await EventLog(redis_client, "camp").read("e2")) == 1
+
+
+async def test_a_command_id_reused_with_another_body_is_told_apart_from_a_retry(log: EventLog) -> None:
+    await log.append("e1", 0, [_entry(1)], command_id="alice/c1", digest="aaaa")
+    retry = await log.append("e1", 1, [_entry(1)], command_id="alice/c1", digest="aaaa")
+    assert retry.duplicate and not retry.conflicting_body
+    changed = await log.append("e1", 1, [_entry(2)], command_id="alice/c1", digest="bbbb")
+    assert changed.duplicate and changed.conflicting_body
+    assert await log.version("e1") == 1
+    assert await log.applied_entry_id("e1", "alice/c1") == (await log.read("e1"))[0].entry_id

@@ -15,6 +15,7 @@ from firelane.actors.policies import AIPolicy
 from firelane.actors.runtime import run_encounter
 from firelane.actors.sequencer import EncounterExists, Sequencer, create_encounter, ensure_encounter, load_seed
 from firelane.engine.registry import demo_setup, get_system, register_system
+from firelane.engine.seats import ENGINE_SEAT
 from firelane.engine.simulate import run_headless
 from firelane.engine.state import EncounterState
 from firelane.events import codec
@@ -60,8 +61,9 @@ async def wait_for_state(
     raise AssertionError("the state never satisfied the predicate")
 
 
-async def submit(event_log: EventLog, encounter: str, command) -> None:
-    await event_log.submit(encounter, codec.encode_command(command))
+async def submit(event_log: EventLog, encounter: str, command, seat: str = ENGINE_SEAT) -> None:
+    """Send a command as the engine's own AI would (the toy's combatants are AI)."""
+    await event_log.submit(encounter, codec.encode_command(command), seat=seat)
 
 
 @pytest.mark.parametrize("brace", [False, True], ids=["flat", "nested-windows"])
@@ -116,8 +118,8 @@ async def test_bad_input_is_rejected_with_clear_reasons_and_nothing_is_lost(even
         state = await wait_for_state(event_log, "e3", lambda s: s.active is not None)
         active = state.active
         idle = next(c for c in ("a", "b", "c") if c != active)
-        await event_log.submit("e3", b'{"type": "Strike", "actor": ')
-        await event_log.submit("e3", b'{"type": "Fly", "command_id": "x1", "actor": "a"}')
+        await event_log.submit("e3", b'{"type": "Strike", "actor": ', seat=ENGINE_SEAT)
+        await event_log.submit("e3", b'{"type": "Fly", "command_id": "x1", "actor": "a"}', seat=ENGINE_SEAT)
         await submit(event_log, "e3", Strike(command_id="x2", actor="zed", target="a"))
         await submit(event_log, "e3", Strike(command_id="x3", actor=idle, target=active))
         await submit(event_log, "e3", EndTurn(command_id="x4", actor=active))
@@ -128,12 +130,12 @@ async def test_bad_input_is_rejected_with_clear_reasons_and_nothing_is_lost(even
     reasons = [r.reason for r in rejections]
     assert reasons[0].startswith("malformed JSON")
     assert reasons[1].startswith("invalid command") and "Fly" in reasons[1]
-    assert reasons[2] == "unknown combatant 'zed'"
+    assert reasons[2] == "the engine acts only for AI combatants, not 'zed'"
     assert reasons[3] == f"it is not {idle}'s turn (active: {active})"
     assert rejections[0].command_id.startswith("inbox:") and rejections[1].actor == "a"
     # Every entry names what caused it: the inbox message of its command.
-    inbox_ids = {entry_id for entry_id, _payload in await event_log.read_inbox("e3", "0-0", count=100)}
-    assert {s.causation for s in stored} <= {f"inbox:{i}" for i in inbox_ids}
+    inbox_ids = {entry.entry_id for entry in await event_log.read_inbox("e3", ENGINE_SEAT, count=100)}
+    assert {s.causation for s in stored} <= {f"inbox:{ENGINE_SEAT}:{i}" for i in inbox_ids}
     assert all(s.causation for s in stored)
     # The valid command after the bad ones was applied: the turn moved on.
     assert state.active != active and active in state.acted_this_round
@@ -153,7 +155,7 @@ async def test_a_retried_command_is_applied_once(event_log: EventLog) -> None:
         await wait_for_state(event_log, "e4", lambda s: s.rejected_commands == 1)
         nursery.cancel_scope.cancel()
     stored = await event_log.read("e4")
-    assert sum(1 for s in stored if s.command_id == "retry-me" and s.type == "TurnEnded") == 1
+    assert sum(1 for s in stored if s.command_id == f"{ENGINE_SEAT}/retry-me" and s.type == "TurnEnded") == 1
 
 
 async def test_second_reaction_in_a_round_is_rejected_live(event_log: EventLog) -> None:

@@ -19,7 +19,9 @@ import trio
 
 from firelane.actors.policies import Policy
 from firelane.actors.tap import LogTap
+from firelane.actors.sequencer import command_key
 from firelane.engine.core import BaseRuleSystem
+from firelane.engine.seats import ENGINE_SEAT, seat_controlling
 from firelane.engine.state import EncounterState
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
@@ -67,6 +69,7 @@ class CombatantActor:
             self.system.evolve(self.state, event)
             self.cursor = stored.entry_id
             if self._last_command_id is not None and stored.command_id == self._last_command_id:
+                # (the log's command ids are namespaced by seat: see _seat)
                 self._outstanding = False
                 if isinstance(event, CommandRejected):
                     self._last_rejected = True
@@ -112,6 +115,15 @@ class CombatantActor:
             if len(more) < self.follow_batch:
                 return
 
+    def _seat(self, state: EncounterState) -> str:
+        """The inbox this actor writes to: the engine's for an AI combatant, else
+        the seat controlling it (this process is trusted with every inbox)."""
+        combatant = state.combatants.get(self.combatant)
+        if combatant is None or combatant.policy == "ai":
+            return ENGINE_SEAT
+        seat = seat_controlling(state.seats, self.combatant)
+        return seat.id if seat is not None else ENGINE_SEAT
+
     async def _maybe_act(self) -> None:
         state = self.state
         if self.combatant not in self.system.awaiting(state).combatants:
@@ -123,8 +135,9 @@ class CombatantActor:
         self._last_rejected = False
         if command is None:
             return
-        self._last_command_id = command.command_id
+        seat = self._seat(state)
+        self._last_command_id = command_key(seat, command.command_id)
         self._outstanding = True
-        await self.log.submit(self.encounter, codec.encode_command(command))
+        await self.log.submit(self.encounter, codec.encode_command(command), seat=seat)
         self.commands_sent += 1
         await trio.lowlevel.checkpoint()

@@ -1,14 +1,18 @@
 """The encounter sequencer: the single writer of an encounter's log.
 
-It reads commands from the encounter's inbox stream (any frontend may write
-there), decides them against the state folded from the log, and appends the
-resulting events with an expected-version check and the command's ID, so a
-retried command is applied once and a second writer is detected.
+It reads commands from the encounter's seat inboxes (one stream per seat: the
+stream a command arrives on names its seat, and so its authority), checks each
+entry as hostile input (any shape is rejected with a reason and passed over),
+authorises it for its seat, decides it against the state folded from the log,
+and appends the resulting events with an expected-version check and the
+command's ID namespaced by its seat ("<seat>/<command_id>"), so a retried
+command is applied once, nobody can take an ID another seat or the engine will
+use, and a second writer is detected.
 
-Crash safety: every append records the inbox cursor up to which all commands
-have been handled; a restarted sequencer folds the log, resumes the inbox from
-that cursor, and re-handles what follows (already-applied commands come back as
-duplicates and are skipped).
+Crash safety: every append records how far its seat's inbox is handled
+("<seat>=<entry id>"); a restarted sequencer folds the log, resumes each inbox
+from its cursor, and re-handles what follows (already-applied commands come
+back as duplicates and are skipped).
 
 Reaction windows: answers (claims and passes) are checked at once (a bad one is
 rejected immediately) but held until every reactor has answered or the
@@ -20,19 +24,26 @@ sequencer restarts with a window open.
 
 from __future__ import annotations
 
+import hashlib
 import math
+import re
+import secrets
 from dataclasses import dataclass
 
 import msgspec
 import trio
 
+from firelane.actors.lease import SequencerLease
+from firelane.actors.seating import provision_seat_users
 from firelane.engine.core import SEQUENCER, BaseRuleSystem, reject
 from firelane.engine.dice import SeededDice, commit_seed
 from firelane.engine.registry import get_system
-from firelane.actors.lease import SequencerLease
+from firelane.engine.seats import ENGINE_SEAT, authorize, default_seats
+from firelane.engine.setup_check import check_setup
 from firelane.engine.state import EncounterState, copy_state
 from firelane.events import codec
-from firelane.events.log import Batch, EventLog, VersionConflict
+from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, MAX_ECHOED_ID_CHARS, bounded, json_too_deep
+from firelane.events.log import Batch, EventLog, InboxEntry, VersionConflict
 from firelane.events.schemas import (
     ClaimReaction,
     CloseReactionWindow,
@@ -48,44 +59,79 @@ from firelane.logs import get_logger
 
 log = get_logger("firelane.sequencer")
 
+# A client's command_id: short and plain, so it can be namespaced and echoed safely.
+_COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@#-]{1,64}")
+# Consumed inbox entries are trimmed after this many commands (the log records
+# how far each inbox is handled, so nothing before that is ever read again).
+TRIM_EVERY = 100
+
 
 def seed_key(campaign: str, encounter: str) -> str:
     return f"firelane:{{{campaign}}}:enc:{encounter}:seed"
+
+
+def seats_key(campaign: str, encounter: str) -> str:
+    """Hash seat -> secret token (readable by the engine and the server only)."""
+    return f"firelane:{{{campaign}}}:enc:{encounter}:seats"
+
+
+def command_key(seat: str, command_id: str) -> str:
+    """The idempotency key of a command in the log's ``c`` field."""
+    return f"{seat}/{command_id}"
 
 
 class EncounterExists(RuntimeError):
     pass
 
 
-async def create_encounter(event_log: EventLog, encounter: str, setup: EncounterSetup, seed: bytes) -> None:
-    """Register an encounter, keep its secret seed, and queue its StartEncounter.
+def _start_command(setup: EncounterSetup, seed: bytes) -> bytes:
+    start = StartEncounter(command_id="start", actor=SEQUENCER, setup=setup, seed_commitment=commit_seed(seed))
+    return codec.encode_command(start)
 
-    Refuses an encounter ID that is already taken, so a campaign's history is
-    never mixed with a new fight.
+
+async def _store_tokens(event_log: EventLog, encounter: str, setup: EncounterSetup) -> None:
+    """A secret token per seat (kept once: a repeated creation keeps the first),
+    and the seats' Redis users."""
+    seats = default_seats(setup)
+    key = seats_key(event_log.campaign, encounter)
+    for seat in seats:
+        await event_log.client.execute("HSETNX", key, seat.id, secrets.token_urlsafe(18))
+    await provision_seat_users(event_log, encounter, seats, await seat_tokens(event_log, encounter))
+
+
+async def create_encounter(event_log: EventLog, encounter: str, setup: EncounterSetup, seed: bytes) -> EncounterSetup:
+    """Check the setup in full, then register the encounter, keep its secret
+    seed, give each seat a token and queue its StartEncounter.
+
+    A setup that cannot be played raises SetupError before anything is stored;
+    an encounter ID that is already taken is refused, so a campaign's history is
+    never mixed with a new fight. Returns the setup as it will start.
     """
-    get_system(setup.system)  # an unknown system is refused before anything is stored
+    resolved = check_setup(get_system(setup.system), setup)
     created = await event_log.client.execute("SET", seed_key(event_log.campaign, encounter), seed.hex(), "NX")
     if created is None:
         raise EncounterExists(f"encounter {encounter!r} already exists in campaign {event_log.campaign!r}")
+    await _store_tokens(event_log, encounter, setup)
     meta = codec.encode_json({"system": setup.system, "name": setup.name or encounter})
     await event_log.register_encounter(encounter, meta)
-    start = StartEncounter(command_id="start", actor=SEQUENCER, setup=setup, seed_commitment=commit_seed(seed))
-    await event_log.submit(encounter, codec.encode_command(start))
+    await event_log.submit(encounter, _start_command(setup, seed), seat=ENGINE_SEAT)
+    return resolved
 
 
 async def ensure_encounter(event_log: EventLog, encounter: str, setup: EncounterSetup, seed: bytes) -> bytes:
     """Create the encounter if it is new; safe to repeat after a crash at any
-    point of creation (the seed is kept once, the start command is idempotent).
-    Returns the seed in force (the stored one if the encounter already had one)."""
-    get_system(setup.system)
+    point of creation (the seed and tokens are kept once, the start command is
+    idempotent). Returns the seed in force (the stored one if the encounter
+    already had one)."""
+    check_setup(get_system(setup.system), setup)
     key = seed_key(event_log.campaign, encounter)
     await event_log.client.execute("SET", key, seed.hex(), "NX")
     stored_seed = bytes.fromhex((await event_log.client.execute("GET", key)).decode())
+    await _store_tokens(event_log, encounter, setup)
     meta = codec.encode_json({"system": setup.system, "name": setup.name or encounter})
     await event_log.register_encounter(encounter, meta)
     if await event_log.version(encounter) == 0:
-        start = StartEncounter(command_id="start", actor=SEQUENCER, setup=setup, seed_commitment=commit_seed(stored_seed))
-        await event_log.submit(encounter, codec.encode_command(start))
+        await event_log.submit(encounter, _start_command(setup, stored_seed), seat=ENGINE_SEAT)
     return stored_seed
 
 
@@ -96,22 +142,64 @@ async def load_seed(event_log: EventLog, encounter: str) -> bytes:
     return bytes.fromhex(stored.decode())
 
 
-async def fold_log(event_log: EventLog, encounter: str, system: BaseRuleSystem) -> tuple[EncounterState, str]:
-    """Rebuild state from the log; also return the last recorded inbox cursor."""
+async def seat_tokens(event_log: EventLog, encounter: str) -> dict[str, str]:
+    raw = await event_log.client.execute("HGETALL", seats_key(event_log.campaign, encounter))
+    return {raw[i].decode(): raw[i + 1].decode() for i in range(0, len(raw or []), 2)}
+
+
+async def encounter_setup(event_log: EventLog, encounter: str) -> EncounterSetup:
+    """The encounter's setup: from its first event, or from its queued StartEncounter."""
+    stored = await event_log.read(encounter, count=1)
+    if stored:
+        return codec.decode_event(stored[0]).setup  # type: ignore[attr-defined]
+    for entry in await event_log.read_inbox(encounter, ENGINE_SEAT, count=10):
+        try:
+            raw = msgspec.json.decode(entry.fields.get(b"p", b""))
+        except msgspec.DecodeError:
+            continue
+        if isinstance(raw, dict) and raw.get("type") == "StartEncounter":
+            return msgspec.convert(raw["setup"], EncounterSetup)
+    raise LookupError(f"encounter {encounter!r} does not exist in campaign {event_log.campaign!r}")
+
+
+def parse_inbox_cursor(text: str) -> tuple[str, str] | None:
+    """``"<seat>=<entry id>"`` from an envelope's ``q``, or None."""
+    seat, sep, entry_id = text.partition("=")
+    return (seat, entry_id) if sep and seat and entry_id else None
+
+
+async def fold_log(event_log: EventLog, encounter: str, system: BaseRuleSystem) -> tuple[EncounterState, dict[str, str]]:
+    """Rebuild state from the log; also return how far each seat's inbox is handled."""
     state = system.initial_state()
     state.encounter = encounter
-    cursor = "0-0"
+    cursors: dict[str, str] = {}
     for stored in await event_log.read(encounter):
         system.evolve(state, codec.decode_event(stored))
-        if stored.inbox_cursor:
-            cursor = stored.inbox_cursor
-    return state, cursor
+        parsed = parse_inbox_cursor(stored.inbox_cursor)
+        if parsed is not None:
+            cursors[parsed[0]] = parsed[1]
+    return state, cursors
+
+
+def body_digest(command: Command) -> str:
+    return hashlib.blake2b(codec.encode_command(command), digest_size=12).hexdigest()
 
 
 @dataclass
-class _Buffered:
+class _Received:
+    """A command read from a seat's inbox, checked and authorised."""
+
+    seat: str
     inbox_id: str
     command: Command
+
+    @property
+    def key(self) -> str:
+        return command_key(self.seat, self.command.command_id)
+
+    @property
+    def causation(self) -> str:
+        return f"inbox:{self.seat}:{self.inbox_id}"
 
 
 class Sequencer:
@@ -123,19 +211,32 @@ class Sequencer:
         self.seed = seed
         self.state: EncounterState = system.initial_state()
         self._union = codec.command_union(system.command_types)
-        self._read_cursor = "0-0"  # last inbox entry read
-        self._safe_cursor = "0-0"  # every inbox entry up to here is handled
-        self._buffer: dict[str, _Buffered] = {}
+        self._read: dict[str, str] = {}  # seat -> last inbox entry read
+        self._safe: dict[str, str] = {}  # seat -> every entry up to here is handled
+        self._buffer: dict[str, _Received] = {}  # held window answers, by answering combatant
+        self._ai: set[str] = set()
         self._window_deadline: float | None = None
         self._window_seen: int | None = None
+        self._since_trim = 0
         self.commands_handled = 0
 
     async def load(self) -> None:
-        self.state, cursor = await fold_log(self.log, self.encounter, self.system)
-        self._read_cursor = self._safe_cursor = cursor
+        self.state, cursors = await fold_log(self.log, self.encounter, self.system)
+        self._read, self._safe = {ENGINE_SEAT: "0-0"}, {ENGINE_SEAT: "0-0"}
+        self._know_seats()
+        for seat, cursor in cursors.items():
+            if seat in self._read:
+                self._read[seat] = self._safe[seat] = cursor
         self._buffer.clear()
         self._window_seen = None
         self._track_window()
+
+    def _know_seats(self) -> None:
+        """Read the inbox of every seat that may act (known once the encounter has started)."""
+        for seat in self.state.seats:
+            if seat.role != "spectator" and seat.id not in self._read:
+                self._read[seat.id] = self._safe[seat.id] = "0-0"
+        self._ai = {cid for cid, c in self.state.combatants.items() if c.policy == "ai"}
 
     async def run(self, *, stop_when_ended: bool = True) -> EncounterState:
         """Serve the encounter until it has ended (and its seed is revealed),
@@ -162,31 +263,57 @@ class Sequencer:
             if self._window_deadline is not None and trio.current_time() >= self._window_deadline:
                 await self._close_window_on_deadline()
                 continue
-            entries: list[tuple[str, bytes]] = []
+            entries: list[InboxEntry] = []
             # The deadline is a trio deadline (not Redis's BLOCK timeout), so it
             # follows trio's clock (MockClock in tests); cancelling the blocked
             # read is safe: the client drops that connection.
             with trio.move_on_at(self._window_deadline if self._window_deadline is not None else math.inf):
-                entries = await self.log.read_inbox(self.encounter, self._read_cursor, block_ms=1000, count=256)
-            for inbox_id, payload in entries:
-                self._read_cursor = inbox_id
-                await self._handle(inbox_id, payload)
+                entries = await self.log.read_inboxes(self.encounter, dict(self._read), block_ms=1000, count=256)
+            for entry in entries:
+                self._read[entry.seat] = entry.entry_id
+                await self._handle(entry)
+            if self._since_trim >= TRIM_EVERY:
+                await self._trim_inboxes()
 
     # ------------------------------------------------------------ handling
 
-    async def _handle(self, inbox_id: str, payload: bytes) -> None:
-        self.commands_handled += 1
+    def _check_entry(self, entry: InboxEntry) -> Command | str:
+        """The command in an inbox entry, or why there is none (bounded text)."""
+        payload = entry.fields.get(b"p")
+        if payload is None:
+            return "the inbox entry has no field 'p' (send: XADD <your inbox> * p <command JSON>)"
+        if len(payload) > MAX_COMMAND_BYTES:
+            return f"the command is {len(payload):,} bytes; the limit is {MAX_COMMAND_BYTES:,}"
+        if json_too_deep(payload, MAX_COMMAND_DEPTH):
+            return f"the command nests deeper than {MAX_COMMAND_DEPTH} levels"
         try:
             command = codec.decode_command(payload, self._union)
         except codec.CommandDecodeError as exc:
-            await self._append_rejection(inbox_id, payload, str(exc))
+            return bounded(str(exc))
+        except (RecursionError, UnicodeDecodeError, ValueError) as exc:
+            return f"unreadable command ({type(exc).__name__})"
+        if not _COMMAND_ID.fullmatch(command.command_id):
+            return "command_id must be 1-64 characters of A-Z a-z 0-9 _ . : @ # -"
+        if len(command.actor) > MAX_ECHOED_ID_CHARS:
+            return f"actor is longer than {MAX_ECHOED_ID_CHARS} characters"
+        reason = authorize(self.state.seats, self._ai, entry.seat, command)
+        return reason if reason is not None else command
+
+    async def _handle(self, entry: InboxEntry) -> None:
+        self.commands_handled += 1
+        self._since_trim += 1
+        checked = self._check_entry(entry)
+        if isinstance(checked, str):
+            await self._append_rejection(entry, checked)
             return
+        received = _Received(entry.seat, entry.entry_id, checked)
+        command = checked
         window = self.state.window
         if isinstance(command, (ClaimReaction, PassReaction)) and command.actor in self._buffer:
-            if self._buffer[command.actor].command.command_id == command.command_id:
+            if self._buffer[command.actor].key == received.key:
                 return  # the same answer again (a restarted actor re-sent it)
             rejection = reject(command, f"{command.actor} has already answered window {command.window}")
-            await self._append([rejection], command.command_id, self._cursor_after(inbox_id), causation=f"inbox:{inbox_id}")
+            await self._append([rejection], received.key, self._cursor_after(received), causation=received.causation)
             return
         if (
             isinstance(command, (ClaimReaction, PassReaction))
@@ -196,18 +323,19 @@ class Sequencer:
         ):
             dry_run = self.system.decide_or_reject(self.state, command, SeededDice(self.seed, self.state.version))
             if dry_run and isinstance(dry_run[0], CommandRejected):
-                await self._apply(command, inbox_id, causation=f"inbox:{inbox_id}")  # the rejection, recorded at once
+                await self._apply(received, self._cursor_after(received))  # the rejection, recorded at once
                 return
-            self._buffer[command.actor] = _Buffered(inbox_id, command)
+            self._buffer[command.actor] = received
             if set(window.unanswered()) <= set(self._buffer):
                 await self._flush_window_answers()
             return
-        await self._apply(command, self._cursor_after(inbox_id), causation=f"inbox:{inbox_id}")
+        await self._apply(received, self._cursor_after(received))
 
-    def _cursor_after(self, inbox_id: str) -> str:
-        """The cursor an append may record: all entries up to it are handled
-        unless some are still buffered for a window."""
-        return self._safe_cursor if self._buffer else inbox_id
+    def _cursor_after(self, received: _Received) -> str:
+        """The inbox cursor an append may record for this command's seat: up to
+        it, unless an earlier answer of that seat is still held for a window."""
+        held = any(b.seat == received.seat for b in self._buffer.values())
+        return f"{received.seat}={self._safe[received.seat] if held else received.inbox_id}"
 
     async def _flush_window_answers(self) -> None:
         """Apply the held answers in the window's reactor order, as one atomic
@@ -218,16 +346,19 @@ class Sequencer:
         held = [self._buffer.pop(c) for c in order if c in self._buffer]
         if not held:
             return
+        last_of_seat = {received.seat: index for index, received in enumerate(held)}
         scratch = copy_state(self.state)
         batches = []
-        for index, buffered in enumerate(held):
-            events = self._decide(scratch, buffered.command)
+        for index, received in enumerate(held):
+            events = self._decide(scratch, received.command)
             for event in events:
                 self.system.evolve(scratch, event)
-            cursor = self._read_cursor if index == len(held) - 1 else self._safe_cursor
-            batches.append(Batch(entries=[codec.encode_event(e) for e in events],
-                                 command_id=buffered.command.command_id, inbox_cursor=cursor,
-                                 causation=f"inbox:{buffered.inbox_id}"))
+            # The seat's inbox is handled up to what was read once its last held answer is in.
+            seat = received.seat
+            cursor = self._read[seat] if last_of_seat[seat] == index else self._safe[seat]
+            batches.append(Batch(entries=[codec.encode_event(e) for e in events], command_id=received.key,
+                                 inbox_cursor=f"{seat}={cursor}", causation=received.causation,
+                                 digest=body_digest(received.command)))
         try:
             results = await self.log.append_batches(self.encounter, self.state.version, batches)
         except VersionConflict:
@@ -236,11 +367,12 @@ class Sequencer:
             raise
         if len(results) == len(batches) and not any(r.duplicate for r in results):
             self.state = scratch
-            self._safe_cursor = self._read_cursor
+            for seat in last_of_seat:
+                self._safe[seat] = self._read[seat]
             self._track_window()
         else:
             # Some answers were already in the log (a restart re-read them):
-            # refold and re-read the inbox from the recorded cursor.
+            # refold and re-read the inboxes from the recorded cursors.
             await self.load()
 
     async def _close_window_on_deadline(self) -> None:
@@ -250,7 +382,8 @@ class Sequencer:
         await self._flush_window_answers()
         if self.state.window is not None and self.state.window.window == window.window:
             close = CloseReactionWindow(command_id=f"close-window-{window.window}", actor=SEQUENCER, window=window.window)
-            await self._apply(close, self._cursor_after(self._read_cursor), causation=f"deadline:window-{window.window}")
+            await self._append(self._decide(self.state, close), command_key(SEQUENCER, close.command_id), "",
+                               causation=f"deadline:window-{window.window}")
 
     def _decide(self, state: EncounterState, command: Command) -> list[Event]:
         try:
@@ -258,28 +391,46 @@ class Sequencer:
         except Exception as exc:  # a bug in a rule system must not stop the encounter
             log.exception("decide failed", encounter=self.encounter, command=type(command).__name__)
             return [CommandRejected(command_id=command.command_id, actor=command.actor,
-                                    command_type=type(command).__name__, reason=f"internal error: {exc!r}")]
+                                    command_type=type(command).__name__, reason=bounded(f"internal error: {exc!r}"))]
 
-    async def _apply(self, command: Command, inbox_cursor: str, *, causation: str = "") -> None:
-        await self._append(self._decide(self.state, command), command.command_id, inbox_cursor, causation=causation)
+    async def _apply(self, received: _Received, inbox_cursor: str) -> None:
+        events = self._decide(self.state, received.command)
+        result = await self._append(events, received.key, inbox_cursor, causation=received.causation,
+                                    digest=body_digest(received.command))
+        if result is not None and result.conflicting_body:
+            command = received.command
+            rejection = reject(command, f"command_id {command.command_id!r} was already used by seat "
+                                        f"{received.seat!r} for another command; send a new command_id")
+            await self._append([rejection], command_key(received.seat, f"inbox:{received.inbox_id}"), inbox_cursor,
+                               causation=received.causation)
 
-    async def _append_rejection(self, inbox_id: str, payload: bytes, reason: str) -> None:
-        actor = ""
-        try:
-            raw = msgspec.json.decode(payload)
-            if isinstance(raw, dict) and isinstance(raw.get("actor"), str):
-                actor = raw["actor"]
-        except msgspec.DecodeError:
-            pass
-        rejection = CommandRejected(command_id=f"inbox:{inbox_id}", actor=actor, command_type="?", reason=reason)
-        await self._append([rejection], rejection.command_id, self._cursor_after(inbox_id), causation=f"inbox:{inbox_id}")
+    async def _append_rejection(self, entry: InboxEntry, reason: str) -> None:
+        """Record that an inbox entry was refused, echoing nothing unbounded."""
+        actor, command_id = "", f"inbox:{entry.entry_id}"
+        payload = entry.fields.get(b"p")
+        if payload is not None and len(payload) <= MAX_COMMAND_BYTES and not json_too_deep(payload, MAX_COMMAND_DEPTH):
+            try:
+                raw = msgspec.json.decode(payload)
+            except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+                raw = None
+            if isinstance(raw, dict):
+                if isinstance(raw.get("actor"), str) and len(raw["actor"]) <= MAX_ECHOED_ID_CHARS:
+                    actor = raw["actor"]
+                if isinstance(raw.get("command_id"), str) and _COMMAND_ID.fullmatch(raw["command_id"]):
+                    command_id = raw["command_id"]
+        rejection = CommandRejected(command_id=command_id, actor=actor, command_type="?", reason=reason)
+        received_key = command_key(entry.seat, f"inbox:{entry.entry_id}")
+        held = any(b.seat == entry.seat for b in self._buffer.values())
+        cursor = f"{entry.seat}={self._safe[entry.seat] if held else entry.entry_id}"
+        await self._append([rejection], received_key, cursor, causation=f"inbox:{entry.seat}:{entry.entry_id}")
 
-    async def _append(self, events: list[Event], command_id: str, inbox_cursor: str, *, causation: str = "") -> None:
+    async def _append(self, events: list[Event], key: str, inbox_cursor: str, *, causation: str = "",
+                      digest: str = ""):  # -> AppendResult | None
         entries = [codec.encode_event(e) for e in events]
         try:
             result = await self.log.append(
-                self.encounter, self.state.version, entries, command_id=command_id, inbox_cursor=inbox_cursor,
-                causation=causation,
+                self.encounter, self.state.version, entries, command_id=key, inbox_cursor=inbox_cursor,
+                causation=causation, digest=digest,
             )
         except VersionConflict:
             # Another writer appended: our state is stale. Rebuild and let the
@@ -288,12 +439,21 @@ class Sequencer:
             await self.load()
             raise
         if result.duplicate:
-            return
+            return result
         for event in events:
             self.system.evolve(self.state, event)
-        if inbox_cursor and not self._buffer:
-            self._safe_cursor = inbox_cursor
+        parsed = parse_inbox_cursor(inbox_cursor)
+        if parsed is not None and not any(b.seat == parsed[0] for b in self._buffer.values()):
+            self._safe[parsed[0]] = parsed[1]
+        self._know_seats()
         self._track_window()
+        return result
+
+    async def _trim_inboxes(self) -> None:
+        self._since_trim = 0
+        for seat, cursor in self._safe.items():
+            if cursor != "0-0":
+                await self.log.trim_inbox(self.encounter, seat, cursor)
 
     def _track_window(self) -> None:
         window = self.state.window
@@ -307,4 +467,5 @@ class Sequencer:
     async def _reveal_seed(self) -> None:
         if self.state.seed_revealed:
             return
-        await self._append([SeedRevealed(seed=self.seed.hex())], "reveal-seed", self._read_cursor, causation="encounter-ended")
+        await self._append([SeedRevealed(seed=self.seed.hex())], command_key(SEQUENCER, "reveal-seed"), "",
+                           causation="encounter-ended")

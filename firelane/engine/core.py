@@ -24,6 +24,9 @@ import msgspec
 
 from firelane.engine.dice import Dice
 from firelane.engine.reactions import order_claims
+# SEQUENCER (the engine's own actor) and GM (the GM's) are defined with the
+# seats, which decide who may use them; re-exported here for the systems.
+from firelane.engine.seats import GM, RESERVED_ACTORS, SEQUENCER, default_seats
 from firelane.events import codec
 from firelane.engine.state import Claim, Combatant, EncounterState, ReactionWindow, copy_state
 from firelane.events.schemas import (
@@ -62,7 +65,6 @@ from firelane.events.schemas import (
     TurnStarted,
 )
 
-SEQUENCER = "sequencer"
 
 
 class Rejected(Exception):
@@ -382,7 +384,7 @@ class BaseRuleSystem:
         require(state.started, "the encounter has not started")
         require(not state.ended, f"the encounter has ended ({state.end_reason})")
         if isinstance(command, EndEncounter):
-            require(command.actor == SEQUENCER, "only the GM/sequencer can end an encounter")
+            require(command.actor in (SEQUENCER, GM), "only the GM can end an encounter")
             decision.emit(EncounterEnded(winner=None, reason=command.reason))
             return
         if isinstance(command, CloseReactionWindow):
@@ -424,13 +426,16 @@ class BaseRuleSystem:
         require(len(setup.combatants) >= 2, "an encounter needs at least two combatants")
         ids = [c.id for c in setup.combatants]
         require(len(set(ids)) == len(ids), "combatant IDs must be unique")
-        require(SEQUENCER not in ids, f"{SEQUENCER!r} is reserved")
+        reserved = sorted(RESERVED_ACTORS & set(ids))
+        require(not reserved, f"combatant ID {', '.join(map(repr, reserved))} is reserved")
         require(len({c.side for c in setup.combatants}) >= 2, "an encounter needs at least two sides")
         for combatant in setup.combatants:
             require(combatant.policy in ("ai", "human"), f"combatant {combatant.id!r} has policy {combatant.policy!r}; known: ai, human")
         settings = self.settings_for(setup)
         for combatant in setup.combatants:
             self.build_combatant(combatant, settings)  # validates every sheet up front
+        # The log records the seats in full (a GM and a spectator seat are always there).
+        setup = msgspec.structs.replace(setup, seats=default_seats(setup))
         decision.emit(EncounterStarted(encounter=state.encounter or "", setup=setup, seed_commitment=command.seed_commitment))
         self.advance(decision, dice)
 
@@ -524,6 +529,7 @@ def _on_started(system: BaseRuleSystem, state: EncounterState, event: EncounterS
     state.system = setup.system
     state.settings = system.settings_for(setup)
     state.terrain = setup.terrain
+    state.seats = default_seats(setup)
     state.seed_commitment = event.seed_commitment
     state.combatants = {c.id: system.build_combatant(c, state.settings) for c in setup.combatants}
 

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from firelane.events.schemas import EligibleReactor, OrderedClaim, Terrain
+from firelane.events.schemas import EligibleReactor, OrderedClaim, SeatSetup, Terrain
 
 
 class Combatant(msgspec.Struct, kw_only=True):
@@ -66,6 +66,7 @@ class EncounterState(msgspec.Struct, kw_only=True):
     version: int = 0  # events applied so far == log version this state reflects
     settings: dict[str, Any] = {}
     terrain: Terrain = Terrain()
+    seats: list[SeatSetup] = []
     combatants: dict[str, Combatant] = {}
     round: int = 0
     turn_order: list[str] = []

@@ -6,9 +6,15 @@ The log stores each event as a Redis Stream entry with these fields:
     t  event type tag (e.g. "AttackResolved")
     s  schema version of that type's payload (upcasters lift old ones)
     d  payload: msgspec JSON of the event body
-    c  command ID the entry answers ("" for none)   -- idempotency key
-    k  causation: the entry ID / command ID that caused it ("" for none)
-    q  command-inbox cursor: the inbox entry ID consumed by this batch ("" for none)
+    c  command ID the entry answers, namespaced by the seat it came from:
+       "<seat>/<command_id>" ("sequencer/..." for the engine's own; "" for none)
+       -- the idempotency key
+    k  causation: what caused it, "inbox:<seat>:<inbox entry ID>" for a command
+       from a seat's inbox, "deadline:window-N" for a timeout...
+    q  command-inbox cursor: "<seat>=<inbox entry ID>", how far that seat's
+       inbox is handled once this batch is in ("" for the engine's own commands)
+    h  MAC of all the fields above and the encounter (see signing.py), so an
+       entry the engine did not write is recognised
 
 Keeping the envelope separate from the payload lets the log, projections and
 frontends in other languages read an entry without knowing its schema.
@@ -39,3 +45,6 @@ class StoredEvent(msgspec.Struct, frozen=True, kw_only=True):
     command_id: str = ""
     causation: str = ""
     inbox_cursor: str = ""
+    # Set (and the fields above meaningless) for an entry that cannot be read
+    # or was not written by the engine; readers skip it and may report it.
+    problem: str = ""

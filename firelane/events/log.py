@@ -3,14 +3,18 @@
 Keys (the ``{campaign}`` hash tag keeps a campaign on one Redis Cluster slot,
 which the Lua append needs since it touches several keys):
 
-    firelane:{<campaign>}:enc:<encounter>:log      stream of events (fields n,t,s,d,c,k,q; see envelope.py)
-    firelane:{<campaign>}:enc:<encounter>:applied  hash command_id -> last entry id its batch produced
-    firelane:{<campaign>}:enc:<encounter>:inbox    stream of submitted commands (field p)
-    firelane:{<campaign>}:encounters               zset encounter -> creation order (1, 2, ...)
-    firelane:{<campaign>}:encounter_meta           hash encounter -> opaque metadata bytes
+    firelane:{<campaign>}:enc:<encounter>:log           stream of events (fields n,t,s,d,c,k,q,h; see envelope.py)
+    firelane:{<campaign>}:enc:<encounter>:version       the log's version (the last ``n`` the engine wrote)
+    firelane:{<campaign>}:enc:<encounter>:applied       hash command_id -> last entry id its batch produced [+ body digest]
+    firelane:{<campaign>}:enc:<encounter>:inbox:<seat>  stream of one seat's commands (field p)
+    firelane:{<campaign>}:encounters                    zset encounter -> creation order (1, 2, ...)
+    firelane:{<campaign>}:encounter_meta                hash encounter -> opaque metadata bytes
 
-The version of a log is its length: entries are never trimmed or deleted, so
-XLEN equals the ``n`` of the last entry.
+The version of a log counts the engine's entries: they are never trimmed or
+deleted and their ``n`` run 1, 2, 3... An entry that anyone else added to the
+stream does not count: readers with the campaign's key detect it (its MAC does
+not match, see signing.py), and every reader skips an entry it cannot read,
+reporting it where asked (``include_invalid``), never failing on it.
 
 Appends are idempotent, not transactional from the caller's view: a cancelled
 or failed append may or may not have been applied, so callers retry with the
@@ -26,38 +30,55 @@ from typing import Any
 import msgspec
 
 from firelane.events.envelope import NewEntry, StoredEvent
+from firelane.events.signing import campaign_key, entry_mac, macs_equal
 from firelane.redisio.client import RedisClient
 
-__all__ = ["AppendResult", "Batch", "EventLog", "VersionConflict", "validate_id"]
+__all__ = ["CAMPAIGNS_KEY", "CREATED_KEY", "AppendResult", "Batch", "EventLog", "InboxEntry", "VersionConflict",
+           "validate_id"]
 
+CAMPAIGNS_KEY = "firelane:campaigns"  # set of campaign ids
+CREATED_KEY = "firelane:created"  # stream of (campaign, encounter) as encounters are registered
 _ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _PAGE_SIZE = 1000
 
 # Appends one or more batches (one batch = the events answering one command).
 # Arguments: ARGV[1] expected version, ARGV[2] batch count, then per batch:
-# command id, causation, inbox cursor, entry count, then (type, schema, data)
-# per entry. Batches are applied in order until one is a duplicate or a
-# conflict; the reply lists one result per batch processed:
-# {1, version, {ids}} written; {0, version, last_id} duplicate; {-1, version} conflict.
+# command id, causation, inbox cursor, body digest, entry count, then (type,
+# schema, data, mac) per entry. Batches are applied in order until one is a
+# duplicate or a conflict; the reply lists one result per batch processed:
+# {1, version, {ids}} written; {0, version, last_id} duplicate; {2, version,
+# last_id} the command id was applied with another body; {-1, version} conflict.
 # The duplicate check comes before the version check so that a retry of an
 # append that already landed reports "duplicate", not a spurious conflict.
+# The version is a counter of its own (not XLEN), so an entry someone else
+# XADDs to the stream does not shift the engine's versions.
 _APPEND_SCRIPT = """
-local log_key, applied_key = KEYS[1], KEYS[2]
+local log_key, applied_key, version_key = KEYS[1], KEYS[2], KEYS[3]
 local version = tonumber(ARGV[1])
 local batches = tonumber(ARGV[2])
 local results = {}
 local base = 2
 for b = 1, batches do
   local command_id, causation, inbox_cursor = ARGV[base + 1], ARGV[base + 2], ARGV[base + 3]
-  local count = tonumber(ARGV[base + 4])
+  local digest = ARGV[base + 4]
+  local count = tonumber(ARGV[base + 5])
+  local actual = tonumber(redis.call('GET', version_key) or '0')
   if command_id ~= '' then
     local previous = redis.call('HGET', applied_key, command_id)
     if previous then
-      results[b] = {0, redis.call('XLEN', log_key), previous}
+      local space = string.find(previous, ' ', 1, true)
+      local previous_id, previous_digest = previous, ''
+      if space then
+        previous_id, previous_digest = string.sub(previous, 1, space - 1), string.sub(previous, space + 1)
+      end
+      if digest ~= '' and previous_digest ~= '' and digest ~= previous_digest then
+        results[b] = {2, actual, previous_id}
+      else
+        results[b] = {0, actual, previous_id}
+      end
       return results
     end
   end
-  local actual = redis.call('XLEN', log_key)
   if actual ~= version then
     results[b] = {-1, actual}
     return results
@@ -65,19 +86,26 @@ for b = 1, batches do
   local ids = {}
   local last_id = ''
   for i = 1, count do
-    local at = base + 4 + (i - 1) * 3
+    local at = base + 5 + (i - 1) * 4
     last_id = redis.call('XADD', log_key, '*',
       'n', tostring(version + i),
       't', ARGV[at + 1], 's', ARGV[at + 2], 'd', ARGV[at + 3],
-      'c', command_id, 'k', causation, 'q', inbox_cursor)
+      'c', command_id, 'k', causation, 'q', inbox_cursor, 'h', ARGV[at + 4])
     ids[i] = last_id
   end
-  if command_id ~= '' then
-    redis.call('HSET', applied_key, command_id, last_id)
-  end
   version = version + count
+  if count > 0 then
+    redis.call('SET', version_key, version)
+  end
+  if command_id ~= '' then
+    if digest ~= '' then
+      redis.call('HSET', applied_key, command_id, last_id .. ' ' .. digest)
+    else
+      redis.call('HSET', applied_key, command_id, last_id)
+    end
+  end
   results[b] = {1, version, ids}
-  base = base + 4 + count * 3
+  base = base + 5 + count * 4
 end
 return results
 """
@@ -104,12 +132,25 @@ class VersionConflict(Exception):
 
 
 class Batch(msgspec.Struct, frozen=True, kw_only=True):
-    """The events answering one command, for ``append_batches``."""
+    """The events answering one command, for ``append_batches``.
+
+    ``digest`` identifies the command's body: a command id that was applied
+    with another digest gives ``conflicting_body`` instead of a duplicate."""
 
     entries: list[NewEntry]
     command_id: str = ""
     causation: str = ""
     inbox_cursor: str = ""
+    digest: str = ""
+
+
+class InboxEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One entry read from a seat's inbox: its id and its raw fields (any shape:
+    the sequencer checks them, the reader does not)."""
+
+    seat: str
+    entry_id: str
+    fields: dict[bytes, bytes]
 
 
 class AppendResult(msgspec.Struct, frozen=True):
@@ -123,6 +164,7 @@ class AppendResult(msgspec.Struct, frozen=True):
     version: int
     entry_ids: list[str]
     duplicate: bool = False
+    conflicting_body: bool = False
 
 
 def validate_id(kind: str, value: str) -> str:
@@ -136,32 +178,68 @@ def _decode_id(raw: bytes) -> str:
     return raw.decode("ascii")
 
 
-def _stream_entry_to_event(encounter: str, entry: list[Any]) -> StoredEvent:
+def _next_id(entry_id: str) -> str:
+    milliseconds, _, sequence = entry_id.partition("-")
+    return f"{milliseconds}-{int(sequence or 0) + 1}"
+
+
+def _text(fields: dict[bytes, bytes], name: bytes) -> str:
+    return fields.get(name, b"").decode()
+
+
+def _invalid(encounter: str, entry_id: str, problem: str) -> StoredEvent:
+    return StoredEvent(entry_id=entry_id, version=-1, encounter=encounter, type="", schema=0, data=b"", problem=problem)
+
+
+def _stream_entry_to_event(encounter: str, entry: list[Any], key: bytes | None) -> StoredEvent:
+    """A stream entry as a StoredEvent; an entry that is malformed or (with a
+    key) not signed by the engine comes back with ``problem`` set."""
     raw_id, flat_fields = entry
+    entry_id = raw_id.decode("ascii", "replace")
+    if not isinstance(flat_fields, list) or len(flat_fields) % 2:
+        return _invalid(encounter, entry_id, "malformed entry")
     fields = dict(zip(flat_fields[::2], flat_fields[1::2]))
+    missing = [name.decode() for name in (b"n", b"t", b"s", b"d") if name not in fields]
+    if missing:
+        return _invalid(encounter, entry_id, f"entry lacks field {', '.join(missing)}")
     try:
-        return StoredEvent(
-            entry_id=raw_id.decode("ascii"),
+        stored = StoredEvent(
+            entry_id=entry_id,
             version=int(fields[b"n"]),
             encounter=encounter,
             type=fields[b"t"].decode(),
             schema=int(fields[b"s"]),
             data=fields[b"d"],
-            command_id=fields.get(b"c", b"").decode(),
-            causation=fields.get(b"k", b"").decode(),
-            inbox_cursor=fields.get(b"q", b"").decode(),
+            command_id=_text(fields, b"c"),
+            causation=_text(fields, b"k"),
+            inbox_cursor=_text(fields, b"q"),
         )
-    except KeyError as exc:
-        raise ValueError(f"log entry {raw_id!r} of encounter {encounter!r} lacks field {exc.args[0]!r}") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        return _invalid(encounter, entry_id, f"unreadable entry ({type(exc).__name__})")
+    if key is not None:
+        expected = entry_mac(key, encounter, stored.version, stored.type, stored.schema, stored.data,
+                             stored.command_id, stored.causation, stored.inbox_cursor)
+        if not macs_equal(expected, _text(fields, b"h")):
+            return _invalid(encounter, entry_id, "not written by this engine (its signature does not match)")
+    return stored
 
 
 class EventLog:
     """The event logs (and command inboxes) of one campaign's encounters."""
 
-    def __init__(self, client: RedisClient, campaign: str) -> None:
+    def __init__(self, client: RedisClient, campaign: str, *, server_key: bytes | None = None) -> None:
+        """``server_key``: the store's log key (see firelane.redisio.datadir);
+        with it, every append is signed and every read checked. Without it
+        (tests, a bare Redis), entries are neither signed nor checked."""
         self.client = client
         self.campaign = validate_id("campaign", campaign)
         self._prefix = f"firelane:{{{campaign}}}"
+        self.server_key = server_key
+        self.key = campaign_key(server_key, campaign) if server_key is not None else None
+
+    def for_campaign(self, campaign: str) -> EventLog:
+        """The same store, another campaign."""
+        return EventLog(self.client, campaign, server_key=self.server_key)
 
     # -- keys ----------------------------------------------------------------
 
@@ -171,8 +249,15 @@ class EventLog:
     def applied_key(self, encounter: str) -> str:
         return f"{self._prefix}:enc:{validate_id('encounter', encounter)}:applied"
 
-    def inbox_key(self, encounter: str) -> str:
-        return f"{self._prefix}:enc:{validate_id('encounter', encounter)}:inbox"
+    def version_key(self, encounter: str) -> str:
+        return f"{self._prefix}:enc:{validate_id('encounter', encounter)}:version"
+
+    def inbox_key(self, encounter: str, seat: str) -> str:
+        return f"{self._prefix}:enc:{validate_id('encounter', encounter)}:inbox:{validate_id('seat', seat)}"
+
+    def encounter_key(self, encounter: str, suffix: str) -> str:
+        """Any other per-encounter key (seed, seats, lease, checkpoints...)."""
+        return f"{self._prefix}:enc:{validate_id('encounter', encounter)}:{suffix}"
 
     @property
     def encounters_key(self) -> str:
@@ -193,6 +278,7 @@ class EventLog:
         command_id: str = "",
         causation: str = "",
         inbox_cursor: str = "",
+        digest: str = "",
     ) -> AppendResult:
         """Append ``entries`` atomically if the log is at ``expected_version``.
 
@@ -201,7 +287,8 @@ class EventLog:
         ``VersionConflict``. An empty ``entries`` with a ``command_id`` marks
         the command as applied without writing events.
         """
-        batch = Batch(entries=list(entries), command_id=command_id, causation=causation, inbox_cursor=inbox_cursor)
+        batch = Batch(entries=list(entries), command_id=command_id, causation=causation, inbox_cursor=inbox_cursor,
+                      digest=digest)
         (result,) = await self.append_batches(encounter, expected_version, [batch])
         return result
 
@@ -219,14 +306,19 @@ class EventLog:
         if not batches:
             raise ValueError("append_batches needs at least one batch")
         args: list[str | bytes | int] = [expected_version, len(batches)]
+        version = expected_version
         for batch in batches:
-            args.extend((batch.command_id, batch.causation, batch.inbox_cursor, len(batch.entries)))
+            args.extend((batch.command_id, batch.causation, batch.inbox_cursor, batch.digest, len(batch.entries)))
             for entry in batch.entries:
                 if not entry.type:
                     raise ValueError("a log entry needs a non-empty type")
-                args.extend((entry.type, entry.schema, entry.data))
+                version += 1
+                mac = "" if self.key is None else entry_mac(
+                    self.key, encounter, version, entry.type, entry.schema, entry.data,
+                    batch.command_id, batch.causation, batch.inbox_cursor)
+                args.extend((entry.type, entry.schema, entry.data, mac))
         reply = await self.client.evalsha_or_load(
-            _APPEND_SCRIPT, (self.log_key(encounter), self.applied_key(encounter)), args
+            _APPEND_SCRIPT, (self.log_key(encounter), self.applied_key(encounter), self.version_key(encounter)), args
         )
         results = []
         expected = expected_version
@@ -236,6 +328,8 @@ class EventLog:
                 expected = version
             elif status == 0:
                 results.append(AppendResult(version, [], duplicate=True))
+            elif status == 2:
+                results.append(AppendResult(version, [], duplicate=True, conflicting_body=True))
             else:
                 raise VersionConflict(expected, version)
         return results
@@ -243,17 +337,26 @@ class EventLog:
     async def applied_entry_id(self, encounter: str, command_id: str) -> str | None:
         """The last entry id written for ``command_id`` ("" if it wrote none), or None if never applied."""
         raw = await self.client.execute("HGET", self.applied_key(encounter), command_id)
-        return None if raw is None else raw.decode("ascii")
+        return None if raw is None else raw.decode("ascii").split(" ", 1)[0]
 
     # -- reading -------------------------------------------------------------
 
     async def version(self, encounter: str) -> int:
-        """The number of events in the encounter's log."""
-        result: int = await self.client.execute("XLEN", self.log_key(encounter))
-        return result
+        """The number of the engine's events in the encounter's log."""
+        raw = await self.client.execute("GET", self.version_key(encounter))
+        return int(raw) if raw is not None else 0
 
-    async def read(self, encounter: str, after: str = "0-0", count: int | None = None) -> list[StoredEvent]:
-        """Events with entry id greater than ``after``, oldest first (all of them if ``count`` is None)."""
+    def _convert(self, encounter: str, page: list[Any], include_invalid: bool) -> list[StoredEvent]:
+        events = [_stream_entry_to_event(encounter, entry, self.key) for entry in page]
+        return events if include_invalid else [e for e in events if not e.problem]
+
+    async def read(
+        self, encounter: str, after: str = "0-0", count: int | None = None, *, include_invalid: bool = False
+    ) -> list[StoredEvent]:
+        """Events with entry id greater than ``after``, oldest first (all of them
+        if ``count`` is None). Entries that are malformed or not the engine's
+        are left out, or with ``include_invalid`` returned with ``problem`` set
+        (and then count towards ``count``)."""
         if count is not None and count <= 0:
             return []
         key = self.log_key(encounter)
@@ -262,10 +365,10 @@ class EventLog:
         while count is None or len(events) < count:
             page_size = _PAGE_SIZE if count is None else min(_PAGE_SIZE, count - len(events))
             page = await self.client.execute("XRANGE", key, f"({cursor}", "+", "COUNT", page_size)
-            events.extend(_stream_entry_to_event(encounter, entry) for entry in page)
+            events.extend(self._convert(encounter, page, include_invalid))
             if len(page) < page_size:
                 break
-            cursor = events[-1].entry_id
+            cursor = _decode_id(page[-1][0])
         return events
 
     async def read_from_version(self, encounter: str, version: int) -> list[StoredEvent]:
@@ -281,8 +384,9 @@ class EventLog:
         upper = "+"
         while True:
             page = await self.client.execute("XREVRANGE", key, upper, "-", "COUNT", _PAGE_SIZE)
-            for entry in page:
-                event = _stream_entry_to_event(encounter, entry)
+            for event in self._convert(encounter, page, include_invalid=True):
+                if event.problem:
+                    continue
                 if event.version <= version:
                     newest_first.reverse()
                     return newest_first
@@ -290,7 +394,7 @@ class EventLog:
             if len(page) < _PAGE_SIZE:
                 newest_first.reverse()
                 return newest_first
-            upper = f"({newest_first[-1].entry_id}"
+            upper = f"({_decode_id(page[-1][0])}"
 
     async def last_entry_id(self, encounter: str) -> str:
         """The id of the newest entry, or ``"0-0"`` for an empty log."""
@@ -325,33 +429,55 @@ class EventLog:
                 entries = reply[0][1]
                 if not entries:
                     continue
-                events = [_stream_entry_to_event(encounter, entry) for entry in entries]
-                cursor = events[-1].entry_id
-                yield events
+                cursor = _decode_id(entries[-1][0])
+                events = self._convert(encounter, entries, include_invalid=False)
+                if events:
+                    yield events
 
     # -- command inbox -------------------------------------------------------
 
-    async def submit(self, encounter: str, payload: bytes) -> str:
-        """Add a command to the encounter's inbox; returns its inbox entry id."""
-        raw = await self.client.execute("XADD", self.inbox_key(encounter), "*", "p", payload)
+    async def submit(self, encounter: str, payload: bytes, *, seat: str) -> str:
+        """Add a command to a seat's inbox of the encounter; returns its inbox entry id."""
+        raw = await self.client.execute("XADD", self.inbox_key(encounter, seat), "*", "p", payload)
         return _decode_id(raw)
 
-    async def read_inbox(
-        self, encounter: str, after: str, *, block_ms: int | None = None, count: int = 100
-    ) -> list[tuple[str, bytes]]:
-        """Commands after inbox id ``after`` as ``(id, payload)``; waits up to ``block_ms`` if none."""
+    async def read_inboxes(
+        self, encounter: str, cursors: dict[str, str], *, block_ms: int | None = None, count: int = 100
+    ) -> list[InboxEntry]:
+        """Entries after each seat's cursor in its inbox (seat -> last id read),
+        in one read; waits up to ``block_ms`` when there are none. Fields come
+        back raw: an entry may have any shape."""
         if count <= 0:
             raise ValueError("count must be positive")
+        if not cursors:
+            raise ValueError("read_inboxes needs at least one seat")
+        seats = list(cursors)
         command: list[str | int] = ["XREAD", "COUNT", count]
         if block_ms is not None:
             if block_ms < 0:
                 raise ValueError("block_ms must be >= 0")
             command += ["BLOCK", block_ms]
-        command += ["STREAMS", self.inbox_key(encounter), after]
+        command += ["STREAMS", *(self.inbox_key(encounter, seat) for seat in seats), *(cursors[s] for s in seats)]
         reply = await self.client.execute(*command)
         if not reply:
             return []
-        return [(_decode_id(raw_id), dict(zip(fields[::2], fields[1::2]))[b"p"]) for raw_id, fields in reply[0][1]]
+        seat_of = {self.inbox_key(encounter, seat).encode(): seat for seat in seats}
+        entries = []
+        for stream, stream_entries in reply:
+            seat = seat_of[stream]
+            for raw_id, flat in stream_entries:
+                fields = dict(zip(flat[::2], flat[1::2])) if isinstance(flat, list) else {}
+                entries.append(InboxEntry(seat=seat, entry_id=_decode_id(raw_id), fields=fields))
+        return entries
+
+    async def read_inbox(self, encounter: str, seat: str, after: str = "0-0", *, count: int = 100) -> list[InboxEntry]:
+        """One seat's inbox after ``after`` (no waiting)."""
+        return await self.read_inboxes(encounter, {seat: after}, count=count)
+
+    async def trim_inbox(self, encounter: str, seat: str, handled_up_to: str) -> None:
+        """Drop inbox entries up to ``handled_up_to`` (the engine has handled them:
+        the log records it), so a flood of commands does not grow Redis forever."""
+        await self.client.execute("XTRIM", self.inbox_key(encounter, seat), "MINID", _next_id(handled_up_to))
 
     # -- encounter registry --------------------------------------------------
 
@@ -365,6 +491,12 @@ class EventLog:
             (self.encounters_key, self.encounter_meta_key),
             (validate_id("encounter", encounter), meta),
         )
+        if created:
+            # Store-wide (outside the campaign's hash slot): what `firelane serve`
+            # watches to find every campaign and pick up new encounters at once.
+            await self.client.execute("SADD", CAMPAIGNS_KEY, self.campaign)
+            await self.client.execute("XADD", CREATED_KEY, "MAXLEN", "~", 10_000, "*",
+                                      "campaign", self.campaign, "encounter", encounter)
         return bool(created)
 
     async def encounters(self) -> list[str]:

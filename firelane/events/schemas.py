@@ -117,12 +117,28 @@ class CombatantSetup(msgspec.Struct, frozen=True, kw_only=True):
     policy: str = "ai"
 
 
+class SeatSetup(msgspec.Struct, frozen=True, kw_only=True):
+    """Who sits at the table: the GM, a player (with the combatants that
+    player controls) or a spectator. Combatants whose policy is "ai" belong to
+    the engine and are in no seat. Each seat gets a secret token when the
+    encounter is created; a command's authority comes from the seat it
+    arrives through, never from a field of the command."""
+
+    id: str
+    role: str = "player"  # "gm", "player" or "spectator"
+    name: str = ""
+    combatants: list[str] = []
+
+
 class EncounterSetup(msgspec.Struct, frozen=True, kw_only=True):
     system: str
     combatants: list[CombatantSetup]
     terrain: Terrain = Terrain()
     settings: dict[str, Any] = {}
     name: str = ""
+    # Empty: a GM seat "gm", a spectator seat, and one player seat per side
+    # with human combatants (named after the side). See engine/seats.py.
+    seats: list[SeatSetup] = []
 
 
 # --------------------------------------------------------------------------- events
@@ -354,15 +370,23 @@ class SeedRevealed(Event):
 
 
 class Command(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag=True):
-    """Base of every command. ``actor`` is the combatant ID issuing it (or
-    "sequencer" for the engine's own housekeeping); ``command_id`` makes a
-    retried command apply once."""
+    """Base of every command. ``actor`` is the combatant ID issuing it, "gm"
+    for the GM's commands, or "sequencer" for the engine's own housekeeping;
+    ``command_id`` makes a retried command apply once (per seat).
+
+    ``authority`` says who may send a command type: "combatant" (the seat
+    controlling ``actor``), "gm" (the GM seat only, actor "gm") or "engine"
+    (the engine alone)."""
+
+    authority: ClassVar[str] = "combatant"
 
     command_id: str
     actor: str
 
 
 class StartEncounter(Command):
+    authority: ClassVar[str] = "engine"
+
     setup: EncounterSetup
     seed_commitment: str
 
@@ -384,10 +408,14 @@ class PassReaction(Command):
 class CloseReactionWindow(Command):
     """Sent by the sequencer when a window's deadline passes."""
 
+    authority: ClassVar[str] = "engine"
+
     window: int
 
 
 class EndEncounter(Command):
+    authority: ClassVar[str] = "gm"
+
     reason: str = "ended by the GM"
 
 

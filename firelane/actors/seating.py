@@ -1,0 +1,63 @@
+"""Seat tokens and the Redis ACL user of each seat.
+
+Every seat of an encounter has a secret token (created with the encounter,
+kept in ``…:enc:<id>:seats``, which only the engine's own Redis user can read).
+The token is both the seat's key to the HTTP/WebSocket API and the password
+of its Redis ACL user, so a frontend in any language can also talk to Redis
+directly, with exactly this much power:
+
+- read the encounter's log (``%R~`` on its log stream: XREAD, XRANGE, XREVRANGE, XLEN);
+- append to its own inbox stream (``%W~`` on ``…:inbox:<seat>``: XADD), nothing else;
+- no other key: not the seed, the lease, the seats' tokens, another seat's inbox.
+
+The engine reads each seat's inbox and knows the sender by the stream, so a
+seat can only ever speak for itself. Per-key read/write permissions need
+Redis 7.0 or newer.
+"""
+
+from __future__ import annotations
+
+from firelane.events.log import EventLog
+from firelane.events.schemas import SeatSetup
+from firelane.logs import get_logger
+from firelane.redisio import RedisError
+
+log = get_logger("firelane.seating")
+
+# Connection housekeeping a client library sends on connect, and the stream reads.
+_READ_COMMANDS = ("+ping", "+echo", "+hello", "+auth", "+client|setname", "+client|getname", "+client|id",
+                  "+client|info", "+xread", "+xrange", "+xrevrange", "+xlen")
+
+
+def acl_user(campaign: str, encounter: str, seat: str) -> str:
+    """The seat's Redis user name ('/' cannot appear in any of the three IDs)."""
+    return f"{campaign}/{encounter}/{seat}"
+
+
+def acl_rules(event_log: EventLog, encounter: str, seat: SeatSetup, token: str) -> list[str]:
+    rules = ["reset", "on", f">{token}", "resetchannels", "-@all", *_READ_COMMANDS,
+             f"%R~{event_log.log_key(encounter)}"]
+    if seat.role != "spectator":
+        rules += ["+xadd", f"%W~{event_log.inbox_key(encounter, seat.id)}"]
+    return rules
+
+
+async def provision_seat_users(event_log: EventLog, encounter: str, seats: list[SeatSetup],
+                               tokens: dict[str, str]) -> str | None:
+    """Create (or refresh) the ACL user of every seat; returns why not, when
+    the Redis server refuses (then seats can still use the HTTP API)."""
+    try:
+        for seat in seats:
+            token = tokens.get(seat.id)
+            if token is None:
+                continue
+            await event_log.client.execute(
+                "ACL", "SETUSER", acl_user(event_log.campaign, encounter, seat.id), *acl_rules(event_log, encounter, seat, token))
+    except RedisError as exc:
+        log.warning("cannot create seat users", encounter=encounter, error=str(exc))
+        return str(exc)
+    try:
+        await event_log.client.execute("ACL", "SAVE")  # persists them where the server has an ACL file
+    except RedisError:
+        pass  # a server without an ACL file keeps them until it restarts; `firelane serve` recreates them
+    return None

@@ -1,0 +1,234 @@
+"""`firelane serve`: one long-running server per campaign store.
+
+- It owns the data directory's redis-server (one per data dir, shared with any
+  other firelane command on it; see firelane.redisio.datadir) or uses ``--redis URL``.
+- It runs the engine of every encounter that has not ended: those it finds at
+  start, and new ones as they are registered (it follows ``firelane:created``).
+  A failed engine restarts with backoff; an encounter another engine holds (a
+  `firelane run` in a terminal) is left to it and taken over if it goes away.
+- It serves the HTTP/WebSocket API (firelane.frontends.web) with hypercorn's
+  trio worker, and announces itself in Redis (``firelane:serve``) so the other
+  commands leave running encounters to it.
+- SIGINT or SIGTERM stop it cleanly: engines are cancelled (every append is
+  atomic and idempotent, so any point is a safe point), the redis-server is
+  shut down when no other command uses it (SHUTDOWN writes the AOF), one line is
+  printed and it exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+from dataclasses import dataclass, field
+
+import msgspec
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve as hypercorn_serve
+
+from firelane.actors.lease import EncounterBusy
+from firelane.actors.runtime import default_policies, run_encounter
+from firelane.actors.seating import provision_seat_users
+from firelane.actors.sequencer import encounter_setup, seat_tokens
+from firelane.engine.registry import get_system
+from firelane.engine.seats import default_seats
+from firelane.events.log import CAMPAIGNS_KEY, CREATED_KEY, EventLog
+from firelane.frontends.backend import SERVE_KEY, CliError, ServeInfo, Store, open_store
+from firelane.frontends.web import Api, make_app
+from firelane.logs import get_logger
+from firelane.redisio import RedisError
+from firelane.redisio.datadir import StoreSettings
+
+log = get_logger("firelane.serve")
+
+_REGISTRATION_TTL_MS = 5000
+_BACKOFF_S = (0.5, 1, 2, 5, 10, 30)
+
+
+def _say(message: str) -> None:
+    print(f"firelane serve: {message}", file=sys.stderr, flush=True)
+
+
+ServeError = CliError
+
+
+async def _ended(event_log: EventLog, encounter: str) -> bool:
+    """Whether the encounter is over (its seed is revealed: nothing is left to run)."""
+    page = await event_log.client.execute("XREVRANGE", event_log.log_key(encounter), "+", "-", "COUNT", 8)
+    return any(dict(zip(fields[::2], fields[1::2])).get(b"t") == b"SeedRevealed" for _id, fields in page or [])
+
+
+@dataclass
+class EngineHost:
+    """Runs the engine of every live encounter of the store."""
+
+    store: Store
+    running: dict[tuple[str, str], str] = field(default_factory=dict)  # (campaign, encounter) -> status
+    finished: int = 0
+
+    async def run(self, nursery: trio.Nursery) -> None:
+        client = self.store.client
+        # Read the notification stream's end first, then scan: nothing created
+        # in between is missed.
+        last = await client.execute("XREVRANGE", CREATED_KEY, "+", "-", "COUNT", 1)
+        cursor = last[0][0].decode() if last else "0-0"
+        for raw_campaign in sorted(await client.execute("SMEMBERS", CAMPAIGNS_KEY) or []):
+            campaign = raw_campaign.decode()
+            event_log = self.store.event_log(campaign)
+            for encounter in await event_log.encounters():
+                self._start(nursery, campaign, encounter)
+        async with client.dedicated() as connection:
+            while True:
+                reply = await connection.execute("XREAD", "COUNT", 100, "BLOCK", 1000, "STREAMS", CREATED_KEY, cursor)
+                for _stream, entries in reply or []:
+                    for raw_id, flat in entries:
+                        cursor = raw_id.decode()
+                        fields = dict(zip(flat[::2], flat[1::2]))
+                        try:
+                            self._start(nursery, fields[b"campaign"].decode(), fields[b"encounter"].decode())
+                        except (KeyError, UnicodeDecodeError, ValueError):
+                            log.warning("ignoring a malformed creation notice", entry=cursor)
+
+    def _start(self, nursery: trio.Nursery, campaign: str, encounter: str) -> None:
+        if (campaign, encounter) not in self.running:
+            self.running[(campaign, encounter)] = "starting"
+            nursery.start_soon(self._keep_running, campaign, encounter)
+
+    async def _keep_running(self, campaign: str, encounter: str) -> None:
+        key = (campaign, encounter)
+        event_log = self.store.event_log(campaign)
+        failures = 0
+        try:
+            while True:
+                if await _ended(event_log, encounter):
+                    return
+                try:
+                    setup = await encounter_setup(event_log, encounter)
+                    system = get_system(setup.system)
+                    await provision_seat_users(event_log, encounter, default_seats(setup), await seat_tokens(event_log, encounter))
+                    self.running[key] = "running"
+                    policies = default_policies(system, {c.id: c.policy for c in setup.combatants})
+                    await run_encounter(event_log, encounter, system, policies)
+                    self.finished += 1
+                    return
+                except EncounterBusy:
+                    self.running[key] = "run elsewhere"
+                    await trio.sleep(2)  # another engine has it; take over if it goes away
+                    continue
+                except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - one encounter never stops the rest
+                    busy = isinstance(exc, BaseExceptionGroup) and exc.subgroup(lambda e: isinstance(e, EncounterBusy))
+                    if busy:
+                        self.running[key] = "run elsewhere"
+                        await trio.sleep(2)
+                        continue
+                    delay = _BACKOFF_S[min(failures, len(_BACKOFF_S) - 1)]
+                    failures += 1
+                    self.running[key] = f"failed {failures}x: {exc!r}"[:200]
+                    log.warning("engine failed; restarting", campaign=campaign, encounter=encounter,
+                                failures=failures, delay_s=delay, error=repr(exc)[:300])
+                    await trio.sleep(delay)
+        finally:
+            self.running.pop(key, None)
+
+
+async def _register(store: Store, info: ServeInfo) -> None:
+    """Announce this server in Redis; refuse to run beside another live one."""
+    payload = msgspec.json.encode(info)
+    if await store.client.execute("SET", SERVE_KEY, payload, "NX", "PX", _REGISTRATION_TTL_MS) is None:
+        other = await store.serve_info()
+        where = f"pid {other.pid} on {other.host}, {other.api}" if other else "another process"
+        raise ServeError(f"this store is already served by another firelane serve ({where})")
+
+
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and 1 or 0
+"""
+
+_UNREGISTER = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+
+async def _keep_registered(store: Store, info: ServeInfo) -> None:
+    payload = msgspec.json.encode(info)
+    while True:
+        await trio.sleep(_REGISTRATION_TTL_MS / 3000)
+        await store.client.evalsha_or_load(_RENEW, (SERVE_KEY,), (payload, _REGISTRATION_TTL_MS))
+
+
+async def _apply_settings(store: Store, args: argparse.Namespace) -> StoreSettings:
+    """Keep --appendfsync and --redis-port in the data dir and apply them to
+    the running redis-server (embedded mode only)."""
+    settings = store.data_dir.settings()
+    if store.socket_path is None:
+        if args.appendfsync or args.redis_port:
+            raise ServeError("--appendfsync and --redis-port configure the embedded redis-server; "
+                             "with --redis URL, configure your Redis itself")
+        return settings
+    changed = False
+    if args.appendfsync and args.appendfsync != settings.appendfsync:
+        settings = msgspec.structs.replace(settings, appendfsync=args.appendfsync)
+        changed = True
+    if args.redis_port is not None and args.redis_port != settings.redis_port:
+        settings = msgspec.structs.replace(settings, redis_port=args.redis_port or None)
+        changed = True
+    if changed:
+        store.data_dir.save_settings(settings)
+    try:
+        await store.client.execute("CONFIG", "SET", "appendfsync", settings.appendfsync)
+        if settings.redis_port:
+            await store.client.execute("CONFIG", "SET", "bind", settings.redis_host)
+            await store.client.execute("CONFIG", "SET", "port", settings.redis_port)
+    except RedisError as exc:
+        raise ServeError(f"the redis-server refused the settings: {exc}") from None
+    return settings
+
+
+async def serve(args: argparse.Namespace) -> int:
+    if args.workers < 1:
+        raise ServeError("--workers must be at least 1")
+    async with open_store(redis_url=args.redis, data_dir=args.data_dir, client_name="firelane-serve") as store:
+        settings = await _apply_settings(store, args)
+        config = Config()
+        config.bind = [f"{args.host}:{args.port}"]
+        config.accesslog = None
+        config.errorlog = None
+        host = EngineHost(store)
+        stopping = trio.Event()
+        try:
+            async with trio.open_nursery() as nursery:
+                api = Api(store, nursery)
+                binds = await nursery.start(lambda task_status: hypercorn_serve(
+                    make_app(api), config, shutdown_trigger=stopping.wait, task_status=task_status))
+                api_url = binds[0].rstrip("/") if binds else f"http://{args.host}:{args.port}"
+                redis_for_seats = (f"redis://{settings.redis_host}:{settings.redis_port}" if settings.redis_port
+                                   else (f"unix://{store.socket_path}" if store.socket_path else store.redis_display))
+                info = ServeInfo(pid=os.getpid(), host=socket.gethostname(), api=api_url, redis=redis_for_seats)
+                await _register(store, info)
+                try:
+                    nursery.start_soon(_keep_registered, store, info)
+                    nursery.start_soon(host.run, nursery)
+                    where = "" if store.socket_path is None else f" ({store.data_dir.path})"
+                    binary = ""
+                    if store.socket_path is not None:
+                        binary = f"{store.data_dir.binary().describe()} — "
+                    _say(f"{binary}Redis at {redis_for_seats}{where}; API and table at {api_url}/ "
+                         f"(appendfsync {settings.appendfsync}); Ctrl-C stops")
+                    await trio.sleep_forever()
+                finally:
+                    with trio.CancelScope(shield=True):
+                        await store.client.evalsha_or_load(_UNREGISTER, (SERVE_KEY,), (msgspec.json.encode(info),))
+        finally:
+            stopping.set()
+            live = sum(1 for status in host.running.values() if status == "running")
+            _say(f"stopped; {live} running encounter{'s' if live != 1 else ''} safe in the log, "
+                 f"{host.finished} finished while serving")
+    return 0

@@ -1,0 +1,342 @@
+"""The HTTP and WebSocket API of `firelane serve` (starlette on trio, served by hypercorn).
+
+Every encounter route takes the seat's secret token (``Authorization: Bearer
+<token>``, or ``?token=`` where a browser cannot set headers, as on a
+WebSocket). The token names the seat, and the seat is the command's authority:
+the API writes a command to that seat's own inbox and nowhere else; the engine
+authorises it there.
+
+    GET  /api/health
+    GET  /api/schema?system=S[&events=1]                     JSON Schema of commands (or events)
+    GET  /api/campaigns/{c}/encounters                       the roster
+    GET  /api/campaigns/{c}/encounters/{e}/seat              who the token is
+    GET  /api/campaigns/{c}/encounters/{e}/events?after=V    events after version V (paged: &limit=N)
+    GET  /api/campaigns/{c}/encounters/{e}/state             the seat's view of the state
+    POST /api/campaigns/{c}/encounters/{e}/commands[?wait=S] submit a command; with wait, its answer
+    WS   /api/campaigns/{c}/encounters/{e}/ws?token=T&after=V  every event after V, then live
+
+An event, on HTTP and on the WebSocket alike, is
+``{"n": version, "type": tag, "c": command key, "k": causation, "data": {...}}``.
+A client that reconnects with ``after`` = the last ``n`` it saw gets every
+later event exactly once.
+"""
+
+from __future__ import annotations
+
+import hmac
+from contextlib import aclosing
+from typing import Any, Union
+
+import msgspec
+import trio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from firelane.actors.sequencer import command_key, encounter_setup, seat_tokens
+from firelane.engine.registry import UnknownSystem, get_system
+from firelane.engine.seats import default_seats, seat_by_id
+from firelane.events import codec
+from firelane.events.envelope import StoredEvent
+from firelane.events.limits import MAX_COMMAND_BYTES
+from firelane.events.log import EventLog, validate_id
+from firelane.events.schemas import GENERIC_EVENTS, CommandRejected, SeatSetup
+from firelane.frontends.backend import Store
+from firelane.logs import get_logger
+from firelane.projections.roster import campaign_roster
+from firelane.projections.turn_state import system_of
+
+log = get_logger("firelane.web")
+
+_FEED_BACKLOG = 20_000  # events a feed keeps in memory for clients that (re)connect
+
+
+def event_message(stored: StoredEvent) -> bytes:
+    """One event as the API sends it (built from the stored JSON body, not re-encoded)."""
+    head = msgspec.json.encode({"n": stored.version, "type": stored.type, "c": stored.command_id, "k": stored.causation})
+    return head[:-1] + b',"data":' + stored.data + b"}"
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class EncounterFeed:
+    """Follows one encounter's log once for every client connected to it, and
+    keeps the recent events so a reconnecting client resumes from memory."""
+
+    def __init__(self, event_log: EventLog, encounter: str) -> None:
+        self.log = event_log
+        self.encounter = encounter
+        self.events: list[StoredEvent] = []  # the newest, up to _FEED_BACKLOG
+        self.first_version = 1  # version of events[0]
+        self._subscribers: set[trio.MemorySendChannel[StoredEvent]] = set()
+        self._grown = trio.Event()
+        self.running = False
+
+    @property
+    def version(self) -> int:
+        return self.first_version + len(self.events) - 1
+
+    async def run(self) -> None:
+        self.running = True
+        try:
+            async with aclosing(self.log.follow(self.encounter, "0-0", block_ms=1000, batch=1000)) as batches:
+                async for batch in batches:
+                    for stored in batch:
+                        if stored.version != self.version + 1:
+                            continue  # a re-read overlap
+                        self.events.append(stored)
+                        if len(self.events) > _FEED_BACKLOG:
+                            drop = len(self.events) - _FEED_BACKLOG
+                            del self.events[:drop]
+                            self.first_version += drop
+                        for send in list(self._subscribers):
+                            try:
+                                send.send_nowait(stored)
+                            except trio.WouldBlock:
+                                # A client that cannot keep up is dropped; it reconnects
+                                # with its last version and loses nothing.
+                                self._subscribers.discard(send)
+                                send.close()
+                            except trio.ClosedResourceError:
+                                self._subscribers.discard(send)
+                    self._grown.set()
+                    self._grown = trio.Event()
+        finally:
+            self.running = False
+
+    def subscribe(self) -> trio.MemoryReceiveChannel[StoredEvent]:
+        send, receive = trio.open_memory_channel[StoredEvent](10_000)
+        self._subscribers.add(send)
+        return receive
+
+    async def after(self, version: int) -> list[StoredEvent]:
+        """Events after ``version`` known so far (from memory, or the log for older ones)."""
+        if version + 1 >= self.first_version:
+            return self.events[max(0, version + 1 - self.first_version):]
+        older = [s for s in await self.log.read_from_version(self.encounter, version) if s.version < self.first_version]
+        return older + self.events
+
+    async def wait_until(self, version: int) -> None:
+        while self.version < version:
+            await self._grown.wait()
+
+
+class Api:
+    """State shared by the routes: the store, one feed per encounter, the seats."""
+
+    def __init__(self, store: Store, nursery: trio.Nursery) -> None:
+        self.store = store
+        self.nursery = nursery
+        self.feeds: dict[tuple[str, str], EncounterFeed] = {}
+        self._seats: dict[tuple[str, str], tuple[dict[str, str], list[SeatSetup], str]] = {}
+
+    def event_log(self, campaign: str) -> EventLog:
+        try:
+            return self.store.event_log(validate_id("campaign", campaign))
+        except ValueError as exc:
+            raise ApiError(400, str(exc)) from None
+
+    async def feed(self, campaign: str, encounter: str) -> EncounterFeed:
+        key = (campaign, encounter)
+        feed = self.feeds.get(key)
+        if feed is None or not feed.running:
+            feed = self.feeds[key] = EncounterFeed(self.event_log(campaign), encounter)
+            self.nursery.start_soon(feed.run)
+            await trio.lowlevel.checkpoint()
+        return feed
+
+    async def seat(self, campaign: str, encounter: str, token: str | None) -> tuple[SeatSetup, str]:
+        """The seat a token opens, and the encounter's system; ApiError otherwise."""
+        event_log = self.event_log(campaign)
+        try:
+            validate_id("encounter", encounter)
+        except ValueError as exc:
+            raise ApiError(400, str(exc)) from None
+        key = (campaign, encounter)
+        if key not in self._seats:
+            tokens = await seat_tokens(event_log, encounter)
+            if not tokens:
+                raise ApiError(404, f"encounter {encounter!r} does not exist in campaign {campaign!r}")
+            meta = msgspec.json.decode(await event_log.encounter_meta(encounter) or b"{}")
+            setup = await encounter_setup(event_log, encounter)
+            self._seats[key] = (tokens, default_seats(setup), meta.get("system", setup.system))
+        tokens, seats, system = self._seats[key]
+        if not token:
+            raise ApiError(401, "this needs a seat's token (Authorization: Bearer <token>, or ?token=)")
+        for seat_id, seat_token in tokens.items():
+            if hmac.compare_digest(seat_token.encode(), token.encode()):
+                seat = seat_by_id(seats, seat_id)
+                if seat is not None:
+                    return seat, system
+        raise ApiError(403, "this token opens no seat of this encounter")
+
+
+def _token(request: Request | WebSocket) -> str | None:
+    header = request.headers.get("authorization", "")
+    if header.lower().startswith("bearer "):
+        return header[7:].strip()
+    return request.query_params.get("token")
+
+
+def _int_param(request: Request | WebSocket, name: str, default: int, *, low: int = 0, high: int = 2**62) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApiError(400, f"{name} must be a whole number, not {raw[:20]!r}") from None
+    if not low <= value <= high:
+        raise ApiError(400, f"{name} must be between {low} and {high}")
+    return value
+
+
+def _json(content: Any, status: int = 200) -> Response:
+    return Response(msgspec.json.encode(content), status_code=status, media_type="application/json")
+
+
+def make_app(api: Api) -> Starlette:
+    async def health(request: Request) -> Response:
+        return _json({"ok": True})
+
+    async def schema(request: Request) -> Response:
+        try:
+            system = get_system(request.query_params.get("system", "bolt-and-blade"))
+        except UnknownSystem as exc:
+            raise ApiError(404, UnknownSystem.__str__(exc)) from None
+        if request.query_params.get("events"):
+            target: Any = Union[tuple(GENERIC_EVENTS) + tuple(system.event_types)]  # noqa: UP007
+        else:
+            target = codec.command_union(system.command_types)
+        return _json(msgspec.json.schema(target))
+
+    async def roster(request: Request) -> Response:
+        rows = await campaign_roster(api.event_log(request.path_params["campaign"]))
+        return _json({"encounters": rows})
+
+    async def seat_info(request: Request) -> Response:
+        seat, system = await api.seat(request.path_params["campaign"], request.path_params["encounter"], _token(request))
+        return _json({"seat": seat, "system": system})
+
+    async def events(request: Request) -> Response:
+        campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
+        await api.seat(campaign, encounter, _token(request))
+        after = _int_param(request, "after", 0)
+        limit = _int_param(request, "limit", 10_000, low=1, high=100_000)
+        feed = await api.feed(campaign, encounter)
+        with trio.move_on_after(2):
+            await feed.wait_until(min(after, await api.event_log(campaign).version(encounter)))
+        page = (await feed.after(after))[:limit]
+        body = b'{"version":%d,"events":[' % feed.version + b",".join(event_message(s) for s in page) + b"]}"
+        return Response(body, media_type="application/json")
+
+    async def state(request: Request) -> Response:
+        campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
+        seat, _system = await api.seat(campaign, encounter, _token(request))
+        feed = await api.feed(campaign, encounter)
+        with trio.move_on_after(2):
+            await feed.wait_until(await api.event_log(campaign).version(encounter))
+        stored = await feed.after(0)
+        if not stored:
+            return _json({"seat": seat, "version": 0, "state": None, "awaiting": None})
+        system = system_of(stored[:1])
+        folded = system.initial_state()
+        folded.encounter = encounter
+        for item in stored:
+            system.evolve(folded, codec.decode_event(item))
+        return _json({"seat": seat, "version": folded.version, "state": folded, "awaiting": system.awaiting(folded)})
+
+    async def submit(request: Request) -> Response:
+        campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
+        seat, _system = await api.seat(campaign, encounter, _token(request))
+        if seat.role == "spectator":
+            raise ApiError(403, "a spectator's seat can watch, not act")
+        body = await request.body()
+        if len(body) > MAX_COMMAND_BYTES:
+            raise ApiError(413, f"the command is {len(body):,} bytes; the limit is {MAX_COMMAND_BYTES:,}")
+        wait = _int_param(request, "wait", 0, high=60)
+        event_log = api.event_log(campaign)
+        after = await event_log.version(encounter)
+        inbox_id = await event_log.submit(encounter, body, seat=seat.id)
+        answer: dict[str, Any] = {"seat": seat.id, "inbox_id": inbox_id}
+        if not wait:
+            return _json(answer, status=202)
+        try:
+            raw = msgspec.json.decode(body)
+        except msgspec.DecodeError:
+            raw = None
+        command_id = raw.get("command_id") if isinstance(raw, dict) and isinstance(raw.get("command_id"), str) else ""
+        wanted = {command_key(seat.id, f"inbox:{inbox_id}")} | ({command_key(seat.id, command_id)} if command_id else set())
+        feed = await api.feed(campaign, encounter)
+        with trio.move_on_after(wait):
+            while True:
+                found = [s for s in await feed.after(after) if s.command_id in wanted]
+                if found:
+                    # A window answer shows up with the rest of the window's answers.
+                    rejected = any(s.type == codec.event_tag(CommandRejected) for s in found)
+                    body_out = (b'{"seat":' + msgspec.json.encode(seat.id) + b',"inbox_id":' + msgspec.json.encode(inbox_id)
+                                + b',"rejected":' + (b"true" if rejected else b"false")
+                                + b',"events":[' + b",".join(event_message(s) for s in found) + b"]}")
+                    return Response(body_out, status_code=200, media_type="application/json")
+                await feed.wait_until(feed.version + 1)
+        answer["answered"] = False
+        return _json(answer, status=202)
+
+    async def websocket(socket: WebSocket) -> None:
+        campaign, encounter = socket.path_params["campaign"], socket.path_params["encounter"]
+        try:
+            await api.seat(campaign, encounter, _token(socket))
+            after = _int_param(socket, "after", 0)
+        except ApiError as exc:
+            await socket.close(code=4000 + exc.status, reason=exc.message[:120])
+            return
+        await socket.accept()
+        feed = await api.feed(campaign, encounter)
+        live = feed.subscribe()
+        sent = after
+        try:
+            async with live:
+                for stored in await feed.after(sent):
+                    await socket.send_text(event_message(stored).decode())
+                    sent = stored.version
+                async for stored in live:
+                    if stored.version <= sent:
+                        continue
+                    if stored.version > sent + 1:  # dropped behind: fill the gap from memory or the log
+                        for missing in await feed.after(sent):
+                            if missing.version >= stored.version:
+                                break
+                            await socket.send_text(event_message(missing).decode())
+                            sent = missing.version
+                    await socket.send_text(event_message(stored).decode())
+                    sent = stored.version
+        except WebSocketDisconnect:
+            return
+        # The feed dropped this client (it fell too far behind): it reconnects and loses nothing.
+        await socket.close(code=4429, reason="too slow: reconnect with after=<last n>")
+
+    async def api_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)
+        return _json({"error": exc.message}, status=exc.status)
+
+    routes = [
+        Route("/api/health", health),
+        Route("/api/schema", schema),
+        Route("/api/campaigns/{campaign}/encounters", roster),
+        Route("/api/campaigns/{campaign}/encounters/{encounter}/seat", seat_info),
+        Route("/api/campaigns/{campaign}/encounters/{encounter}/events", events),
+        Route("/api/campaigns/{campaign}/encounters/{encounter}/state", state),
+        Route("/api/campaigns/{campaign}/encounters/{encounter}/commands", submit, methods=["POST"]),
+        WebSocketRoute("/api/campaigns/{campaign}/encounters/{encounter}/ws", websocket),
+    ]
+    return Starlette(routes=routes, exception_handlers={ApiError: api_error})
+
+
+__all__ = ["Api", "ApiError", "EncounterFeed", "event_message", "make_app"]
