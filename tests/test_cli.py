@@ -7,17 +7,19 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 
 REPO = Path(__file__).resolve().parent.parent
-ENGINE_ENV = {**os.environ, "FIRELANE_PLUGINS": "tests.toy_system", "PYTHONPATH": str(REPO)}
+# With --redis URL the data dir still holds the key that signs the log: one per test session.
+DATA_DIR = tempfile.mkdtemp(prefix="firelane-cli-tests-")
+ENGINE_ENV = {**os.environ, "FIRELANE_PLUGINS": "tests.toy_system", "PYTHONPATH": str(REPO), "FIRELANE_DATA_DIR": DATA_DIR}
 
 
 def firelane(*args: str, env_extra: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "FIRELANE_PLUGINS": "tests.toy_system", "PYTHONPATH": str(REPO), "NO_COLOR": "1",
-           **(env_extra or {})}
+    env = {**ENGINE_ENV, "NO_COLOR": "1", **(env_extra or {})}
     return subprocess.run([sys.executable, "-m", "firelane.frontends.cli", *args], capture_output=True, text=True,
                           env=env, cwd=REPO, timeout=timeout)
 
@@ -103,7 +105,11 @@ def test_submit_reports_a_rejection_from_a_running_engine(redis_url: str, tmp_pa
                            "--redis", redis_url, "--wait", "20")
         assert unknown.returncode == 2 and "unknown combatant 'zed'" in unknown.stdout
         # The GM ends the fight from the terminal; the engine reveals the seed and stops.
-        ended = firelane("submit", "h1", '{"type":"EndEncounter","command_id":"gm-end","actor":"sequencer","reason":"called off"}',
+        # Acting as the engine is refused, whatever seat it comes from.
+        forged = firelane("submit", "h1", '{"type":"EndEncounter","command_id":"x","actor":"sequencer","reason":"mine"}',
+                          "--redis", redis_url, "--wait", "20")
+        assert forged.returncode == 2 and "is the engine's alone" in forged.stdout
+        ended = firelane("submit", "h1", '{"type":"EndEncounter","command_id":"gm-end","actor":"gm","reason":"called off"}',
                          "--redis", redis_url, "--wait", "20")
         assert ended.returncode == 0 and "EncounterEnded" in ended.stdout and "called off" in ended.stdout
         assert engine.wait(timeout=30) == 0
@@ -123,7 +129,7 @@ def test_embedded_server_keeps_the_campaign_across_runs(tmp_path: Path) -> None:
     data = tmp_path / "data"
     first = firelane("demo", "--system", "toy", "--seed", "p", "--encounter", "kept", "--data-dir", str(data), "--quiet")
     assert first.returncode == 0, first.stderr
-    assert "started embedded redis-server" in first.stderr
+    assert "started Redis" in first.stderr or "started Valkey" in first.stderr
     roster = firelane("encounters", "--data-dir", str(data))
     assert roster.returncode == 0 and "kept" in roster.stdout and "ended" in roster.stdout
     assert not (data / "redis.sock").exists(), "the embedded server must be stopped on exit"

@@ -214,7 +214,7 @@ class Sequencer:
         self._read: dict[str, str] = {}  # seat -> last inbox entry read
         self._safe: dict[str, str] = {}  # seat -> every entry up to here is handled
         self._buffer: dict[str, _Received] = {}  # held window answers, by answering combatant
-        self._ai: set[str] = set()
+        self._policies: dict[str, str] = {}  # combatant -> "ai" or "human"
         self._window_deadline: float | None = None
         self._window_seen: int | None = None
         self._since_trim = 0
@@ -236,7 +236,7 @@ class Sequencer:
         for seat in self.state.seats:
             if seat.role != "spectator" and seat.id not in self._read:
                 self._read[seat.id] = self._safe[seat.id] = "0-0"
-        self._ai = {cid for cid, c in self.state.combatants.items() if c.policy == "ai"}
+        self._policies = {cid: c.policy for cid, c in self.state.combatants.items()}
 
     async def run(self, *, stop_when_ended: bool = True) -> EncounterState:
         """Serve the encounter until it has ended (and its seed is revealed),
@@ -296,7 +296,7 @@ class Sequencer:
             return "command_id must be 1-64 characters of A-Z a-z 0-9 _ . : @ # -"
         if len(command.actor) > MAX_ECHOED_ID_CHARS:
             return f"actor is longer than {MAX_ECHOED_ID_CHARS} characters"
-        reason = authorize(self.state.seats, self._ai, entry.seat, command)
+        reason = authorize(self.state.seats, self._policies, entry.seat, command)
         return reason if reason is not None else command
 
     async def _handle(self, entry: InboxEntry) -> None:

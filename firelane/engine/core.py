@@ -28,6 +28,7 @@ from firelane.engine.reactions import order_claims
 # seats, which decide who may use them; re-exported here for the systems.
 from firelane.engine.seats import GM, RESERVED_ACTORS, SEQUENCER, default_seats
 from firelane.events import codec
+from firelane.events.limits import bounded
 from firelane.engine.state import Claim, Combatant, EncounterState, ReactionWindow, copy_state
 from firelane.events.schemas import (
     ActionTaken,
@@ -511,11 +512,13 @@ class BaseRuleSystem:
 
 
 def reject(command: Command, reason: str) -> CommandRejected:
+    # A reason may quote the command (an unknown target's name...): bounded, so
+    # a rejection never carries huge input into the log.
     return CommandRejected(
         command_id=command.command_id,
         actor=command.actor,
         command_type=type(command).__struct_config__.tag,  # type: ignore[arg-type]
-        reason=reason,
+        reason=bounded(reason),
     )
 
 

@@ -56,10 +56,12 @@ def seat_controlling(seats: list[SeatSetup], combatant: str) -> SeatSetup | None
     return None
 
 
-def authorize(seats: list[SeatSetup], ai_combatants: set[str], seat_id: str, command: Command) -> str | None:
-    """Why ``seat_id`` may not send ``command``, or None when it may."""
+def authorize(seats: list[SeatSetup], combatants: dict[str, str], seat_id: str, command: Command) -> str | None:
+    """Why ``seat_id`` may not send ``command``, or None when it may.
+    ``combatants`` maps each combatant to its policy ("ai" or "human")."""
     actor = command.actor
     authority = type(command).authority
+    ai_combatants = {cid for cid, policy in combatants.items() if policy == "ai"}
     if seat_id == ENGINE_SEAT:
         if actor == SEQUENCER or actor in ai_combatants:
             return None
@@ -79,5 +81,7 @@ def authorize(seats: list[SeatSetup], ai_combatants: set[str], seat_id: str, com
         return None
     if actor in seat.combatants:
         return None
+    if actor not in combatants:
+        return f"unknown combatant {actor[:64]!r}"
     controls = ", ".join(seat.combatants) or "no combatants"
     return f"seat {seat_id!r} does not control {actor!r} (it controls: {controls})"

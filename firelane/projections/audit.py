@@ -93,8 +93,20 @@ def audit_entries(stored_events: list[StoredEvent], events: list[Event] | None =
 
 
 def verify(stored_events: list[StoredEvent], events: list[Event] | None = None) -> VerificationReport:
-    decoded = events if events is not None else [codec.decode_event(s) for s in stored_events]
+    """Check every die of a log. Entries read with ``include_invalid`` that
+    the engine did not write (or that cannot be read) are reported, and a gap
+    in the versions (an entry deleted) too; neither stops the check."""
     report = VerificationReport()
+    for stored in stored_events:
+        if stored.problem:
+            report.problems.append(f"log entry {stored.entry_id}: {stored.problem}")
+    if events is None or len(events) != len(stored_events):
+        stored_events = [s for s in stored_events if not s.problem]
+    decoded = events if events is not None and len(events) == len(stored_events) else [codec.decode_event(s) for s in stored_events]
+    for expected, stored in enumerate(stored_events, start=1):
+        if stored.version != expected:
+            report.problems.append(f"the log's versions jump from v{expected - 1} to v{stored.version}: entries are missing")
+            break
     commitment = next((e.seed_commitment for e in decoded if isinstance(e, EncounterStarted)), None)
     reveal = next((e for e in decoded if isinstance(e, SeedRevealed)), None)
     if reveal is None:

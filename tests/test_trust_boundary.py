@@ -1,0 +1,276 @@
+"""The engine as the trust boundary, against a real redis-server and a hostile client.
+
+Every seat writes to its own inbox stream only; the engine authorises each
+command by the stream it came from, rejects any inbox entry whatever its shape
+(and moves past it), namespaces command ids per seat, signs its log, and keeps
+the seed from everyone until it reveals it.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import msgspec
+import pytest
+import trio
+
+from firelane.actors.policies import AIPolicy
+from firelane.actors.runtime import run_encounter
+from firelane.actors.seating import acl_user
+from firelane.actors.sequencer import Sequencer, create_encounter, load_seed, seat_tokens, seed_key, seats_key
+from firelane.engine.registry import register_system
+from firelane.engine.seats import ENGINE_SEAT
+from firelane.events import codec
+from firelane.events.log import EventLog
+from firelane.events.schemas import CombatantSetup, EncounterSetup, EndEncounter, EndTurn, PassReaction, SeatSetup
+from firelane.projections.audit import verify
+from firelane.projections.roster import campaign_roster
+from firelane.redisio import RedisError, connect
+from tests.test_runtime import wait_for_state
+from tests.toy_system import TOY, Strike
+
+register_system(TOY, "tests.toy_system")
+
+SERVER_KEY = b"s" * 32
+
+
+def table_setup(**settings) -> EncounterSetup:
+    """Ann (red) is played by seat alice; Bo and Cy (blue) by the engine's AI."""
+    return EncounterSetup(
+        system="toy", settings=settings,
+        combatants=[
+            CombatantSetup(id="a", name="Ann", side="red", position=(0, 0), sheet={"speed": 9}, policy="human"),
+            CombatantSetup(id="b", name="Bo", side="blue", position=(3, 0), sheet={"speed": 0}),
+            CombatantSetup(id="c", name="Cy", side="blue", position=(4, 0), sheet={"speed": 1}),
+        ],
+        seats=[SeatSetup(id="alice", combatants=["a"]), SeatSetup(id="bob")],
+    )
+
+
+@pytest.fixture
+async def event_log(redis_url: str):
+    client = await connect(redis_url)
+    try:
+        yield EventLog(client, "trust", server_key=SERVER_KEY)
+    finally:
+        await client.aclose()
+
+
+async def send(event_log: EventLog, encounter: str, seat: str, command) -> str:
+    return await event_log.submit(encounter, codec.encode_command(command), seat=seat)
+
+
+async def rejections(event_log: EventLog, encounter: str) -> list:
+    return [codec.decode_event(s) for s in await event_log.read(encounter) if s.type == "CommandRejected"]
+
+
+async def test_poison_inbox_entries_are_rejected_with_a_reason_and_passed_over(event_log: EventLog) -> None:
+    await create_encounter(event_log, "poison", table_setup(), b"p" * 32)
+    inbox = event_log.inbox_key("poison", "alice")
+    client = event_log.client
+    sequencer = Sequencer(event_log, "poison", TOY, await load_seed(event_log, "poison"))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sequencer.run)
+        await wait_for_state(event_log, "poison", lambda s: s.active == "a")
+        await client.execute("XADD", inbox, "*", "x", "no p field")
+        await client.execute("XADD", inbox, "*", "p", b"\xff\xfe not utf-8 \x80")
+        await client.execute("XADD", inbox, "*", "p", b"[" * 100_000 + b"]" * 100_000)
+        await client.execute("XADD", inbox, "*", "p", b'{"type":"EndTurn","command_id":"d","actor":"a","x":' + b"[" * 40 + b"]" * 40 + b"}")
+        huge = b'{"type":"EndTurn","command_id":"big","actor":"a","x":"' + b"A" * 1_000_000 + b'"}'
+        await client.execute("XADD", inbox, "*", "p", huge)
+        await client.execute("XADD", inbox, "*", "p", b'{"type":"EndTurn","command_id":"' + b"i" * 500 + b'","actor":"a"}')
+        await client.execute("XADD", inbox, "*", "p", b'{"type":"EndTurn","command_id":"n1","actor":"' + b"z" * 10_000 + b'"}')
+        await client.execute("XADD", inbox, "*", "p", b"123")
+        await send(event_log, "poison", "alice", EndTurn(command_id="real", actor="a"))
+        state = await wait_for_state(event_log, "poison", lambda s: "a" in s.acted_this_round)
+        nursery.cancel_scope.cancel()
+    assert state.rejected_commands == 8
+    reasons = [r.reason for r in await rejections(event_log, "poison")]
+    assert reasons[0].startswith("the inbox entry has no field 'p'")
+    assert reasons[1].startswith("malformed JSON")
+    assert reasons[2] == "the command is 200,000 bytes; the limit is 65,536"
+    assert reasons[3] == "the command nests deeper than 32 levels"
+    assert reasons[4] == f"the command is {len(huge):,} bytes; the limit is 65,536"
+    assert reasons[5] == "command_id must be 1-64 characters of A-Z a-z 0-9 _ . : @ # -"
+    assert reasons[6] == "actor is longer than 64 characters"
+    assert reasons[7].startswith("invalid command")
+    # Nothing huge is echoed back into the log, which stays small.
+    for stored in await event_log.read("poison"):
+        assert len(stored.data) < 2_000
+    # A restarted engine reads the same inbox from its recorded cursor, and
+    # neither dies on the same entries nor handles them twice.
+    again = Sequencer(event_log, "poison", TOY, await load_seed(event_log, "poison"))
+    await again.load()
+    assert again.state == state
+    assert again._read["alice"] == again._safe["alice"] != "0-0"
+
+
+async def test_engine_command_ids_cannot_be_squatted(event_log: EventLog) -> None:
+    """A seat that takes the ids the engine will use takes them in its own
+    namespace: the AI plays on, the seed is revealed, the fight ends."""
+    setup = EncounterSetup(system="toy", combatants=table_setup().combatants[1:] + [
+        CombatantSetup(id="d", name="Di", side="red", position=(0, 1), sheet={"speed": 3})],
+        seats=[SeatSetup(id="alice")])
+    await create_encounter(event_log, "squat", setup, b"q" * 32)
+    for command_id in ("start", "reveal-seed", "close-window-1", "b@v3", "c@v5", "d@v4"):
+        await send(event_log, "squat", "alice", EndTurn(command_id=command_id, actor="b"))
+    await send(event_log, "squat", "alice", EndEncounter(command_id="stop", actor="sequencer"))
+    with trio.fail_after(60):
+        state = await run_encounter(event_log, "squat", TOY, {c: AIPolicy(TOY) for c in ("b", "c", "d")})
+    assert state.ended and state.winner is not None and state.seed_revealed
+    stored = await event_log.read("squat")
+    from_alice = [s for s in stored if s.causation.startswith("inbox:alice:")]
+    assert len(from_alice) == 7 and all(s.type == "CommandRejected" and s.command_id.startswith("alice/") for s in from_alice)
+    assert any(s.command_id == "sequencer/reveal-seed" for s in stored)
+    assert verify(stored).ok
+
+
+async def test_a_seat_acts_only_for_its_own_combatants(event_log: EventLog) -> None:
+    await create_encounter(event_log, "imp", table_setup(), b"i" * 32)
+    sequencer = Sequencer(event_log, "imp", TOY, await load_seed(event_log, "imp"))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sequencer.run)
+        await wait_for_state(event_log, "imp", lambda s: s.active == "a")
+        await send(event_log, "imp", "alice", Strike(command_id="1", actor="b", target="a"))
+        await send(event_log, "imp", "alice", EndTurn(command_id="2", actor="sequencer"))
+        await send(event_log, "imp", "alice", EndEncounter(command_id="3", actor="gm", reason="mine"))
+        await send(event_log, "imp", "bob", EndTurn(command_id="4", actor="a"))
+        # A spectator has no inbox the engine reads (nor may write one: see the ACL test).
+        await send(event_log, "imp", "spectator", EndTurn(command_id="5", actor="a"))
+        await send(event_log, "imp", "gm", EndEncounter(command_id="6", actor="sequencer"))
+        await wait_for_state(event_log, "imp", lambda s: s.rejected_commands == 5)
+        await send(event_log, "imp", "gm", EndEncounter(command_id="7", actor="gm", reason="the GM calls it"))
+        state = await wait_for_state(event_log, "imp", lambda s: s.ended)
+        nursery.cancel_scope.cancel()
+    # (one read takes every seat's inbox: the order across seats is the read's, so compare as sets)
+    assert sorted(r.reason for r in await rejections(event_log, "imp")) == sorted([
+        "seat 'alice' does not control 'b' (it controls: a)",
+        "EndTurn with actor 'sequencer' is the engine's alone",
+        "EndEncounter is a GM command: only the GM seat may send it",
+        "seat 'bob' does not control 'a' (it controls: no combatants)",
+        "EndEncounter with actor 'sequencer' is the engine's alone",
+    ])
+    assert state.end_reason == "the GM calls it" and "a" not in state.acted_this_round
+
+
+async def test_a_reused_command_id_with_another_body_is_rejected(event_log: EventLog) -> None:
+    await create_encounter(event_log, "reuse", table_setup(), b"r" * 32)
+    sequencer = Sequencer(event_log, "reuse", TOY, await load_seed(event_log, "reuse"))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sequencer.run)
+        await wait_for_state(event_log, "reuse", lambda s: s.active == "a")
+        await send(event_log, "reuse", "alice", Strike(command_id="same", actor="a", target="b"))
+        await send(event_log, "reuse", "alice", Strike(command_id="same", actor="a", target="b"))  # a retry: ignored
+        await send(event_log, "reuse", "alice", PassReaction(command_id="same", actor="a", window=9))
+        state = await wait_for_state(event_log, "reuse", lambda s: s.rejected_commands == 1)
+        nursery.cancel_scope.cancel()
+    (rejection,) = await rejections(event_log, "reuse")
+    assert rejection.reason == "command_id 'same' was already used by seat 'alice' for another command; send a new command_id"
+    attacks = [s for s in await event_log.read("reuse") if s.type == "AttackResolved" and s.command_id == "alice/same"]
+    assert len(attacks) == 1 and state.version > 0
+
+
+async def seat_client(redis_url: str, campaign: str, encounter: str, seat: str, token: str):
+    socket_path = redis_url.removeprefix("unix://")
+    return await connect(f"unix://{quote(acl_user(campaign, encounter, seat), safe='')}:{token}@{socket_path}")
+
+
+async def test_each_seat_has_a_redis_user_that_reads_the_log_and_writes_only_its_inbox(
+        event_log: EventLog, redis_url: str) -> None:
+    await create_encounter(event_log, "acl", table_setup(), b"a" * 32)
+    tokens = await seat_tokens(event_log, "acl")
+    assert set(tokens) == {"gm", "alice", "bob", "spectator"} and len(set(tokens.values())) == 4
+    alice = await seat_client(redis_url, "trust", "acl", "alice", tokens["alice"])
+    spectator = await seat_client(redis_url, "trust", "acl", "spectator", tokens["spectator"])
+    try:
+        sequencer = Sequencer(event_log, "acl", TOY, await load_seed(event_log, "acl"))
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(sequencer.run)
+            await wait_for_state(event_log, "acl", lambda s: s.active == "a")
+            forbidden = [
+                ("GET", seed_key("trust", "acl")),
+                ("HGETALL", seats_key("trust", "acl")),
+                ("GET", f"firelane:{{trust}}:enc:acl:sequencer"),
+                ("XADD", event_log.inbox_key("acl", "bob"), "*", "p", "{}"),
+                ("XADD", event_log.inbox_key("acl", ENGINE_SEAT), "*", "p", "{}"),
+                ("XADD", event_log.log_key("acl"), "*", "n", "99"),
+                ("XRANGE", event_log.inbox_key("acl", "alice"), "-", "+"),
+                ("KEYS", "*"),
+                ("FLUSHALL",),
+            ]
+            for command in forbidden:
+                with pytest.raises(RedisError) as refused:
+                    await alice.execute(*command)
+                assert refused.value.code == "NOPERM", command
+            # What it may do: read the log, and act through its own inbox.
+            log_entries = await alice.execute("XRANGE", event_log.log_key("acl"), "-", "+")
+            assert log_entries and log_entries[0][1][log_entries[0][1].index(b"t") + 1] == b"EncounterStarted"
+            await alice.execute("XADD", event_log.inbox_key("acl", "alice"), "*", "p",
+                                codec.encode_command(EndTurn(command_id="via-redis", actor="a")))
+            state = await wait_for_state(event_log, "acl", lambda s: "a" in s.acted_this_round)
+            with pytest.raises(RedisError) as refused:
+                await spectator.execute("XADD", event_log.inbox_key("acl", "spectator"), "*", "p", "{}")
+            assert refused.value.code == "NOPERM"
+            assert await spectator.execute("XLEN", event_log.log_key("acl")) >= state.version
+            nursery.cancel_scope.cancel()
+    finally:
+        await alice.aclose()
+        await spectator.aclose()
+    applied = [s for s in await event_log.read("acl") if s.command_id == "alice/via-redis"]
+    assert applied and applied[0].type == "TurnEnded"
+
+
+async def test_a_forged_log_entry_is_reported_never_trusted_never_fatal(event_log: EventLog) -> None:
+    setup = EncounterSetup(system="toy", combatants=table_setup().combatants[1:] + [
+        CombatantSetup(id="d", name="Di", side="red", position=(0, 1), sheet={"speed": 3})])
+    await create_encounter(event_log, "forge", setup, b"f" * 32)
+    sequencer = Sequencer(event_log, "forge", TOY, await load_seed(event_log, "forge"))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sequencer.run)
+        state = await wait_for_state(event_log, "forge", lambda s: s.round >= 1)
+        # Someone with write access to Redis declares the fight over in the log itself.
+        forged = codec.encode_event(codec.decode_body("EncounterEnded", 1, b'{"type":"EncounterEnded","winner":"red","reason":"forged"}'))
+        await event_log.client.execute("XADD", event_log.log_key("forge"), "*", "n", state.version + 1, "t", forged.type,
+                                       "s", forged.schema, "d", forged.data, "c", "", "k", "", "q", "", "h", "00" * 16)
+        await event_log.client.execute("XADD", event_log.log_key("forge"), "*", "garbage", "1")
+        nursery.cancel_scope.cancel()
+    with trio.fail_after(60):
+        final = await run_encounter(event_log, "forge", TOY, {c: AIPolicy(TOY) for c in ("b", "c", "d")})
+    assert final.ended and final.end_reason != "forged"
+    everything = await event_log.read("forge", include_invalid=True)
+    report = verify(everything)
+    assert not report.ok
+    assert [p for p in report.problems if "signature" in p or "lacks field" in p] == report.problems
+    assert len(report.problems) == 2
+    # The engine's own entries still verify on their own, and the roster lists the encounter.
+    assert verify(await event_log.read("forge")).ok
+    (row,) = await campaign_roster(event_log)
+    assert row.status == "ended" and row.winner == final.winner
+
+
+async def test_the_roster_lists_every_encounter_even_when_one_is_broken(event_log: EventLog) -> None:
+    await create_encounter(event_log, "fine", table_setup(), b"1" * 32)
+    await event_log.register_encounter("broken", b"not json at all")
+    await event_log.client.execute("SET", event_log.version_key("broken"), 3)
+    rows = await campaign_roster(event_log)
+    assert [row.encounter for row in rows] == ["fine", "broken"]
+    assert rows[0].status == "waiting to start"
+    assert rows[1].status.startswith("unreadable")
+
+
+async def test_rejections_never_grow_the_log_by_what_they_reject(event_log: EventLog) -> None:
+    await create_encounter(event_log, "size", table_setup(), b"z" * 32)
+    sequencer = Sequencer(event_log, "size", TOY, await load_seed(event_log, "size"))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sequencer.run)
+        await wait_for_state(event_log, "size", lambda s: s.active == "a")
+        before = await event_log.client.execute("MEMORY", "USAGE", event_log.log_key("size"))
+        huge = msgspec.json.encode({"type": "Strike", "command_id": "h", "actor": "a", "target": "x" * 60_000})
+        await event_log.submit("size", huge, seat="alice")
+        state = await wait_for_state(event_log, "size", lambda s: s.rejected_commands == 1)
+        after = await event_log.client.execute("MEMORY", "USAGE", event_log.log_key("size"))
+        nursery.cancel_scope.cancel()
+    (rejection,) = await rejections(event_log, "size")
+    assert len(rejection.reason) <= 400
+    assert after - before < 2_000, (before, after)
+    assert state.rejected_commands == 1
