@@ -4,24 +4,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 
-REPO = Path(__file__).resolve().parent.parent
-# With --redis URL the data dir still holds the key that signs the log: one per test session.
-DATA_DIR = tempfile.mkdtemp(prefix="firelane-cli-tests-")
-ENGINE_ENV = {**os.environ, "FIRELANE_PLUGINS": "tests.toy_system", "PYTHONPATH": str(REPO), "FIRELANE_DATA_DIR": DATA_DIR}
-
-
-def firelane(*args: str, env_extra: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {**ENGINE_ENV, "NO_COLOR": "1", **(env_extra or {})}
-    return subprocess.run([sys.executable, "-m", "firelane.frontends.cli", *args], capture_output=True, text=True,
-                          env=env, cwd=REPO, timeout=timeout)
+from tests.cli_helpers import ENGINE_ENV, REPO, firelane
 
 
 def test_demo_runs_a_fight_replays_and_verifies(redis_url: str) -> None:

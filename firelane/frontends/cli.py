@@ -3,6 +3,7 @@
     firelane serve                       the campaign store's server: runs every encounter, HTTP/WebSocket API
     firelane demo [--system NAME]        a real fight between two AI squads
     firelane run ENCOUNTER [--setup F]   create (or resume) an encounter and run it to the end
+    firelane create ENCOUNTER --setup F  create an encounter for `firelane serve` to run; print its seats
     firelane seats ENCOUNTER             each seat's secret token, join link and Redis user
     firelane replay ENCOUNTER [--at V]   narrate a stored fight; show the state at version V
     firelane watch ENCOUNTER             narrate an encounter live while another engine runs it
@@ -55,7 +56,7 @@ from firelane.projections.audit import audit_entries, verify
 from firelane.projections.replay import state_at
 from firelane.projections.roster import campaign_roster
 from firelane.projections.turn_state import system_of
-from firelane.redisio import RedisConnectionError, RedisError
+from firelane.redisio import RedisConnectionError, RedisError, RedisServerError
 
 
 def seed_from(text: str | None) -> bytes:
@@ -185,6 +186,25 @@ async def cmd_run(args: argparse.Namespace) -> int:
                 raise CliError(f"encounter {args.encounter!r} does not exist; give --setup FILE or --demo-setup SYSTEM to create it")
             await ensure_encounter(event_log, args.encounter, setup, seed_from(args.seed))
         return await _run_live(args, store, event_log, args.encounter, quiet=args.quiet)
+
+
+async def cmd_create(args: argparse.Namespace) -> int:
+    """Create an encounter without running it (`firelane serve` runs it, or a
+    later `firelane run`), and print its seats."""
+    if args.setup:
+        setup = _read_setup(args.setup)
+    elif args.demo_setup:
+        setup = demo_setup(args.demo_setup)
+    else:
+        raise CliError("give --setup FILE or --demo-setup SYSTEM")
+    async with _store(args) as store:
+        event_log = store.event_log(args.campaign)
+        try:
+            await create_encounter(event_log, args.encounter, setup, seed_from(args.seed))
+        except EncounterExists as exc:
+            raise CliError(str(exc)) from None
+    _stderr(f"created encounter {args.encounter} in campaign {args.campaign}")
+    return await cmd_seats(args)
 
 
 async def _load(event_log: EventLog, encounter: str):
@@ -447,6 +467,14 @@ def build_parser() -> argparse.ArgumentParser:
     submit.add_argument("--wait", type=float, default=5.0, help="seconds to wait for the answer")
     submit.set_defaults(handler=cmd_submit)
 
+    create = sub.add_parser("create", parents=[common], help="create an encounter (for firelane serve to run) and print its seats")
+    create.add_argument("encounter")
+    create.add_argument("--setup", metavar="FILE", help="EncounterSetup JSON")
+    create.add_argument("--demo-setup", metavar="SYSTEM", help="a system's demo setup")
+    create.add_argument("--seed", help="seed text (default: random)")
+    create.add_argument("--json", action="store_true", help="print the seats as JSON")
+    create.set_defaults(handler=cmd_create)
+
     seats = sub.add_parser("seats", parents=[common], help="each seat's token, join link and Redis user")
     seats.add_argument("encounter")
     seats.add_argument("--json", action="store_true", help="machine-readable")
@@ -508,7 +536,7 @@ async def _run_with_signals(args: argparse.Namespace) -> int:
 
 
 _USER_ERRORS = (CliError, UnknownSystem, SetupError, ValueError, LookupError, OSError, msgspec.DecodeError,
-                EncounterBusy, RedisConnectionError, RedisError)
+                EncounterBusy, RedisConnectionError, RedisError, RedisServerError)
 
 
 def _message(exc: BaseException) -> str:

@@ -1,0 +1,203 @@
+"""The campaign store on a data directory, as users run it: many commands at
+once on one data dir, signals, the pinned binary, bad setups, durability."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+import trio
+
+from firelane.events.envelope import NewEntry
+from firelane.redisio import connect
+from firelane.redisio.datadir import DataDir, StoreSettings, shared_server
+from tests.cli_helpers import Served, firelane, redis_servers_of, spawn
+
+HUMANS = {"system": "toy", "combatants": [
+    {"id": "a", "name": "Ann", "side": "red", "position": [0, 0], "policy": "human"},
+    {"id": "b", "name": "Bo", "side": "blue", "position": [3, 0], "policy": "human"}]}
+
+
+def wait_until(predicate, timeout: float = 30, what: str = "the condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def test_twenty_runs_on_one_data_dir_share_one_server_and_killing_one_breaks_none(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    runs = [spawn("run", f"e{i}", "--demo-setup", "toy", "--seed", str(i), "--data-dir", str(data), "--quiet")
+            for i in range(20)]
+    try:
+        wait_until(lambda: redis_servers_of(data), what="a redis-server")
+        time.sleep(0.3)
+        runs[0].kill()  # whichever process started the server, the others go on
+        results = [run.communicate(timeout=240) for run in runs[1:]]
+        codes = [run.returncode for run in runs[1:]]
+    finally:
+        for run in runs:
+            if run.poll() is None:
+                run.kill()
+                run.communicate()
+    assert codes == [0] * 19, [err for (_out, err), code in zip(results, codes) if code]
+    assert all("winner:" in out for out, _err in results)
+    assert len(redis_servers_of(data)) <= 1
+    roster = firelane("encounters", "--data-dir", str(data))
+    assert roster.returncode == 0
+    assert sum(1 for line in roster.stdout.splitlines() if " ended " in line) >= 19
+    # The last command out stops the server (a killed one may have left it up: the roster's run closed it).
+    wait_until(lambda: not redis_servers_of(data), what="the redis-server to stop")
+
+
+def test_serve_stops_on_sigterm_and_sigint_with_one_line_and_no_process_left(tmp_path: Path) -> None:
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        data = tmp_path / f"data-{signum}"
+        served = Served(data)
+        assert redis_servers_of(data)
+        code, stderr = served.stop(signum)
+        assert code == 0, stderr
+        assert "Traceback" not in stderr
+        assert [line for line in stderr.splitlines() if "stopped" in line] == [
+            "firelane serve: stopped; 0 running encounters safe in the log, 0 finished while serving"]
+        wait_until(lambda: not redis_servers_of(data), what="the redis-server to stop")
+
+
+def test_ctrl_c_on_a_command_prints_one_line_exits_130_and_leaves_nothing(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    setup = tmp_path / "humans.json"
+    setup.write_text(json.dumps(HUMANS))
+    run = spawn("run", "waits", "--setup", str(setup), "--data-dir", str(data), "--quiet")
+    wait_until(lambda: "waits" in firelane("encounters", "--data-dir", str(data)).stdout, what="the encounter")
+    run.send_signal(signal.SIGINT)
+    _out, err = run.communicate(timeout=60)
+    assert run.returncode == 130
+    assert err.strip().splitlines()[-1].startswith("firelane: interrupted (SIGINT); nothing is lost")
+    assert "Traceback" not in err
+    wait_until(lambda: not redis_servers_of(data), what="the redis-server to stop")
+    # SIGTERM too: the same clean exit (143).
+    again = spawn("run", "waits", "--data-dir", str(data), "--quiet")
+    wait_until(lambda: redis_servers_of(data), what="a redis-server")
+    time.sleep(0.5)
+    again.send_signal(signal.SIGTERM)
+    _out, err = again.communicate(timeout=60)
+    assert again.returncode == 143 and "Traceback" not in err
+    wait_until(lambda: not redis_servers_of(data), what="the redis-server to stop")
+
+
+def test_run_leaves_the_encounter_to_a_running_serve_and_a_relative_data_dir_finds_it(tmp_path: Path) -> None:
+    served = Served(Path("rel-data"), cwd=tmp_path)
+    try:
+        run = firelane("run", "by-serve", "--demo-setup", "toy", "--data-dir", "./rel-data/", "--quiet", cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+        assert "firelane serve (pid" in run.stderr and "winner:" in run.stdout
+        assert len(redis_servers_of(tmp_path / "rel-data")) == 1
+    finally:
+        code, stderr = served.stop()
+    assert code == 0 and "1 finished while serving" in stderr
+
+
+def test_a_data_dir_refuses_another_redis_version_than_the_one_it_was_made_with(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    first = firelane("encounters", "--data-dir", str(data))
+    assert first.returncode == 0, first.stderr
+    pin = json.loads((data / "redis-server.json").read_text())
+    assert pin["version"] and os.path.isfile(pin["path"])
+    (data / "redis-server.json").write_text(json.dumps({**pin, "version": "6.2.99"}))
+    refused = firelane("encounters", "--data-dir", str(data))
+    assert refused.returncode == 2
+    (line,) = refused.stderr.strip().splitlines()
+    assert "was created with" in line and "6.2.99" in line and "FIRELANE_REDIS_SERVER" in line
+
+
+BAD_SETUPS = {
+    "off the map": ({"position": [30, 2]}, "combatants[1] (b).position: (30, 2) is outside the 24x16 map"),
+    "in a wall": ({"position": [5, 5]}, "combatants[1] (b).position: (5, 5) is inside a wall"),
+    "stacked": ({"position": [0, 0]}, "combatants[1] (b).position: (0, 0) is already taken by a"),
+    "bad id": ({"id": "has space"}, "combatants[1].id: 'has space' must be 1-64 characters"),
+    "reserved id": ({"id": "gm"}, "combatants[1].id: 'gm' is reserved"),
+    "wrong type": ({"position": ["x", 1]}, "combatants[1].position[0]: Expected `int`, got `str`"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SETUPS))
+def test_a_bad_setup_gets_one_line_naming_the_field_and_the_id_stays_free(tmp_path: Path, redis_url: str, case: str) -> None:
+    change, message = BAD_SETUPS[case]
+    setup = json.loads(json.dumps(HUMANS))
+    setup["terrain"] = {"walls": [[5, 5]]}
+    setup["combatants"][1].update(change)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(setup))
+    result = firelane("create", "fresh", "--setup", str(path), "--redis", redis_url)
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert message in line, line
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(HUMANS))
+    created = firelane("create", "fresh", "--setup", str(good), "--redis", redis_url)
+    assert created.returncode == 0, created.stderr
+
+
+def test_oversized_and_absurd_setups_are_refused_before_anything_is_stored(tmp_path: Path, redis_url: str) -> None:
+    cases = {
+        "deep": (b'{"system":"toy","combatants":[],"settings":{"x":' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+                 "nests deeper than 64 levels"),
+        "huge": (b'{"system":"toy","name":"' + b"n" * 2_000_000 + b'","combatants":[]}', "bytes; the limit is 1,048,576"),
+        "negative map": (json.dumps({**HUMANS, "terrain": {"width": -3}}).encode(), "terrain.width: must be 1 to 500 squares (got -3)"),
+        "many": (json.dumps({"system": "toy", "combatants": [
+            {"id": f"c{i}", "name": f"C{i}", "side": "red" if i % 2 else "blue", "position": [i % 500, i // 500]}
+            for i in range(1000)], "terrain": {"width": 500, "height": 10}}).encode(),
+            "combatants: 1000 is more than the limit of 200"),
+        "unknown system": (b'{"system":"chess","combatants":[]}', "unknown rule system 'chess'"),
+        "not json": (b"{nope", "is not valid JSON"),
+    }
+    for name, (raw, message) in cases.items():
+        path = tmp_path / f"{name}.json"
+        path.write_bytes(raw)
+        result = firelane("create", "kept-free", "--setup", str(path), "--redis", redis_url)
+        assert result.returncode == 2, (name, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0], (name, lines)
+    assert "no encounters yet" in firelane("encounters", "--redis", redis_url).stdout
+
+
+async def test_with_appendfsync_always_killing_redis_loses_no_acknowledged_append(tmp_path: Path) -> None:
+    data = DataDir(tmp_path / "data")
+    data.save_settings(StoreSettings(appendfsync="always"))
+    acknowledged = 0
+    async with shared_server(data.path) as server:
+        client = await connect(server.url)
+        try:
+            assert (await client.execute("CONFIG", "GET", "appendfsync"))[1] == b"always"
+            from firelane.events.log import EventLog
+
+            log = EventLog(client, "durable", server_key=bytes.fromhex(data.secrets().log_key))
+            for i in range(200):
+                await log.append("e", i, [NewEntry(type="Happened", schema=1, data=b'{"i":%d}' % i)], command_id=f"c{i}")
+                acknowledged += 1
+            pid = int((data.path / "redis-server.pid").read_text())
+            os.kill(pid, signal.SIGKILL)  # no shutdown, no final flush
+            with trio.fail_after(10):
+                while os.path.exists(f"/proc/{pid}") and "zombie" not in _proc_state(pid):
+                    await trio.sleep(0.02)
+        finally:
+            await client.aclose()
+    async with shared_server(data.path) as server:
+        client = await connect(server.url)
+        try:
+            log = EventLog(client, "durable", server_key=bytes.fromhex(data.secrets().log_key))
+            assert [e.data for e in await log.read("e")] == [b'{"i":%d}' % i for i in range(acknowledged)]
+        finally:
+            await client.aclose()
+
+
+def _proc_state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/status").read_text().lower()
+    except OSError:
+        return "zombie"
