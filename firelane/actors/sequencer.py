@@ -296,8 +296,7 @@ class Sequencer:
             return "command_id must be 1-64 characters of A-Z a-z 0-9 _ . : @ # -"
         if len(command.actor) > MAX_ECHOED_ID_CHARS:
             return f"actor is longer than {MAX_ECHOED_ID_CHARS} characters"
-        reason = authorize(self.state.seats, self._policies, entry.seat, command)
-        return reason if reason is not None else command
+        return command
 
     async def _handle(self, entry: InboxEntry) -> None:
         self.commands_handled += 1
@@ -308,6 +307,11 @@ class Sequencer:
             return
         received = _Received(entry.seat, entry.entry_id, checked)
         command = checked
+        refused = authorize(self.state.seats, self._policies, entry.seat, command)
+        if refused is not None:
+            await self._append([reject(command, refused)], received.key, self._cursor_after(received),
+                               causation=received.causation, digest=body_digest(command))
+            return
         window = self.state.window
         if isinstance(command, (ClaimReaction, PassReaction)) and command.actor in self._buffer:
             if self._buffer[command.actor].key == received.key:

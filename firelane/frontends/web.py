@@ -295,6 +295,9 @@ def make_app(api: Api) -> Starlette:
             await api.seat(campaign, encounter, _token(socket))
             after = _int_param(socket, "after", 0)
         except ApiError as exc:
+            # Accepted, then closed with a code and reason a browser can read
+            # (a refused handshake tells it nothing).
+            await socket.accept()
             await socket.close(code=4000 + exc.status, reason=exc.message[:120])
             return
         await socket.accept()

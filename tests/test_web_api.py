@@ -1,0 +1,148 @@
+"""The HTTP and WebSocket API of `firelane serve`, driven as a frontend would,
+against a real `firelane serve` on its own data directory."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import trio
+from trio_websocket import ConnectionClosed, open_websocket_url
+
+from tests.cli_helpers import Served, firelane
+
+HUMANS = {"system": "toy", "combatants": [
+    {"id": "a", "name": "Ann", "side": "red", "position": [0, 0], "policy": "human", "sheet": {"speed": 9}},
+    {"id": "b", "name": "Bo", "side": "blue", "position": [3, 0], "policy": "human"}]}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    data = tmp_path_factory.mktemp("web") / "data"
+    server = Served(data)
+    try:
+        yield server
+    finally:
+        code, stderr = server.stop()
+        assert code == 0, stderr
+
+
+def create(served: Served, encounter: str, tmp_path: Path) -> dict[str, str]:
+    setup = tmp_path / f"{encounter}.json"
+    setup.write_text(json.dumps(HUMANS))
+    result = firelane("create", encounter, "--setup", str(setup), "--data-dir", str(served.data_dir), "--json")
+    assert result.returncode == 0, result.stderr
+    seats = json.loads(result.stdout)["seats"]
+    return {seat["seat"]: seat["token"] for seat in seats}
+
+
+def url(served: Served, encounter: str, what: str) -> str:
+    return f"{served.api}/api/campaigns/default/encounters/{encounter}/{what}"
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def wait_for_state(served: Served, encounter: str, token: str, predicate, timeout: float = 20) -> dict:
+    with httpx.Client(timeout=10) as http:
+        give_up = time.monotonic() + timeout
+        while time.monotonic() < give_up:
+            body = http.get(url(served, encounter, "state"), headers=bearer(token)).json()
+            if body["state"] is not None and predicate(body):
+                return body
+            time.sleep(0.05)
+    raise AssertionError("the state never satisfied the predicate")
+
+
+def test_a_seat_token_opens_its_seat_and_nothing_else(served: Served, tmp_path: Path) -> None:
+    tokens = create(served, "auth", tmp_path)
+    with httpx.Client(timeout=10) as http:
+        seat = http.get(url(served, "auth", "seat"), headers=bearer(tokens["red"])).json()
+        assert seat["seat"]["id"] == "red" and seat["seat"]["combatants"] == ["a"] and seat["system"] == "toy"
+        assert http.get(url(served, "auth", "seat")).status_code == 401
+        assert http.get(url(served, "auth", "seat"), headers=bearer("not-a-token")).status_code == 403
+        assert http.get(url(served, "auth", "seat"), params={"token": tokens["gm"]}).json()["seat"]["role"] == "gm"
+        missing = http.get(url(served, "nope", "seat"), headers=bearer(tokens["red"]))
+        assert missing.status_code == 404 and "does not exist" in missing.json()["error"]
+        other = http.get(url(served, "auth", "events"), headers=bearer(create(served, "auth2", tmp_path)["red"]))
+        assert other.status_code == 403  # a token of another encounter opens nothing here
+        spectator = http.post(url(served, "auth", "commands"), headers=bearer(tokens["spectator"]),
+                              content=b'{"type":"EndTurn","command_id":"s","actor":"a"}')
+        assert spectator.status_code == 403
+
+
+def test_commands_go_through_the_seat_that_sent_them(served: Served, tmp_path: Path) -> None:
+    tokens = create(served, "cmds", tmp_path)
+    body = wait_for_state(served, "cmds", tokens["red"], lambda b: b["state"]["active"] == "a")
+    assert body["awaiting"]["kind"] == "turn" and body["awaiting"]["combatants"] == ["a"]
+    with httpx.Client(timeout=20) as http:
+        # Red may not act for Bo, whose seat is blue's: the engine says so in the log.
+        foreign = http.post(url(served, "cmds", "commands"), params={"wait": 10}, headers=bearer(tokens["red"]),
+                            content=b'{"type":"EndTurn","command_id":"c1","actor":"b"}').json()
+        assert foreign["rejected"] is True and foreign["seat"] == "red"
+        assert foreign["events"][0]["data"]["reason"] == "seat 'red' does not control 'b' (it controls: a)"
+        assert foreign["events"][0]["c"] == "red/c1"
+        done = http.post(url(served, "cmds", "commands"), params={"wait": 10}, headers=bearer(tokens["red"]),
+                         content=b'{"type":"EndTurn","command_id":"c2","actor":"a"}').json()
+        assert done["rejected"] is False and [e["type"] for e in done["events"]][0] == "TurnEnded"
+        malformed = http.post(url(served, "cmds", "commands"), params={"wait": 10}, headers=bearer(tokens["blue"]),
+                              content=b'{"type": "EndTurn", ').json()
+        assert malformed["rejected"] is True and malformed["events"][0]["data"]["reason"].startswith("malformed JSON")
+        ended = http.post(url(served, "cmds", "commands"), params={"wait": 10}, headers=bearer(tokens["gm"]),
+                          content=b'{"type":"EndEncounter","command_id":"g","actor":"gm","reason":"done for tonight"}').json()
+        assert ended["rejected"] is False and ended["events"][0]["data"]["reason"] == "done for tonight"
+        state = wait_for_state(served, "cmds", tokens["spectator"], lambda b: b["state"]["seed_revealed"])
+        assert state["state"]["ended"] and state["state"]["end_reason"] == "done for tonight"
+
+
+async def collect(ws, until_version: int) -> list[dict]:
+    received = []
+    with trio.fail_after(20):
+        while not received or received[-1]["n"] < until_version:
+            received.append(json.loads(await ws.get_message()))
+    return received
+
+
+async def test_the_websocket_resumes_after_a_reconnect_with_nothing_lost_or_doubled(served: Served, tmp_path: Path) -> None:
+    tokens = await trio.to_thread.run_sync(create, served, "ws", tmp_path)
+    ws_url = url(served, "ws", "ws").replace("http://", "ws://")
+    async with httpx.AsyncClient(timeout=20) as http:
+        async def version() -> int:
+            return (await http.get(url(served, "ws", "events"), headers=bearer(tokens["gm"]))).json()["version"]
+
+        async def end_turn(command_id: str) -> None:
+            body = (await http.get(url(served, "ws", "state"), headers=bearer(tokens["gm"]))).json()
+            active = body["state"]["active"]
+            seat = "red" if active == "a" else "blue"
+            answer = await http.post(url(served, "ws", "commands"), params={"wait": 10}, headers=bearer(tokens[seat]),
+                                     content=json.dumps({"type": "EndTurn", "command_id": command_id, "actor": active}))
+            assert answer.json()["rejected"] is False
+
+        with trio.fail_after(20):
+            while await version() < 4:
+                await trio.sleep(0.05)
+        first: list[dict] = []
+        async with open_websocket_url(f"{ws_url}?token={tokens['spectator']}&after=0") as ws:
+            first = await collect(ws, await version())
+            await end_turn("t1")
+            first += await collect(ws, await version())
+        # Offline while the fight goes on...
+        for i in range(3):
+            await end_turn(f"t{i + 2}")
+        async with open_websocket_url(f"{ws_url}?token={tokens['spectator']}&after={first[-1]['n']}") as ws:
+            second = await collect(ws, await version())
+        everything = (await http.get(url(served, "ws", "events"), headers=bearer(tokens["gm"]))).json()["events"]
+    received = first + second
+    assert [e["n"] for e in received] == list(range(1, len(received) + 1))
+    assert received == everything
+    assert [e["type"] for e in received].count("TurnEnded") == 4
+    # A bad token is refused before anything is sent.
+    with pytest.raises(ConnectionClosed) as closed:
+        async with open_websocket_url(f"{ws_url}?token=wrong") as ws:
+            await ws.get_message()
+    assert closed.value.reason.code == 4403
