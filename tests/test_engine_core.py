@@ -94,6 +94,7 @@ def test_rejected_commands_change_nothing_but_the_rejection_count() -> None:
         assert events[0].reason == reason
         assert events[0].command_id == command.command_id
     before.version += 4
+    before.branch_version += 4
     before.rejected_commands = 4
     assert state == before
 

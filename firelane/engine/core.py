@@ -44,9 +44,15 @@ from firelane.events.schemas import (
     EncounterEnded,
     EncounterSetup,
     EncounterStarted,
+    EncounterRewound,
     EndEncounter,
     EndTurn,
     Event,
+    GMAdjust,
+    GMAdjusted,
+    GMRule,
+    GMRuled,
+    GMSkipTurn,
     InitiativeRolled,
     Moved,
     OrderedClaim,
@@ -58,12 +64,16 @@ from firelane.events.schemas import (
     ReactionWindowClosed,
     ReactionWindowOpened,
     ReactionWindowResumed,
+    RestoreState,
+    RewindEncounter,
     RoundStarted,
     SeedRevealed,
     StartEncounter,
+    TimeOutTurn,
     TurnEnded,
     TurnSkipped,
     TurnStarted,
+    TurnTimedOut,
 )
 
 
@@ -149,7 +159,16 @@ class BaseRuleSystem:
     reaction_resets: ClassVar[str] = "own_turn"
     initiative_each_round: ClassVar[bool] = False
     default_settings: ClassVar[dict[str, Any]] = {}
-    base_settings: ClassVar[dict[str, Any]] = {"max_rounds": 30, "reaction_deadline_ms": 30_000}
+    base_settings: ClassVar[dict[str, Any]] = {
+        "max_rounds": 30,
+        "reaction_deadline_ms": 30_000,
+        # A human's turn timer (0: none); when it runs out the turn ends
+        # ("end_turn") or the AI plays the rest of it ("ai").
+        "turn_timer_ms": 0,
+        "on_turn_timeout": "end_turn",
+    }
+    # Combatant fields the GM may never set with GMAdjust (identity and bookkeeping).
+    gm_fixed_fields: ClassVar[frozenset[str]] = frozenset({"id", "name", "side", "policy", "initiative", "reaction_used"})
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -192,6 +211,7 @@ class BaseRuleSystem:
 
     def evolve(self, state: EncounterState, event: Event) -> EncounterState:
         state.version += 1
+        state.branch_version += 1
         handler = _GENERIC_EVOLVERS.get(type(event))
         if handler is not None:
             handler(self, state, event)
@@ -276,6 +296,17 @@ class BaseRuleSystem:
         """The AI's next command for this combatant, or None when it has nothing to say."""
         return None
 
+    def check_gm_change(self, state: EncounterState, combatant: Combatant, field: str, value: Any) -> None:
+        """Raise Rejected if the GM may not set this system field to ``value``
+        (the type is already checked; a system adds its ranges)."""
+
+    def gm_calls(self, state: EncounterState) -> dict[str, str]:
+        """Calls the rules leave to the GM that wait for a ruling: id -> what to settle."""
+        return {}
+
+    def settle_gm_call(self, decision: Decision, call: str, ruling: str, dice: Dice) -> None:
+        """Carry out a GM ruling on a pending call (after GMRuled is recorded)."""
+
     # ------------------------------------------------------------ helpers for systems
 
     def open_window(
@@ -347,11 +378,15 @@ class BaseRuleSystem:
             if reason is not None:
                 decision.emit(TurnSkipped(round=state.round, combatant=candidate, reason=reason))
                 continue
-            decision.emit(TurnStarted(round=state.round, combatant=candidate))
+            decision.emit(TurnStarted(round=state.round, combatant=candidate, deadline_ms=self._turn_timer(state, candidate)))
             self.on_turn_start(decision, candidate, dice)
             if state.active == candidate and state.combatants[candidate].out_of_fight:
                 self.end_turn(decision, dice)
             return
+
+    def _turn_timer(self, state: EncounterState, combatant: str) -> int | None:
+        timer = int(state.settings.get("turn_timer_ms", 0) or 0)
+        return timer if timer > 0 and state.combatants[combatant].policy == "human" else None
 
     def start_round(self, decision: Decision, dice: Dice) -> None:
         state = decision.state
@@ -386,7 +421,28 @@ class BaseRuleSystem:
         require(not state.ended, f"the encounter has ended ({state.end_reason})")
         if isinstance(command, EndEncounter):
             require(command.actor in (SEQUENCER, GM), "only the GM can end an encounter")
-            decision.emit(EncounterEnded(winner=None, reason=command.reason))
+            sides = sorted({c.side for c in state.combatants.values()})
+            require(command.winner is None or command.winner in sides,
+                    f"the winner must be one of the sides ({', '.join(sides)}) or none, not {str(command.winner)[:64]!r}")
+            decision.emit(EncounterEnded(winner=command.winner, reason=command.reason,
+                                         by="gm" if command.actor == GM else ""))
+            return
+        if isinstance(command, (GMAdjust, GMSkipTurn, GMRule, RewindEncounter)):
+            require(command.actor in (SEQUENCER, GM), f"{type(command).__name__} is the GM's command")
+            self._gm_command(decision, command, dice)
+            return
+        if isinstance(command, RestoreState):
+            require(command.actor == SEQUENCER, "only the engine restores a state")
+            self._restore(decision, command)
+            return
+        if isinstance(command, TimeOutTurn):
+            require(command.actor == SEQUENCER, "only the engine times a turn out")
+            require(state.active == command.combatant and state.window is None,
+                    f"{command.combatant}'s turn is not the one running")
+            then = str(state.settings.get("on_turn_timeout", "end_turn"))
+            decision.emit(TurnTimedOut(round=state.round, combatant=command.combatant, then=then))
+            if then != "ai":
+                self.end_turn(decision, dice)
             return
         if isinstance(command, CloseReactionWindow):
             require(command.actor == SEQUENCER, "only the sequencer closes reaction windows")
@@ -409,6 +465,103 @@ class BaseRuleSystem:
             return
         self.decide_action(decision, command, dice)
         self._settle(decision, dice)
+
+    # ------------------------------------------------------------ the GM's commands
+
+    def _gm_command(self, decision: Decision, command: Command, dice: Dice) -> None:
+        state = decision.state
+        if isinstance(command, GMAdjust):
+            require(bool(command.reason.strip()), "a GM adjustment needs a reason (it is shown in audit and replay)")
+            combatant = self.require_combatant(state, command.combatant)
+            changes = {field: self._gm_value(state, combatant, field, value) for field, value in command.changes.items()}
+            require(bool(changes), "GMAdjust needs at least one change")
+            decision.emit(GMAdjusted(combatant=combatant.id, changes=changes, reason=command.reason))
+            if changes.get("out_of_fight") is True and state.active == combatant.id:
+                self.end_turn(decision, dice)
+            self._settle(decision, dice)
+        elif isinstance(command, GMSkipTurn):
+            require(bool(command.reason.strip()), "skipping a turn needs a reason")
+            if state.window is not None:
+                waiting = state.window.unanswered()
+                decision.emit(GMRuled(call="", ruling=f"close reaction window {state.window.window} "
+                                                      f"(not answered: {', '.join(waiting) or 'none'})", reason=command.reason))
+                self._close_window(decision, dice, timed_out=waiting)
+                return
+            require(state.active is not None, "there is no turn to skip")
+            decision.emit(GMRuled(call="", ruling=f"skip {state.active}'s turn", reason=command.reason, combatant=state.active))
+            self.end_turn(decision, dice)
+        elif isinstance(command, GMRule):
+            require(bool(command.ruling.strip()), "a ruling needs its text")
+            if command.call:
+                pending = self.gm_calls(state)
+                require(command.call in pending,
+                        f"no pending GM call {command.call[:64]!r}; pending: {', '.join(pending) or 'none'}")
+            decision.emit(GMRuled(call=command.call, ruling=command.ruling, reason=command.reason))
+            if command.call:
+                self.settle_gm_call(decision, command.call, command.ruling, dice)
+                self._settle(decision, dice)
+        elif isinstance(command, RewindEncounter):
+            # The sequencer (or the pure loop) checks the target with
+            # `check_rewind`, folds the log there and sends RestoreState.
+            raise Rejected("a rewind is carried out by the engine: send RewindEncounter through the GM seat")
+
+    def _gm_value(self, state: EncounterState, combatant: Combatant, field: str, value: Any) -> Any:
+        """The value the GM sets, checked: the generic fields here, the system's
+        own by their type and the system's ranges (`check_gm_change`)."""
+        if field == "position":
+            square = tuple(value) if isinstance(value, (list, tuple)) else None
+            require(square is not None and len(square) == 2 and all(isinstance(v, int) for v in square),
+                    "position must be [x, y]")
+            x, y = square  # type: ignore[misc]
+            terrain = state.terrain
+            require(0 <= x < terrain.width and 0 <= y < terrain.height,
+                    f"position ({x}, {y}) is outside the {terrain.width}x{terrain.height} map")
+            require(not any((w.x, w.y) == (x, y) for w in terrain.walls), f"position ({x}, {y}) is inside a wall")
+            other = next((c.id for c in state.combatants.values()
+                          if c.id != combatant.id and not c.out_of_fight and c.position == (x, y)), None)
+            require(other is None, f"position ({x}, {y}) is taken by {other}")
+            return [x, y]
+        if field == "conditions":
+            require(isinstance(value, dict) and set(value) <= {"add", "remove"}
+                    and all(isinstance(v, list) and all(isinstance(n, str) and 0 < len(n) <= 40 for n in v) for v in value.values()),
+                    'conditions must be {"add": [names], "remove": [names]}')
+            missing = [n for n in value.get("remove", []) if n not in combatant.conditions]
+            require(not missing, f"{combatant.id} is not {', '.join(missing)}")
+            return {"add": list(value.get("add", [])), "remove": list(value.get("remove", []))}
+        if field == "out_of_fight":
+            require(isinstance(value, bool), "out_of_fight must be true or false")
+            return value
+        fields = {f: t for f, t in zip(combatant.__struct_fields__, msgspec.structs.fields(combatant))}
+        adjustable = sorted(f for f in combatant.__struct_fields__ if f not in self.gm_fixed_fields)
+        require(field in fields and field not in self.gm_fixed_fields,
+                f"{field[:40]!r} is not a field the GM can set; one of: {', '.join(adjustable)}")
+        try:
+            converted = msgspec.convert(value, fields[field].type, strict=False)
+        except msgspec.ValidationError as exc:
+            raise Rejected(f"{field}: {exc}") from None
+        self.check_gm_change(state, combatant, field, converted)
+        return msgspec.to_builtins(converted)
+
+    def check_rewind(self, state: EncounterState, command: RewindEncounter, resting_points: set[int]) -> None:
+        """Raise Rejected unless ``command.to_version`` is a point the encounter
+        can be taken back to: one between commands, after its start."""
+        require(command.actor in (SEQUENCER, GM), "only the GM rewinds an encounter")
+        require(bool(command.reason.strip()), "a rewind needs a reason (it is shown in audit and replay)")
+        require(state.started and not state.ended, "only a running encounter can be rewound")
+        require(0 < command.to_version < state.version,
+                f"to_version must be between 1 and {state.version - 1} (the log is at version {state.version})")
+        if command.to_version not in resting_points:
+            nearest = max((v for v in resting_points if v < command.to_version), default=None)
+            raise Rejected(f"version {command.to_version} falls inside a command's events; "
+                           f"rewind to a version between commands (e.g. {nearest})")
+
+    def _restore(self, decision: Decision, command: RestoreState) -> None:
+        state = decision.state
+        restored = msgspec.convert(command.state, self.state_type)
+        decision.emit(EncounterRewound(to_version=command.to_version, from_version=command.from_version,
+                                       branch_version=restored.branch_version, reason=command.reason,
+                                       state=command.state))
+        del state  # the decision's scratch state is now the restored one
 
     def _settle(self, decision: Decision, dice: Dice) -> None:
         """After an action or a window: end the encounter, or the turn of a fallen actor."""
@@ -553,6 +706,7 @@ def _on_initiative(system: BaseRuleSystem, state: EncounterState, event: Initiat
 
 def _on_turn_started(system: BaseRuleSystem, state: EncounterState, event: TurnStarted) -> None:
     state.active = event.combatant
+    state.turn_deadline_ms = event.deadline_ms
     if system.reaction_resets == "own_turn":
         state.combatants[event.combatant].reaction_used = False
 
@@ -560,6 +714,9 @@ def _on_turn_started(system: BaseRuleSystem, state: EncounterState, event: TurnS
 def _on_turn_over(system: BaseRuleSystem, state: EncounterState, event: TurnEnded | TurnSkipped) -> None:
     if state.active == event.combatant:
         state.active = None
+        state.turn_deadline_ms = None
+    if state.ai_plays == event.combatant:
+        state.ai_plays = None
     state.acted_this_round.append(event.combatant)
 
 
@@ -641,6 +798,44 @@ def _on_seed(system: BaseRuleSystem, state: EncounterState, event: SeedRevealed)
     state.seed_revealed = event.seed
 
 
+def _on_turn_timed_out(system: BaseRuleSystem, state: EncounterState, event: TurnTimedOut) -> None:
+    state.turn_deadline_ms = None
+    if event.then == "ai":
+        state.ai_plays = event.combatant
+
+
+def _on_gm_adjusted(system: BaseRuleSystem, state: EncounterState, event: GMAdjusted) -> None:
+    combatant = state.combatants[event.combatant]
+    for field, value in event.changes.items():
+        if field == "position":
+            combatant.position = tuple(value)  # type: ignore[assignment]
+        elif field == "conditions":
+            for name in value.get("remove", []):
+                combatant.conditions.pop(name, None)
+            for name in value.get("add", []):
+                combatant.conditions[name] = ""
+        elif field == "out_of_fight":
+            combatant.out_of_fight = bool(value)
+        else:
+            field_type = dict(zip(combatant.__struct_fields__, msgspec.structs.fields(combatant)))[field].type
+            setattr(combatant, field, msgspec.convert(value, field_type, strict=False))
+
+
+def _on_gm_ruled(system: BaseRuleSystem, state: EncounterState, event: GMRuled) -> None:
+    if event.call:
+        state.gm_rulings.append(event.call)
+
+
+def _on_rewound(system: BaseRuleSystem, state: EncounterState, event: EncounterRewound) -> None:
+    """Become the state the event carries, keeping the count of log entries."""
+    version = state.version
+    restored = msgspec.convert(event.state, type(state))
+    for field in state.__struct_fields__:
+        setattr(state, field, getattr(restored, field))
+    state.version = version
+    state.branch_version = event.branch_version
+
+
 _GENERIC_EVOLVERS: dict[type, Any] = {
     EncounterStarted: _on_started,
     RoundStarted: _on_round,
@@ -662,6 +857,10 @@ _GENERIC_EVOLVERS: dict[type, Any] = {
     CommandRejected: _on_rejected,
     EncounterEnded: _on_ended,
     SeedRevealed: _on_seed,
+    TurnTimedOut: _on_turn_timed_out,
+    GMAdjusted: _on_gm_adjusted,
+    GMRuled: _on_gm_ruled,
+    EncounterRewound: _on_rewound,
 }
 
 

@@ -64,6 +64,9 @@ class EncounterState(msgspec.Struct, kw_only=True):
     system: str = ""
     started: bool = False
     version: int = 0  # events applied so far == log version this state reflects
+    # Position on the live branch: equal to ``version`` until a rewind, then the
+    # version rewound to plus what came after. Dice are drawn at this position.
+    branch_version: int = 0
     settings: dict[str, Any] = {}
     terrain: Terrain = Terrain()
     seats: list[SeatSetup] = []
@@ -81,6 +84,9 @@ class EncounterState(msgspec.Struct, kw_only=True):
     seed_commitment: str = ""
     seed_revealed: str = ""
     rejected_commands: int = 0
+    turn_deadline_ms: int | None = None  # the active human's turn timer, when one runs
+    gm_rulings: list[str] = []  # ids of the GM calls settled so far
+    ai_plays: str | None = None  # a timed-out human whose turn the AI plays (setting on_turn_timeout "ai")
 
     def combatant(self, combatant_id: str) -> Combatant:
         return self.combatants[combatant_id]

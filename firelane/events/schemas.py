@@ -178,6 +178,9 @@ class InitiativeRolled(Event):
 class TurnStarted(Event):
     round: int
     combatant: str
+    # With a turn timer (setting turn_timer_ms) on a human's turn: how long it
+    # has before the engine ends the turn or lets the AI play it.
+    deadline_ms: int | None = None
 
 
 class TurnSkipped(Event):
@@ -360,6 +363,51 @@ class CommandRejected(Event):
 class EncounterEnded(Event):
     winner: str | None
     reason: str
+    by: str = ""  # "gm" when the GM ended it
+
+
+class TurnTimedOut(Event):
+    """A human's turn timer ran out; ``then`` is what the engine did: "end_turn"
+    (the turn ends) or "ai" (the AI plays the rest of the turn)."""
+
+    round: int
+    combatant: str
+    then: str
+
+
+class GMAdjusted(Event):
+    """The GM changed a combatant's state: ``changes`` maps each field to its
+    new value (generic: position, conditions, out_of_fight; and the system's
+    own: vitality, wounds, ammo...). Shown with its reason in audit and replay."""
+
+    combatant: str
+    changes: dict[str, Any]
+    reason: str
+
+
+class GMRuled(Event):
+    """The GM settled something the rules leave to the GM (a complication, a
+    Setback, a consequence, whether a dive is physically possible...)."""
+
+    call: str  # the id of the pending call it settles ("" for a ruling of the GM's own)
+    ruling: str
+    reason: str = ""
+    combatant: str = ""
+
+
+class EncounterRewound(Event):
+    """The GM took the encounter back to how it stood at log version
+    ``to_version``. The log stays append-only: what came after stays in it
+    (replay and audit show that branch) and ``state`` is the state at
+    ``to_version`` (so every fold restores it without refolding). Dice after a
+    rewind are drawn at the branch position ``branch_version``: the same dice the
+    first branch met there, so a rewind cannot fish for rolls."""
+
+    to_version: int
+    from_version: int
+    branch_version: int
+    reason: str
+    state: dict[str, Any]
 
 
 class SeedRevealed(Event):
@@ -417,6 +465,68 @@ class EndEncounter(Command):
     authority: ClassVar[str] = "gm"
 
     reason: str = "ended by the GM"
+    winner: str | None = None  # a side, or none
+
+
+class GMAdjust(Command):
+    """Change a combatant's state: e.g. {"vitality": 7}, {"position": [3, 4]},
+    {"conditions": {"add": ["pinned"], "remove": ["aiming"]}}, {"out_of_fight": true}.
+    Which fields a system accepts: see its docs page, or the rejection."""
+
+    authority: ClassVar[str] = "gm"
+
+    combatant: str
+    changes: dict[str, Any]
+    reason: str
+
+
+class GMSkipTurn(Command):
+    """End the active combatant's turn now (a stalled player...)."""
+
+    authority: ClassVar[str] = "gm"
+
+    reason: str
+
+
+class GMRule(Command):
+    """Settle a call the rules leave to the GM (``call``: its id from the GM's
+    options, or "" for a ruling of the GM's own)."""
+
+    authority: ClassVar[str] = "gm"
+
+    ruling: str
+    call: str = ""
+    reason: str = ""
+
+
+class RewindEncounter(Command):
+    """Take the encounter back to log version ``to_version`` (see EncounterRewound)."""
+
+    authority: ClassVar[str] = "gm"
+
+    to_version: int
+    reason: str
+
+
+class RestoreState(Command):
+    """The engine's own second half of a rewind: the sequencer has checked the
+    GM's RewindEncounter and folded the log to ``to_version``; ``state`` is the
+    state there."""
+
+    authority: ClassVar[str] = "engine"
+
+    to_version: int
+    from_version: int
+    reason: str
+    state: dict[str, Any]
+
+
+class TimeOutTurn(Command):
+    """Sent by the sequencer when a human's turn timer runs out."""
+
+    authority: ClassVar[str] = "engine"
+
+    combatant: str
 
 
 GENERIC_EVENTS: tuple[type[Event], ...] = (
@@ -445,6 +555,10 @@ GENERIC_EVENTS: tuple[type[Event], ...] = (
     CommandRejected,
     EncounterEnded,
     SeedRevealed,
+    TurnTimedOut,
+    GMAdjusted,
+    GMRuled,
+    EncounterRewound,
 )
 
 GENERIC_COMMANDS: tuple[type[Command], ...] = (
@@ -454,4 +568,10 @@ GENERIC_COMMANDS: tuple[type[Command], ...] = (
     PassReaction,
     CloseReactionWindow,
     EndEncounter,
+    GMAdjust,
+    GMSkipTurn,
+    GMRule,
+    RewindEncounter,
+    RestoreState,
+    TimeOutTurn,
 )
