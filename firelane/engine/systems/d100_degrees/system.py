@@ -29,7 +29,6 @@ from firelane.events.schemas import (
     Command,
     ConditionRemoved,
     DamageDealt,
-    EligibleReactor,
     EncounterSetup,
     Event,
     InitiativeEntry,
@@ -75,7 +74,7 @@ class D100DegreesSystem(BaseRuleSystem):
     event_types = D100D_EVENTS
     state_type = D100DState
     combatant_type = D100DCombatant
-    reaction_priority: ClassVar[dict[str, int]] = {reactions.PARRY: 0, reactions.DODGE: 0}
+    reaction_priority: ClassVar[dict[str, int]] = {rules.PARRY: 0, rules.DODGE: 0}
     reaction_resets = "round"  # house default: one Evasion reaction per round
     initiative_each_round = False
     default_settings: ClassVar[dict[str, Any]] = HOUSE_DEFAULTS
@@ -86,7 +85,7 @@ class D100DegreesSystem(BaseRuleSystem):
         settings = super().settings_for(setup)
         if settings["degrees_formula"] not in rules.DEGREE_FORMULAS:
             raise Rejected(f"degrees_formula must be one of {', '.join(rules.DEGREE_FORMULAS)}, not {settings['degrees_formula']!r}")
-        if settings["clear_jam_action"] not in (actions.HALF, actions.FULL):
+        if settings["clear_jam_action"] not in (rules.HALF, rules.FULL):
             raise Rejected(f"clear_jam_action must be 'half' or 'full', not {settings['clear_jam_action']!r}")
         settle_square_metres(settings, setup)
         return settings
@@ -129,13 +128,13 @@ class D100DegreesSystem(BaseRuleSystem):
 
     def on_turn_start(self, decision: Decision, combatant: str, dice: Dice) -> None:
         me = decision.state.combatants[combatant]
-        if me.conditions.get(actions.ALL_OUT) == f"start_of_turn:{combatant}":
-            decision.emit(ConditionRemoved(combatant=combatant, condition=actions.ALL_OUT, reason="its next turn began", rule="D100D-05"))
+        if me.conditions.get(rules.ALL_OUT) == f"start_of_turn:{combatant}":
+            decision.emit(ConditionRemoved(combatant=combatant, condition=rules.ALL_OUT, reason="its next turn began", rule="D100D-05"))
 
     def on_turn_end(self, decision: Decision, combatant: str, dice: Dice) -> None:
         me = decision.state.combatants[combatant]
-        if me.conditions.get(actions.PINNED) == f"end_of_turn:{combatant}":
-            decision.emit(ConditionRemoved(combatant=combatant, condition=actions.PINNED, reason="end of its turn (house default)", rule="D100D-09"))
+        if me.conditions.get(rules.PINNED) == f"end_of_turn:{combatant}":
+            decision.emit(ConditionRemoved(combatant=combatant, condition=rules.PINNED, reason="end of its turn (house default)", rule="D100D-09"))
 
     # ------------------------------------------------------------ actions
 
@@ -158,24 +157,6 @@ class D100DegreesSystem(BaseRuleSystem):
 
     # ------------------------------------------------------------ reactions
 
-    def start_evasion(self, decision: Decision, attack: dict[str, Any], dice: Dice) -> None:
-        """D100D-10: a hit lets each target that can still evade react; then deal damage."""
-        state: D100DState = decision.state  # type: ignore[assignment]
-        reactors = []
-        for target_id in dict.fromkeys(attack["hits"]):
-            offered = reactions.evasions_for(state.combatants[target_id], attack["kind"])
-            reactors.append(EligibleReactor(combatant=target_id, reactions=offered))
-        opened = self.open_window(
-            decision,
-            trigger=f"hit:{attack['action']}",
-            actor=attack["attacker"],
-            reactors=reactors,
-            continuation={"attack": attack},
-            rule="D100D-10",
-        )
-        if not opened:
-            actions.finish_attack(decision, attack, set(), dice)
-
     def resolve_reaction(self, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
         return reactions.resolve_evasion(decision, window, claim, dice)
 
@@ -191,9 +172,9 @@ class D100DegreesSystem(BaseRuleSystem):
         if isinstance(event, TurnStarted):
             combatants[event.combatant].half_actions_used = 0
         elif isinstance(event, ActionTaken):
-            if event.slot == actions.HALF:
+            if event.slot == rules.HALF:
                 combatants[event.combatant].half_actions_used += 1
-            elif event.slot == actions.FULL:
+            elif event.slot == rules.FULL:
                 combatants[event.combatant].half_actions_used += 2
         elif isinstance(event, DamageDealt) and event.remaining is not None:
             combatants[event.target].wounds = event.remaining

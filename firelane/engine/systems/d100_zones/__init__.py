@@ -46,6 +46,10 @@ the keys are in ``HOUSE_DEFAULTS``):
 - At 0 HP a combatant is unconscious and dying: it loses ``dying_hp_loss_per_round`` (1)
   HP each round until stabilised, and is dead at ``death_at_hp`` (-10).
 - Initiative ties: higher SPD, then ID.
+
+Layout, in floors (no module imports one above it; tests/systems/d100_zones/test_layout.py):
+``state``, ``rules`` and ``data`` at the bottom; ``actions``, ``reactions``
+(the free attacks) and ``ai`` above them; ``system`` on top.
 """
 
 from firelane.engine.systems.d100_zones.data import demo_setup, load_data, sheet

@@ -11,11 +11,11 @@ than one zone). The optional rules (D100Z-08..13) check their switch in
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
-from firelane.engine.core import Decision, Rejected, require
+from firelane.engine.core import BaseRuleSystem, Decision, Rejected, require
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid, Square
 from firelane.engine.systems.d100_zones import rules
@@ -51,9 +51,6 @@ from firelane.events.schemas import (
     StateAdjusted,
     TestRolled,
 )
-
-if TYPE_CHECKING:
-    from firelane.engine.systems.d100_zones.system import D100ZonesSystem
 
 OPTION_LABELS = {
     "str_bonus": "the STR damage bonus",
@@ -161,7 +158,7 @@ def plan_move(state: D100ZState, me: D100ZCombatant, path: list[Square]) -> dict
     return {"path": [list(square) for square in path], "metres": walked, "costs": costs, "rule": rule, "provoked": provoked}
 
 
-def move(system: D100ZonesSystem, decision: Decision, command: D100ZMove, dice: Dice) -> None:
+def move(system: BaseRuleSystem, decision: Decision, command: D100ZMove, dice: Dice) -> None:
     state: D100ZState = decision.state  # type: ignore[assignment]
     me = state.combatants[command.actor]
     path = [(int(x), int(y)) for x, y in command.path]
@@ -185,7 +182,7 @@ def finish_move(decision: Decision, mover: str, plan: dict[str, Any]) -> None:
 # ---------------------------------------------------------------- attacking
 
 
-def attack(system: D100ZonesSystem, decision: Decision, command: D100ZAttack, dice: Dice) -> None:
+def attack(system: BaseRuleSystem, decision: Decision, command: D100ZAttack, dice: Dice) -> None:
     state: D100ZState = decision.state  # type: ignore[assignment]
     me = state.combatants[command.actor]
     target = require_target(state, me, command.target)
@@ -379,7 +376,7 @@ def knock_out(decision: Decision, target_id: str) -> None:
 # ---------------------------------------------------------------- aimed shot (D100Z-12)
 
 
-def aimed_shot(system: D100ZonesSystem, decision: Decision, command: D100ZAimedShot, dice: Dice) -> None:
+def aimed_shot(system: BaseRuleSystem, decision: Decision, command: D100ZAimedShot, dice: Dice) -> None:
     state: D100ZState = decision.state  # type: ignore[assignment]
     me = state.combatants[command.actor]
     require_option(state, "aimed_shot")
@@ -404,7 +401,7 @@ def aimed_shot(system: D100ZonesSystem, decision: Decision, command: D100ZAimedS
 # ---------------------------------------------------------------- suppressive fire (D100Z-13)
 
 
-def suppressive_fire(system: D100ZonesSystem, decision: Decision, command: D100ZSuppressiveFire, dice: Dice) -> None:
+def suppressive_fire(system: BaseRuleSystem, decision: Decision, command: D100ZSuppressiveFire, dice: Dice) -> None:
     state: D100ZState = decision.state  # type: ignore[assignment]
     me = state.combatants[command.actor]
     require_option(state, "suppressive_fire")
@@ -488,7 +485,7 @@ def suppressed_targets(state: D100ZState, me: D100ZCombatant, weapon: ZWeapon, z
 # ---------------------------------------------------------------- first aid (D100Z-14)
 
 
-def first_aid(system: D100ZonesSystem, decision: Decision, command: D100ZFirstAid, dice: Dice) -> None:
+def first_aid(system: BaseRuleSystem, decision: Decision, command: D100ZFirstAid, dice: Dice) -> None:
     state: D100ZState = decision.state  # type: ignore[assignment]
     me = state.combatants[command.actor]
     patient = state.combatants.get(command.target)

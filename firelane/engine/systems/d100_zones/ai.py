@@ -14,9 +14,7 @@ It returns None when it has nothing useful left, and the driver ends its turn.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from firelane.engine.core import Rejected, next_command_id
+from firelane.engine.core import BaseRuleSystem, Rejected, next_command_id
 from firelane.engine.grid import Grid, Square, distance
 from firelane.engine.systems.d100_zones import actions, rules
 from firelane.engine.systems.d100_zones.state import MELEE, UNARMED, D100ZCombatant, D100ZState, ZWeapon
@@ -30,14 +28,11 @@ from firelane.events.d100_zones_schemas import (
 )
 from firelane.events.schemas import ClaimReaction, Command
 
-if TYPE_CHECKING:
-    from firelane.engine.systems.d100_zones.system import D100ZonesSystem
-
 SUPPRESS_WHEN_CAUGHT = 3
 AIM_WHEN_CHANCE_AT_MOST = 30
 
 
-def choose(system: D100ZonesSystem, state: D100ZState, combatant_id: str) -> Command | None:
+def choose(system: BaseRuleSystem, state: D100ZState, combatant_id: str) -> Command | None:
     me = state.combatants[combatant_id]
     command_id = next_command_id(state, combatant_id)
     if state.window is not None:
