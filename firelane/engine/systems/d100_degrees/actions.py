@@ -481,7 +481,8 @@ def finish_attack(decision: Decision, attack: dict[str, Any], evaded: set[str], 
             )
         if target.armour and state.settings["armour_reduces_damage"]:
             modifiers.append(Modifier(source=f"armour {target.armour_name or ''}".strip(), rule="house default: armour", value=-target.armour))
-        roll, _ = roll_damage(dice, code, purpose="damage", rule="D100D-03", weapon=weapon.name, modifiers=modifiers)
+        roll, _ = roll_damage(dice, code, purpose="damage", rule="D100D-03", weapon=weapon.name, modifiers=modifiers,
+                              floor_rule="house default: armour")
         remaining = max(0, target.wounds - roll.total)
         decision.emit(
             DamageDealt(

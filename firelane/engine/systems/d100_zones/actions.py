@@ -23,6 +23,7 @@ from firelane.engine.systems.d100_zones.state import MELEE, RANGED, UNARMED, D10
 from firelane.engine.systems.percentile import (
     area_fire_candidates,
     metres,
+    never_below_zero,
     occupied_squares,
     parse_damage,
     path_error,
@@ -517,7 +518,10 @@ def first_aid(system: BaseRuleSystem, decision: Decision, command: D100ZFirstAid
             purpose="first aid healing",
             rule="D100Z-14",
             dice=[die],
-            modifiers=[Modifier(source=f"Medicine {me.medicine}: floor((skill - 50) / 10)", rule="D100Z-14", value=bonus)],
+            modifiers=[
+                Modifier(source=f"Medicine {me.medicine}: floor((skill - 50) / 10)", rule="D100Z-14", value=bonus),
+                *never_below_zero(die.face + bonus, "house default: first aid", "healing"),
+            ],
             total=amount,
             details={"healed": healed, "capped_at_max_hp": healed < amount},
         )

@@ -9,7 +9,7 @@
 Pure code: no I/O, no trio, no logging (DESIGN.md layering).
 """
 
-from firelane.engine.systems.percentile.damage import DamageCode, parse_damage, roll_damage
+from firelane.engine.systems.percentile.damage import DamageCode, never_below_zero, parse_damage, roll_damage
 from firelane.engine.systems.percentile.paths import occupied_squares, path_error, shortest_path, step_path
 from firelane.engine.systems.percentile.positions import area_fire_candidates, metres, position
 from firelane.engine.systems.percentile.rolls import percentile_test, tens_digit, target_of
@@ -19,6 +19,7 @@ __all__ = [
     "DamageCode",
     "area_fire_candidates",
     "metres",
+    "never_below_zero",
     "occupied_squares",
     "parse_damage",
     "path_error",

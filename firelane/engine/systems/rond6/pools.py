@@ -22,7 +22,9 @@ Rolling a pool (`roll_pool`):
   It is configurable per encounter through the system's settings (the main
   system passes its ``complication_rule`` setting here).
 * Pips are written into the roll as a `Modifier` (source ``"pips"``, rule
-  R6-01) so that ``total == sum(kept faces) + sum(modifier values)``.
+  R6-01) so that ``total == sum(kept faces) + sum(modifier values)``. When a
+  complication removes every die (a 1D pool, or 2D with the Wild Die's 1),
+  ``kept`` is empty and ``none_kept`` says that no die counts.
 * Extra Wild Dice (a Character Point spent on a roll, R6-20) are rolled after
   everything else, each separately, each exploding on 6 (unless Stymied) but
   without complications.
@@ -262,6 +264,7 @@ def roll_pool(
         modifiers=all_modifiers,
         total=total,
         kept=kept,
+        none_kept=bool(rolled) and not kept,
         target=target,
         compare=">=",
         success=success,
