@@ -386,7 +386,7 @@ def suppressing_fire(system: BaseRuleSystem, decision: Decision, command: D100DS
             jammed=jammed,
         )
     )
-    pinning_tests(decision, candidates, bool(roll.success), dice)
+    pinning_tests(decision, candidates, rules.test_succeeded(roll), dice)
     start_evasion(system, decision, attack_record(actor, weapon, "suppressing_fire", "D100D-09", hits, leftover), dice)
 
 
@@ -408,11 +408,13 @@ def killzone(state: D100DState, actor: D100DCombatant, weapon: Weapon, toward: S
     return sorted(caught)
 
 
-def pinning_tests(decision: Decision, caught: list[str], attack_succeeded: bool, dice: Dice) -> None:
+def pinning_tests(decision: Decision, caught: list[str], test_succeeded: bool, dice: Dice) -> None:
     """D100D-09: everyone in the killzone tests Willpower (house default) at -10,
-    or -20 if the attack succeeded; failure: Pinned until the end of its next turn."""
+    or -20 "if the Ballistic Skill test was successful" (``test_succeeded``,
+    whether or not the shot then jammed and missed); failure: Pinned until the
+    end of its next turn."""
     state: D100DState = decision.state  # type: ignore[assignment]
-    difficulty = "hard" if attack_succeeded else "difficult"
+    difficulty = "hard" if test_succeeded else "difficult"
     for combatant_id in caught:
         target = state.combatants[combatant_id]
         if target.out_of_fight:
@@ -432,7 +434,7 @@ def pinning_tests(decision: Decision, caught: list[str], attack_succeeded: bool,
                 test="pinning",
                 roll=roll,
                 success=bool(roll.success),
-                details={"difficulty": difficulty, "attack_succeeded": attack_succeeded},
+                details={"difficulty": difficulty, "ballistic_skill_test_succeeded": test_succeeded},
             )
         )
         if not roll.success:

@@ -113,6 +113,13 @@ def characteristic_test(
     )
 
 
+def test_succeeded(roll: Roll) -> bool:
+    """Whether a d100 test rolled at or under its target: the test's own
+    success, which a jam (D100D-08, house default ``jam_misses``) does not
+    undo even when it makes the shot miss."""
+    return roll.target is not None and roll.total <= roll.target
+
+
 def degrees(roll: Roll) -> int:
     """Degrees of success recorded on a test roll (0 for a failure)."""
     return int(roll.details.get("degrees_of_success", 0))
