@@ -3,7 +3,9 @@ D100Z-12 aimed shot, D100Z-13 suppressive fire, and D100Z-16 switching them per 
 
 from __future__ import annotations
 
-from firelane.engine.core import SEQUENCER
+import pytest
+
+from firelane.engine.core import SEQUENCER, Rejected
 from firelane.engine.dice import FixedDice
 from firelane.engine.systems.d100_zones import SYSTEM, rules
 from firelane.events.d100_zones_schemas import D100ZAimedShot, D100ZAttack, D100ZMove, D100ZSuppressiveFire
@@ -206,7 +208,7 @@ def test_D100Z_12_aimed_shot_switched_off() -> None:
 def _zone_field(**settings):
     return make_setup([
         fighter("a1", "red", (0, 5)),
-        fighter("a2", "red", (3, 3)),    # an ally in the close zone: spared
+        fighter("a2", "red", (3, 3)),    # an ally of the shooter in the close zone
         fighter("b1", "blue", (4, 5)),   # 8 m: close
         fighter("b2", "blue", (5, 8)),   # 10 m: close
         fighter("b3", "blue", (12, 5)),  # 24 m: far
@@ -214,24 +216,63 @@ def _zone_field(**settings):
 
 
 def test_D100Z_13_everyone_in_the_zone_rolls_dex_or_takes_base_damage() -> None:
-    """D100Z-13: b1 passes DEX (30 <= 40) and is suppressed; b2 fails (50) and takes 2d6+1 = 3 + 3 + 1."""
+    """D100Z-13 "All creatures in that zone must roll DEX": the shooter's ally a2 too
+    (it passes, 20 <= 40, and is suppressed); b1 passes (30) and is suppressed; b2 fails (50)
+    and takes 2d6+1 = 3 + 3 + 1."""
     state = start(_zone_field())
-    events = act(state, D100ZSuppressiveFire(command_id="s", actor="a1", zone="close"), [30, 50, 3, 3])
+    events = act(state, D100ZSuppressiveFire(command_id="s", actor="a1", zone="close"), [20, 30, 50, 3, 3])
     spent = one(events, ActionTaken)
-    assert (spent.action, spent.rule, spent.details["caught"]) == ("suppressive_fire", "D100Z-13", ["b1", "b2"])
+    assert (spent.action, spent.rule, spent.details["caught"]) == ("suppressive_fire", "D100Z-13", ["a2", "b1", "b2"])
     tests = of_type(events, RolledTest)
-    assert [(t.combatant, t.success, t.roll.target) for t in tests] == [("b1", True, 40), ("b2", False, 40)]
-    applied = one(events, ConditionApplied)
-    assert (applied.combatant, applied.condition, applied.until) == ("b1", "suppressed", "end_of_turn:b1")
+    assert [(t.combatant, t.success, t.roll.target) for t in tests] == [("a2", True, 40), ("b1", True, 40), ("b2", False, 40)]
+    applied = of_type(events, ConditionApplied)
+    assert [(c.combatant, c.condition, c.until) for c in applied] == [
+        ("a2", "suppressed", "end_of_turn:a2"), ("b1", "suppressed", "end_of_turn:b1"),
+    ]
     assert state.combatants["b1"].suppressed == {"by": "a1", "origin": [0, 5], "zone": "close"}
     damage = one(events, DamageDealt)
     assert (damage.target, damage.amount, damage.rule) == ("b2", 7, "D100Z-13") and state.combatants["b2"].hp == 8
 
 
+def test_D100Z_13_an_ally_in_the_zone_who_fails_takes_the_damage() -> None:
+    """D100Z-13: the shooter's ally is a creature in the zone like any other: failing DEX (60 > 40) it takes 2d6+1."""
+    state = start(_zone_field())
+    events = act(state, D100ZSuppressiveFire(command_id="s", actor="a1", zone="close"), [60, 2, 4, 30, 30])
+    damage = one(events, DamageDealt)
+    assert (damage.target, damage.source, damage.amount) == ("a2", "a1", 7) and state.combatants["a2"].hp == 8
+
+
+def test_D100Z_13_house_rule_spares_the_shooters_allies() -> None:
+    """House rule suppressive_fire_hits_allies = false: a2 is not caught."""
+    state = start(_zone_field(suppressive_fire_hits_allies=False))
+    events = act(state, D100ZSuppressiveFire(command_id="s", actor="a1", zone="close"), [30, 50, 3, 3])
+    assert one(events, ActionTaken).details["caught"] == ["b1", "b2"]
+    assert [t.combatant for t in of_type(events, RolledTest)] == ["b1", "b2"]
+
+
+def test_D100Z_13_heavy_cover_does_not_stop_fire_into_the_zone() -> None:
+    """D100Z-09 heavy cover "cannot be targeted directly"; Suppressive Fire targets no one
+    directly, so b1 behind heavy cover rolls DEX too. House rule
+    heavy_cover_shields_from_suppressive_fire = true spares it."""
+    cover = [CoverFeature(x=3, y=5, level="heavy")]
+    state = start(_zone_field(cover=cover, suppressive_fire_hits_allies=False))
+    assert rejection(act(state, D100ZAttack(command_id="a", actor="a1", target="b1"))) == "b1 is behind heavy cover and cannot be targeted directly (D100Z-09)"
+    events = act(state, D100ZSuppressiveFire(command_id="s", actor="a1", zone="close"), [30, 30])
+    assert one(events, ActionTaken).details["caught"] == ["b1", "b2"]
+    state = start(_zone_field(cover=cover, suppressive_fire_hits_allies=False, heavy_cover_shields_from_suppressive_fire=True))
+    events = act(state, D100ZSuppressiveFire(command_id="s", actor="a1", zone="close"), [30])
+    assert one(events, ActionTaken).details["caught"] == ["b2"]
+
+
+def test_D100Z_13_the_house_rules_are_switches() -> None:
+    with pytest.raises(Rejected, match="setting suppressive_fire_hits_allies must be true or false, not 'no'"):
+        SYSTEM.settings_for(_zone_field(suppressive_fire_hits_allies="no"))
+
+
 def test_D100Z_13_suppressed_creatures_spend_their_action_to_leave_the_zone() -> None:
     """D100Z-13: b1 may move inside the close zone freely; leaving it costs the action (no attack after)."""
     state = start(_zone_field())
-    act(state, D100ZSuppressiveFire(command_id="s", actor="a1", zone="close"), [30, 50, 3, 3])
+    act(state, D100ZSuppressiveFire(command_id="s", actor="a1", zone="close"), [20, 30, 50, 3, 3])
     end_turn(state)
     end_turn(state)
     assert state.active == "b1"
@@ -248,7 +289,7 @@ def test_D100Z_13_suppressed_creatures_spend_their_action_to_leave_the_zone() ->
 
 def test_D100Z_13_a_suppressed_creature_that_already_acted_cannot_leave() -> None:
     state = start(_zone_field())
-    act(state, D100ZSuppressiveFire(command_id="s", actor="a1", zone="close"), [30, 50, 3, 3])
+    act(state, D100ZSuppressiveFire(command_id="s", actor="a1", zone="close"), [20, 30, 50, 3, 3])
     end_turn(state)
     end_turn(state)
     act(state, D100ZAttack(command_id="a", actor="b1", target="a1"), [99])

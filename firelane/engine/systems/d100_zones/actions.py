@@ -464,18 +464,25 @@ def suppressive_fire(system: BaseRuleSystem, decision: Decision, command: D100ZS
 
 
 def suppressed_targets(state: D100ZState, me: D100ZCombatant, weapon: ZWeapon, zone: str) -> list[str]:
-    """Whoever stands in ``zone`` (by distance from the shooter), within range and sight.
-    House defaults: the shooter's allies are spared; heavy cover (with the cover option) shields."""
+    """D100Z-13 "All creatures in that zone": every standing combatant but the
+    shooter in ``zone`` (by distance from the shooter), allies and those behind
+    heavy cover included (heavy cover only stops direct targeting, D100Z-09).
+    House defaults: the fire reaches only as far as the weapon's range and
+    where the shooter has a line of sight. House rules (settings):
+    ``suppressive_fire_hits_allies`` false spares the shooter's allies;
+    ``heavy_cover_shields_from_suppressive_fire`` true (with the cover option)
+    spares those behind heavy cover."""
     grid = Grid(state.terrain)
     here = position(me)
     allies_too = bool(state.settings["suppressive_fire_hits_allies"])
+    heavy_shields = option_on(state, "cover") and bool(state.settings["heavy_cover_shields_from_suppressive_fire"])
     caught = []
     for other in area_fire_candidates(state, me, allies_too=allies_too):
         there = position(other)
         away = metres(state, here, there)
         if rules.zone_of(away) != zone or away > weapon.range_m or not grid.line_of_sight(here, there):
             continue
-        if option_on(state, "cover"):
+        if heavy_shields:
             cover = rules.cover_between(grid.cover_at, here, there)
             if cover is not None and cover.level == "heavy":
                 continue

@@ -5,7 +5,7 @@ In a free-attack window it takes its free attack. On its turn it:
 2. gives first aid to an unconscious, dying ally beside it when no enemy is engaged with it;
 3. attacks the weakest enemy engaged with it, with its melee weapon or fists;
 4. otherwise shoots: Suppressive Fire into a zone holding three or more enemies
-   (when that option is on), an Aimed Shot when its chance is poor and it has
+   and none of its allies (when that option is on), an Aimed Shot when its chance is poor and it has
    not moved, or a plain attack on the weakest enemy it can hit;
 5. otherwise moves towards a square to attack from: up to one zone for free,
    or up to two zones (spending the action) when the way is longer.
@@ -114,7 +114,9 @@ def _shoot(state: D100ZState, me: D100ZCombatant, gun: ZWeapon, enemies: list[D1
         return None
     if actions.option_on(state, "suppressive_fire"):
         for zone in ("close", "far", "distant"):
-            if len(actions.suppressed_targets(state, me, gun, zone)) >= SUPPRESS_WHEN_CAUGHT:
+            caught = [state.combatants[cid] for cid in actions.suppressed_targets(state, me, gun, zone)]
+            # Everyone in the zone rolls DEX (D100Z-13), so never a zone with an ally in it.
+            if all(c.side != me.side for c in caught) and len(caught) >= SUPPRESS_WHEN_CAUGHT:
                 return D100ZSuppressiveFire(command_id=command_id, actor=me.id, zone=zone, weapon=gun.name)
     target = targets[0]
     attack_mods, _, aimed = actions.targeting_modifiers(state, me, target, gun)

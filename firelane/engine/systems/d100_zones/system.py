@@ -67,8 +67,12 @@ HOUSE_DEFAULTS: dict[str, Any] = {
     "flanking_min_angle": 135,
     # Fists when a combatant has no unarmed weapon of its own (D100Z-07 adds the Brawling bonus).
     "unarmed_damage": "1d4",
-    # D100Z-13: only the shooter's enemies in the zone are caught unless this is true.
-    "suppressive_fire_hits_allies": False,
+    # D100Z-13 "All creatures in that zone": the shooter's allies there roll DEX too.
+    # House rule: false spares them.
+    "suppressive_fire_hits_allies": True,
+    # D100Z-09/13: heavy cover "cannot be targeted directly", and Suppressive Fire targets
+    # no one directly, so those behind it roll DEX too. House rule: true shields them.
+    "heavy_cover_shields_from_suppressive_fire": False,
     # At 0 HP a combatant is unconscious and dying: it loses this many HP at the start of
     # each round (0: never) and is dead at death_at_hp; first aid's critical stabilises it.
     "dying_hp_loss_per_round": 1,
@@ -102,6 +106,9 @@ class D100ZonesSystem(BaseRuleSystem):
             if not isinstance(value, bool):
                 raise Rejected(f"option {key!r} must be true or false, not {value!r} (D100Z-16)")
         settings["options"] = {**DEFAULT_OPTIONS, **options}
+        for flag in ("suppressive_fire_hits_allies", "heavy_cover_shields_from_suppressive_fire"):
+            if not isinstance(settings[flag], bool):
+                raise Rejected(f"setting {flag} must be true or false, not {settings[flag]!r}")
         if settings["cover_applies_to"] not in ("attack", "dodge"):
             raise Rejected(f"cover_applies_to must be 'attack' or 'dodge', not {settings['cover_applies_to']!r}")
         try:
