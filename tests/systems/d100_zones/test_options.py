@@ -12,6 +12,7 @@ from firelane.events.d100_zones_schemas import D100ZAimedShot, D100ZAttack, D100
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,
+    ClaimReaction,
     ConditionApplied,
     ConditionRemoved,
     CoverFeature,
@@ -21,7 +22,7 @@ from firelane.events.schemas import (
 )
 from firelane.events.schemas import TestRolled as RolledTest
 
-from .helpers import HATCHET, KNIFE, MAUL, act, end_turn, fighter, make_setup, mods, of_type, one, rejection, start
+from .helpers import HATCHET, KNIFE, MAUL, PISTOL, act, end_turn, fighter, make_setup, mods, of_type, one, rejection, start
 
 
 def _shot(cover=(), a=None, b=None, **settings):
@@ -95,6 +96,42 @@ def test_D100Z_10_flanking_never_gives_more_than_ten_and_needs_opposite_sides() 
     state = start(_flank(fighter("a2", "red", (6, 6))))
     assert one(act(state, D100ZAttack(command_id="a", actor="a1", target="b1"), [99]), AttackResolved).roll.target == 70
     assert rules.opposite_sides((5, 5), (4, 5), (6, 6), 135) and not rules.opposite_sides((5, 5), (4, 5), (5, 4), 135)
+
+
+def test_D100Z_10_a_flanker_gets_plus_ten_on_a_ranged_attack_too() -> None:
+    """D100Z-10 "Each flanker gets +10 to attack rolls against that enemy": a1 and a2 are
+    Engaged with b1 from opposite sides; a1 fires its pistol point-blank: Ranged 55 + 10,
+    so a roll of 61 hits (it missed before: only melee got the bonus)."""
+    state = start(make_setup([fighter("a1", "red", (4, 5), weapons=[PISTOL, KNIFE]), fighter("b1", "blue", (5, 5)), fighter("a2", "red", (6, 5))]))
+    events = act(state, D100ZAttack(command_id="a", actor="a1", target="b1", weapon="pistol"), [61, 50, 3])
+    attack = one(events, AttackResolved)
+    assert mods(attack.roll) == [("Ranged skill", "D100Z-04", 55), ("flanking with a2", "D100Z-10", 10)]
+    assert attack.roll.target == 65 and attack.hit and one(events, DamageDealt).amount == 4
+
+
+def test_D100Z_10_flanking_counts_for_unarmed_second_and_free_attacks() -> None:
+    """D100Z-10 on every attack roll: a second attack (D100Z-11, fists: 50 - 20 + 10) and the
+    free attack on leaving Engaged range (D100Z-15) get the +10 like the first."""
+    state = start(make_setup([fighter("a1", "red", (4, 5), weapons=[KNIFE]), fighter("b1", "blue", (5, 5)), fighter("a2", "red", (6, 5))]))
+    act(state, D100ZAttack(command_id="a", actor="a1", target="b1"), [99])
+    second = one(act(state, D100ZAttack(command_id="b", actor="a1", target="b1", weapon="unarmed"), [99]), AttackResolved)
+    assert mods(second.roll) == [("Brawling skill", "D100Z-04", 50), ("flanking with a2", "D100Z-10", 10), ("second attack, same weapon", "D100Z-11", -20)]
+    state = start(_flank(fighter("a2", "red", (6, 5))), [20, 20, 80])  # b1 acts first and walks away
+    assert state.active == "b1"
+    act(state, D100ZMove(command_id="m", actor="b1", path=[(5, 6), (5, 7)]))
+    act(state, ClaimReaction(command_id="c", actor="a1", window=1, reaction="free_attack"))
+    events = act(state, ClaimReaction(command_id="c2", actor="a2", window=1, reaction="free_attack"), [99, 99])
+    free = [e for e in of_type(events, AttackResolved)]
+    assert [(a.attacker, a.kind) for a in free] == [("a1", "free_attack"), ("a2", "free_attack")]
+    assert all(("flanking with a2" if a.attacker == "a1" else "flanking with a1", "D100Z-10", 10) in mods(a.roll) for a in free)
+
+
+def test_D100Z_10_a_shooter_not_engaged_is_no_flanker() -> None:
+    """D100Z-10: flankers are the allies engaged with the enemy; a1 shooting from 2 squares
+    away, with a2 engaged on b1's far side, gets no bonus."""
+    state = start(make_setup([fighter("a1", "red", (3, 5)), fighter("b1", "blue", (5, 5)), fighter("a2", "red", (6, 5))]))
+    attack = one(act(state, D100ZAttack(command_id="a", actor="a1", target="b1"), [99]), AttackResolved)
+    assert mods(attack.roll) == [("Ranged skill", "D100Z-04", 55)]
 
 
 def test_D100Z_10_flanking_switched_off() -> None:

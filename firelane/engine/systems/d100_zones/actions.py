@@ -269,7 +269,7 @@ def targeting_modifiers(
                 attack_mods.append(Modifier(source=f"{cover.level} cover", rule="D100Z-09", value=value))
             else:
                 dodge_mods.append(Modifier(source=f"{cover.level} cover", rule="D100Z-09", value=-value))
-    if weapon.kind != RANGED and option_on(state, "flanking"):
+    if option_on(state, "flanking"):
         partner = flanking_partner(state, me, target)
         if partner is not None:
             attack_mods.append(Modifier(source=f"flanking with {partner}", rule="D100Z-10", value=rules.FLANKING_BONUS))
@@ -277,7 +277,12 @@ def targeting_modifiers(
 
 
 def flanking_partner(state: D100ZState, me: D100ZCombatant, target: D100ZCombatant) -> str | None:
-    """D100Z-10: an ally engaged with the same enemy from the opposite side (first by ID)."""
+    """D100Z-10: when the attacker is engaged with the enemy, an ally engaged with
+    the same enemy from the opposite side (first by ID). "Each flanker gets +10 to
+    attack rolls against that enemy": any attack roll, melee, unarmed or ranged
+    (a shot fired from Engaged range), the second attack and the free attack too."""
+    if not engaged(state, me, target):
+        return None
     min_angle = float(state.settings["flanking_min_angle"])
     for ally in sorted(state.combatants.values(), key=lambda c: c.id):
         if ally.id == me.id or ally.side != me.side or ally.out_of_fight or ally.position is None:
