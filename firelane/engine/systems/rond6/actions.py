@@ -20,6 +20,7 @@ from firelane.engine.dice import Dice
 from firelane.engine.grid import direction, distance
 from firelane.engine.systems.rond6 import rules
 from firelane.engine.systems.rond6.contract import SystemContract
+from firelane.engine.systems.rond6.movement_rules import effective_move
 from firelane.engine.systems.rond6.pools import as_code, roll_pool
 from firelane.engine.systems.rond6.rolling import DiceMod, roll_test
 from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State, Weapon
@@ -513,7 +514,8 @@ def check_charge(system: SystemContract, state: RonD6State, actor: str, command:
     reach = 1 if weapon.kind == "unarmed" else weapon.reach
     path = charge_path(system, state, charger, target, reach)
     require(len(path) >= 2, f"a Charge needs a run of at least 2 spaces; {target.id} is too close (R6-28)")
-    require(len(path) <= 2 * charger.move, f"{target.id} is beyond {actor}'s charge (up to twice Move, {2 * charger.move} spaces, R6-28)")
+    move = effective_move(charger, state.settings)  # R6-09: 6 with Athletics or Fortitude at 3D+, not the sheet's 5
+    require(len(path) <= 2 * move, f"{target.id} is beyond {actor}'s charge (up to twice Move {move}: {2 * move} spaces, R6-28)")
     need_actions(system, state, charger, "full")
     return {"path": path, "weapon": weapon, "target": target}
 

@@ -141,7 +141,7 @@ def charge_target(system: SystemContract, state: RonD6State, me: RonD6Combatant)
             plan_path = actions.charge_path(system, state, me, target, weapon.reach)
         except Rejected:
             continue
-        if 2 <= len(plan_path) <= 2 * me.move:
+        if 2 <= len(plan_path) <= 2 * movement.effective_move(me, state.settings):
             return weapon, target
     return None
 
