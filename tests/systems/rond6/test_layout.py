@@ -14,6 +14,7 @@ FLOORS = {
     "rolling": 0,
     "data": 0,
     "contract": 0,
+    "sheets": 0,
     "actions": 1,
     "reactions": 1,
     "combat": 1,

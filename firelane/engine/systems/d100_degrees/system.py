@@ -11,8 +11,8 @@ from firelane.engine.core import BaseRuleSystem, Decision, Rejected, require
 from firelane.engine.dice import Dice
 from firelane.engine.state import Combatant, EncounterState, ReactionWindow
 from firelane.engine.systems.d100_degrees import actions, ai, reactions, rules
-from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState
-from firelane.engine.systems.percentile import require_damage_code, require_square, settle_square_metres
+from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState, Weapon
+from firelane.engine.systems.percentile import PERCENT, SheetCheck, require_free_squares, require_square, settle_square_metres
 from firelane.events.d100_degrees_schemas import (
     D100D_COMMANDS,
     D100D_EVENTS,
@@ -88,18 +88,33 @@ class D100DegreesSystem(BaseRuleSystem):
         if settings["clear_jam_action"] not in (rules.HALF, rules.FULL):
             raise Rejected(f"clear_jam_action must be 'half' or 'full', not {settings['clear_jam_action']!r}")
         settle_square_metres(settings, setup)
+        require_free_squares(setup)
         return settings
 
     def build_combatant(self, setup: CombatantSetup, settings: dict[str, Any]) -> Combatant:
-        combatant = super().build_combatant(setup, settings)
-        assert isinstance(combatant, D100DCombatant)
+        """The sheet, checked in full: known fields of the right types,
+        characteristics 0-100, at least 1 wound, no negative armour, weapons with
+        unique names, a known kind, a damage code that parses, a range, a RoF of
+        at least 1; jammed weapons that exist. One line names the field."""
+        check = SheetCheck(setup)
+        combatant: D100DCombatant = check.convert(D100DCombatant, {"weapons": Weapon})
         require_square(combatant, setup)
-        for weapon in combatant.weapons:
-            if weapon.kind not in ("melee", "ranged"):
-                raise Rejected(f"combatant {setup.id!r}: weapon {weapon.name!r} kind must be 'melee' or 'ranged'")
-            require_damage_code(setup, weapon)
-            if weapon.rof < 1:
-                raise Rejected(f"combatant {setup.id!r}: weapon {weapon.name!r} needs a rate of fire of at least 1")
+        for field in ("weapon_skill", "ballistic_skill", "agility", "willpower"):
+            check.between(field, getattr(combatant, field), *PERCENT)
+        check.at_least("wounds", combatant.wounds, 1)
+        if combatant.max_wounds != 0:  # 0: the same as wounds
+            check.at_least("max_wounds", combatant.max_wounds, combatant.wounds)
+        check.at_least("armour", combatant.armour, 0)
+        check.unique_names("weapons", [weapon.name for weapon in combatant.weapons])
+        for index, weapon in enumerate(combatant.weapons):
+            field = f"weapons[{index}]"
+            check.one_of(f"{field}.kind", weapon.kind, ("melee", "ranged"))
+            check.damage_code(f"{field}.damage", weapon.damage)
+            check.at_least(f"{field}.multiplier", weapon.multiplier, 0)
+            check.above(f"{field}.range_m", weapon.range_m, 0)
+            check.at_least(f"{field}.rof", weapon.rof, 1)
+        check.names_weapons("jammed", combatant.jammed, [w.name for w in combatant.weapons if w.kind == "ranged"])
+        check.between("half_actions_used", combatant.half_actions_used, 0, 2)
         if combatant.max_wounds <= 0:
             combatant.max_wounds = combatant.wounds
         return combatant

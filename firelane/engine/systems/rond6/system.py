@@ -53,7 +53,7 @@ from firelane.engine.core import SEQUENCER, BaseRuleSystem, Decision, Rejected, 
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid
 from firelane.engine.state import ReactionWindow
-from firelane.engine.systems.rond6 import actions, ai, combat, reactions, rules
+from firelane.engine.systems.rond6 import actions, ai, areas, combat, reactions, rules, sheets
 from firelane.engine.systems.rond6 import aux as _aux
 from firelane.engine.systems.rond6.pools import (
     COMPLICATION_RULES,
@@ -173,32 +173,15 @@ class RonD6System(BaseRuleSystem):
         problem = settings_problem(settings)
         if problem is not None:
             raise Rejected(f"invalid {self.name} setting: {problem}")
+        sheets.check_positions(setup)
         return settings
 
 
     def build_combatant(self, setup: CombatantSetup, settings: dict[str, Any]) -> RonD6Combatant:
-        combatant: RonD6Combatant = super().build_combatant(setup, settings)  # type: ignore[assignment]
-        try:
-            for _name, code in [*combatant.attributes.items(), *combatant.skills.items()]:
-                as_code(code)
-            for name in combatant.skills:
-                rules.skill_attribute(name)
-            as_code(combatant.armor)
-            as_code(combatant.initiative_bonus)
-            ids = [w.id for w in combatant.weapons]
-            if len(set(ids)) != len(ids) or UNARMED.id in ids:
-                raise ValueError(f"weapon IDs must be unique and not {UNARMED.id!r}: {ids}")
-            for weapon in combatant.weapons:
-                weapon_damage_code(combatant, weapon)
-                if weapon.kind in ("ranged", "thrown"):
-                    rules.range_band(2, weapon.ranges)
-                if weapon.kind not in ("ranged", "thrown", "melee", "unarmed"):
-                    raise ValueError(f"weapon {weapon.id!r} has an unknown kind {weapon.kind!r}")
-            for weapon_id in combatant.readied:
-                if weapon_id not in ids:
-                    raise ValueError(f"readied weapon {weapon_id!r} is not among the weapons {ids}")
-        except ValueError as exc:
-            raise Rejected(f"combatant {setup.id!r} has an invalid sheet: {exc}") from None
+        """The sheet, checked in full (`sheets`): one line names the combatant and the field."""
+        combatant = sheets.convert_sheet(setup)
+        area_sizes = {"burst": list(areas.BURST_RADIUS), "cone": list(areas.CONE_LENGTH)}
+        sheets.check_sheet(setup, combatant, settings, area_sizes, weapon_damage_code)
         if not combatant.readied and combatant.weapons:
             combatant.readied = [combatant.weapons[0].id]
         for weapon in combatant.weapons:
