@@ -77,6 +77,9 @@ def test_a_roll_under_test_adds_its_modifiers_up_to_the_target() -> None:
     assert sum_problem(good) is None
     assert sum_problem(msgspec.structs.replace(good, target=35)) == "target 35 is not the sum of its modifiers (25)"
     assert sum_problem(msgspec.structs.replace(good, total=18)) == "total 18 is not its dice (17)"
+    # The audit's explanation says the same: the die is the total, the modifiers make the target.
+    assert explain_roll(good, details=False) == (
+        "p [R] d100:17 = 17 vs 25 = +45 Weapon Skill (D100D-06) -20 Hard (-20) (D100D-01) (<=)")
 
 
 def stored_log(batches: list[tuple[str, list[Event]]]) -> tuple[list[StoredEvent], list[Event]]:

@@ -92,12 +92,15 @@ def explain_roll(roll: Roll, *, details: bool = True) -> str:
     dice = " ".join(
         f"d{d.sides}:{d.face}" + ("" if i in kept else "(dropped)") for i, d in enumerate(roll.dice)
     )
-    parts = [f"{roll.purpose} [{roll.rule}] {dice or 'no dice'}"]
-    for modifier in roll.modifiers:
-        parts.append(f"{modifier.value:+d} {modifier.source} ({modifier.rule})")
-    text = " ".join(parts) + f" = {roll.total}"
-    if roll.target is not None:
-        text += f" vs {roll.target} ({roll.compare})"
+    head = f"{roll.purpose} [{roll.rule}] {dice or 'no dice'}"
+    terms = " ".join(f"{modifier.value:+d} {modifier.source} ({modifier.rule})" for modifier in roll.modifiers)
+    if roll.compare == "<=" and roll.target is not None and terms:
+        # A roll-under test: the dice are the total, the modifiers make the target (`sum_problem`).
+        text = f"{head} = {roll.total} vs {roll.target} = {terms} ({roll.compare})"
+    else:
+        text = f"{head} {terms}".rstrip() + f" = {roll.total}"
+        if roll.target is not None:
+            text += f" vs {roll.target} ({roll.compare})"
     if roll.success is not None:
         text += " success" if roll.success else " failure"
     if roll.notes:

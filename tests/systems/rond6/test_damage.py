@@ -8,6 +8,7 @@ import pytest
 
 from firelane.engine.core import SEQUENCER
 from firelane.engine.systems.rond6 import rules
+from firelane.frontends.narrate import Narrator
 from firelane.events.rond6_schemas import (
     R6ActionsDeclared,
     R6Attack,
@@ -148,6 +149,10 @@ def test_r6_20_a_one_on_a_character_point_die_is_a_complication() -> None:
     damage = one(events, DamageDealt)
     assert (damage.details["resistance_total"], damage.details["outcome"], damage.amount) == (17, "Stunned", 0)
     assert damage.details["resistance"]["character_points"] == 5
+    # The narration shows the same numbers: the 1 dropped, +5 added.
+    line = Narrator(colour=False).line(state.version, boost, state)
+    assert "B spends 2 Character Points to resist (+5) (R6-20)" in line
+    assert "d6:1(dropped) d6:5 = 5" in line and "complication: extra Wild Die 1 shows 1 and is removed" in line
 
 
 def test_r6_20_a_fate_point_doubles_toughness_and_armour() -> None:
