@@ -97,12 +97,14 @@ async def test_audit_verifies_a_live_log_and_catches_tampering(event_log: EventL
     report = verify(stored, events)
     assert report.ok and report.dice == sum(len(e.roll.dice) for e in audit_entries(stored, events))
 
-    # Change one die's face: the verifier names the event and the expected face.
+    # Change one die's face (and the total with it, so the roll still adds up):
+    # the verifier names the event and the expected face.
     index = next(i for i, e in enumerate(events) if isinstance(e, AttackResolved))
     attack = events[index]
     die = attack.roll.dice[0]
     forged_die = Die(sides=die.sides, face=die.face % die.sides + 1, at=die.at, k=die.k)
-    forged = msgspec.structs.replace(attack, roll=msgspec.structs.replace(attack.roll, dice=[forged_die]))
+    forged_total = attack.roll.total + forged_die.face - die.face
+    forged = msgspec.structs.replace(attack, roll=msgspec.structs.replace(attack.roll, dice=[forged_die], total=forged_total))
     tampered = list(events)
     tampered[index] = forged
     bad = verify(stored, tampered)

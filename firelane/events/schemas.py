@@ -51,7 +51,9 @@ class Roll(msgspec.Struct, frozen=True, kw_only=True):
     """A resolved roll, complete enough for the audit log to explain every number.
 
     ``kept`` lists the indices into ``dice`` that count towards the total (all of
-    them when empty); ``target`` is the number the total was compared against
+    them when empty, unless ``none_kept``: then no die counts, as when a
+    complication removed every one; `counted` reads the two together);
+    ``target`` is the number the total was compared against
     (DC, Defense, skill) with ``compare`` saying how ('>=' or '<='); ``success``
     is None for rolls that are not tests (damage, initiative).
     ``details`` holds system-specific derived numbers (degrees of success,
@@ -69,6 +71,15 @@ class Roll(msgspec.Struct, frozen=True, kw_only=True):
     success: bool | None = None
     notes: list[str] = []
     details: dict[str, Any] = {}
+    # Added after ``kept`` meant "all of them when empty"; a log written before
+    # decodes with False, which keeps that meaning.
+    none_kept: bool = False
+
+    def counted(self) -> list[int]:
+        """The indices into ``dice`` that count towards the total."""
+        if self.none_kept:
+            return []
+        return list(self.kept) if self.kept else list(range(len(self.dice)))
 
 
 # --------------------------------------------------------------------------- setup

@@ -74,8 +74,11 @@ def _r6_resistance_boosted(n: Any, e: Any, s: EncounterState) -> str:
     spent = [f"{e.character_points} Character Point{'s' if e.character_points != 1 else ''}"] if e.character_points else []
     if e.fate_point:
         spent.append("a Fate Point")
-    roll = f" (+{e.roll.total})" if e.roll is not None else ""
-    return f"{n.name(s, e.combatant)} spends {' and '.join(spent) or 'nothing'} to resist{roll} ({e.rule})"
+    added = f" (+{e.roll.total})" if e.roll is not None else ""
+    text = f"{n.name(s, e.combatant)} spends {' and '.join(spent) or 'nothing'} to resist{added} ({e.rule})"
+    if e.roll is not None:  # the Wild Dice: explosions, and a 1 that a complication removed (R6-20)
+        text += "  " + n.paint(explain_roll(e.roll, details=n.details), "dim")
+    return text
 
 
 def _d100z_first_aid(n: Any, e: Any, s: EncounterState) -> str:

@@ -8,7 +8,8 @@ Verification checks that
 - the revealed seed matches the commitment published when the encounter began;
 - every die's face equals the face derived from (seed, at, k);
 - every die was rolled at the version where its command's events begin (so no
-  die was borrowed from another decision) and no (at, k) position was used twice.
+  die was borrowed from another decision) and no (at, k) position was used twice;
+- every roll adds up from its listed parts (`sum_problem`).
 """
 
 from __future__ import annotations
@@ -61,17 +62,45 @@ def iter_rolls(value: Any, path: str = "") -> Iterator[tuple[str, Roll]]:
             yield from iter_rolls(item, f"{path}[{key!r}]")
 
 
+def sum_problem(roll: Roll) -> str | None:
+    """Why a roll's numbers do not add up from its listed parts, or None.
+
+    A roll is a sum: the dice that count plus every modifier make the total.
+    A roll-under test (``compare`` "<=", the percentile systems) is the other
+    way round: the dice alone are the total and the modifiers (the
+    characteristic first) make the target.
+    """
+    counted = roll.counted()
+    strays = [index for index in counted if not 0 <= index < len(roll.dice)]
+    if strays:
+        return f"kept lists dice {strays} but the roll has {len(roll.dice)}"
+    dice = sum(roll.dice[index].face for index in counted)
+    modifiers = sum(modifier.value for modifier in roll.modifiers)
+    if roll.compare == "<=":
+        if roll.total != dice:
+            return f"total {roll.total} is not its dice ({dice})"
+        if roll.modifiers and roll.target != modifiers:
+            return f"target {roll.target} is not the sum of its modifiers ({modifiers})"
+        return None
+    if roll.total != dice + modifiers:
+        return f"total {roll.total} is not its dice ({dice}) plus its modifiers ({modifiers:+d})"
+    return None
+
+
 def explain_roll(roll: Roll, *, details: bool = True) -> str:
-    kept = set(roll.kept) if roll.kept else set(range(len(roll.dice)))
+    kept = set(roll.counted())
     dice = " ".join(
         f"d{d.sides}:{d.face}" + ("" if i in kept else "(dropped)") for i, d in enumerate(roll.dice)
     )
-    parts = [f"{roll.purpose} [{roll.rule}] {dice or 'no dice'}"]
-    for modifier in roll.modifiers:
-        parts.append(f"{modifier.value:+d} {modifier.source} ({modifier.rule})")
-    text = " ".join(parts) + f" = {roll.total}"
-    if roll.target is not None:
-        text += f" vs {roll.target} ({roll.compare})"
+    head = f"{roll.purpose} [{roll.rule}] {dice or 'no dice'}"
+    terms = " ".join(f"{modifier.value:+d} {modifier.source} ({modifier.rule})" for modifier in roll.modifiers)
+    if roll.compare == "<=" and roll.target is not None and terms:
+        # A roll-under test: the dice are the total, the modifiers make the target (`sum_problem`).
+        text = f"{head} = {roll.total} vs {roll.target} = {terms} ({roll.compare})"
+    else:
+        text = f"{head} {terms}".rstrip() + f" = {roll.total}"
+        if roll.target is not None:
+            text += f" vs {roll.target} ({roll.compare})"
     if roll.success is not None:
         text += " success" if roll.success else " failure"
     if roll.notes:
@@ -133,6 +162,9 @@ def verify(stored_events: list[StoredEvent], events: list[Event] | None = None) 
     for stored, event in zip(stored_events, decoded):
         for field, roll in iter_rolls(event):
             report.rolls += 1
+            mismatch = sum_problem(roll)
+            if mismatch is not None:
+                report.problems.append(f"v{stored.version} {stored.type}.{field} ({roll.purpose}): {mismatch}")
             for die in roll.dice:
                 report.dice += 1
                 where = f"v{stored.version} {stored.type}.{field} d{die.sides}"

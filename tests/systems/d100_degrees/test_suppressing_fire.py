@@ -131,3 +131,42 @@ def test_D100D_09_pinned_attacks_at_minus_twenty_no_full_actions_and_it_wears_of
     removed = one(events, ConditionRemoved)
     assert (removed.combatant, removed.condition, removed.rule) == ("b2", "pinned", "D100D-09")
     assert state.combatants["b2"].conditions == {}
+
+
+AUTOGUN = {"name": "autogun", "kind": "ranged", "damage": "1d10+3", "multiplier": 1, "range_m": 30, "rof": 10, "automatic": True}
+
+
+def test_D100D_09_a_successful_test_that_jams_still_pins_at_hard() -> None:
+    """D100D-09: Pinning is Hard (-20) "if the Ballistic Skill test was successful".
+    BS 60 - 20 + 5 x RoF 10 = 90; a roll of 90 succeeds and jams (>= 100 - 10, D100D-08),
+    so the shot misses (house default jam_misses), yet the test did succeed:
+    the Pinning tests are at WP 30 - 20 = 10, not at -10."""
+    state = start(make_setup([
+        fighter("a1", "red", (2, 5), ballistic_skill=60, weapons=[AUTOGUN]),
+        fighter("b1", "blue", (10, 5)),
+        fighter("b2", "blue", (10, 6)),
+    ]))
+    events = act(state, D100DSuppressingFire(command_id="s", actor="a1", toward=(12, 5)), [90, 15, 5])
+    fired = one(events, D100DSuppressingFireResolved)
+    assert (fired.roll.total, fired.roll.target, fired.jammed, fired.roll.success, fired.hits) == (90, 90, True, False, [])
+    assert fired.roll.details["degrees_lost_to_jam"] == 1
+    pinning = of_type(events, RolledTest)
+    assert [(t.combatant, t.roll.target, t.details["difficulty"], t.success) for t in pinning] == [
+        ("b1", 10, "hard", False),
+        ("b2", 10, "hard", True),
+    ]
+    assert pinning[0].roll.modifiers[1].source == "Hard (-20)" and pinning[0].details["ballistic_skill_test_succeeded"] is True
+    assert state.combatants["b1"].conditions == {"pinned": "end_of_turn:b1"} and "pinned" not in state.combatants["b2"].conditions
+
+
+def test_D100D_09_a_failed_test_pins_at_difficult() -> None:
+    """D100D-09: a failed Ballistic Skill test (and a jam on it) leaves the Pinning tests Difficult (-10)."""
+    state = start(make_setup([
+        fighter("a1", "red", (2, 5), ballistic_skill=40, weapons=[AUTOGUN]),
+        fighter("b1", "blue", (10, 5)),
+    ]))
+    events = act(state, D100DSuppressingFire(command_id="s", actor="a1", toward=(12, 5)), [95, 15])
+    fired = one(events, D100DSuppressingFireResolved)
+    assert (fired.roll.target, fired.jammed, fired.roll.success) == (70, True, False)
+    pinning = one(events, RolledTest)
+    assert (pinning.roll.target, pinning.details["difficulty"], pinning.success) == (20, "difficult", True)

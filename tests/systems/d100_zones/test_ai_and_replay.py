@@ -83,6 +83,10 @@ def test_ai_shoots_aims_suppresses_moves_and_gives_first_aid() -> None:
     state = start(make_setup([fighter("a1", "red", (0, 5)), fighter("b1", "blue", (4, 5)), fighter("b2", "blue", (4, 6)), fighter("b3", "blue", (5, 3))]))
     choice = SYSTEM.choose_command(state, "a1")
     assert isinstance(choice, D100ZSuppressiveFire) and choice.zone == "close"
+    # D100Z-13 catches everyone in the zone: with an ally there the AI shoots one enemy instead.
+    state = start(make_setup([fighter("a1", "red", (0, 5)), fighter("a2", "red", (3, 7)),
+                              fighter("b1", "blue", (4, 5)), fighter("b2", "blue", (4, 6)), fighter("b3", "blue", (5, 3))]))
+    assert isinstance(SYSTEM.choose_command(state, "a1"), D100ZAttack)
     state = start(make_setup([fighter("a1", "red", (0, 5), weapons=[KNIFE]), fighter("b1", "blue", (20, 5))]))
     move = SYSTEM.choose_command(state, "a1")
     assert isinstance(move, D100ZMove) and len(move.path) == 19 and move.path[-1] == (19, 5)

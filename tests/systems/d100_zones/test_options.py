@@ -3,13 +3,16 @@ D100Z-12 aimed shot, D100Z-13 suppressive fire, and D100Z-16 switching them per 
 
 from __future__ import annotations
 
-from firelane.engine.core import SEQUENCER
+import pytest
+
+from firelane.engine.core import SEQUENCER, Rejected
 from firelane.engine.dice import FixedDice
 from firelane.engine.systems.d100_zones import SYSTEM, rules
 from firelane.events.d100_zones_schemas import D100ZAimedShot, D100ZAttack, D100ZMove, D100ZSuppressiveFire
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,
+    ClaimReaction,
     ConditionApplied,
     ConditionRemoved,
     CoverFeature,
@@ -19,7 +22,7 @@ from firelane.events.schemas import (
 )
 from firelane.events.schemas import TestRolled as RolledTest
 
-from .helpers import HATCHET, KNIFE, MAUL, act, end_turn, fighter, make_setup, mods, of_type, one, rejection, start
+from .helpers import HATCHET, KNIFE, MAUL, PISTOL, act, end_turn, fighter, make_setup, mods, of_type, one, rejection, start
 
 
 def _shot(cover=(), a=None, b=None, **settings):
@@ -93,6 +96,42 @@ def test_D100Z_10_flanking_never_gives_more_than_ten_and_needs_opposite_sides() 
     state = start(_flank(fighter("a2", "red", (6, 6))))
     assert one(act(state, D100ZAttack(command_id="a", actor="a1", target="b1"), [99]), AttackResolved).roll.target == 70
     assert rules.opposite_sides((5, 5), (4, 5), (6, 6), 135) and not rules.opposite_sides((5, 5), (4, 5), (5, 4), 135)
+
+
+def test_D100Z_10_a_flanker_gets_plus_ten_on_a_ranged_attack_too() -> None:
+    """D100Z-10 "Each flanker gets +10 to attack rolls against that enemy": a1 and a2 are
+    Engaged with b1 from opposite sides; a1 fires its pistol point-blank: Ranged 55 + 10,
+    so a roll of 61 hits (it missed before: only melee got the bonus)."""
+    state = start(make_setup([fighter("a1", "red", (4, 5), weapons=[PISTOL, KNIFE]), fighter("b1", "blue", (5, 5)), fighter("a2", "red", (6, 5))]))
+    events = act(state, D100ZAttack(command_id="a", actor="a1", target="b1", weapon="pistol"), [61, 50, 3])
+    attack = one(events, AttackResolved)
+    assert mods(attack.roll) == [("Ranged skill", "D100Z-04", 55), ("flanking with a2", "D100Z-10", 10)]
+    assert attack.roll.target == 65 and attack.hit and one(events, DamageDealt).amount == 4
+
+
+def test_D100Z_10_flanking_counts_for_unarmed_second_and_free_attacks() -> None:
+    """D100Z-10 on every attack roll: a second attack (D100Z-11, fists: 50 - 20 + 10) and the
+    free attack on leaving Engaged range (D100Z-15) get the +10 like the first."""
+    state = start(make_setup([fighter("a1", "red", (4, 5), weapons=[KNIFE]), fighter("b1", "blue", (5, 5)), fighter("a2", "red", (6, 5))]))
+    act(state, D100ZAttack(command_id="a", actor="a1", target="b1"), [99])
+    second = one(act(state, D100ZAttack(command_id="b", actor="a1", target="b1", weapon="unarmed"), [99]), AttackResolved)
+    assert mods(second.roll) == [("Brawling skill", "D100Z-04", 50), ("flanking with a2", "D100Z-10", 10), ("second attack, same weapon", "D100Z-11", -20)]
+    state = start(_flank(fighter("a2", "red", (6, 5))), [20, 20, 80])  # b1 acts first and walks away
+    assert state.active == "b1"
+    act(state, D100ZMove(command_id="m", actor="b1", path=[(5, 6), (5, 7)]))
+    act(state, ClaimReaction(command_id="c", actor="a1", window=1, reaction="free_attack"))
+    events = act(state, ClaimReaction(command_id="c2", actor="a2", window=1, reaction="free_attack"), [99, 99])
+    free = [e for e in of_type(events, AttackResolved)]
+    assert [(a.attacker, a.kind) for a in free] == [("a1", "free_attack"), ("a2", "free_attack")]
+    assert all(("flanking with a2" if a.attacker == "a1" else "flanking with a1", "D100Z-10", 10) in mods(a.roll) for a in free)
+
+
+def test_D100Z_10_a_shooter_not_engaged_is_no_flanker() -> None:
+    """D100Z-10: flankers are the allies engaged with the enemy; a1 shooting from 2 squares
+    away, with a2 engaged on b1's far side, gets no bonus."""
+    state = start(make_setup([fighter("a1", "red", (3, 5)), fighter("b1", "blue", (5, 5)), fighter("a2", "red", (6, 5))]))
+    attack = one(act(state, D100ZAttack(command_id="a", actor="a1", target="b1"), [99]), AttackResolved)
+    assert mods(attack.roll) == [("Ranged skill", "D100Z-04", 55)]
 
 
 def test_D100Z_10_flanking_switched_off() -> None:
@@ -206,7 +245,7 @@ def test_D100Z_12_aimed_shot_switched_off() -> None:
 def _zone_field(**settings):
     return make_setup([
         fighter("a1", "red", (0, 5)),
-        fighter("a2", "red", (3, 3)),    # an ally in the close zone: spared
+        fighter("a2", "red", (3, 3)),    # an ally of the shooter in the close zone
         fighter("b1", "blue", (4, 5)),   # 8 m: close
         fighter("b2", "blue", (5, 8)),   # 10 m: close
         fighter("b3", "blue", (12, 5)),  # 24 m: far
@@ -214,24 +253,63 @@ def _zone_field(**settings):
 
 
 def test_D100Z_13_everyone_in_the_zone_rolls_dex_or_takes_base_damage() -> None:
-    """D100Z-13: b1 passes DEX (30 <= 40) and is suppressed; b2 fails (50) and takes 2d6+1 = 3 + 3 + 1."""
+    """D100Z-13 "All creatures in that zone must roll DEX": the shooter's ally a2 too
+    (it passes, 20 <= 40, and is suppressed); b1 passes (30) and is suppressed; b2 fails (50)
+    and takes 2d6+1 = 3 + 3 + 1."""
     state = start(_zone_field())
-    events = act(state, D100ZSuppressiveFire(command_id="s", actor="a1", zone="close"), [30, 50, 3, 3])
+    events = act(state, D100ZSuppressiveFire(command_id="s", actor="a1", zone="close"), [20, 30, 50, 3, 3])
     spent = one(events, ActionTaken)
-    assert (spent.action, spent.rule, spent.details["caught"]) == ("suppressive_fire", "D100Z-13", ["b1", "b2"])
+    assert (spent.action, spent.rule, spent.details["caught"]) == ("suppressive_fire", "D100Z-13", ["a2", "b1", "b2"])
     tests = of_type(events, RolledTest)
-    assert [(t.combatant, t.success, t.roll.target) for t in tests] == [("b1", True, 40), ("b2", False, 40)]
-    applied = one(events, ConditionApplied)
-    assert (applied.combatant, applied.condition, applied.until) == ("b1", "suppressed", "end_of_turn:b1")
+    assert [(t.combatant, t.success, t.roll.target) for t in tests] == [("a2", True, 40), ("b1", True, 40), ("b2", False, 40)]
+    applied = of_type(events, ConditionApplied)
+    assert [(c.combatant, c.condition, c.until) for c in applied] == [
+        ("a2", "suppressed", "end_of_turn:a2"), ("b1", "suppressed", "end_of_turn:b1"),
+    ]
     assert state.combatants["b1"].suppressed == {"by": "a1", "origin": [0, 5], "zone": "close"}
     damage = one(events, DamageDealt)
     assert (damage.target, damage.amount, damage.rule) == ("b2", 7, "D100Z-13") and state.combatants["b2"].hp == 8
 
 
+def test_D100Z_13_an_ally_in_the_zone_who_fails_takes_the_damage() -> None:
+    """D100Z-13: the shooter's ally is a creature in the zone like any other: failing DEX (60 > 40) it takes 2d6+1."""
+    state = start(_zone_field())
+    events = act(state, D100ZSuppressiveFire(command_id="s", actor="a1", zone="close"), [60, 2, 4, 30, 30])
+    damage = one(events, DamageDealt)
+    assert (damage.target, damage.source, damage.amount) == ("a2", "a1", 7) and state.combatants["a2"].hp == 8
+
+
+def test_D100Z_13_house_rule_spares_the_shooters_allies() -> None:
+    """House rule suppressive_fire_hits_allies = false: a2 is not caught."""
+    state = start(_zone_field(suppressive_fire_hits_allies=False))
+    events = act(state, D100ZSuppressiveFire(command_id="s", actor="a1", zone="close"), [30, 50, 3, 3])
+    assert one(events, ActionTaken).details["caught"] == ["b1", "b2"]
+    assert [t.combatant for t in of_type(events, RolledTest)] == ["b1", "b2"]
+
+
+def test_D100Z_13_heavy_cover_does_not_stop_fire_into_the_zone() -> None:
+    """D100Z-09 heavy cover "cannot be targeted directly"; Suppressive Fire targets no one
+    directly, so b1 behind heavy cover rolls DEX too. House rule
+    heavy_cover_shields_from_suppressive_fire = true spares it."""
+    cover = [CoverFeature(x=3, y=5, level="heavy")]
+    state = start(_zone_field(cover=cover, suppressive_fire_hits_allies=False))
+    assert rejection(act(state, D100ZAttack(command_id="a", actor="a1", target="b1"))) == "b1 is behind heavy cover and cannot be targeted directly (D100Z-09)"
+    events = act(state, D100ZSuppressiveFire(command_id="s", actor="a1", zone="close"), [30, 30])
+    assert one(events, ActionTaken).details["caught"] == ["b1", "b2"]
+    state = start(_zone_field(cover=cover, suppressive_fire_hits_allies=False, heavy_cover_shields_from_suppressive_fire=True))
+    events = act(state, D100ZSuppressiveFire(command_id="s", actor="a1", zone="close"), [30])
+    assert one(events, ActionTaken).details["caught"] == ["b2"]
+
+
+def test_D100Z_13_the_house_rules_are_switches() -> None:
+    with pytest.raises(Rejected, match="setting suppressive_fire_hits_allies must be true or false, not 'no'"):
+        SYSTEM.settings_for(_zone_field(suppressive_fire_hits_allies="no"))
+
+
 def test_D100Z_13_suppressed_creatures_spend_their_action_to_leave_the_zone() -> None:
     """D100Z-13: b1 may move inside the close zone freely; leaving it costs the action (no attack after)."""
     state = start(_zone_field())
-    act(state, D100ZSuppressiveFire(command_id="s", actor="a1", zone="close"), [30, 50, 3, 3])
+    act(state, D100ZSuppressiveFire(command_id="s", actor="a1", zone="close"), [20, 30, 50, 3, 3])
     end_turn(state)
     end_turn(state)
     assert state.active == "b1"
@@ -248,7 +326,7 @@ def test_D100Z_13_suppressed_creatures_spend_their_action_to_leave_the_zone() ->
 
 def test_D100Z_13_a_suppressed_creature_that_already_acted_cannot_leave() -> None:
     state = start(_zone_field())
-    act(state, D100ZSuppressiveFire(command_id="s", actor="a1", zone="close"), [30, 50, 3, 3])
+    act(state, D100ZSuppressiveFire(command_id="s", actor="a1", zone="close"), [20, 30, 50, 3, 3])
     end_turn(state)
     end_turn(state)
     act(state, D100ZAttack(command_id="a", actor="b1", target="a1"), [99])

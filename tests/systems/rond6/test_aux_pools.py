@@ -177,12 +177,30 @@ def test_r6_01_modifiers_add_to_the_total() -> None:
     assert roll.success is False
 
 
-def test_r6_01_extra_wild_dice_explode_without_complications() -> None:
-    """R6-01/R6-20: an extra Wild Die (Character Point) explodes; its 1 is just a 1."""
+def test_r6_20_extra_wild_dice_follow_the_normal_wild_die_rules() -> None:
+    """R6-01/R6-20: Character Point dice are rolled "applying the normal Wild Die rules":
+    each explodes on a 6, and a 1 is a complication. Each is rolled separately, a pool
+    of its own, so the complication ("remove", house default) removes that 1 alone:
+    2 + 3 + (6 + 4) + (1 removed) = 15."""
     roll = roll_pool(FixedDice([2, 3, 6, 4, 1]), "2D", purpose="dr", rule="R6-20", extra_wild_dice=2)
-    assert roll.total == 2 + 3 + 6 + 4 + 1 == 16
-    assert roll.details["extra_wild_dice"] == [[6, 4], [1]]
-    assert roll.details["complication"] is False
+    assert roll.total == 2 + 3 + 6 + 4 == 15
+    assert roll.details["extra_wild_dice"] == [[6, 4], [1]] and roll.details["extra_wild_complications"] == [4]
+    assert roll.details["complication"] is True and roll.details["removed"] == [4] and roll.kept == [0, 1, 2, 3]
+    assert "complication: extra Wild Die 2 shows 1 and is removed" in roll.notes
+    kept = roll_pool(FixedDice([2, 3, 6, 4, 1]), "2D", purpose="dr", rule="R6-20", extra_wild_dice=2, complication_rule="keep")
+    assert kept.total == 16 and kept.details["complication"] is True and kept.details["removed"] == []
+
+
+def test_r6_20_a_one_on_an_extra_wild_dies_explosion_is_no_complication() -> None:
+    """R6-01: only a Wild Die's first face can be a complication, an extra one's too."""
+    roll = roll_pool(FixedDice([6, 1]), "0D", purpose="dr", rule="R6-20", extra_wild_dice=1)
+    assert roll.total == 7 and roll.details["complication"] is False and roll.details["extra_wild_complications"] == []
+
+
+def test_r6_20_stymied_extra_wild_dice_do_not_explode() -> None:
+    """R6-22 Stymied "also applies to any Wild Dice gained from spending Character Points"."""
+    roll = roll_pool(FixedDice([6]), "0D", purpose="dr", rule="R6-20", extra_wild_dice=1, stymied=True)
+    assert roll.total == 6 and roll.details["extra_wild_dice"] == [[6]]
 
 
 def test_r6_01_zero_dice_pool_is_just_the_pips() -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from firelane.engine.core import SEQUENCER
 from firelane.engine.systems.rond6 import rules
+from firelane.frontends.narrate import Narrator
 from firelane.events.rond6_schemas import (
     R6ActionsDeclared,
     R6Attack,
@@ -132,6 +133,26 @@ def test_r6_20_character_points_add_wild_dice_to_resistance() -> None:
     damage = one(events, DamageDealt)
     assert (damage.details["resistance_total"], damage.details["outcome"], damage.roll) == (21, "no effect", None)
     assert state.combatants["b"].character_points == 1 and state.combatants["b"].resistance_boost == {}
+
+
+def test_r6_20_a_one_on_a_character_point_die_is_a_complication() -> None:
+    """R6-20: each Character Point Wild Die is rolled "applying the normal Wild Die rules":
+    a 1 is a complication (R6-01, house default "remove": that die goes). 20 damage against
+    DR 12 + (1 removed) + 5 = 17: Stunned, no Wound. Before, the 1 counted silently: DR 18."""
+    state = fight(character_points=2)
+    hit_b(state, HIT + [4, 4, 4, 4, 4])  # 20 damage
+    events = act(state, cmd(ClaimReaction, "b", window=2, reaction="resist", options={"character_points": 2}), [1, 5])
+    boost = one(events, R6ResistanceBoosted)
+    assert boost.roll.total == 5 and boost.roll.details["complication"] is True
+    assert boost.roll.details["removed"] == [0] and boost.roll.details["extra_wild_complications"] == [0]
+    assert "complication: extra Wild Die 1 shows 1 and is removed" in boost.roll.notes
+    damage = one(events, DamageDealt)
+    assert (damage.details["resistance_total"], damage.details["outcome"], damage.amount) == (17, "Stunned", 0)
+    assert damage.details["resistance"]["character_points"] == 5
+    # The narration shows the same numbers: the 1 dropped, +5 added.
+    line = Narrator(colour=False).line(state.version, boost, state)
+    assert "B spends 2 Character Points to resist (+5) (R6-20)" in line
+    assert "d6:1(dropped) d6:5 = 5" in line and "complication: extra Wild Die 1 shows 1 and is removed" in line
 
 
 def test_r6_20_a_fate_point_doubles_toughness_and_armour() -> None:

@@ -191,15 +191,43 @@ def test_r6_28_charge_distance_limits_and_a_blocked_lane() -> None:
     state = duel(KNIFE_HAND, b_at=(2, 0))
     act(state, cmd(R6DeclareActions, "a", count=1))
     assert rejection(act(state, cmd(R6Charge, "a", target="b"))) == "a Charge needs a run of at least 2 spaces; b is too close (R6-28)"
-    state = duel(KNIFE_HAND, b_at=(12, 0))
+    state = duel(KNIFE_HAND, b_at=(14, 0))  # a 13-space run
     act(state, cmd(R6DeclareActions, "a", count=1))
-    assert rejection(act(state, cmd(R6Charge, "a", target="b"))) == "b is beyond a's charge (up to twice Move, 10 spaces, R6-28)"
+    assert rejection(act(state, cmd(R6Charge, "a", target="b"))) == "b is beyond a's charge (up to twice Move 6: 12 spaces, R6-28)"
     state = duel(KNIFE_HAND, b_at=(5, 0), terrain=Terrain(walls=[Wall(2, 0)]))
     act(state, cmd(R6DeclareActions, "a", count=1))
     assert rejection(act(state, cmd(R6Charge, "a", target="b"))) == "the charge lane towards b is blocked at (2, 0) (R6-28)"
     state = duel(b_at=(4, 0))
     act(state, cmd(R6DeclareActions, "a", count=1))
     assert rejection(act(state, cmd(R6Charge, "a", target="b"))) == "a Charge ends in a melee attack (R6-28)"
+
+
+WEAK = {"attributes": {"Strength": "2D+2", "Stamina": "2D+2"}, "skills": {"melee_weapons": "4D"}}
+
+
+def test_r6_28_charge_reaches_twice_the_characters_move() -> None:
+    """R6-28 "up to twice your Move", and the Move is the character's (R6-09): a's sheet says
+    move 5, but Strength: Athletics 3D (its Strength) gives Move 6, so an 11-space charge goes."""
+    state = duel(KNIFE_HAND, b_at=(12, 0))
+    assert state.combatants["a"].move == 5
+    act(state, cmd(R6DeclareActions, "a", count=1))
+    events = act(state, cmd(R6Charge, "a", target="b"))
+    assert len(one(events, Moved).path) == 11 and one(events, Moved).path[-1] == (11, 0)
+    state = duel({**KNIFE_HAND, **WEAK}, b_at=(12, 0))  # Athletics and Fortitude 2D+2: Move 5
+    act(state, cmd(R6DeclareActions, "a", count=1))
+    assert rejection(act(state, cmd(R6Charge, "a", target="b"))) == "b is beyond a's charge (up to twice Move 5: 10 spaces, R6-28)"
+
+
+def test_r6_28_the_ai_plans_a_charge_with_the_characters_move() -> None:
+    """R6-28/R6-09: alone in its round, the AI charges an enemy 11 spaces away with Move 6;
+    with Move 5 it moves instead."""
+    state = duel(KNIFE_HAND, b_at=(12, 0))
+    act(state, cmd(R6DeclareActions, "a", count=1))
+    choice = SYSTEM.choose_command(state, "a")
+    assert isinstance(choice, R6Charge) and choice.target == "b"
+    state = duel({**KNIFE_HAND, **WEAK}, b_at=(12, 0))
+    act(state, cmd(R6DeclareActions, "a", count=1))
+    assert not isinstance(SYSTEM.choose_command(state, "a"), R6Charge)
 
 
 def test_r6_28_a_weapon_set_against_the_charge_strikes_first_with_plus_2d_damage() -> None:

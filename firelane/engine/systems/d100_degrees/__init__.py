@@ -43,6 +43,12 @@ the keys are in ``HOUSE_DEFAULTS``):
 - Initiative (not in the text): 1d``initiative_die`` (10) + Agility Bonus, rolled
   once; ties: higher Agility, then ID.
 - At 0 wounds a combatant is out of the fight.
+
+Layout, in floors (no module imports one above it; tests/systems/d100_degrees/test_layout.py):
+``state``, ``rules`` (the arithmetic and the shared names) and ``data`` at the
+bottom; ``actions`` (which also opens the Evasion window after a hit),
+``reactions`` and ``ai`` above them; ``system`` (the `BaseRuleSystem` hooks
+and the command dispatch) on top.
 """
 
 from firelane.engine.systems.d100_degrees.data import demo_setup, load_data, sheet

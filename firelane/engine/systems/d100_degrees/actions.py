@@ -9,14 +9,15 @@ that window, by `finish_attack`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
-from firelane.engine.core import Decision, Rejected, require
+from firelane.engine.core import BaseRuleSystem, Decision, Rejected, require
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid, Square
-from firelane.engine.systems.d100_degrees import rules
+from firelane.engine.systems.d100_degrees import reactions, rules
+from firelane.engine.systems.d100_degrees.rules import ACTION_LABELS, ALL_OUT, FULL, HALF, PINNED
 from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState, Weapon
 from firelane.engine.systems.percentile import (
     area_fire_candidates,
@@ -42,28 +43,13 @@ from firelane.events.schemas import (
     AttackResolved,
     ConditionApplied,
     DamageDealt,
+    EligibleReactor,
     Modifier,
     Moved,
     Roll,
     StateAdjusted,
     TestRolled,
 )
-
-if TYPE_CHECKING:
-    from firelane.engine.systems.d100_degrees.system import D100DegreesSystem
-
-HALF, FULL = "half", "full"
-ACTION_LABELS = {
-    "move": "Move",
-    "basic_attack": "Basic Attack",
-    "all_out_attack": "All Out Attack",
-    "controlled_fire": "Controlled Fire",
-    "suppressing_fire": "Suppressing Fire",
-    "clear_jam": "Clear Jam",
-}
-PINNED = "pinned"
-ALL_OUT = "all_out_attack"
-
 
 # ---------------------------------------------------------------- small helpers
 
@@ -129,7 +115,7 @@ def automatic_modifiers(weapon: Weapon, rof: int, rule: str) -> list[Modifier]:
 # ---------------------------------------------------------------- move
 
 
-def move(system: D100DegreesSystem, decision: Decision, command: D100DMove, dice: Dice) -> None:
+def move(system: BaseRuleSystem, decision: Decision, command: D100DMove, dice: Dice) -> None:
     """House default: a Move is a Half Action of up to Agility Bonus metres."""
     state: D100DState = decision.state  # type: ignore[assignment]
     actor = state.combatants[command.actor]
@@ -208,7 +194,7 @@ def plan_chain(
     return targets
 
 
-def melee_attack(system: D100DegreesSystem, decision: Decision, command: D100DBasicAttack | D100DAllOutAttack, dice: Dice) -> None:
+def melee_attack(system: BaseRuleSystem, decision: Decision, command: D100DBasicAttack | D100DAllOutAttack, dice: Dice) -> None:
     state: D100DState = decision.state  # type: ignore[assignment]
     actor = state.combatants[command.actor]
     all_out = isinstance(command, D100DAllOutAttack)
@@ -235,7 +221,7 @@ def melee_attack(system: D100DegreesSystem, decision: Decision, command: D100DBa
     resolve_chain(system, decision, actor, weapon, targets, roll, action, rule, dice)
 
 
-def controlled_fire(system: D100DegreesSystem, decision: Decision, command: D100DControlledFire, dice: Dice) -> None:
+def controlled_fire(system: BaseRuleSystem, decision: Decision, command: D100DControlledFire, dice: Dice) -> None:
     state: D100DState = decision.state  # type: ignore[assignment]
     actor = state.combatants[command.actor]
     weapon, rof = ready_ranged_weapon(state, actor, "controlled_fire", HALF, command.weapon, command.rof)
@@ -320,7 +306,7 @@ def attack_record(actor: D100DCombatant, weapon: Weapon, action: str, rule: str,
 
 
 def resolve_chain(
-    system: D100DegreesSystem,
+    system: BaseRuleSystem,
     decision: Decision,
     actor: D100DCombatant,
     weapon: Weapon,
@@ -351,10 +337,10 @@ def resolve_chain(
                 details=details,
             )
         )
-    system.start_evasion(decision, attack_record(actor, weapon, action, rule, list(hit_targets), leftover), dice)
+    start_evasion(system, decision, attack_record(actor, weapon, action, rule, list(hit_targets), leftover), dice)
 
 
-def suppressing_fire(system: D100DegreesSystem, decision: Decision, command: D100DSuppressingFire, dice: Dice) -> None:
+def suppressing_fire(system: BaseRuleSystem, decision: Decision, command: D100DSuppressingFire, dice: Dice) -> None:
     state: D100DState = decision.state  # type: ignore[assignment]
     actor = state.combatants[command.actor]
     weapon, rof = ready_ranged_weapon(state, actor, "suppressing_fire", FULL, command.weapon, command.rof)
@@ -400,8 +386,8 @@ def suppressing_fire(system: D100DegreesSystem, decision: Decision, command: D10
             jammed=jammed,
         )
     )
-    pinning_tests(decision, candidates, bool(roll.success), dice)
-    system.start_evasion(decision, attack_record(actor, weapon, "suppressing_fire", "D100D-09", hits, leftover), dice)
+    pinning_tests(decision, candidates, rules.test_succeeded(roll), dice)
+    start_evasion(system, decision, attack_record(actor, weapon, "suppressing_fire", "D100D-09", hits, leftover), dice)
 
 
 def killzone(state: D100DState, actor: D100DCombatant, weapon: Weapon, toward: Square) -> list[str]:
@@ -422,11 +408,13 @@ def killzone(state: D100DState, actor: D100DCombatant, weapon: Weapon, toward: S
     return sorted(caught)
 
 
-def pinning_tests(decision: Decision, caught: list[str], attack_succeeded: bool, dice: Dice) -> None:
+def pinning_tests(decision: Decision, caught: list[str], test_succeeded: bool, dice: Dice) -> None:
     """D100D-09: everyone in the killzone tests Willpower (house default) at -10,
-    or -20 if the attack succeeded; failure: Pinned until the end of its next turn."""
+    or -20 "if the Ballistic Skill test was successful" (``test_succeeded``,
+    whether or not the shot then jammed and missed); failure: Pinned until the
+    end of its next turn."""
     state: D100DState = decision.state  # type: ignore[assignment]
-    difficulty = "hard" if attack_succeeded else "difficult"
+    difficulty = "hard" if test_succeeded else "difficult"
     for combatant_id in caught:
         target = state.combatants[combatant_id]
         if target.out_of_fight:
@@ -446,11 +434,30 @@ def pinning_tests(decision: Decision, caught: list[str], attack_succeeded: bool,
                 test="pinning",
                 roll=roll,
                 success=bool(roll.success),
-                details={"difficulty": difficulty, "attack_succeeded": attack_succeeded},
+                details={"difficulty": difficulty, "ballistic_skill_test_succeeded": test_succeeded},
             )
         )
         if not roll.success:
             decision.emit(ConditionApplied(combatant=combatant_id, condition=PINNED, rule="D100D-09", until=f"end_of_turn:{combatant_id}"))
+
+
+def start_evasion(system: BaseRuleSystem, decision: Decision, attack: dict[str, Any], dice: Dice) -> None:
+    """D100D-10: a hit lets each target that can still evade react; then deal damage."""
+    state: D100DState = decision.state  # type: ignore[assignment]
+    reactors = []
+    for target_id in dict.fromkeys(attack["hits"]):
+        offered = reactions.evasions_for(state.combatants[target_id], attack["kind"])
+        reactors.append(EligibleReactor(combatant=target_id, reactions=offered))
+    opened = system.open_window(
+        decision,
+        trigger=f"hit:{attack['action']}",
+        actor=attack["attacker"],
+        reactors=reactors,
+        continuation={"attack": attack},
+        rule="D100D-10",
+    )
+    if not opened:
+        finish_attack(decision, attack, set(), dice)
 
 
 def finish_attack(decision: Decision, attack: dict[str, Any], evaded: set[str], dice: Dice) -> None:
@@ -476,7 +483,8 @@ def finish_attack(decision: Decision, attack: dict[str, Any], evaded: set[str], 
             )
         if target.armour and state.settings["armour_reduces_damage"]:
             modifiers.append(Modifier(source=f"armour {target.armour_name or ''}".strip(), rule="house default: armour", value=-target.armour))
-        roll, _ = roll_damage(dice, code, purpose="damage", rule="D100D-03", weapon=weapon.name, modifiers=modifiers)
+        roll, _ = roll_damage(dice, code, purpose="damage", rule="D100D-03", weapon=weapon.name, modifiers=modifiers,
+                              floor_rule="house default: armour")
         remaining = max(0, target.wounds - roll.total)
         decision.emit(
             DamageDealt(
@@ -496,7 +504,7 @@ def finish_attack(decision: Decision, attack: dict[str, Any], evaded: set[str], 
 # ---------------------------------------------------------------- clear jam
 
 
-def clear_jam(system: D100DegreesSystem, decision: Decision, command: D100DClearJam, dice: Dice) -> None:
+def clear_jam(system: BaseRuleSystem, decision: Decision, command: D100DClearJam, dice: Dice) -> None:
     """House default: clearing a jammed weapon is a Full Action (setting clear_jam_action), no test."""
     state: D100DState = decision.state  # type: ignore[assignment]
     actor = state.combatants[command.actor]

@@ -13,11 +13,9 @@ It returns None when it has nothing useful left, and the driver ends its turn.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from firelane.engine.core import next_command_id
+from firelane.engine.core import BaseRuleSystem, next_command_id
 from firelane.engine.grid import Grid, Square, distance
-from firelane.engine.systems.d100_degrees import actions, reactions
+from firelane.engine.systems.d100_degrees import actions, rules
 from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState, Weapon
 from firelane.engine.systems.percentile import occupied_squares, step_path
 from firelane.events.d100_degrees_schemas import (
@@ -31,13 +29,10 @@ from firelane.events.d100_degrees_schemas import (
 )
 from firelane.events.schemas import ClaimReaction, Command
 
-if TYPE_CHECKING:
-    from firelane.engine.systems.d100_degrees.system import D100DegreesSystem
-
 SUPPRESS_WHEN_CAUGHT = 3
 
 
-def choose(system: D100DegreesSystem, state: D100DState, combatant_id: str) -> Command | None:
+def choose(system: BaseRuleSystem, state: D100DState, combatant_id: str) -> Command | None:
     me = state.combatants[combatant_id]
     command_id = next_command_id(state, combatant_id)
     if state.window is not None:
@@ -50,7 +45,7 @@ def choose(system: D100DegreesSystem, state: D100DState, combatant_id: str) -> C
     enemies = _enemies(state, me)
     if not enemies:
         return None
-    whole_turn = halves_left == 2 and not (actions.PINNED in me.conditions and state.settings["pinned_blocks_full_actions"])
+    whole_turn = halves_left == 2 and not (rules.PINNED in me.conditions and state.settings["pinned_blocks_full_actions"])
     here = actions.position(me)
 
     melee = me.weapon(None, "melee")
@@ -77,7 +72,7 @@ def choose(system: D100DegreesSystem, state: D100DState, combatant_id: str) -> C
 
     if me.jammed and gun is None and any(w.kind == "ranged" for w in me.weapons):
         cost = state.settings["clear_jam_action"]
-        if cost == actions.HALF or whole_turn:
+        if cost == rules.HALF or whole_turn:
             return D100DClearJam(command_id=command_id, actor=me.id, weapon=me.jammed[0])
 
     path = _approach(state, me, gun if gun is not None else melee)
@@ -92,7 +87,7 @@ def _evade(state: D100DState, me: D100DCombatant, command_id: str) -> Command | 
     reactor = window.eligible(me.id)
     if reactor is None or window.answered(me.id) or not reactor.reactions:
         return None
-    chance = {reactions.DODGE: me.agility, reactions.PARRY: me.weapon_skill}
+    chance = {rules.DODGE: me.agility, rules.PARRY: me.weapon_skill}
     best = max(reactor.reactions, key=lambda r: (chance.get(r, 0), r))
     return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction=best)
 

@@ -17,12 +17,9 @@ from firelane.engine.core import Decision
 from firelane.engine.dice import Dice
 from firelane.engine.state import ReactionWindow
 from firelane.engine.systems.d100_degrees import rules
-from firelane.engine.systems.d100_degrees.actions import ALL_OUT
+from firelane.engine.systems.d100_degrees.rules import ALL_OUT, DODGE, EVASION_TEST, PARRY
 from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState
 from firelane.events.schemas import ActionTaken, OrderedClaim, TestRolled
-
-DODGE, PARRY = "dodge", "parry"
-EVASION_TEST = {DODGE: ("Agility", "agility"), PARRY: ("Weapon Skill", "weapon_skill")}
 
 
 def evasion_block(combatant: D100DCombatant) -> str | None:

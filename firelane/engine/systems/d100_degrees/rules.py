@@ -1,7 +1,9 @@
-"""The pure arithmetic of d100-degrees: tests, degrees of success, damage, jams, arcs.
+"""The pure arithmetic of d100-degrees: tests, degrees of success, damage, jams,
+arcs, and the names the other modules share (action costs, conditions, Evasions).
 
 Nothing here touches the encounter state; the action modules call these and
-turn the results into events.
+turn the results into events. This is the package's bottom floor with
+`state` and `data`: it imports nothing from the floors above.
 """
 
 from __future__ import annotations
@@ -25,6 +27,23 @@ DEGREE_FORMULAS: dict[str, str] = {
 }
 
 SUPPRESSING_ARC_DEGREES = 30.0  # D100D-09: a forward-facing 30 degree arc
+
+# D100D-02: what an action costs (the `ActionTaken` slot).
+HALF, FULL = "half", "full"
+ACTION_LABELS: dict[str, str] = {
+    "move": "Move",
+    "basic_attack": "Basic Attack",
+    "all_out_attack": "All Out Attack",
+    "controlled_fire": "Controlled Fire",
+    "suppressing_fire": "Suppressing Fire",
+    "clear_jam": "Clear Jam",
+}
+# Conditions: Pinned (D100D-09) and the no-Evasion mark of an All Out Attack (D100D-05).
+PINNED = "pinned"
+ALL_OUT = "all_out_attack"
+# D100D-10: the Evasion reactions and the characteristic each one tests (label, sheet field).
+DODGE, PARRY = "dodge", "parry"
+EVASION_TEST: dict[str, tuple[str, str]] = {DODGE: ("Agility", "agility"), PARRY: ("Weapon Skill", "weapon_skill")}
 
 
 def agility_bonus(agility: int) -> int:
@@ -92,6 +111,13 @@ def characteristic_test(
         notes=roll.notes,
         details={**roll.details, **extra},
     )
+
+
+def test_succeeded(roll: Roll) -> bool:
+    """Whether a d100 test rolled at or under its target: the test's own
+    success, which a jam (D100D-08, house default ``jam_misses``) does not
+    undo even when it makes the shot miss."""
+    return roll.target is not None and roll.total <= roll.target
 
 
 def degrees(roll: Roll) -> int:

@@ -11,8 +11,8 @@ from firelane.engine.core import BaseRuleSystem, Decision, Rejected, require
 from firelane.engine.dice import Dice
 from firelane.engine.state import Combatant, EncounterState, ReactionWindow
 from firelane.engine.systems.d100_degrees import actions, ai, reactions, rules
-from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState
-from firelane.engine.systems.percentile import require_damage_code, require_square, settle_square_metres
+from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState, Weapon
+from firelane.engine.systems.percentile import PERCENT, SheetCheck, require_free_squares, require_square, settle_square_metres
 from firelane.events.d100_degrees_schemas import (
     D100D_COMMANDS,
     D100D_EVENTS,
@@ -29,7 +29,6 @@ from firelane.events.schemas import (
     Command,
     ConditionRemoved,
     DamageDealt,
-    EligibleReactor,
     EncounterSetup,
     Event,
     InitiativeEntry,
@@ -75,7 +74,7 @@ class D100DegreesSystem(BaseRuleSystem):
     event_types = D100D_EVENTS
     state_type = D100DState
     combatant_type = D100DCombatant
-    reaction_priority: ClassVar[dict[str, int]] = {reactions.PARRY: 0, reactions.DODGE: 0}
+    reaction_priority: ClassVar[dict[str, int]] = {rules.PARRY: 0, rules.DODGE: 0}
     reaction_resets = "round"  # house default: one Evasion reaction per round
     initiative_each_round = False
     default_settings: ClassVar[dict[str, Any]] = HOUSE_DEFAULTS
@@ -86,21 +85,36 @@ class D100DegreesSystem(BaseRuleSystem):
         settings = super().settings_for(setup)
         if settings["degrees_formula"] not in rules.DEGREE_FORMULAS:
             raise Rejected(f"degrees_formula must be one of {', '.join(rules.DEGREE_FORMULAS)}, not {settings['degrees_formula']!r}")
-        if settings["clear_jam_action"] not in (actions.HALF, actions.FULL):
+        if settings["clear_jam_action"] not in (rules.HALF, rules.FULL):
             raise Rejected(f"clear_jam_action must be 'half' or 'full', not {settings['clear_jam_action']!r}")
         settle_square_metres(settings, setup)
+        require_free_squares(setup)
         return settings
 
     def build_combatant(self, setup: CombatantSetup, settings: dict[str, Any]) -> Combatant:
-        combatant = super().build_combatant(setup, settings)
-        assert isinstance(combatant, D100DCombatant)
+        """The sheet, checked in full: known fields of the right types,
+        characteristics 0-100, at least 1 wound, no negative armour, weapons with
+        unique names, a known kind, a damage code that parses, a range, a RoF of
+        at least 1; jammed weapons that exist. One line names the field."""
+        check = SheetCheck(setup)
+        combatant: D100DCombatant = check.convert(D100DCombatant, {"weapons": Weapon})
         require_square(combatant, setup)
-        for weapon in combatant.weapons:
-            if weapon.kind not in ("melee", "ranged"):
-                raise Rejected(f"combatant {setup.id!r}: weapon {weapon.name!r} kind must be 'melee' or 'ranged'")
-            require_damage_code(setup, weapon)
-            if weapon.rof < 1:
-                raise Rejected(f"combatant {setup.id!r}: weapon {weapon.name!r} needs a rate of fire of at least 1")
+        for field in ("weapon_skill", "ballistic_skill", "agility", "willpower"):
+            check.between(field, getattr(combatant, field), *PERCENT)
+        check.at_least("wounds", combatant.wounds, 1)
+        if combatant.max_wounds != 0:  # 0: the same as wounds
+            check.at_least("max_wounds", combatant.max_wounds, combatant.wounds)
+        check.at_least("armour", combatant.armour, 0)
+        check.unique_names("weapons", [weapon.name for weapon in combatant.weapons])
+        for index, weapon in enumerate(combatant.weapons):
+            field = f"weapons[{index}]"
+            check.one_of(f"{field}.kind", weapon.kind, ("melee", "ranged"))
+            check.damage_code(f"{field}.damage", weapon.damage)
+            check.at_least(f"{field}.multiplier", weapon.multiplier, 0)
+            check.above(f"{field}.range_m", weapon.range_m, 0)
+            check.at_least(f"{field}.rof", weapon.rof, 1)
+        check.names_weapons("jammed", combatant.jammed, [w.name for w in combatant.weapons if w.kind == "ranged"])
+        check.between("half_actions_used", combatant.half_actions_used, 0, 2)
         if combatant.max_wounds <= 0:
             combatant.max_wounds = combatant.wounds
         return combatant
@@ -129,13 +143,13 @@ class D100DegreesSystem(BaseRuleSystem):
 
     def on_turn_start(self, decision: Decision, combatant: str, dice: Dice) -> None:
         me = decision.state.combatants[combatant]
-        if me.conditions.get(actions.ALL_OUT) == f"start_of_turn:{combatant}":
-            decision.emit(ConditionRemoved(combatant=combatant, condition=actions.ALL_OUT, reason="its next turn began", rule="D100D-05"))
+        if me.conditions.get(rules.ALL_OUT) == f"start_of_turn:{combatant}":
+            decision.emit(ConditionRemoved(combatant=combatant, condition=rules.ALL_OUT, reason="its next turn began", rule="D100D-05"))
 
     def on_turn_end(self, decision: Decision, combatant: str, dice: Dice) -> None:
         me = decision.state.combatants[combatant]
-        if me.conditions.get(actions.PINNED) == f"end_of_turn:{combatant}":
-            decision.emit(ConditionRemoved(combatant=combatant, condition=actions.PINNED, reason="end of its turn (house default)", rule="D100D-09"))
+        if me.conditions.get(rules.PINNED) == f"end_of_turn:{combatant}":
+            decision.emit(ConditionRemoved(combatant=combatant, condition=rules.PINNED, reason="end of its turn (house default)", rule="D100D-09"))
 
     # ------------------------------------------------------------ actions
 
@@ -158,24 +172,6 @@ class D100DegreesSystem(BaseRuleSystem):
 
     # ------------------------------------------------------------ reactions
 
-    def start_evasion(self, decision: Decision, attack: dict[str, Any], dice: Dice) -> None:
-        """D100D-10: a hit lets each target that can still evade react; then deal damage."""
-        state: D100DState = decision.state  # type: ignore[assignment]
-        reactors = []
-        for target_id in dict.fromkeys(attack["hits"]):
-            offered = reactions.evasions_for(state.combatants[target_id], attack["kind"])
-            reactors.append(EligibleReactor(combatant=target_id, reactions=offered))
-        opened = self.open_window(
-            decision,
-            trigger=f"hit:{attack['action']}",
-            actor=attack["attacker"],
-            reactors=reactors,
-            continuation={"attack": attack},
-            rule="D100D-10",
-        )
-        if not opened:
-            actions.finish_attack(decision, attack, set(), dice)
-
     def resolve_reaction(self, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
         return reactions.resolve_evasion(decision, window, claim, dice)
 
@@ -191,9 +187,9 @@ class D100DegreesSystem(BaseRuleSystem):
         if isinstance(event, TurnStarted):
             combatants[event.combatant].half_actions_used = 0
         elif isinstance(event, ActionTaken):
-            if event.slot == actions.HALF:
+            if event.slot == rules.HALF:
                 combatants[event.combatant].half_actions_used += 1
-            elif event.slot == actions.FULL:
+            elif event.slot == rules.FULL:
                 combatants[event.combatant].half_actions_used += 2
         elif isinstance(event, DamageDealt) and event.remaining is not None:
             combatants[event.target].wounds = event.remaining

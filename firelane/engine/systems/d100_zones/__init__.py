@@ -36,16 +36,23 @@ the keys are in ``HOUSE_DEFAULTS``):
   one-handed first (two weapons), else -20; fists count as one weapon.
 - Aimed Shot: the bonus applies to the next ranged attack if it is against the aimed
   target; the next attack spends the aim whatever its target; moving spends it too.
-- Suppressive fire: the zone is a distance band around the shooter; ``suppressive_fire_hits_allies``
-  false spares the shooter's allies; the DEX roll fails on 90+ like a dodge; base damage
-  is the weapon's dice code less DR; the "suppressed" restriction lasts until the end of
-  the target's next turn.
+- Suppressive fire: the zone is a distance band around the shooter; everyone standing in
+  it rolls DEX (allies and those behind heavy cover too, as the text reads), within the
+  weapon's range and the shooter's sight; the DEX roll fails on 90+ like a dodge; base
+  damage is the weapon's dice code less DR; the "suppressed" restriction lasts until the
+  end of the target's next turn. House rules: ``suppressive_fire_hits_allies`` false
+  spares the shooter's allies, ``heavy_cover_shields_from_suppressive_fire`` true spares
+  those behind heavy cover.
 - ``unarmed_damage`` "1d4" for fists. Brawling below 50 adds +0.
 - First aid uses INT for the roll and the Medicine skill in the heal formula; the patient
   must be Engaged (or the healer itself); a healed unconscious ally above 0 HP comes to.
 - At 0 HP a combatant is unconscious and dying: it loses ``dying_hp_loss_per_round`` (1)
   HP each round until stabilised, and is dead at ``death_at_hp`` (-10).
 - Initiative ties: higher SPD, then ID.
+
+Layout, in floors (no module imports one above it; tests/systems/d100_zones/test_layout.py):
+``state``, ``rules`` and ``data`` at the bottom; ``actions``, ``reactions``
+(the free attacks) and ``ai`` above them; ``system`` on top.
 """
 
 from firelane.engine.systems.d100_zones.data import demo_setup, load_data, sheet

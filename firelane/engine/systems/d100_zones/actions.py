@@ -11,11 +11,11 @@ than one zone). The optional rules (D100Z-08..13) check their switch in
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
-from firelane.engine.core import Decision, Rejected, require
+from firelane.engine.core import BaseRuleSystem, Decision, Rejected, require
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid, Square
 from firelane.engine.systems.d100_zones import rules
@@ -23,6 +23,7 @@ from firelane.engine.systems.d100_zones.state import MELEE, RANGED, UNARMED, D10
 from firelane.engine.systems.percentile import (
     area_fire_candidates,
     metres,
+    never_below_zero,
     occupied_squares,
     parse_damage,
     path_error,
@@ -51,9 +52,6 @@ from firelane.events.schemas import (
     StateAdjusted,
     TestRolled,
 )
-
-if TYPE_CHECKING:
-    from firelane.engine.systems.d100_zones.system import D100ZonesSystem
 
 OPTION_LABELS = {
     "str_bonus": "the STR damage bonus",
@@ -161,7 +159,7 @@ def plan_move(state: D100ZState, me: D100ZCombatant, path: list[Square]) -> dict
     return {"path": [list(square) for square in path], "metres": walked, "costs": costs, "rule": rule, "provoked": provoked}
 
 
-def move(system: D100ZonesSystem, decision: Decision, command: D100ZMove, dice: Dice) -> None:
+def move(system: BaseRuleSystem, decision: Decision, command: D100ZMove, dice: Dice) -> None:
     state: D100ZState = decision.state  # type: ignore[assignment]
     me = state.combatants[command.actor]
     path = [(int(x), int(y)) for x, y in command.path]
@@ -185,7 +183,7 @@ def finish_move(decision: Decision, mover: str, plan: dict[str, Any]) -> None:
 # ---------------------------------------------------------------- attacking
 
 
-def attack(system: D100ZonesSystem, decision: Decision, command: D100ZAttack, dice: Dice) -> None:
+def attack(system: BaseRuleSystem, decision: Decision, command: D100ZAttack, dice: Dice) -> None:
     state: D100ZState = decision.state  # type: ignore[assignment]
     me = state.combatants[command.actor]
     target = require_target(state, me, command.target)
@@ -271,7 +269,7 @@ def targeting_modifiers(
                 attack_mods.append(Modifier(source=f"{cover.level} cover", rule="D100Z-09", value=value))
             else:
                 dodge_mods.append(Modifier(source=f"{cover.level} cover", rule="D100Z-09", value=-value))
-    if weapon.kind != RANGED and option_on(state, "flanking"):
+    if option_on(state, "flanking"):
         partner = flanking_partner(state, me, target)
         if partner is not None:
             attack_mods.append(Modifier(source=f"flanking with {partner}", rule="D100Z-10", value=rules.FLANKING_BONUS))
@@ -279,7 +277,12 @@ def targeting_modifiers(
 
 
 def flanking_partner(state: D100ZState, me: D100ZCombatant, target: D100ZCombatant) -> str | None:
-    """D100Z-10: an ally engaged with the same enemy from the opposite side (first by ID)."""
+    """D100Z-10: when the attacker is engaged with the enemy, an ally engaged with
+    the same enemy from the opposite side (first by ID). "Each flanker gets +10 to
+    attack rolls against that enemy": any attack roll, melee, unarmed or ranged
+    (a shot fired from Engaged range), the second attack and the free attack too."""
+    if not engaged(state, me, target):
+        return None
     min_angle = float(state.settings["flanking_min_angle"])
     for ally in sorted(state.combatants.values(), key=lambda c: c.id):
         if ally.id == me.id or ally.side != me.side or ally.out_of_fight or ally.position is None:
@@ -379,7 +382,7 @@ def knock_out(decision: Decision, target_id: str) -> None:
 # ---------------------------------------------------------------- aimed shot (D100Z-12)
 
 
-def aimed_shot(system: D100ZonesSystem, decision: Decision, command: D100ZAimedShot, dice: Dice) -> None:
+def aimed_shot(system: BaseRuleSystem, decision: Decision, command: D100ZAimedShot, dice: Dice) -> None:
     state: D100ZState = decision.state  # type: ignore[assignment]
     me = state.combatants[command.actor]
     require_option(state, "aimed_shot")
@@ -404,7 +407,7 @@ def aimed_shot(system: D100ZonesSystem, decision: Decision, command: D100ZAimedS
 # ---------------------------------------------------------------- suppressive fire (D100Z-13)
 
 
-def suppressive_fire(system: D100ZonesSystem, decision: Decision, command: D100ZSuppressiveFire, dice: Dice) -> None:
+def suppressive_fire(system: BaseRuleSystem, decision: Decision, command: D100ZSuppressiveFire, dice: Dice) -> None:
     state: D100ZState = decision.state  # type: ignore[assignment]
     me = state.combatants[command.actor]
     require_option(state, "suppressive_fire")
@@ -466,18 +469,25 @@ def suppressive_fire(system: D100ZonesSystem, decision: Decision, command: D100Z
 
 
 def suppressed_targets(state: D100ZState, me: D100ZCombatant, weapon: ZWeapon, zone: str) -> list[str]:
-    """Whoever stands in ``zone`` (by distance from the shooter), within range and sight.
-    House defaults: the shooter's allies are spared; heavy cover (with the cover option) shields."""
+    """D100Z-13 "All creatures in that zone": every standing combatant but the
+    shooter in ``zone`` (by distance from the shooter), allies and those behind
+    heavy cover included (heavy cover only stops direct targeting, D100Z-09).
+    House defaults: the fire reaches only as far as the weapon's range and
+    where the shooter has a line of sight. House rules (settings):
+    ``suppressive_fire_hits_allies`` false spares the shooter's allies;
+    ``heavy_cover_shields_from_suppressive_fire`` true (with the cover option)
+    spares those behind heavy cover."""
     grid = Grid(state.terrain)
     here = position(me)
     allies_too = bool(state.settings["suppressive_fire_hits_allies"])
+    heavy_shields = option_on(state, "cover") and bool(state.settings["heavy_cover_shields_from_suppressive_fire"])
     caught = []
     for other in area_fire_candidates(state, me, allies_too=allies_too):
         there = position(other)
         away = metres(state, here, there)
         if rules.zone_of(away) != zone or away > weapon.range_m or not grid.line_of_sight(here, there):
             continue
-        if option_on(state, "cover"):
+        if heavy_shields:
             cover = rules.cover_between(grid.cover_at, here, there)
             if cover is not None and cover.level == "heavy":
                 continue
@@ -488,7 +498,7 @@ def suppressed_targets(state: D100ZState, me: D100ZCombatant, weapon: ZWeapon, z
 # ---------------------------------------------------------------- first aid (D100Z-14)
 
 
-def first_aid(system: D100ZonesSystem, decision: Decision, command: D100ZFirstAid, dice: Dice) -> None:
+def first_aid(system: BaseRuleSystem, decision: Decision, command: D100ZFirstAid, dice: Dice) -> None:
     state: D100ZState = decision.state  # type: ignore[assignment]
     me = state.combatants[command.actor]
     patient = state.combatants.get(command.target)
@@ -520,7 +530,10 @@ def first_aid(system: D100ZonesSystem, decision: Decision, command: D100ZFirstAi
             purpose="first aid healing",
             rule="D100Z-14",
             dice=[die],
-            modifiers=[Modifier(source=f"Medicine {me.medicine}: floor((skill - 50) / 10)", rule="D100Z-14", value=bonus)],
+            modifiers=[
+                Modifier(source=f"Medicine {me.medicine}: floor((skill - 50) / 10)", rule="D100Z-14", value=bonus),
+                *never_below_zero(die.face + bonus, "house default: first aid", "healing"),
+            ],
             total=amount,
             details={"healed": healed, "capped_at_max_hp": healed < amount},
         )

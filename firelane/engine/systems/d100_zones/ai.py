@@ -5,7 +5,7 @@ In a free-attack window it takes its free attack. On its turn it:
 2. gives first aid to an unconscious, dying ally beside it when no enemy is engaged with it;
 3. attacks the weakest enemy engaged with it, with its melee weapon or fists;
 4. otherwise shoots: Suppressive Fire into a zone holding three or more enemies
-   (when that option is on), an Aimed Shot when its chance is poor and it has
+   and none of its allies (when that option is on), an Aimed Shot when its chance is poor and it has
    not moved, or a plain attack on the weakest enemy it can hit;
 5. otherwise moves towards a square to attack from: up to one zone for free,
    or up to two zones (spending the action) when the way is longer.
@@ -14,9 +14,7 @@ It returns None when it has nothing useful left, and the driver ends its turn.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from firelane.engine.core import Rejected, next_command_id
+from firelane.engine.core import BaseRuleSystem, Rejected, next_command_id
 from firelane.engine.grid import Grid, Square, distance
 from firelane.engine.systems.d100_zones import actions, rules
 from firelane.engine.systems.d100_zones.state import MELEE, UNARMED, D100ZCombatant, D100ZState, ZWeapon
@@ -30,14 +28,11 @@ from firelane.events.d100_zones_schemas import (
 )
 from firelane.events.schemas import ClaimReaction, Command
 
-if TYPE_CHECKING:
-    from firelane.engine.systems.d100_zones.system import D100ZonesSystem
-
 SUPPRESS_WHEN_CAUGHT = 3
 AIM_WHEN_CHANCE_AT_MOST = 30
 
 
-def choose(system: D100ZonesSystem, state: D100ZState, combatant_id: str) -> Command | None:
+def choose(system: BaseRuleSystem, state: D100ZState, combatant_id: str) -> Command | None:
     me = state.combatants[combatant_id]
     command_id = next_command_id(state, combatant_id)
     if state.window is not None:
@@ -119,7 +114,9 @@ def _shoot(state: D100ZState, me: D100ZCombatant, gun: ZWeapon, enemies: list[D1
         return None
     if actions.option_on(state, "suppressive_fire"):
         for zone in ("close", "far", "distant"):
-            if len(actions.suppressed_targets(state, me, gun, zone)) >= SUPPRESS_WHEN_CAUGHT:
+            caught = [state.combatants[cid] for cid in actions.suppressed_targets(state, me, gun, zone)]
+            # Everyone in the zone rolls DEX (D100Z-13), so never a zone with an ally in it.
+            if all(c.side != me.side for c in caught) and len(caught) >= SUPPRESS_WHEN_CAUGHT:
                 return D100ZSuppressiveFire(command_id=command_id, actor=me.id, zone=zone, weapon=gun.name)
     target = targets[0]
     attack_mods, _, aimed = actions.targeting_modifiers(state, me, target, gun)

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Square, direction, supercover_line
-from firelane.engine.systems.percentile import DamageCode
+from firelane.engine.systems.percentile import DamageCode, never_below_zero
 from firelane.events.schemas import CoverFeature, Die, InitiativeEntry, Modifier, Roll
 
 # D100Z-02: zone bands by distance in metres (upper bounds, inclusive).
@@ -121,6 +121,7 @@ def damage_roll(
         modifiers.append(Modifier(source="critical hit: double damage", rule="D100Z-04", value=doubled - before_doubling))
     if dr:
         modifiers.append(Modifier(source=f"armour DR {armour_name}".strip(), rule="D100Z-06", value=-dr))
+    modifiers += never_below_zero(doubled - dr, "house default: damage never below 0")
     total = max(0, doubled - dr)
     details = {
         "code": str(code),

@@ -11,8 +11,8 @@ from firelane.engine.core import BaseRuleSystem, Decision, Rejected, require
 from firelane.engine.dice import Dice
 from firelane.engine.state import Combatant, EncounterState, ReactionWindow
 from firelane.engine.systems.d100_zones import actions, ai, reactions, rules
-from firelane.engine.systems.d100_zones.state import MELEE, RANGED, UNARMED, D100ZCombatant, D100ZState
-from firelane.engine.systems.percentile import parse_damage, require_damage_code, require_square, settle_square_metres
+from firelane.engine.systems.d100_zones.state import MELEE, RANGED, UNARMED, D100ZCombatant, D100ZState, ZWeapon
+from firelane.engine.systems.percentile import PERCENT, SheetCheck, parse_damage, require_free_squares, require_square, settle_square_metres
 from firelane.events.d100_zones_schemas import (
     D100Z_COMMANDS,
     D100Z_EVENTS,
@@ -67,8 +67,12 @@ HOUSE_DEFAULTS: dict[str, Any] = {
     "flanking_min_angle": 135,
     # Fists when a combatant has no unarmed weapon of its own (D100Z-07 adds the Brawling bonus).
     "unarmed_damage": "1d4",
-    # D100Z-13: only the shooter's enemies in the zone are caught unless this is true.
-    "suppressive_fire_hits_allies": False,
+    # D100Z-13 "All creatures in that zone": the shooter's allies there roll DEX too.
+    # House rule: false spares them.
+    "suppressive_fire_hits_allies": True,
+    # D100Z-09/13: heavy cover "cannot be targeted directly", and Suppressive Fire targets
+    # no one directly, so those behind it roll DEX too. House rule: true shields them.
+    "heavy_cover_shields_from_suppressive_fire": False,
     # At 0 HP a combatant is unconscious and dying: it loses this many HP at the start of
     # each round (0: never) and is dead at death_at_hp; first aid's critical stabilises it.
     "dying_hp_loss_per_round": 1,
@@ -102,6 +106,9 @@ class D100ZonesSystem(BaseRuleSystem):
             if not isinstance(value, bool):
                 raise Rejected(f"option {key!r} must be true or false, not {value!r} (D100Z-16)")
         settings["options"] = {**DEFAULT_OPTIONS, **options}
+        for flag in ("suppressive_fire_hits_allies", "heavy_cover_shields_from_suppressive_fire"):
+            if not isinstance(settings[flag], bool):
+                raise Rejected(f"setting {flag} must be true or false, not {settings[flag]!r}")
         if settings["cover_applies_to"] not in ("attack", "dodge"):
             raise Rejected(f"cover_applies_to must be 'attack' or 'dodge', not {settings['cover_applies_to']!r}")
         try:
@@ -109,18 +116,32 @@ class D100ZonesSystem(BaseRuleSystem):
         except ValueError as exc:
             raise Rejected(f"unarmed_damage: {exc}") from None
         settle_square_metres(settings, setup)
+        require_free_squares(setup)
         return settings
 
     def build_combatant(self, setup: CombatantSetup, settings: dict[str, Any]) -> Combatant:
-        combatant = super().build_combatant(setup, settings)
-        assert isinstance(combatant, D100ZCombatant)
+        """The sheet, checked in full: known fields of the right types,
+        attributes and skills 0-100 (SPD too), at least 1 HP, no negative DR,
+        weapons with unique names, a known kind, one or two hands, a damage code
+        that parses and a range. One line names the field."""
+        check = SheetCheck(setup)
+        combatant: D100ZCombatant = check.convert(D100ZCombatant, {"weapons": ZWeapon})
         require_square(combatant, setup)
-        for weapon in combatant.weapons:
-            if weapon.kind not in (MELEE, RANGED, UNARMED):
-                raise Rejected(f"combatant {setup.id!r}: weapon {weapon.name!r} kind must be melee, ranged or unarmed")
-            if weapon.hands not in (1, 2):
-                raise Rejected(f"combatant {setup.id!r}: weapon {weapon.name!r} hands must be 1 or 2")
-            require_damage_code(setup, weapon)
+        for field in ("strength", "dexterity", "intelligence", "speed", "melee", "ranged", "brawling", "medicine"):
+            check.between(field, getattr(combatant, field), *PERCENT)
+        check.at_least("hp", combatant.hp, 1)
+        if combatant.max_hp != 0:  # 0: the same as hp
+            check.at_least("max_hp", combatant.max_hp, combatant.hp)
+        check.at_least("dr", combatant.dr, 0)
+        check.unique_names("weapons", [weapon.name for weapon in combatant.weapons])
+        for index, weapon in enumerate(combatant.weapons):
+            field = f"weapons[{index}]"
+            check.one_of(f"{field}.kind", weapon.kind, (MELEE, RANGED, UNARMED))
+            check.one_of(f"{field}.hands", weapon.hands, (1, 2))
+            check.damage_code(f"{field}.damage", weapon.damage)
+            check.above(f"{field}.range_m", weapon.range_m, 0)
+        check.at_least("moved_m", combatant.moved_m, 0)
+        check.names_weapons("attacks", combatant.attacks, [*(w.name for w in combatant.weapons), "unarmed"])
         if combatant.max_hp <= 0:
             combatant.max_hp = combatant.hp
         return combatant

@@ -41,6 +41,12 @@ def parse_damage(code: str) -> DamageCode:
     return DamageCode(count, sides, bonus)
 
 
+def never_below_zero(subtotal: int, rule: str, what: str = "damage") -> list[Modifier]:
+    """The term that lifts a negative total to 0 (armour can stop a hit, never
+    heal it), so the roll still adds up from its listed parts."""
+    return [Modifier(source=f"{what} never below 0", rule=rule, value=-subtotal)] if subtotal < 0 else []
+
+
 def roll_damage(
     dice: Dice,
     code: DamageCode,
@@ -49,23 +55,22 @@ def roll_damage(
     rule: str,
     weapon: str,
     modifiers: list[Modifier] | None = None,
-    multiplier: int = 1,
+    floor_rule: str = "house default: damage never below 0",
     notes: list[str] | None = None,
 ) -> tuple[Roll, int]:
-    """Roll ``code``, add its flat bonus and ``modifiers``, and multiply the sum.
+    """Roll ``code`` and add its flat bonus and ``modifiers``; never below 0.
 
-    Returns the `Roll` (total = the final amount, never below 0) and the
-    pre-multiplication sum. The code's own bonus shows as a modifier named after
-    the weapon, so the audit log can account for every point.
+    Returns the `Roll` and the sum before the floor at 0. The code's own bonus
+    shows as a modifier named after the weapon, and the lift to 0 (if any) as a
+    modifier under ``floor_rule``, so the audit log can account for every point.
     """
     faces: list[Die] = dice.roll_many(code.count, code.sides) if code.count else []
     terms = list(modifiers or [])
     if code.bonus:
         terms.insert(0, Modifier(source=f"{weapon} damage bonus ({code})", rule=rule, value=code.bonus))
     subtotal = sum(d.face for d in faces) + sum(m.value for m in terms)
-    total = max(0, subtotal * multiplier)
+    terms += never_below_zero(subtotal, floor_rule)
+    total = max(0, subtotal)
     details = {"code": str(code), "subtotal": subtotal}
-    if multiplier != 1:
-        details["multiplier"] = multiplier
     roll = Roll(purpose=purpose, rule=rule, dice=faces, modifiers=terms, total=total, notes=list(notes or []), details=details)
     return roll, subtotal

@@ -11,7 +11,7 @@ the steps (defense window, strikes) that `combat` runs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -19,6 +19,8 @@ from firelane.engine.core import Decision, Rejected, require
 from firelane.engine.dice import Dice
 from firelane.engine.grid import direction, distance
 from firelane.engine.systems.rond6 import rules
+from firelane.engine.systems.rond6.contract import SystemContract
+from firelane.engine.systems.rond6.movement_rules import effective_move
 from firelane.engine.systems.rond6.pools import as_code, roll_pool
 from firelane.engine.systems.rond6.rolling import DiceMod, roll_test
 from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State, Weapon
@@ -53,9 +55,6 @@ from firelane.events.schemas import (
     TestRolled,
 )
 
-if TYPE_CHECKING:
-    from firelane.engine.systems.rond6.system import RonD6System
-
 Queue = list[dict[str, Any]]
 
 
@@ -69,13 +68,13 @@ class Spec(NamedTuple):
 # --------------------------------------------------------------------------- shared checks
 
 
-def standing(system: RonD6System, state: RonD6State, combatant_id: str) -> RonD6Combatant:
+def standing(system: SystemContract, state: RonD6State, combatant_id: str) -> RonD6Combatant:
     combatant = system.combatant(state, combatant_id)
     require(not combatant.out_of_fight, f"{combatant_id} is out of the fight")
     return combatant
 
 
-def foe(system: RonD6System, state: RonD6State, actor: RonD6Combatant, target_id: str) -> RonD6Combatant:
+def foe(system: SystemContract, state: RonD6State, actor: RonD6Combatant, target_id: str) -> RonD6Combatant:
     target = system.combatant(state, target_id)
     require(target.id != actor.id, f"{actor.id} cannot target itself")
     require(not target.out_of_fight, f"{target_id} is already out of the fight")
@@ -93,7 +92,7 @@ def in_hand(combatant: RonD6Combatant, weapon: Weapon) -> None:
         raise Rejected(f"{combatant.id}'s {weapon.name or weapon.id} is not in hand: Ready it first (R6-37)")
 
 
-def need_actions(system: RonD6System, state: RonD6State, combatant: RonD6Combatant, kind: str = "action", count: int = 1) -> None:
+def need_actions(system: SystemContract, state: RonD6State, combatant: RonD6Combatant, kind: str = "action", count: int = 1) -> None:
     reason = system.action_unavailable(state, combatant, kind, count)
     if reason is not None:
         raise Rejected(reason)
@@ -122,7 +121,7 @@ def cover_level(state: RonD6State, target_square: tuple[int, int], attacker_squa
 
 
 def reach_problem(
-    system: RonD6System, state: RonD6State, attacker: RonD6Combatant, target: RonD6Combatant, weapon: Weapon, *, lunge: bool = False
+    system: SystemContract, state: RonD6State, attacker: RonD6Combatant, target: RonD6Combatant, weapon: Weapon, *, lunge: bool = False
 ) -> tuple[str | None, str]:
     """(why the target cannot be attacked with the weapon, range band) — R6-14."""
     if attacker.position is None or target.position is None:
@@ -157,11 +156,11 @@ def rounds_loaded(combatant: RonD6Combatant, weapon: Weapon) -> int:
 # --------------------------------------------------------------------------- R6-05/06 declare
 
 
-def check_declare(system: RonD6System, state: RonD6State, actor: str, command: R6DeclareActions) -> None:
+def check_declare(system: SystemContract, state: RonD6State, actor: str, command: R6DeclareActions) -> None:
     standing(system, state, actor)
 
 
-def perform_declare(system: RonD6System, decision: Decision, actor: str, command: R6DeclareActions, dice: Dice, queue: Queue) -> None:
+def perform_declare(system: SystemContract, decision: Decision, actor: str, command: R6DeclareActions, dice: Dice, queue: Queue) -> None:
     system.declare_actions(decision, actor, command.count, fate_point=command.fate_point)
 
 
@@ -170,40 +169,40 @@ def perform_declare(system: RonD6System, decision: Decision, actor: str, command
 FREE_ACTIONS = ("speak", "shout", "gesture", "drop_item", "look_around")
 
 
-def _free_action_allowed(system: RonD6System, state: RonD6State, actor: str) -> RonD6Combatant:
+def _free_action_allowed(system: SystemContract, state: RonD6State, actor: str) -> RonD6Combatant:
     combatant = standing(system, state, actor)
     limit = int(state.settings.get("max_free_actions", 3))
     require(combatant.free_actions_this_turn < limit, f"{actor} has already taken {limit} Free Actions this turn (R6-07)")
     return combatant
 
 
-def check_free(system: RonD6System, state: RonD6State, actor: str, command: R6FreeAction) -> None:
+def check_free(system: SystemContract, state: RonD6State, actor: str, command: R6FreeAction) -> None:
     _free_action_allowed(system, state, actor)
     require(command.action in FREE_ACTIONS, f"unknown Free Action {command.action!r}; known: {', '.join(FREE_ACTIONS)} (R6-07)")
 
 
-def perform_free(system: RonD6System, decision: Decision, actor: str, command: R6FreeAction, dice: Dice, queue: Queue) -> None:
+def perform_free(system: SystemContract, decision: Decision, actor: str, command: R6FreeAction, dice: Dice, queue: Queue) -> None:
     details = {"text": command.text} if command.text else {}
     decision.emit(ActionTaken(combatant=actor, action=command.action, slot="free", rule=rules.R_ACTION_TYPES, details=details))
 
 
-def check_drop_prone(system: RonD6System, state: RonD6State, actor: str, command: R6DropProne) -> None:
+def check_drop_prone(system: SystemContract, state: RonD6State, actor: str, command: R6DropProne) -> None:
     combatant = _free_action_allowed(system, state, actor)
     require("prone" not in combatant.conditions, f"{actor} is already prone")
 
 
-def perform_drop_prone(system: RonD6System, decision: Decision, actor: str, command: R6DropProne, dice: Dice, queue: Queue) -> None:
+def perform_drop_prone(system: SystemContract, decision: Decision, actor: str, command: R6DropProne, dice: Dice, queue: Queue) -> None:
     decision.emit(ActionTaken(combatant=actor, action="drop_prone", slot="free", rule=rules.R_PRONE))
     decision.emit(ConditionApplied(combatant=actor, condition="prone", rule=rules.R_PRONE))
 
 
-def check_stand(system: RonD6System, state: RonD6State, actor: str, command: R6Stand) -> None:
+def check_stand(system: SystemContract, state: RonD6State, actor: str, command: R6Stand) -> None:
     combatant = standing(system, state, actor)
     require("prone" in combatant.conditions, f"{actor} is not prone")
     need_actions(system, state, combatant)
 
 
-def perform_stand(system: RonD6System, decision: Decision, actor: str, command: R6Stand, dice: Dice, queue: Queue) -> None:
+def perform_stand(system: SystemContract, decision: Decision, actor: str, command: R6Stand, dice: Dice, queue: Queue) -> None:
     system.spend_action(decision, actor, action="stand", rule=rules.R_PRONE)
     decision.emit(ConditionRemoved(combatant=actor, condition="prone", reason="stood up (an action)", rule=rules.R_PRONE))
 
@@ -211,20 +210,20 @@ def perform_stand(system: RonD6System, decision: Decision, actor: str, command: 
 # --------------------------------------------------------------------------- R6-08 wait
 
 
-def check_wait(system: RonD6System, state: RonD6State, actor: str, command: R6Wait) -> None:
+def check_wait(system: SystemContract, state: RonD6State, actor: str, command: R6Wait) -> None:
     combatant = standing(system, state, actor)
     require(not combatant.waiting, f"{actor} is already waiting")
     need_actions(system, state, combatant)
 
 
-def perform_wait(system: RonD6System, decision: Decision, actor: str, command: R6Wait, dice: Dice, queue: Queue) -> None:
+def perform_wait(system: SystemContract, decision: Decision, actor: str, command: R6Wait, dice: Dice, queue: Queue) -> None:
     system.spend_action(decision, actor, action="wait", rule=rules.R_WAIT)
 
 
 # --------------------------------------------------------------------------- R6-37 ready
 
 
-def check_ready(system: RonD6System, state: RonD6State, actor: str, command: R6Ready) -> None:
+def check_ready(system: SystemContract, state: RonD6State, actor: str, command: R6Ready) -> None:
     combatant = standing(system, state, actor)
     weapon = system.weapon(combatant, command.weapon)
     require(weapon.kind != "unarmed", "fists need no readying")
@@ -237,7 +236,7 @@ def check_ready(system: RonD6System, state: RonD6State, actor: str, command: R6R
     need_actions(system, state, combatant)
 
 
-def perform_ready(system: RonD6System, decision: Decision, actor: str, command: R6Ready, dice: Dice, queue: Queue) -> None:
+def perform_ready(system: SystemContract, decision: Decision, actor: str, command: R6Ready, dice: Dice, queue: Queue) -> None:
     combatant: RonD6Combatant = decision.state.combatants[actor]  # type: ignore[assignment]
     weapon = system.weapon(combatant, command.weapon)
     system.spend_action(decision, actor, action="ready", rule=rules.R_READY)
@@ -257,7 +256,7 @@ def perform_ready(system: RonD6System, decision: Decision, actor: str, command: 
 # --------------------------------------------------------------------------- R6-16/17 defend on one's own turn
 
 
-def check_defend(system: RonD6System, state: RonD6State, actor: str, command: R6Defend) -> str:
+def check_defend(system: SystemContract, state: RonD6State, actor: str, command: R6Defend) -> str:
     combatant = standing(system, state, actor)
     try:
         skill = rules.defense_skill(command.skill)
@@ -269,7 +268,7 @@ def check_defend(system: RonD6System, state: RonD6State, actor: str, command: R6
     return skill
 
 
-def defense_blocked(system: RonD6System, state: RonD6State, combatant: RonD6Combatant, skill: str) -> str | None:
+def defense_blocked(system: SystemContract, state: RonD6State, combatant: RonD6Combatant, skill: str) -> str | None:
     """Why the combatant cannot use an Active Defense with ``skill`` now."""
     if "no_active_defense" in combatant.conditions:
         return f"{combatant.id} cannot use Active Defense until its next turn (All-Out Attack / Full Auto, R6-24/R6-31)"
@@ -280,7 +279,7 @@ def defense_blocked(system: RonD6System, state: RonD6State, combatant: RonD6Comb
     return None
 
 
-def perform_defend(system: RonD6System, decision: Decision, actor: str, command: R6Defend, dice: Dice, queue: Queue) -> None:
+def perform_defend(system: SystemContract, decision: Decision, actor: str, command: R6Defend, dice: Dice, queue: Queue) -> None:
     state: RonD6State = decision.state  # type: ignore[assignment]
     skill = check_defend(system, state, actor, command)
     rule = rules.R_FULL_DEFENSE if command.full else rules.R_ACTIVE
@@ -289,7 +288,7 @@ def perform_defend(system: RonD6System, decision: Decision, actor: str, command:
 
 
 def roll_active_defense(
-    system: RonD6System, decision: Decision, actor: str, skill: str, penalty: int, dice: Dice, *, full: bool, against: str = ""
+    system: SystemContract, decision: Decision, actor: str, skill: str, penalty: int, dice: Dice, *, full: bool, against: str = ""
 ) -> None:
     state: RonD6State = decision.state  # type: ignore[assignment]
     combatant = state.combatants[actor]
@@ -335,7 +334,7 @@ def _strike(
     }
 
 
-def check_attack(system: RonD6System, state: RonD6State, actor: str, command: R6Attack) -> dict[str, Any]:
+def check_attack(system: SystemContract, state: RonD6State, actor: str, command: R6Attack) -> dict[str, Any]:
     """Validate an attack and plan it: actions to spend, ammunition, strikes."""
     attacker = standing(system, state, actor)
     target = foe(system, state, attacker, command.target)
@@ -456,7 +455,7 @@ def check_attack(system: RonD6System, state: RonD6State, actor: str, command: R6
             "attack_kind": weapon.kind, "target": target.id}
 
 
-def spend_ammo(system: RonD6System, decision: Decision, ammo: dict[str, dict[str, int]], rule: str) -> None:
+def spend_ammo(system: SystemContract, decision: Decision, ammo: dict[str, dict[str, int]], rule: str) -> None:
     for cid, used in ammo.items():
         combatant: RonD6Combatant = decision.state.combatants[cid]  # type: ignore[assignment]
         loaded = dict(combatant.ammo)
@@ -474,7 +473,7 @@ def forgo_active_defense(decision: Decision, actor: str, rule: str) -> None:
         decision.emit(StateAdjusted(combatant=actor, changes={"active_defense": {}}, reason="no Active Defense until the next turn", rule=rule))
 
 
-def perform_attack(system: RonD6System, decision: Decision, actor: str, command: R6Attack, dice: Dice, queue: Queue) -> None:
+def perform_attack(system: SystemContract, decision: Decision, actor: str, command: R6Attack, dice: Dice, queue: Queue) -> None:
     plan = check_attack(system, decision.state, actor, command)  # type: ignore[arg-type]
     for cid, kind, action, rule in plan["spend"]:
         system.spend_action(decision, cid, kind, action=action, rule=rule)
@@ -488,7 +487,7 @@ def perform_attack(system: RonD6System, decision: Decision, actor: str, command:
 # --------------------------------------------------------------------------- R6-28 charge
 
 
-def charge_path(system: RonD6System, state: RonD6State, charger: RonD6Combatant, target: RonD6Combatant, reach: int) -> list[tuple[int, int]]:
+def charge_path(system: SystemContract, state: RonD6State, charger: RonD6Combatant, target: RonD6Combatant, reach: int) -> list[tuple[int, int]]:
     """The straight run at the target: each step heads directly towards it
     until it is within reach; every square must be free."""
     here, there = positions(charger, target)
@@ -504,7 +503,7 @@ def charge_path(system: RonD6System, state: RonD6State, charger: RonD6Combatant,
     return path
 
 
-def check_charge(system: RonD6System, state: RonD6State, actor: str, command: R6Charge) -> dict[str, Any]:
+def check_charge(system: SystemContract, state: RonD6State, actor: str, command: R6Charge) -> dict[str, Any]:
     charger = standing(system, state, actor)
     target = foe(system, state, charger, command.target)
     weapon = system.weapon(charger, command.weapon)
@@ -515,12 +514,13 @@ def check_charge(system: RonD6System, state: RonD6State, actor: str, command: R6
     reach = 1 if weapon.kind == "unarmed" else weapon.reach
     path = charge_path(system, state, charger, target, reach)
     require(len(path) >= 2, f"a Charge needs a run of at least 2 spaces; {target.id} is too close (R6-28)")
-    require(len(path) <= 2 * charger.move, f"{target.id} is beyond {actor}'s charge (up to twice Move, {2 * charger.move} spaces, R6-28)")
+    move = effective_move(charger, state.settings)  # R6-09: 6 with Athletics or Fortitude at 3D+, not the sheet's 5
+    require(len(path) <= 2 * move, f"{target.id} is beyond {actor}'s charge (up to twice Move {move}: {2 * move} spaces, R6-28)")
     need_actions(system, state, charger, "full")
     return {"path": path, "weapon": weapon, "target": target}
 
 
-def perform_charge(system: RonD6System, decision: Decision, actor: str, command: R6Charge, dice: Dice, queue: Queue) -> None:
+def perform_charge(system: SystemContract, decision: Decision, actor: str, command: R6Charge, dice: Dice, queue: Queue) -> None:
     state: RonD6State = decision.state  # type: ignore[assignment]
     plan = check_charge(system, state, actor, command)
     target: RonD6Combatant = plan["target"]
@@ -540,7 +540,7 @@ def perform_charge(system: RonD6System, decision: Decision, actor: str, command:
     queue[:0] = steps
 
 
-def check_set_weapon(system: RonD6System, state: RonD6State, actor: str, command: R6SetWeapon) -> Weapon:
+def check_set_weapon(system: SystemContract, state: RonD6State, actor: str, command: R6SetWeapon) -> Weapon:
     combatant = standing(system, state, actor)
     weapon = system.weapon(combatant, command.weapon)
     require(weapon.set_vs_charge, f"the {weapon.name or weapon.id} cannot be set against a charge (R6-28)")
@@ -549,7 +549,7 @@ def check_set_weapon(system: RonD6System, state: RonD6State, actor: str, command
     return weapon
 
 
-def perform_set_weapon(system: RonD6System, decision: Decision, actor: str, command: R6SetWeapon, dice: Dice, queue: Queue) -> None:
+def perform_set_weapon(system: SystemContract, decision: Decision, actor: str, command: R6SetWeapon, dice: Dice, queue: Queue) -> None:
     weapon = check_set_weapon(system, decision.state, actor, command)  # type: ignore[arg-type]
     system.spend_action(decision, actor, action="set_weapon", rule=rules.R_CHARGE)
     decision.emit(StateAdjusted(combatant=actor, changes={"set_weapon": weapon.id}, reason="weapon set against a charge until the next turn", rule=rules.R_CHARGE))
@@ -558,7 +558,7 @@ def perform_set_weapon(system: RonD6System, decision: Decision, actor: str, comm
 # --------------------------------------------------------------------------- R6-18 interaction attacks
 
 
-def check_interact(system: RonD6System, state: RonD6State, actor: str, command: R6Interact) -> None:
+def check_interact(system: SystemContract, state: RonD6State, actor: str, command: R6Interact) -> None:
     attacker = standing(system, state, actor)
     target = foe(system, state, attacker, command.target)
     require(command.interaction in rules.INTERACTIONS, f"unknown interaction {command.interaction!r}; known: {', '.join(rules.INTERACTIONS)} (R6-18)")
@@ -573,7 +573,7 @@ def check_interact(system: RonD6System, state: RonD6State, actor: str, command: 
     need_actions(system, state, attacker)
 
 
-def perform_interact(system: RonD6System, decision: Decision, actor: str, command: R6Interact, dice: Dice, queue: Queue) -> None:
+def perform_interact(system: SystemContract, decision: Decision, actor: str, command: R6Interact, dice: Dice, queue: Queue) -> None:
     system.spend_action(decision, actor, action=command.interaction, rule=rules.R_INTERACTION)
     skill, _defense = rules.INTERACTIONS[command.interaction]
     queue[:0] = [
@@ -586,7 +586,7 @@ def perform_interact(system: RonD6System, decision: Decision, actor: str, comman
 # --------------------------------------------------------------------------- R6-32 heads down
 
 
-def check_heads_down(system: RonD6System, state: RonD6State, actor: str, command: R6HeadsDown) -> dict[str, Any]:
+def check_heads_down(system: SystemContract, state: RonD6State, actor: str, command: R6HeadsDown) -> dict[str, Any]:
     attacker = standing(system, state, actor)
     weapon = system.weapon(attacker, command.weapon)
     in_hand(attacker, weapon)
@@ -606,7 +606,7 @@ def check_heads_down(system: RonD6System, state: RonD6State, actor: str, command
     return {"weapon": weapon, "rounds": rounds if weapon.capacity else 0, "center": center}
 
 
-def perform_heads_down(system: RonD6System, decision: Decision, actor: str, command: R6HeadsDown, dice: Dice, queue: Queue) -> None:
+def perform_heads_down(system: SystemContract, decision: Decision, actor: str, command: R6HeadsDown, dice: Dice, queue: Queue) -> None:
     plan = check_heads_down(system, decision.state, actor, command)  # type: ignore[arg-type]
     weapon: Weapon = plan["weapon"]
     system.spend_action(decision, actor, "full", action="heads_down", rule=rules.R_HEADS_DOWN)
@@ -618,7 +618,7 @@ def perform_heads_down(system: RonD6System, decision: Decision, actor: str, comm
 # --------------------------------------------------------------------------- grapples (R6-30)
 
 
-def check_grapple(system: RonD6System, state: RonD6State, actor: str, command: R6Grapple) -> None:
+def check_grapple(system: SystemContract, state: RonD6State, actor: str, command: R6Grapple) -> None:
     attacker = standing(system, state, actor)
     target = foe(system, state, attacker, command.target)
     a, t = positions(attacker, target)
@@ -627,7 +627,7 @@ def check_grapple(system: RonD6System, state: RonD6State, actor: str, command: R
     need_actions(system, state, attacker)
 
 
-def perform_grapple(system: RonD6System, decision: Decision, actor: str, command: R6Grapple, dice: Dice, queue: Queue) -> None:
+def perform_grapple(system: SystemContract, decision: Decision, actor: str, command: R6Grapple, dice: Dice, queue: Queue) -> None:
     system.spend_action(decision, actor, action="grapple", rule=rules.R_ACTION_TYPES)
     grab = Weapon(id="unarmed", name="grapple", kind="unarmed", skill="fighting", damage="STR")
     queue[:0] = [
@@ -636,13 +636,13 @@ def perform_grapple(system: RonD6System, decision: Decision, actor: str, command
     ]
 
 
-def check_escape(system: RonD6System, state: RonD6State, actor: str, command: R6Escape) -> None:
+def check_escape(system: SystemContract, state: RonD6State, actor: str, command: R6Escape) -> None:
     combatant = standing(system, state, actor)
     require(bool(combatant.grappled_by), f"{actor} is not grappled (R6-30)")
     need_actions(system, state, combatant)
 
 
-def perform_escape(system: RonD6System, decision: Decision, actor: str, command: R6Escape, dice: Dice, queue: Queue) -> None:
+def perform_escape(system: SystemContract, decision: Decision, actor: str, command: R6Escape, dice: Dice, queue: Queue) -> None:
     state: RonD6State = decision.state  # type: ignore[assignment]
     penalty = system.spend_action(decision, actor, action="escape", rule=rules.R_ESCAPE)
     combatant = state.combatants[actor]
@@ -660,13 +660,13 @@ def perform_escape(system: RonD6System, decision: Decision, actor: str, command:
 # --------------------------------------------------------------------------- injuries (R6-21/22)
 
 
-def check_recover_stun(system: RonD6System, state: RonD6State, actor: str, command: R6RecoverStun) -> None:
+def check_recover_stun(system: SystemContract, state: RonD6State, actor: str, command: R6RecoverStun) -> None:
     combatant = standing(system, state, actor)
     require("stunned" in combatant.conditions, f"{actor} is not Stunned")
     need_actions(system, state, combatant)
 
 
-def perform_recover_stun(system: RonD6System, decision: Decision, actor: str, command: R6RecoverStun, dice: Dice, queue: Queue) -> None:
+def perform_recover_stun(system: SystemContract, decision: Decision, actor: str, command: R6RecoverStun, dice: Dice, queue: Queue) -> None:
     state: RonD6State = decision.state  # type: ignore[assignment]
     penalty = system.spend_action(decision, actor, action="recover", rule=rules.R_CONDITIONS)
     roll = roll_test(dice, state.settings, state.combatants[actor], "fortitude", purpose="shake off Stunned (Stamina: Fortitude)",
@@ -676,13 +676,13 @@ def perform_recover_stun(system: RonD6System, decision: Decision, actor: str, co
         decision.emit(ConditionRemoved(combatant=actor, condition="stunned", reason="Standard Stamina: Fortitude test", rule=rules.R_CONDITIONS))
 
 
-def check_mortal(system: RonD6System, state: RonD6State, actor: str, command: R6MortalWoundCheck) -> None:
+def check_mortal(system: SystemContract, state: RonD6State, actor: str, command: R6MortalWoundCheck) -> None:
     combatant = system.combatant(state, command.combatant)
     require("mortally_wounded" in combatant.conditions, f"{command.combatant} is not Mortally Wounded")
     require(not combatant.dead, f"{command.combatant} is already dead")
 
 
-def perform_mortal(system: RonD6System, decision: Decision, actor: str, command: R6MortalWoundCheck, dice: Dice, queue: Queue) -> None:
+def perform_mortal(system: SystemContract, decision: Decision, actor: str, command: R6MortalWoundCheck, dice: Dice, queue: Queue) -> None:
     """R6-21: at the end of each minute roll Strength; less than the minutes
     since the wound and the character dies."""
     state: RonD6State = decision.state  # type: ignore[assignment]
@@ -705,7 +705,7 @@ def perform_mortal(system: RonD6System, decision: Decision, actor: str, command:
 
 
 def _checked(check: Callable[..., Any]) -> Callable[..., None]:
-    def run(system: RonD6System, state: RonD6State, actor: str, command: Command) -> None:
+    def run(system: SystemContract, state: RonD6State, actor: str, command: Command) -> None:
         check(system, state, actor, command)
 
     return run

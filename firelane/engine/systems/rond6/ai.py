@@ -32,7 +32,7 @@ take the character down; a Waiting combatant interrupts an enemy it can hit.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
@@ -46,6 +46,7 @@ from firelane.engine.systems.rond6 import (
     movement,
     rules,
 )
+from firelane.engine.systems.rond6.contract import SystemContract
 from firelane.engine.systems.rond6.pools import DieCode, as_code, difficulty
 from firelane.engine.systems.rond6.rolling import adjusted, condition_dice_mods
 from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State, Weapon
@@ -60,9 +61,6 @@ from firelane.events.rond6_schemas import (
     R6Wait,
 )
 from firelane.events.schemas import ClaimReaction, Command, PassReaction
-
-if TYPE_CHECKING:
-    from firelane.engine.systems.rond6.system import RonD6System
 
 
 # A grenade is worth its one use only when it catches at least this many enemies.
@@ -99,7 +97,7 @@ def reloadable(me: RonD6Combatant, weapon: Weapon) -> bool:
     return bool(weapon.capacity) and me.reloads.get(weapon.id, 0) > 0 and me.ammo.get(weapon.id, 0) < weapon.capacity
 
 
-def hand_weapons(system: RonD6System, me: RonD6Combatant) -> list[Weapon]:
+def hand_weapons(system: SystemContract, me: RonD6Combatant) -> list[Weapon]:
     """Loaded weapons in hand for a single-target attack, best damage first, then fists."""
     from firelane.engine.systems.rond6.rolling import weapon_damage_code
 
@@ -108,7 +106,7 @@ def hand_weapons(system: RonD6System, me: RonD6Combatant) -> list[Weapon]:
     return [*held, system.weapon(me, "unarmed")]
 
 
-def first_attack(system: RonD6System, state: RonD6State, me: RonD6Combatant) -> tuple[Weapon, RonD6Combatant] | None:
+def first_attack(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> tuple[Weapon, RonD6Combatant] | None:
     """The best weapon in hand and the nearest enemy it can reach now."""
     for target in enemies(state, me):
         for weapon in hand_weapons(system, me):
@@ -133,7 +131,7 @@ def weapon_to_ready(me: RonD6Combatant) -> tuple[Weapon, bool] | None:
     return None
 
 
-def charge_target(system: RonD6System, state: RonD6State, me: RonD6Combatant) -> tuple[Weapon, RonD6Combatant] | None:
+def charge_target(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> tuple[Weapon, RonD6Combatant] | None:
     melee = [w for w in me.weapons if w.kind == "melee" and w.id in me.readied]
     if not melee or "prone" in me.conditions or me.grappled_by:
         return None
@@ -143,12 +141,12 @@ def charge_target(system: RonD6System, state: RonD6State, me: RonD6Combatant) ->
             plan_path = actions.charge_path(system, state, me, target, weapon.reach)
         except Rejected:
             continue
-        if 2 <= len(plan_path) <= 2 * me.move:
+        if 2 <= len(plan_path) <= 2 * movement.effective_move(me, state.settings):
             return weapon, target
     return None
 
 
-def area_attack_now(system: RonD6System, state: RonD6State, me: RonD6Combatant) -> R6AreaAttack | None:
+def area_attack_now(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> R6AreaAttack | None:
     """The grenade throw worth making from here, or None: the area that catches
     the most enemies and no ally (`areas.choose_area_attack`), kept only when
     the expected attack total beats the Defense of at least `AREA_MIN_ENEMIES`
@@ -182,7 +180,7 @@ def area_attack_now(system: RonD6System, state: RonD6State, me: RonD6Combatant) 
     return throw if likely_hits >= AREA_MIN_ENEMIES else None
 
 
-def advance_to_throw(system: RonD6System, state: RonD6State, me: RonD6Combatant) -> list[tuple[int, int]] | None:
+def advance_to_throw(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> list[tuple[int, int]] | None:
     """The path of a full move towards the best burst's target Space, when that
     Space is beyond the grenade's Short range and no throw is worth making from
     here (`area_attack_now`): a thrower closes in to throw next round (the -5 of
@@ -227,7 +225,7 @@ def patients(state: RonD6State, me: RonD6Combatant) -> list[RonD6Combatant]:
     return sorted(found, key=lambda c: (-c.wounds, c.id))
 
 
-def heal_now(system: RonD6System, state: RonD6State, me: RonD6Combatant) -> R6Heal | None:
+def heal_now(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> R6Heal | None:
     """The treatment a medic can give without moving, or None."""
     if "prone" in me.conditions or me.grappled_by:
         return None
@@ -238,7 +236,7 @@ def heal_now(system: RonD6System, state: RonD6State, me: RonD6Combatant) -> R6He
     return None
 
 
-def patient_to_reach(system: RonD6System, state: RonD6State, me: RonD6Combatant) -> tuple[RonD6Combatant, list[tuple[int, int]]] | None:
+def patient_to_reach(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> tuple[RonD6Combatant, list[tuple[int, int]]] | None:
     """(patient, path): the first of `patients` that a partial move brings within
     healing reach, so a move and a treatment fit in the round; None for a
     non-medic or when nobody needs it."""
@@ -256,14 +254,14 @@ def patient_to_reach(system: RonD6System, state: RonD6State, me: RonD6Combatant)
     return None
 
 
-def prep_actions(system: RonD6System, me: RonD6Combatant) -> int:
+def prep_actions(system: SystemContract, me: RonD6Combatant) -> int:
     return int("prone" in me.conditions) + int(bool(me.grappled_by)) + int(weapon_to_ready(me) is not None)
 
 
 # --------------------------------------------------------------------------- the turn
 
 
-def choose_command(system: RonD6System, state: RonD6State, cid: str) -> Command | None:
+def choose_command(system: SystemContract, state: RonD6State, cid: str) -> Command | None:
     me = state.combatants[cid]
     command_id = next_command_id(state, cid)
     if state.window is not None:
@@ -277,7 +275,7 @@ def choose_command(system: RonD6System, state: RonD6State, cid: str) -> Command 
     return next_action(system, state, me, command_id)
 
 
-def plan_count(system: RonD6System, state: RonD6State, me: RonD6Combatant) -> int:
+def plan_count(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> int:
     """Actions to declare: a treatment or a grenade throw alone (after standing
     up or breaking free), a move and a treatment; otherwise the preparations
     (stand, break free, ready or reload) plus one attack if an enemy is in
@@ -304,7 +302,7 @@ def plan_count(system: RonD6System, state: RonD6State, me: RonD6Combatant) -> in
     return max(1, min(count, limit))
 
 
-def in_reach_after_prep(system: RonD6System, state: RonD6State, me: RonD6Combatant) -> bool:
+def in_reach_after_prep(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> bool:
     """Whether an enemy is within reach of the weapon in hand or the one about to be readied."""
     ready = weapon_to_ready(me)
     weapons = [ready[0]] if ready is not None else hand_weapons(system, me)
@@ -316,7 +314,7 @@ def in_reach_after_prep(system: RonD6System, state: RonD6State, me: RonD6Combata
     return False
 
 
-def next_action(system: RonD6System, state: RonD6State, me: RonD6Combatant, command_id: str) -> Command | None:
+def next_action(system: SystemContract, state: RonD6State, me: RonD6Combatant, command_id: str) -> Command | None:
     cid = me.id
     alone = me.declared_actions == 1 and me.actions_used == 0
     if "prone" in me.conditions:
@@ -360,7 +358,7 @@ def next_action(system: RonD6System, state: RonD6State, me: RonD6Combatant, comm
     return move_towards(system, state, me, command_id, full=alone)
 
 
-def move_towards(system: RonD6System, state: RonD6State, me: RonD6Combatant, command_id: str, *, full: bool) -> Command | None:
+def move_towards(system: SystemContract, state: RonD6State, me: RonD6Combatant, command_id: str, *, full: bool) -> Command | None:
     if me.position is None:
         return None
     foes = enemies(state, me)
@@ -378,7 +376,7 @@ def move_towards(system: RonD6System, state: RonD6State, me: RonD6Combatant, com
 # --------------------------------------------------------------------------- windows
 
 
-def answer_window(system: RonD6System, state: RonD6State, me: RonD6Combatant, command_id: str) -> Command | None:
+def answer_window(system: SystemContract, state: RonD6State, me: RonD6Combatant, command_id: str) -> Command | None:
     window = state.window
     assert window is not None
     reactor = window.eligible(me.id)
@@ -409,16 +407,14 @@ def answer_window(system: RonD6System, state: RonD6State, me: RonD6Combatant, co
     return passing
 
 
-def best_defense(system: RonD6System, state: RonD6State, me: RonD6Combatant, offered: list[str], attack_kind: str) -> str | None:
-    from firelane.engine.systems.rond6.system import DEFENSE_REACTIONS
-
+def best_defense(system: SystemContract, state: RonD6State, me: RonD6Combatant, offered: list[str], attack_kind: str) -> str | None:
     declared = me.declared_actions or max(1, min(int(state.settings.get("reaction_declares_actions", 2)), system.action_limit(state, me)))
     penalty = declared - 1
     passive = rules.passive_defense(difficulty("standard", settings=state.settings), as_code(me.attributes.get("Agility", "2D")).dice,
                                     me.passive_defense_bonus + me.defense_bonus)
     best: tuple[float, str] | None = None
     for name in offered:
-        skill = DEFENSE_REACTIONS[name]
+        skill = rules.DEFENSE_REACTIONS[name]
         code, _ = rules.skill_code(me.attributes, me.skills, skill, untrained="untrained" in me.conditions)
         expected = mean(adjusted(code, condition_dice_mods(me, skill, action_penalty=penalty)))
         if expected > passive and (best is None or expected > best[0]):
@@ -426,7 +422,7 @@ def best_defense(system: RonD6System, state: RonD6State, me: RonD6Combatant, off
     return best[1] if best else None
 
 
-def resist_choice(system: RonD6System, state: RonD6State, me: RonD6Combatant, hit: dict[str, Any]) -> dict[str, Any]:
+def resist_choice(system: SystemContract, state: RonD6State, me: RonD6Combatant, hit: dict[str, Any]) -> dict[str, Any]:
     resistance, _ = rules.damage_resistance(me.attributes.get("Strength", "2D"), me.armor, bonus=me.dr_bonus,
                                             armor_per_die=int(state.settings.get("armor_points_per_die", 4)))
     damage = int(hit["damage_total"])

@@ -13,7 +13,7 @@ Steps (JSON-able dicts kept in window continuations, see `system.run_steps`):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
@@ -21,6 +21,7 @@ from firelane.engine.core import Decision
 from firelane.engine.dice import Dice
 from firelane.engine.grid import distance
 from firelane.engine.systems.rond6 import actions, reactions, rules
+from firelane.engine.systems.rond6.contract import SystemContract
 from firelane.engine.systems.rond6.pools import as_code, difficulty, roll_pool
 from firelane.engine.systems.rond6.rolling import (
     dice_mods_from,
@@ -28,8 +29,9 @@ from firelane.engine.systems.rond6.rolling import (
     roll_damage,
     roll_test,
 )
+from firelane.engine.state import ReactionWindow
 from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State, Weapon
-from firelane.events.rond6_schemas import R6ActionLost, R6DamageRolled
+from firelane.events.rond6_schemas import R6ActionLost, R6DamageRolled, R6InterruptsBegun
 from firelane.events.schemas import (
     AttackResolved,
     ConditionApplied,
@@ -41,9 +43,6 @@ from firelane.events.schemas import (
     TestRolled,
 )
 
-if TYPE_CHECKING:
-    from firelane.engine.systems.rond6.system import RonD6System
-
 Queue = list[dict[str, Any]]
 
 
@@ -51,7 +50,7 @@ Queue = list[dict[str, Any]]
 
 
 def defense_value(
-    system: RonD6System, state: RonD6State, attacker: RonD6Combatant, target: RonD6Combatant, attack_kind: str, band: str
+    system: SystemContract, state: RonD6State, attacker: RonD6Combatant, target: RonD6Combatant, attack_kind: str, band: str
 ) -> tuple[int, dict[str, Any]]:
     """The number an attack must reach: a standing Active Defense that covers
     this kind of attack (R6-16/17), else Passive Defense (R6-15) with its
@@ -96,11 +95,11 @@ def lose(decision: Decision, actor: str, action: str, reason: str, rule: str = r
     decision.emit(R6ActionLost(combatant=actor, action=action, reason=reason, rule=rule))
 
 
-def defend_step(system: RonD6System, decision: Decision, step: dict[str, Any], queue: Queue, dice: Dice) -> None:
+def defend_step(system: SystemContract, decision: Decision, step: dict[str, Any], queue: Queue, dice: Dice) -> None:
     reactions.open_defense_window(system, decision, step, queue)
 
 
-def strike_weapon(system: RonD6System, attacker: RonD6Combatant, step: dict[str, Any]) -> Weapon:
+def strike_weapon(system: SystemContract, attacker: RonD6Combatant, step: dict[str, Any]) -> Weapon:
     if step["effect"] == "interaction":
         return Weapon(id=step["interaction"], name=step["interaction"], kind="interaction", skill=step["skill"])
     if step["effect"] == "grapple":
@@ -108,7 +107,7 @@ def strike_weapon(system: RonD6System, attacker: RonD6Combatant, step: dict[str,
     return system.weapon(attacker, step["weapon"])
 
 
-def strike_step(system: RonD6System, decision: Decision, step: dict[str, Any], queue: Queue, dice: Dice) -> None:
+def strike_step(system: SystemContract, decision: Decision, step: dict[str, Any], queue: Queue, dice: Dice) -> None:
     """One attack roll against one target (R6-13) and its effect."""
     state: RonD6State = decision.state  # type: ignore[assignment]
     attacker = state.combatants[step["attacker"]]
@@ -178,7 +177,7 @@ def strike_step(system: RonD6System, decision: Decision, step: dict[str, Any], q
 
 
 def deliver_hit(
-    system: RonD6System, decision: Decision, attacker: str, target_id: str, weapon: Weapon, damage: Roll, queue: Queue, dice: Dice
+    system: SystemContract, decision: Decision, attacker: str, target_id: str, weapon: Weapon, damage: Roll, queue: Queue, dice: Dice
 ) -> None:
     """Damage reaches the target: if it may spend Character/Fate Points (R6-20),
     record the damage roll now (it was rolled in this decision) and open the
@@ -192,7 +191,7 @@ def deliver_hit(
     apply_damage_total(system, decision, target_id, damage.total, source=attacker, roll=damage, rule=rules.R_DAMAGE, stun=weapon.stun, dice=dice)
 
 
-def heads_down_step(system: RonD6System, decision: Decision, step: dict[str, Any], queue: Queue, dice: Dice) -> None:
+def heads_down_step(system: SystemContract, decision: Decision, step: dict[str, Any], queue: Queue, dice: Dice) -> None:
     """R6-32: one attack test as an Intimidation against everyone in the area;
     each target's opposed Will Power test fails -> it seeks cover (drops
     prone, house default), loses its next action, and suffers the
@@ -245,7 +244,7 @@ def lose_next_action(decision: Decision, target_id: str, rule: str) -> None:
 
 
 def apply_interaction(
-    system: RonD6System, decision: Decision, attacker: str, target_id: str, points: int, chosen: list[int], interaction: str,
+    system: SystemContract, decision: Decision, attacker: str, target_id: str, points: int, chosen: list[int], interaction: str,
     dice: Dice, *, allow_lose_action: bool = True,
 ) -> None:
     """Buy effects with the result points: the chosen ones in order while
@@ -285,7 +284,7 @@ def _choose_without_lose_action(points: int) -> list[int]:
     return chosen
 
 
-def add_fatigue(system: RonD6System, decision: Decision, target_id: str, rule: str, details: dict[str, Any] | None = None) -> None:
+def add_fatigue(system: SystemContract, decision: Decision, target_id: str, rule: str, details: dict[str, Any] | None = None) -> None:
     """One more Fatigue condition; beyond the limit (3) the character falls unconscious (R6-22)."""
     state: RonD6State = decision.state  # type: ignore[assignment]
     target = state.combatants[target_id]
@@ -300,7 +299,7 @@ def add_fatigue(system: RonD6System, decision: Decision, target_id: str, rule: s
 
 
 def apply_damage_total(
-    system: RonD6System, decision: Decision, target_id: str, damage_total: int, *, source: str, roll: Any = None,
+    system: SystemContract, decision: Decision, target_id: str, damage_total: int, *, source: str, roll: Any = None,
     rule: str = rules.R_DAMAGE, stun: bool = False, dice: Dice | None = None,
 ) -> None:
     state: RonD6State = decision.state  # type: ignore[assignment]
@@ -335,7 +334,7 @@ def apply_damage_total(
     injure(system, decision, target_id, before, after, dice)
 
 
-def injure(system: RonD6System, decision: Decision, target_id: str, before: int, after: int, dice: Dice | None) -> None:
+def injure(system: SystemContract, decision: Decision, target_id: str, before: int, after: int, dice: Dice | None) -> None:
     """R6-21 injury levels reached by going from ``before`` to ``after`` Wounds, and R6-23 Massive Damage."""
     state: RonD6State = decision.state  # type: ignore[assignment]
     if after >= 5 > before:
@@ -357,7 +356,7 @@ def injure(system: RonD6System, decision: Decision, target_id: str, before: int,
                                        details={"wounds": after - before}))
 
 
-def incapacitation_test(system: RonD6System, decision: Decision, target_id: str, dice: Dice) -> None:
+def incapacitation_test(system: SystemContract, decision: Decision, target_id: str, dice: Dice) -> None:
     """R6-21, 3 Wounds: a Standard Stamina or Will Power test (the better of the
     two, house default, not reduced by the Wounds that caused it) or unconscious."""
     state: RonD6State = decision.state  # type: ignore[assignment]
@@ -380,7 +379,7 @@ def incapacitation_test(system: RonD6System, decision: Decision, target_id: str,
 # --------------------------------------------------------------------------- turn and round boundaries
 
 
-def recover_stun_by_rest(system: RonD6System, decision: Decision) -> None:
+def recover_stun_by_rest(system: SystemContract, decision: Decision) -> None:
     """R6-21/22: a Stunned character who spent one full round taking no
     actions recovers at the start of the next round."""
     state: RonD6State = decision.state  # type: ignore[assignment]
@@ -390,7 +389,7 @@ def recover_stun_by_rest(system: RonD6System, decision: Decision) -> None:
             decision.emit(ConditionRemoved(combatant=cid, condition="stunned", reason="a full round without actions", rule=rules.R_INJURY))
 
 
-def start_of_turn(system: RonD6System, decision: Decision, cid: str, dice: Dice) -> None:
+def start_of_turn(system: SystemContract, decision: Decision, cid: str, dice: Dice) -> None:
     state: RonD6State = decision.state  # type: ignore[assignment]
     combatant = state.combatants[cid]
     changes: dict[str, Any] = {}
@@ -423,8 +422,33 @@ def start_of_turn(system: RonD6System, decision: Decision, cid: str, dice: Dice)
             decision.emit(ConditionRemoved(combatant=cid, condition="grappled", reason="the grappler let go", rule=rules.R_ESCAPE))
 
 
-def end_of_turn(system: RonD6System, decision: Decision, cid: str) -> None:
+def end_of_turn(system: SystemContract, decision: Decision, cid: str) -> None:
     combatant: RonD6Combatant = decision.state.combatants[cid]  # type: ignore[assignment]
     for condition, until in sorted(combatant.conditions.items()):
         if until == "end_of_turn":
             decision.emit(ConditionRemoved(combatant=cid, condition=condition, reason="end of its turn"))
+
+
+# --------------------------------------------------------------------------- after a window
+
+
+def after_window(system: SystemContract, decision: Decision, window: ReactionWindow, dice: Dice) -> None:
+    """What follows a window: queue the claimed Wait interruptions before the
+    declared action (R6-08), or apply the damage of a hit once its target chose
+    whether to spend Character or Fate Points (R6-20); then run the rest of the queue."""
+    state: RonD6State = decision.state  # type: ignore[assignment]
+    continuation = window.continuation
+    kind = continuation.get("kind")
+    queue: Queue = list(continuation.get("queue", []))
+    if kind == "wait":
+        interrupts = list(state.queued_interrupts)
+        if interrupts:
+            decision.emit(R6InterruptsBegun(window=window.window, count=len(interrupts)))
+        queue = [{"step": "resolve", "command": payload, "interrupt": True} for payload in interrupts] + queue
+    elif kind == "resist":
+        hit = continuation["hit"]
+        target = state.combatants[hit["target"]]
+        if not target.out_of_fight:
+            apply_damage_total(system, decision, hit["target"], hit["damage_total"], source=hit["attacker"], roll=None,
+                               rule=hit["rule"], stun=hit["stun"], dice=dice)
+    system.run_steps(decision, queue, dice)

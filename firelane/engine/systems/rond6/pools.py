@@ -22,16 +22,23 @@ Rolling a pool (`roll_pool`):
   It is configurable per encounter through the system's settings (the main
   system passes its ``complication_rule`` setting here).
 * Pips are written into the roll as a `Modifier` (source ``"pips"``, rule
-  R6-01) so that ``total == sum(kept faces) + sum(modifier values)``.
+  R6-01) so that ``total == sum(kept faces) + sum(modifier values)``. When a
+  complication removes every die (a 1D pool, or 2D with the Wild Die's 1),
+  ``kept`` is empty and ``none_kept`` says that no die counts.
 * Extra Wild Dice (a Character Point spent on a roll, R6-20) are rolled after
-  everything else, each separately, each exploding on 6 (unless Stymied) but
-  without complications.
+  everything else, each separately, "applying the normal Wild Die rules": each
+  explodes on 6 (unless Stymied), and a 1 on its first face is a complication.
+  Rolled separately, each is a pool of its own, so under ``"remove"`` and
+  ``"remove_wild"`` the complication removes that 1 alone (there is no other
+  die in its pool to take); under ``"keep"`` it is only flagged.
 
 ``Roll.details`` records ``code``, ``wild_index``, ``wild_die`` (the faces of
 the Wild Die and its explosion chain), ``exploded`` (number of rerolls),
-``complication`` (bool), ``complication_rule``, ``removed`` (indices into
-``Roll.dice`` not counted), ``stymied`` and, when a target is given,
-``result_points`` (how far the total beat the target; 0 on a failure).
+``complication`` (bool: the Wild Die's or an extra Wild Die's), ``complication_rule``,
+``removed`` (indices into ``Roll.dice`` not counted), ``stymied``, with extra
+Wild Dice ``extra_wild_dice`` (each one's chain of faces) and
+``extra_wild_complications`` (indices of those that showed 1), and, when a
+target is given, ``result_points`` (how far the total beat the target; 0 on a failure).
 
 The difficulty ladder (**house default**, configurable): Very Easy 5, Easy 10,
 Standard 15, Moderate 20, Difficult 25, Very Difficult 30, Heroic 35; each
@@ -221,12 +228,23 @@ def roll_pool(
                     roll_notes.append("complication: the Wild Die's 1 is removed")
 
     extra_chains: list[list[int]] = []
-    for _ in range(extra_wild_dice):
+    extra_complications: list[int] = []
+    for number in range(1, extra_wild_dice + 1):
         start = len(rolled)
         extra = dice.roll(6)
         rolled.append(extra)
         _explode(dice, extra, stymied, rolled)
         extra_chains.append([d.face for d in rolled[start:]])
+        if extra.face == 1:
+            # R6-20: each is rolled separately "applying the normal Wild Die rules", so its 1 is a
+            # complication; alone in its own pool, it is the only die the complication removes.
+            complication = True
+            extra_complications.append(start)
+            if complication_rule == "keep":
+                roll_notes.append(f"complication: extra Wild Die {number} shows 1 (counted)")
+            else:
+                removed.append(start)
+                roll_notes.append(f"complication: extra Wild Die {number} shows 1 and is removed")
     if extra_chains:
         roll_notes.append(f"{extra_wild_dice} extra Wild Die(s): " + ", ".join("+".join(map(str, c)) for c in extra_chains))
 
@@ -248,6 +266,7 @@ def roll_pool(
     }
     if extra_chains:
         roll_details["extra_wild_dice"] = extra_chains
+        roll_details["extra_wild_complications"] = extra_complications
     success: bool | None = None
     if target is not None:
         success = total >= target
@@ -262,6 +281,7 @@ def roll_pool(
         modifiers=all_modifiers,
         total=total,
         kept=kept,
+        none_kept=bool(rolled) and not kept,
         target=target,
         compare=">=",
         success=success,

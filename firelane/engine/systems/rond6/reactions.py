@@ -16,29 +16,29 @@
 * ``resist`` (R6-20): a hit on a combatant with Character or Fate Points lets
   it spend them (``options``: ``character_points``, ``fate_point``) before
   the Damage Resistance Total is compared.
+
+What follows a window once it closes is `combat.after_window`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from firelane.engine.core import Decision, Rejected, require
 from firelane.engine.dice import Dice
 from firelane.engine.state import ReactionWindow
 from firelane.engine.systems.rond6 import actions, rules
+from firelane.engine.systems.rond6.contract import SystemContract
 from firelane.engine.systems.rond6.pools import DieCode, roll_pool
+from firelane.engine.systems.rond6.rules import DEFENSE_REACTIONS, INTERRUPT, RESIST
 from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State
 from firelane.events.rond6_schemas import (
     R6InterruptQueued,
-    R6InterruptsBegun,
     R6ResistanceBoosted,
     R6Wait,
 )
 from firelane.events.schemas import ClaimReaction, EligibleReactor, OrderedClaim
-
-if TYPE_CHECKING:
-    from firelane.engine.systems.rond6.system import RonD6System
 
 Queue = list[dict[str, Any]]
 
@@ -46,10 +46,8 @@ Queue = list[dict[str, Any]]
 # --------------------------------------------------------------------------- opening windows
 
 
-def open_wait_window(system: RonD6System, decision: Decision, actor: str, queue: Queue) -> bool:
+def open_wait_window(system: SystemContract, decision: Decision, actor: str, queue: Queue) -> bool:
     state: RonD6State = decision.state  # type: ignore[assignment]
-    from firelane.engine.systems.rond6.system import INTERRUPT
-
     reactors = [
         EligibleReactor(combatant=cid, reactions=[INTERRUPT])
         for cid, combatant in sorted(state.combatants.items())
@@ -61,7 +59,7 @@ def open_wait_window(system: RonD6System, decision: Decision, actor: str, queue:
     )
 
 
-def can_spend_reaction_action(system: RonD6System, state: RonD6State, combatant: RonD6Combatant) -> bool:
+def can_spend_reaction_action(system: SystemContract, state: RonD6State, combatant: RonD6Combatant) -> bool:
     """An unused declared action, or none declared yet and its turn still to come."""
     if combatant.out_of_fight:
         return False
@@ -70,10 +68,8 @@ def can_spend_reaction_action(system: RonD6System, state: RonD6State, combatant:
     return system.action_unavailable(state, combatant) is None
 
 
-def defense_options(system: RonD6System, state: RonD6State, combatant: RonD6Combatant, attack_kind: str) -> list[str]:
+def defense_options(system: SystemContract, state: RonD6State, combatant: RonD6Combatant, attack_kind: str) -> list[str]:
     """The Active Defense reactions this combatant may claim against an attack of this kind."""
-    from firelane.engine.systems.rond6.system import DEFENSE_REACTIONS
-
     covering = rules.defenses_against(attack_kind)
     if any(skill in combatant.active_defense for skill in covering):
         return []  # a standing Active Defense already covers it (R6-16)
@@ -85,7 +81,7 @@ def defense_options(system: RonD6System, state: RonD6State, combatant: RonD6Comb
     ]
 
 
-def open_defense_window(system: RonD6System, decision: Decision, step: dict[str, Any], queue: Queue) -> bool:
+def open_defense_window(system: SystemContract, decision: Decision, step: dict[str, Any], queue: Queue) -> bool:
     state: RonD6State = decision.state  # type: ignore[assignment]
     reactors = []
     for target_id in step["targets"]:
@@ -108,10 +104,8 @@ def can_resist(state: RonD6State, target: RonD6Combatant) -> bool:
     return not (target.out_of_fight or "confused" in target.conditions or (target.character_points <= 0 and target.fate_points <= 0))
 
 
-def open_resist_window(system: RonD6System, decision: Decision, hit: dict[str, Any], queue: Queue) -> bool:
+def open_resist_window(system: SystemContract, decision: Decision, hit: dict[str, Any], queue: Queue) -> bool:
     state: RonD6State = decision.state  # type: ignore[assignment]
-    from firelane.engine.systems.rond6.system import RESIST
-
     target = state.combatants[hit["target"]]
     if not can_resist(state, target):
         return False
@@ -131,7 +125,7 @@ def interrupt_payload(claimant: str, window: int, options: dict[str, Any]) -> di
     return {**raw, "actor": claimant, "command_id": str(raw.get("command_id") or f"{claimant}@interrupt{window}")}
 
 
-def check_interrupt(system: RonD6System, state: RonD6State, claimant: str, window: int, options: dict[str, Any]) -> dict[str, Any]:
+def check_interrupt(system: SystemContract, state: RonD6State, claimant: str, window: int, options: dict[str, Any]) -> dict[str, Any]:
     payload = interrupt_payload(claimant, window, options)
     try:
         command = system.parse_command(payload)
@@ -154,7 +148,7 @@ def resist_options(combatant: RonD6Combatant, options: dict[str, Any]) -> tuple[
     return points, fate
 
 
-def declare_count(system: RonD6System, state: RonD6State, combatant: RonD6Combatant, options: dict[str, Any]) -> int:
+def declare_count(system: SystemContract, state: RonD6State, combatant: RonD6Combatant, options: dict[str, Any]) -> int:
     """How many actions an undeclared defender declares for the round."""
     limit = system.action_limit(state, combatant)
     count = options.get("declare")
@@ -164,13 +158,7 @@ def declare_count(system: RonD6System, state: RonD6State, combatant: RonD6Combat
     return count
 
 
-def validate_claim(system: RonD6System, state: RonD6State, window: ReactionWindow, claim: ClaimReaction) -> None:
-    from firelane.engine.systems.rond6.system import (
-        DEFENSE_REACTIONS,
-        INTERRUPT,
-        RESIST,
-    )
-
+def validate_claim(system: SystemContract, state: RonD6State, window: ReactionWindow, claim: ClaimReaction) -> None:
     combatant = state.combatants[claim.actor]
     if claim.reaction == INTERRUPT:
         check_interrupt(system, state, claim.actor, window.window, claim.options)
@@ -185,7 +173,7 @@ def validate_claim(system: RonD6System, state: RonD6State, window: ReactionWindo
 # --------------------------------------------------------------------------- resolving claims
 
 
-def transaction(system: RonD6System, decision: Decision, body: Callable[[Decision], None]) -> str | None:
+def transaction(system: SystemContract, decision: Decision, body: Callable[[Decision], None]) -> str | None:
     """Run ``body`` on a trial copy; keep its events only if it is not rejected."""
     trial = Decision(system, decision.state)
     try:
@@ -197,13 +185,7 @@ def transaction(system: RonD6System, decision: Decision, body: Callable[[Decisio
     return None
 
 
-def resolve_reaction(system: RonD6System, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
-    from firelane.engine.systems.rond6.system import (
-        DEFENSE_REACTIONS,
-        INTERRUPT,
-        RESIST,
-    )
-
+def resolve_reaction(system: SystemContract, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
     state: RonD6State = decision.state  # type: ignore[assignment]
     combatant = state.combatants[claim.combatant]
     if combatant.out_of_fight:
@@ -247,24 +229,3 @@ def resolve_reaction(system: RonD6System, decision: Decision, window: ReactionWi
 
         return transaction(system, decision, resist)
     return f"unknown reaction {claim.reaction!r}"
-
-
-def after_window(system: RonD6System, decision: Decision, window: ReactionWindow, dice: Dice) -> None:
-    from firelane.engine.systems.rond6 import combat
-
-    state: RonD6State = decision.state  # type: ignore[assignment]
-    continuation = window.continuation
-    kind = continuation.get("kind")
-    queue: Queue = list(continuation.get("queue", []))
-    if kind == "wait":
-        interrupts = list(state.queued_interrupts)
-        if interrupts:
-            decision.emit(R6InterruptsBegun(window=window.window, count=len(interrupts)))
-        queue = [{"step": "resolve", "command": payload, "interrupt": True} for payload in interrupts] + queue
-    elif kind == "resist":
-        hit = continuation["hit"]
-        target = state.combatants[hit["target"]]
-        if not target.out_of_fight:
-            combat.apply_damage_total(system, decision, hit["target"], hit["damage_total"], source=hit["attacker"], roll=None,
-                                      rule=hit["rule"], stun=hit["stun"], dice=dice)
-    system.run_steps(decision, queue, dice)

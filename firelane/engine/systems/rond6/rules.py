@@ -187,6 +187,20 @@ DEFENSE_COVERS: dict[str, frozenset[str]] = {
 }
 DEFENSE_NAMES: dict[str, str] = {"dodge": "dodge", "parry": "melee_weapons", "block": "fighting"}
 
+# The reactions offered in windows: an Active Defense (R6-16, R6-18) by name and
+# the skill it rolls; a Wait interruption (R6-08); spending Character or Fate
+# Points against a hit (R6-20).
+DEFENSE_REACTIONS: dict[str, str] = {
+    "dodge": "dodge",
+    "parry": "melee_weapons",
+    "block": "fighting",
+    "resolve": "resolve",
+    "maneuver": "athletics (maneuver)",
+    "acrobatics": "acrobatics (trick)",
+}
+INTERRUPT = "interrupt"
+RESIST = "resist"
+
 
 def defense_skill(name: str) -> str:
     """The skill behind a defense name: "dodge", "parry" (melee weapons),

@@ -54,6 +54,10 @@ class Weapon(msgspec.Struct, kw_only=True):
     set_vs_charge: bool = False
 
 
+# Fists: what a combatant fights with when no weapon is in hand (not a sheet entry).
+UNARMED = Weapon(id="unarmed", name="unarmed", kind="unarmed", skill="fighting", damage="STR")
+
+
 class RonD6Combatant(Combatant):
     # ------------------------------------------------------------ the sheet
     attributes: dict[str, str] = {}

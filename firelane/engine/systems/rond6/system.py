@@ -53,7 +53,7 @@ from firelane.engine.core import SEQUENCER, BaseRuleSystem, Decision, Rejected, 
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid
 from firelane.engine.state import ReactionWindow
-from firelane.engine.systems.rond6 import actions, combat, reactions, rules
+from firelane.engine.systems.rond6 import actions, ai, areas, combat, reactions, rules, sheets
 from firelane.engine.systems.rond6 import aux as _aux
 from firelane.engine.systems.rond6.pools import (
     COMPLICATION_RULES,
@@ -68,7 +68,8 @@ from firelane.engine.systems.rond6.rolling import (
     condition_dice_mods,
     weapon_damage_code,
 )
-from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State, Weapon
+from firelane.engine.systems.rond6.rules import DEFENSE_REACTIONS, INTERRUPT, RESIST
+from firelane.engine.systems.rond6.state import UNARMED, RonD6Combatant, RonD6State, Weapon
 from firelane.events.rond6_schemas import (
     R6_COMMANDS,
     R6_EVENTS,
@@ -108,7 +109,6 @@ AUX_DEFAULT_SETTINGS: dict[str, Any] = dict(_aux.AUX_DEFAULT_SETTINGS)
 # Aux commands a grappled combatant cannot take (house default: a grapple holds you in place).
 GRAPPLE_BLOCKS = frozenset({"R6Move", "R6Jump"})
 
-UNARMED = Weapon(id="unarmed", name="unarmed", kind="unarmed", skill="fighting", damage="STR")
 
 # House defaults: each is documented in docs/systems/rond6.md and configurable
 # per encounter through EncounterSetup.settings.
@@ -146,17 +146,6 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     **AUX_DEFAULT_SETTINGS,
 }
 
-# Reactions offered in windows.
-DEFENSE_REACTIONS: dict[str, str] = {
-    "dodge": "dodge",
-    "parry": "melee_weapons",
-    "block": "fighting",
-    "resolve": "resolve",
-    "maneuver": "athletics (maneuver)",
-    "acrobatics": "acrobatics (trick)",
-}
-INTERRUPT = "interrupt"
-RESIST = "resist"
 
 
 class RonD6System(BaseRuleSystem):
@@ -184,32 +173,15 @@ class RonD6System(BaseRuleSystem):
         problem = settings_problem(settings)
         if problem is not None:
             raise Rejected(f"invalid {self.name} setting: {problem}")
+        sheets.check_positions(setup)
         return settings
 
 
     def build_combatant(self, setup: CombatantSetup, settings: dict[str, Any]) -> RonD6Combatant:
-        combatant: RonD6Combatant = super().build_combatant(setup, settings)  # type: ignore[assignment]
-        try:
-            for _name, code in [*combatant.attributes.items(), *combatant.skills.items()]:
-                as_code(code)
-            for name in combatant.skills:
-                rules.skill_attribute(name)
-            as_code(combatant.armor)
-            as_code(combatant.initiative_bonus)
-            ids = [w.id for w in combatant.weapons]
-            if len(set(ids)) != len(ids) or UNARMED.id in ids:
-                raise ValueError(f"weapon IDs must be unique and not {UNARMED.id!r}: {ids}")
-            for weapon in combatant.weapons:
-                weapon_damage_code(combatant, weapon)
-                if weapon.kind in ("ranged", "thrown"):
-                    rules.range_band(2, weapon.ranges)
-                if weapon.kind not in ("ranged", "thrown", "melee", "unarmed"):
-                    raise ValueError(f"weapon {weapon.id!r} has an unknown kind {weapon.kind!r}")
-            for weapon_id in combatant.readied:
-                if weapon_id not in ids:
-                    raise ValueError(f"readied weapon {weapon_id!r} is not among the weapons {ids}")
-        except ValueError as exc:
-            raise Rejected(f"combatant {setup.id!r} has an invalid sheet: {exc}") from None
+        """The sheet, checked in full (`sheets`): one line names the combatant and the field."""
+        combatant = sheets.convert_sheet(setup)
+        area_sizes = {"burst": list(areas.BURST_RADIUS), "cone": list(areas.CONE_LENGTH)}
+        sheets.check_sheet(setup, combatant, settings, area_sizes, weapon_damage_code)
         if not combatant.readied and combatant.weapons:
             combatant.readied = [combatant.weapons[0].id]
         for weapon in combatant.weapons:
@@ -505,7 +477,7 @@ class RonD6System(BaseRuleSystem):
         return reactions.resolve_reaction(self, decision, window, claim, dice)
 
     def after_window(self, decision: Decision, window: ReactionWindow, dice: Dice) -> None:
-        reactions.after_window(self, decision, window, dice)
+        combat.after_window(self, decision, window, dice)
 
     # ================================================================ damage (R6-19..23)
 
@@ -539,8 +511,6 @@ class RonD6System(BaseRuleSystem):
     # ================================================================ AI
 
     def choose_command(self, state: Any, combatant: str) -> Command | None:
-        from firelane.engine.systems.rond6 import ai
-
         return ai.choose_command(self, state, combatant)
 
 

@@ -1,0 +1,20 @@
+"""The d100-degrees package is laid out in floors (issue 7): state, data and
+pure rules at the bottom, actions, reactions and AI above them, the system on top."""
+
+from __future__ import annotations
+
+from ..floors import floor_problems
+
+FLOORS = {
+    "state": 0,
+    "rules": 0,
+    "data": 0,
+    "actions": 1,
+    "reactions": 1,
+    "ai": 1,
+    "system": 2,
+}
+
+
+def test_no_module_imports_one_above_it() -> None:
+    assert floor_problems("d100_degrees", FLOORS) == []

@@ -1,0 +1,26 @@
+"""The d100-zones package is laid out in floors (issue 7): state, data and
+pure rules at the bottom, actions, reactions and AI above them, the system on top."""
+
+from __future__ import annotations
+
+from ..floors import floor_problems
+
+FLOORS = {
+    "state": 0,
+    "rules": 0,
+    "data": 0,
+    "actions": 1,
+    "reactions": 1,
+    "ai": 1,
+    "system": 2,
+}
+
+
+def test_no_module_imports_one_above_it() -> None:
+    assert floor_problems("d100_zones", FLOORS) == []
+
+
+def test_the_shared_percentile_helpers_are_one_floor_of_pure_code() -> None:
+    """The helpers both percentile systems build on import nothing of either system."""
+    floors = {name: 0 for name in ("damage", "data", "paths", "positions", "rolls", "setup")}
+    assert floor_problems("percentile", floors) == []

@@ -1,0 +1,32 @@
+"""The RonD6 package is laid out in floors (issue 7): state, dice pools, the
+pure rules (combat, movement) and rolling at the bottom; actions, reactions,
+combat steps, movement, objects, areas, healing and AI above them; the system on top."""
+
+from __future__ import annotations
+
+from ..floors import floor_problems
+
+FLOORS = {
+    "state": 0,
+    "pools": 0,
+    "rules": 0,
+    "movement_rules": 0,
+    "rolling": 0,
+    "data": 0,
+    "contract": 0,
+    "sheets": 0,
+    "actions": 1,
+    "reactions": 1,
+    "combat": 1,
+    "movement": 1,
+    "objects": 1,
+    "areas": 1,
+    "healing": 1,
+    "aux": 1,
+    "ai": 1,
+    "system": 2,
+}
+
+
+def test_no_module_imports_one_above_it() -> None:
+    assert floor_problems("rond6", FLOORS) == []
