@@ -15,6 +15,14 @@ XLEN equals the ``n`` of the last entry.
 Appends are idempotent, not transactional from the caller's view: a cancelled
 or failed append may or may not have been applied, so callers retry with the
 same ``command_id`` and get ``duplicate=True`` if the first attempt landed.
+
+Durability: ``EventLog(client, campaign, replicas=1)`` makes every write of
+the log (appends, inbox commands, registrations) return only once a replica
+has it (``WAIT``, in the same round trip), and raise ``DurabilityError``
+otherwise; ``fsync=True`` asks for the AOF fsync as well (``WAITAOF``, Redis
+>= 7.2). A duplicate append rewrites its ``applied`` entry, so the WAIT that
+follows it also covers the original entries (replicas apply the stream in
+order): a retried append is acknowledged only once they are replicated.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ from typing import Any
 import msgspec
 
 from firelane.events.envelope import NewEntry, StoredEvent
-from firelane.redisio.client import RedisClient
+from firelane.redisio.client import CommandClient, Durability
 
 __all__ = ["AppendResult", "Batch", "EventLog", "VersionConflict", "validate_id"]
 
@@ -53,6 +61,9 @@ for b = 1, batches do
   if command_id ~= '' then
     local previous = redis.call('HGET', applied_key, command_id)
     if previous then
+      -- A write (of the same value), so a WAIT after a retried append waits
+      -- for the replicas to have everything up to the original entries.
+      redis.call('HSET', applied_key, command_id, previous)
       results[b] = {0, redis.call('XLEN', log_key), previous}
       return results
     end
@@ -158,10 +169,16 @@ def _stream_entry_to_event(encounter: str, entry: list[Any]) -> StoredEvent:
 class EventLog:
     """The event logs (and command inboxes) of one campaign's encounters."""
 
-    def __init__(self, client: RedisClient, campaign: str) -> None:
+    def __init__(
+        self, client: CommandClient, campaign: str, *, replicas: int = 0, fsync: bool = False, ack_timeout_ms: int = 5000
+    ) -> None:
+        """``replicas``/``fsync``: what a write needs before it returns (see the module doc and ``Durability``)."""
         self.client = client
         self.campaign = validate_id("campaign", campaign)
         self._prefix = f"firelane:{{{campaign}}}"
+        self.durability = (
+            Durability(replicas=replicas, fsync=fsync, timeout_ms=ack_timeout_ms) if replicas or fsync else None
+        )
 
     # -- keys ----------------------------------------------------------------
 
@@ -226,7 +243,7 @@ class EventLog:
                     raise ValueError("a log entry needs a non-empty type")
                 args.extend((entry.type, entry.schema, entry.data))
         reply = await self.client.evalsha_or_load(
-            _APPEND_SCRIPT, (self.log_key(encounter), self.applied_key(encounter)), args
+            _APPEND_SCRIPT, (self.log_key(encounter), self.applied_key(encounter)), args, durability=self.durability
         )
         results = []
         expected = expected_version
@@ -333,7 +350,7 @@ class EventLog:
 
     async def submit(self, encounter: str, payload: bytes) -> str:
         """Add a command to the encounter's inbox; returns its inbox entry id."""
-        raw = await self.client.execute("XADD", self.inbox_key(encounter), "*", "p", payload)
+        raw = await self.client.execute("XADD", self.inbox_key(encounter), "*", "p", payload, durability=self.durability)
         return _decode_id(raw)
 
     async def read_inbox(
@@ -364,6 +381,7 @@ class EventLog:
             _REGISTER_SCRIPT,
             (self.encounters_key, self.encounter_meta_key),
             (validate_id("encounter", encounter), meta),
+            durability=self.durability,
         )
         return bool(created)
 
