@@ -47,6 +47,10 @@ class ClusterError(RuntimeError):
     """The local cluster could not be started or did not reach the state asked for."""
 
 
+class _NodeExited(Exception):
+    """A node's process ended while we waited for it (not worth waiting on)."""
+
+
 def require_redis_server() -> str:
     """The redis-server binary, or a pytest skip naming why there is none."""
     try:
@@ -55,12 +59,16 @@ def require_redis_server() -> str:
         pytest.skip(f"Redis Cluster tests need a redis-server binary: {exc}")
 
 
+# Resolved here, in the parent: between fork and exec the child may only call
+# what is already loaded (no dlopen, whose locks another thread may hold).
+_prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+
 def _die_with_parent() -> None:
     # Runs in the child between fork and exec: the kernel sends SIGKILL to the
     # node when the thread that started it dies (nodes are started from the
     # main thread, which lives as long as the test process).
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _free_ports(count: int) -> list[int]:
@@ -163,7 +171,7 @@ class LocalCluster:
             for node in self.nodes:
                 self._spawn(node)
             for node in self.nodes:
-                self._wait_answers(node)
+                self._wait_answers_on_free_ports(node)
             self._form()
         except BaseException:
             self.stop()
@@ -372,13 +380,28 @@ class LocalCluster:
     def _wait_answers(self, node: ClusterNode) -> None:
         def answers() -> bool:
             if not node.running:
-                raise ClusterError(f"node {node.index} exited with code {node.process.returncode if node.process else '?'}")
+                raise _NodeExited(f"node {node.index} exited with code {node.process.returncode if node.process else '?'}")
             return command(node.port, "PING", timeout=1.0) == b"PONG"
 
         try:
             self.wait_until(answers, f"node {node.index} answers PING", self.startup_timeout)
-        except ClusterError as exc:
-            raise ClusterError(f"{exc}\ncommand: {self.binary} ... --port {node.port}") from None
+        except _NodeExited as exc:
+            raise ClusterError(
+                f"{exc}\ncommand: {self.binary} ... --port {node.port}\nits log ends:\n{node.log_tail()}"
+            ) from None
+
+    def _wait_answers_on_free_ports(self, node: ClusterNode, attempts: int = 3) -> None:
+        # A port seen free may be taken before the node binds it (other test
+        # runs share the machine): then the node gets two new ports.
+        for attempt in range(attempts):
+            try:
+                self._wait_answers(node)
+                return
+            except ClusterError:
+                if attempt == attempts - 1 or node.running or "Address already in use" not in node.log_tail():
+                    raise
+            node.port, node.bus_port = _free_ports(2)
+            self._spawn(node)
 
     def _form(self) -> None:
         for epoch, node in enumerate(self.nodes, start=1):
