@@ -84,6 +84,8 @@ class SequencerLease:
                 if await client.execute("SET", self.key, self.value, "NX", "PX", self.ttl_ms) is not None:
                     return
                 holder = await client.execute("GET", self.key)
+                if holder is not None and holder.decode() == self.value:
+                    return  # our SET landed but its reply was lost (a cluster client retried it)
                 if holder is not None and self._held_by_a_dead_local_process(holder.decode()):
                     if await client.evalsha_or_load(_TAKE_OVER, (self.key,), (holder, self.value, self.ttl_ms)):
                         return

@@ -19,6 +19,14 @@ reporting it where asked (``include_invalid``), never failing on it.
 Appends are idempotent, not transactional from the caller's view: a cancelled
 or failed append may or may not have been applied, so callers retry with the
 same ``command_id`` and get ``duplicate=True`` if the first attempt landed.
+
+Durability: ``EventLog(client, campaign, replicas=1)`` makes every write of
+the log (appends, inbox commands, registrations) return only once a replica
+has it (``WAIT``, in the same round trip), and raise ``DurabilityError``
+otherwise; ``fsync=True`` asks for the AOF fsync as well (``WAITAOF``, Redis
+>= 7.2). A duplicate append rewrites its ``applied`` entry, so the WAIT that
+follows it also covers the original entries (replicas apply the stream in
+order): a retried append is acknowledged only once they are replicated.
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ import msgspec
 
 from firelane.events.envelope import NewEntry, StoredEvent
 from firelane.events.signing import campaign_key, entry_mac, macs_equal
-from firelane.redisio.client import RedisClient
+from firelane.redisio.client import CommandClient, Durability
 
 __all__ = ["CAMPAIGNS_KEY", "CREATED_KEY", "AppendResult", "Batch", "EventLog", "InboxEntry", "VersionConflict",
            "validate_id"]
@@ -71,6 +79,9 @@ for b = 1, batches do
       if space then
         previous_id, previous_digest = string.sub(previous, 1, space - 1), string.sub(previous, space + 1)
       end
+      -- A write (of the same value), so a WAIT after a retried append waits
+      -- for the replicas to have everything up to the original entries.
+      redis.call('HSET', applied_key, command_id, previous)
       if digest ~= '' and previous_digest ~= '' and digest ~= previous_digest then
         results[b] = {2, actual, previous_id}
       else
@@ -227,19 +238,28 @@ def _stream_entry_to_event(encounter: str, entry: list[Any], key: bytes | None) 
 class EventLog:
     """The event logs (and command inboxes) of one campaign's encounters."""
 
-    def __init__(self, client: RedisClient, campaign: str, *, server_key: bytes | None = None) -> None:
+    def __init__(
+        self, client: CommandClient, campaign: str, *, server_key: bytes | None = None,
+        replicas: int = 0, fsync: bool = False, ack_timeout_ms: int = 5000,
+    ) -> None:
         """``server_key``: the store's log key (see firelane.redisio.datadir);
         with it, every append is signed and every read checked. Without it
-        (tests, a bare Redis), entries are neither signed nor checked."""
+        (tests, a bare Redis), entries are neither signed nor checked.
+        ``replicas``/``fsync``: what a write needs before it returns (see the
+        module doc and ``Durability``)."""
         self.client = client
         self.campaign = validate_id("campaign", campaign)
         self._prefix = f"firelane:{{{campaign}}}"
         self.server_key = server_key
         self.key = campaign_key(server_key, campaign) if server_key is not None else None
+        self.durability = (
+            Durability(replicas=replicas, fsync=fsync, timeout_ms=ack_timeout_ms) if replicas or fsync else None
+        )
+        self._options = {"server_key": server_key, "replicas": replicas, "fsync": fsync, "ack_timeout_ms": ack_timeout_ms}
 
     def for_campaign(self, campaign: str) -> EventLog:
         """The same store, another campaign."""
-        return EventLog(self.client, campaign, server_key=self.server_key)
+        return EventLog(self.client, campaign, **self._options)  # type: ignore[arg-type]
 
     # -- keys ----------------------------------------------------------------
 
@@ -318,7 +338,8 @@ class EventLog:
                     batch.command_id, batch.causation, batch.inbox_cursor)
                 args.extend((entry.type, entry.schema, entry.data, mac))
         reply = await self.client.evalsha_or_load(
-            _APPEND_SCRIPT, (self.log_key(encounter), self.applied_key(encounter), self.version_key(encounter)), args
+            _APPEND_SCRIPT, (self.log_key(encounter), self.applied_key(encounter), self.version_key(encounter)), args,
+            durability=self.durability,
         )
         results = []
         expected = expected_version
@@ -438,7 +459,8 @@ class EventLog:
 
     async def submit(self, encounter: str, payload: bytes, *, seat: str) -> str:
         """Add a command to a seat's inbox of the encounter; returns its inbox entry id."""
-        raw = await self.client.execute("XADD", self.inbox_key(encounter, seat), "*", "p", payload)
+        raw = await self.client.execute("XADD", self.inbox_key(encounter, seat), "*", "p", payload,
+                                        durability=self.durability)
         return _decode_id(raw)
 
     async def read_inboxes(
@@ -490,6 +512,7 @@ class EventLog:
             _REGISTER_SCRIPT,
             (self.encounters_key, self.encounter_meta_key),
             (validate_id("encounter", encounter), meta),
+            durability=self.durability,
         )
         if created:
             # Store-wide (outside the campaign's hash slot): what `firelane serve`

@@ -1,6 +1,10 @@
-"""Redis I/O for firelane: a thin cancel-safe trio client and an embedded redis-server."""
+"""Redis I/O for firelane: a thin cancel-safe trio client (one server or a Redis Cluster) and an embedded redis-server."""
 
 from firelane.redisio.client import (
+    CommandClient,
+    CommandConnection,
+    Durability,
+    DurabilityError,
     RedisAddress,
     RedisClient,
     RedisConnection,
@@ -9,11 +13,21 @@ from firelane.redisio.client import (
     RedisProtocolError,
     connect,
     is_blocking_command,
+    is_cluster_url,
 )
+from firelane.redisio.cluster import ClusterClient, ClusterConnection, ClusterDownError, NotAClusterError, key_slot
 from firelane.redisio.server import EmbeddedRedis, RedisServerError, RedisServerNotFound, find_redis_server
 
 __all__ = [
+    "ClusterClient",
+    "ClusterConnection",
+    "ClusterDownError",
+    "CommandClient",
+    "CommandConnection",
+    "Durability",
+    "DurabilityError",
     "EmbeddedRedis",
+    "NotAClusterError",
     "RedisAddress",
     "RedisClient",
     "RedisConnection",
@@ -25,4 +39,6 @@ __all__ = [
     "connect",
     "find_redis_server",
     "is_blocking_command",
+    "is_cluster_url",
+    "key_slot",
 ]

@@ -21,16 +21,23 @@ Model
   hands out a private connection for loops of blocking reads.
 * Replies are decoded by hiredis as-is: bulk strings stay ``bytes``, integers are
   ``int``, nil is ``None``, arrays are lists. Error replies become ``RedisError``.
+* Durability: ``execute(..., durability=Durability(replicas=1))`` (and the same
+  for ``evalsha_or_load``) sends the write and ``WAIT``/``WAITAOF`` in one
+  round trip on one connection (they only count that connection's writes) and
+  raises ``DurabilityError`` when fewer copies acknowledged it in time.
+* ``connect(url)`` also takes ``redis+cluster://host:port[,host:port...]`` and
+  then returns a ``ClusterClient`` (firelane/redisio/cluster.py) with the same
+  interface.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import AsyncIterator, Iterable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Union
+from typing import Any, Protocol, Union
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import hiredis
@@ -38,6 +45,10 @@ import trio
 
 __all__ = [
     "CommandArg",
+    "CommandClient",
+    "CommandConnection",
+    "Durability",
+    "DurabilityError",
     "RedisAddress",
     "RedisClient",
     "RedisConnection",
@@ -46,10 +57,12 @@ __all__ = [
     "RedisProtocolError",
     "connect",
     "is_blocking_command",
+    "is_cluster_url",
 ]
 
 CommandArg = Union[bytes, str, int, float, memoryview]
 
+CLUSTER_SCHEME = "redis+cluster"
 _RECEIVE_SIZE = 64 * 1024
 _DEFAULT_MAX_CONNECTIONS = 16
 
@@ -80,6 +93,68 @@ class RedisConnectionError(ConnectionError):
 
 class RedisProtocolError(RedisConnectionError):
     """The server sent bytes that are not valid RESP; the connection was dropped."""
+
+
+class DurabilityError(RedisError):
+    """A write ran on the server but not enough copies acknowledged it in time.
+
+    The write is *not* undone: it is in the master's memory and may or may not
+    survive a failover. Retry it (idempotently: firelane's appends carry a
+    command id) once the replicas are back, or treat it as not acknowledged.
+    """
+
+
+@dataclass(frozen=True)
+class Durability:
+    """How many copies a write needs before the call that made it returns.
+
+    * ``replicas=N``: ``WAIT N timeout_ms`` (every Redis): N replicas have the
+      write in memory. It survives the master's crash and the promotion of a
+      replica that acknowledged it, not every node losing power at once.
+    * ``fsync=True``: ``WAITAOF 1 N timeout_ms`` (Redis >= 7.2; needs
+      ``appendonly yes``): the write is fsynced to the master's AOF and to N
+      replicas' AOFs, so it also survives the machines restarting. On a server
+      without WAITAOF this raises ``DurabilityError`` before writing: no
+      silent downgrade to WAIT.
+
+    ``timeout_ms`` bounds the wait (Redis's 0, "wait forever", is refused).
+    """
+
+    replicas: int = 0
+    fsync: bool = False
+    timeout_ms: int = 5000
+
+    def __post_init__(self) -> None:
+        if self.replicas < 0:
+            raise ValueError(f"replicas must be >= 0, got {self.replicas}")
+        if self.timeout_ms <= 0:
+            raise ValueError(f"the acknowledgement timeout must be a positive number of ms, got {self.timeout_ms}")
+        if not self.replicas and not self.fsync:
+            raise ValueError("a Durability asks for nothing: give replicas >= 1 or fsync=True")
+
+    def describe(self) -> str:
+        if self.fsync:
+            return f"WAITAOF 1 {self.replicas} {self.timeout_ms}"
+        return f"WAIT {self.replicas} {self.timeout_ms}"
+
+
+def _check_acknowledged(reply: Any, durability: Durability, where: str) -> None:
+    """Raise ``DurabilityError`` unless the WAIT/WAITAOF ``reply`` meets ``durability``."""
+    if isinstance(reply, RedisError):
+        raise DurabilityError(f"Redis at {where} ran the write but {durability.describe()} failed: {reply.message}")
+    if durability.fsync:
+        local, replicas = reply
+        if local >= 1 and replicas >= durability.replicas:
+            return
+        got = f"the local AOF {'has' if local else 'does not have'} it and {replicas} of {durability.replicas} replicas"
+    else:
+        if reply >= durability.replicas:
+            return
+        got = f"{reply} of {durability.replicas} replicas"
+    raise DurabilityError(
+        f"Redis at {where} ran the write but only {got} acknowledged it within {durability.timeout_ms} ms "
+        f"({durability.describe()}); it may be lost on a failover"
+    )
 
 
 # hiredis turns error replies into instances of the class it is given, so
@@ -131,12 +206,15 @@ class RedisAddress:
             except ValueError as exc:
                 raise ValueError(f"Redis URL {url!r} has an invalid port") from exc
             return cls(url, host=parts.hostname, port=port, db=db, username=username, password=password)
+        if parts.scheme == CLUSTER_SCHEME:
+            raise ValueError(f"{url!r} is a Redis Cluster URL: open it with firelane.redisio.connect(), not RedisClient")
         if parts.scheme in ("unix", "redis+unix"):
             if not parts.path:
                 raise ValueError(f"Redis URL {url!r} has no socket path")
             return cls(url, path=unquote(parts.path), db=_parse_db(url, db_text), username=username, password=password)
         raise ValueError(
-            f"unsupported Redis URL scheme in {url!r}: use redis://host:port/db, unix:///path or redis+unix:///path"
+            f"unsupported Redis URL scheme in {url!r}: use redis://host:port/db, unix:///path or redis+unix:///path "
+            "(or redis+cluster://host:port[,host:port...] for a Redis Cluster)"
         )
 
     @property
@@ -393,6 +471,7 @@ class RedisClient:
         self._slots_in_use = 0
         self._slot_freed = trio.lowlevel.ParkingLot()
         self._script_shas: dict[str, str] = {}
+        self._has_waitaof: bool | None = None  # learned on first use (COMMAND INFO)
         self._closed = False
 
     # -- lifecycle ---------------------------------------------------------
@@ -444,13 +523,17 @@ class RedisClient:
 
     # -- commands ----------------------------------------------------------
 
-    async def execute(self, *args: CommandArg) -> Any:
+    async def execute(self, *args: CommandArg, durability: Durability | None = None) -> Any:
         """Run one command; error replies raise ``RedisError``.
 
         Blocking commands are routed to a connection outside the pool limit.
+        With ``durability``, the command is followed by WAIT/WAITAOF on the
+        same connection, in the same round trip (see ``Durability``).
         """
         if not args:
             raise ValueError("execute() needs a command name")
+        if durability is not None:
+            return await self._execute_with(args, durability=durability)
         if is_blocking_command(args):
             return await self._execute_blocking(args)
         connection = await self._checkout()
@@ -481,17 +564,23 @@ class RedisClient:
             self._checkin(connection)
 
     async def evalsha_or_load(
-        self, script: str, keys: Sequence[CommandArg] = (), args: Sequence[CommandArg] = ()
+        self,
+        script: str,
+        keys: Sequence[CommandArg] = (),
+        args: Sequence[CommandArg] = (),
+        *,
+        durability: Durability | None = None,
     ) -> Any:
         """Run a Lua script by SHA1, loading it on ``NOSCRIPT`` (e.g. after a restart or SCRIPT FLUSH).
 
         Works on Redis 6.2 and 7.x. A ``NOSCRIPT`` reply means the script did
-        not run, so retrying after loading cannot run it twice.
+        not run, so retrying after loading cannot run it twice. With
+        ``durability``, the script is followed by WAIT/WAITAOF on the same
+        connection (see ``Durability``).
         """
-        sha = self._script_shas.get(script)
-        if sha is None:
-            sha = hashlib.sha1(script.encode()).hexdigest()
-            self._script_shas[script] = sha
+        if durability is not None:
+            return await self._script_with(script, keys, args, durability=durability)
+        sha = self._script_sha(script)
         command: tuple[CommandArg, ...] = (len(keys), *keys, *args)
         try:
             return await self.execute("EVALSHA", sha, *command)
@@ -509,6 +598,72 @@ class RedisClient:
         # The cache was flushed again between LOAD and EVALSHA; EVAL both runs
         # and re-caches the script.
         return await self.execute("EVAL", script, *command)
+
+    # -- one round trip with ASKING and/or WAIT (durable writes; the cluster client's ASK) --
+
+    def _script_sha(self, script: str) -> str:
+        sha = self._script_shas.get(script)
+        if sha is None:
+            sha = hashlib.sha1(script.encode()).hexdigest()
+            self._script_shas[script] = sha
+        return sha
+
+    async def _wait_command(self, durability: Durability) -> tuple[CommandArg, ...]:
+        if not durability.fsync:
+            return ("WAIT", durability.replicas, durability.timeout_ms)
+        if self._has_waitaof is None:
+            # COMMAND INFO answers [nil] for a command the server does not know.
+            self._has_waitaof = (await self.execute("COMMAND", "INFO", "WAITAOF")) != [None]
+        if not self._has_waitaof:
+            raise DurabilityError(
+                f"fsync=True needs WAITAOF, which Redis at {self.url} does not have (it came in Redis 7.2); "
+                "nothing was written"
+            )
+        return ("WAITAOF", 1, durability.replicas, durability.timeout_ms)
+
+    async def _roundtrip_with(
+        self, command: Sequence[CommandArg], *, durability: Durability | None, asking: bool
+    ) -> tuple[Any, Any]:
+        """Send ``[ASKING,] command [, WAIT...]`` in one write; return (reply, WAIT reply or None)."""
+        commands: list[Sequence[CommandArg]] = [("ASKING",)] if asking else []
+        commands.append(command)
+        if durability is not None:
+            commands.append(await self._wait_command(durability))
+        replies = await self.pipeline(commands)
+        if asking:
+            del replies[0]
+        return replies[0], (replies[1] if durability is not None else None)
+
+    async def _execute_with(
+        self, args: Sequence[CommandArg], *, durability: Durability | None = None, asking: bool = False
+    ) -> Any:
+        reply, acknowledged = await self._roundtrip_with(args, durability=durability, asking=asking)
+        if isinstance(reply, RedisError):
+            raise reply
+        if durability is not None:
+            _check_acknowledged(acknowledged, durability, self.url)
+        return reply
+
+    async def _script_with(
+        self,
+        script: str,
+        keys: Sequence[CommandArg],
+        args: Sequence[CommandArg],
+        *,
+        durability: Durability | None = None,
+        asking: bool = False,
+    ) -> Any:
+        command: tuple[CommandArg, ...] = (len(keys), *keys, *args)
+        sha = self._script_sha(script)
+        reply, acknowledged = await self._roundtrip_with(("EVALSHA", sha, *command), durability=durability, asking=asking)
+        if isinstance(reply, RedisError) and reply.code == "NOSCRIPT":
+            # EVAL both runs the script and caches it for the next EVALSHA.
+            reply, acknowledged = await self._roundtrip_with(("EVAL", script, *command), durability=durability, asking=asking)
+        if isinstance(reply, RedisError):
+            raise reply
+        if durability is not None:
+            _check_acknowledged(acknowledged, durability, self.url)
+        return reply
 
     @asynccontextmanager
     async def dedicated(self) -> AsyncIterator[RedisConnection]:
@@ -585,9 +740,69 @@ class RedisClient:
         return reply
 
 
-async def connect(url: str, **options: Any) -> RedisClient:
-    """Open a ``RedisClient`` for ``url`` and check the server answers PING.
+class CommandConnection(Protocol):
+    """What ``dedicated()`` hands out, on one server or on a cluster."""
 
-    Options: ``max_connections``, ``connect_timeout``, ``client_name``.
+    @property
+    def closed(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+    async def execute(self, *args: CommandArg) -> Any: ...
+
+    async def pipeline(self, commands: Iterable[Sequence[CommandArg]]) -> list[Any]: ...
+
+
+class CommandClient(Protocol):
+    """The interface firelane uses, shared by ``RedisClient`` and ``ClusterClient``."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def closed(self) -> bool: ...
+
+    @property
+    def open_connection_count(self) -> int: ...
+
+    async def execute(self, *args: CommandArg, durability: Durability | None = None) -> Any: ...
+
+    async def pipeline(self, commands: Iterable[Sequence[CommandArg]]) -> list[Any]: ...
+
+    async def evalsha_or_load(
+        self,
+        script: str,
+        keys: Sequence[CommandArg] = (),
+        args: Sequence[CommandArg] = (),
+        *,
+        durability: Durability | None = None,
+    ) -> Any: ...
+
+    def dedicated(self) -> AbstractAsyncContextManager[CommandConnection]: ...
+
+    async def aclose(self) -> None: ...
+
+    async def __aenter__(self) -> Any: ...
+
+    async def __aexit__(self, *exc_info: object) -> None: ...
+
+
+def is_cluster_url(url: str) -> bool:
+    return urlsplit(url).scheme == CLUSTER_SCHEME
+
+
+async def connect(url: str, **options: Any) -> CommandClient:
+    """Open a client for ``url`` and check the server answers.
+
+    ``redis://``, ``unix://``, ``redis+unix://``: a ``RedisClient`` (PING).
+    ``redis+cluster://host:port[,host:port...]``: a ``ClusterClient`` that has
+    loaded the cluster's slot map (see firelane/redisio/cluster.py).
+
+    Options: ``max_connections`` (per node on a cluster), ``connect_timeout``,
+    ``client_name``; on a cluster also ``retry_timeout``.
     """
+    if is_cluster_url(url):
+        from firelane.redisio.cluster import ClusterClient  # imports this module
+
+        return await ClusterClient.connect(url, **options)
     return await RedisClient.connect(url, **options)
