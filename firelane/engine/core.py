@@ -26,9 +26,22 @@ from firelane.engine.dice import Dice
 from firelane.engine.reactions import order_claims
 # SEQUENCER (the engine's own actor) and GM (the GM's) are defined with the
 # seats, which decide who may use them; re-exported here for the systems.
-from firelane.engine.seats import GM, RESERVED_ACTORS, SEQUENCER, default_seats
+from firelane.engine.seats import ENGINE_SEAT, GM, RESERVED_ACTORS, SEQUENCER, default_seats, seat_by_id
 from firelane.events import codec
 from firelane.events.limits import bounded
+from firelane.events.options_schemas import (
+    ActionOption,
+    AttackOption,
+    Choice,
+    CombatantOptions,
+    GMCall,
+    GMOptions,
+    MoveOption,
+    ReactionOption,
+    SeatOptions,
+    Waiting,
+    WindowOptions,
+)
 from firelane.engine.state import Claim, Combatant, EncounterState, ReactionWindow, copy_state
 from firelane.events.schemas import (
     ActionTaken,
@@ -136,6 +149,21 @@ class Decision:
         self.events.append(event)
         self.system.evolve(self.state, event)
         return event
+
+
+class TurnOptions(msgspec.Struct, kw_only=True):
+    """A system's answer to `turn_options`."""
+
+    moves: list[MoveOption] = []
+    attacks: list[AttackOption] = []
+    actions: list[ActionOption] = []
+
+
+def command_json(command: Command) -> dict[str, Any]:
+    """A command as an option shows it: its JSON without ``command_id`` (the sender adds one)."""
+    body = msgspec.to_builtins(command)
+    body.pop("command_id", None)
+    return body
 
 
 def require(condition: bool, reason: str) -> None:
@@ -296,6 +324,23 @@ class BaseRuleSystem:
         """The AI's next command for this combatant, or None when it has nothing to say."""
         return None
 
+    def turn_options(self, state: EncounterState, combatant: str) -> TurnOptions:
+        """What ``combatant`` may do on its turn (it is active, no window is open):
+        every legal move, attack and other action, each with its command."""
+        return TurnOptions()
+
+    def reaction_options(self, state: EncounterState, window: ReactionWindow, combatant: str) -> list[ReactionOption]:
+        """How ``combatant`` may answer the open window. The default offers each
+        listed reaction with no options; a system whose claims take options
+        (a square, a choice) lists every legal one."""
+        reactor = window.eligible(combatant)
+        return [
+            ReactionOption(reaction=reaction, label=reaction.replace("_", " "), choices=[Choice(
+                label=reaction.replace("_", " "),
+                command=command_json(ClaimReaction(command_id="", actor=combatant, window=window.window, reaction=reaction)))])
+            for reaction in (reactor.reactions if reactor is not None else [])
+        ]
+
     def check_gm_change(self, state: EncounterState, combatant: Combatant, field: str, value: Any) -> None:
         """Raise Rejected if the GM may not set this system field to ``value``
         (the type is already checked; a system adds its ranges)."""
@@ -306,6 +351,65 @@ class BaseRuleSystem:
 
     def settle_gm_call(self, decision: Decision, call: str, ruling: str, dice: Dice) -> None:
         """Carry out a GM ruling on a pending call (after GMRuled is recorded)."""
+
+    # ------------------------------------------------------------ what a seat may do now
+
+    def options(self, state: EncounterState, seat_id: str) -> SeatOptions:
+        """Everything ``seat_id`` may do in ``state``: for each combatant it
+        controls, its moves, attacks, actions or window answers (each with the
+        command to send); for the GM seat, the GM's commands and pending calls."""
+        awaiting = self.awaiting(state)
+        waiting = Waiting(kind=awaiting.kind, combatants=awaiting.combatants, window=awaiting.window,
+                          deadline_ms=awaiting.deadline_ms if awaiting.window is not None else state.turn_deadline_ms)
+        if seat_id == ENGINE_SEAT:
+            role, controlled = "engine", [cid for cid, c in state.combatants.items() if c.policy == "ai"]
+        else:
+            seat = seat_by_id(state.seats, seat_id)
+            if seat is None:
+                raise Rejected(f"unknown seat {seat_id[:64]!r}")
+            role, controlled = seat.role, list(seat.combatants)
+        combatants = [self.combatant_options(state, cid) for cid in controlled if cid in state.combatants]
+        gm = self.gm_options(state) if role == "gm" else None
+        return SeatOptions(seat=seat_id, role=role, version=state.version, waiting=waiting, combatants=combatants, gm=gm)
+
+    def combatant_options(self, state: EncounterState, combatant_id: str) -> CombatantOptions:
+        combatant = state.combatants[combatant_id]
+        if not state.started:
+            return CombatantOptions(combatant=combatant_id, why_not="the encounter has not started")
+        if state.ended:
+            return CombatantOptions(combatant=combatant_id, why_not=f"the encounter has ended ({state.end_reason})")
+        window = state.window
+        if window is not None:
+            if combatant_id in window.unanswered():
+                return CombatantOptions(combatant=combatant_id, window=WindowOptions(
+                    window=window.window, trigger=window.trigger, actor=window.actor, deadline_ms=window.deadline_ms,
+                    awaited=window.unanswered(), reactions=self.reaction_options(state, window, combatant_id),
+                    pass_command=command_json(PassReaction(command_id="", actor=combatant_id, window=window.window))))
+            return CombatantOptions(combatant=combatant_id, why_not=(
+                f"reaction window {window.window} waits for {', '.join(window.unanswered())}"))
+        if combatant.out_of_fight:
+            return CombatantOptions(combatant=combatant_id, why_not="out of the fight")
+        if state.active != combatant_id:
+            return CombatantOptions(combatant=combatant_id, why_not=f"not its turn (active: {state.active or 'none'})")
+        turn = self.turn_options(state, combatant_id)
+        return CombatantOptions(
+            combatant=combatant_id, its_turn=True, turn_deadline_ms=state.turn_deadline_ms,
+            moves=turn.moves, attacks=turn.attacks, actions=turn.actions,
+            end_turn=command_json(EndTurn(command_id="", actor=combatant_id)))
+
+    def gm_options(self, state: EncounterState) -> GMOptions:
+        if not state.started or state.ended:
+            return GMOptions(commands=[])
+        adjustable = {
+            cid: sorted({"position", "conditions", "out_of_fight"}
+                        | {f for f in c.__struct_fields__ if f not in self.gm_fixed_fields})
+            for cid, c in state.combatants.items()
+        }
+        calls = [GMCall(id=call, text=text) for call, text in self.gm_calls(state).items()]
+        return GMOptions(
+            commands=["GMAdjust", "GMSkipTurn", "GMRule", "RewindEncounter", "EndEncounter"],
+            calls=calls, adjustable=adjustable, can_skip=state.window is not None or state.active is not None,
+            sides=sorted({c.side for c in state.combatants.values()}))
 
     # ------------------------------------------------------------ helpers for systems
 

@@ -1,0 +1,143 @@
+"""What a seat may do now: the typed answer of ``options(state, seat)``.
+
+Every option a frontend can take carries ``command``: the exact command to
+send (a JSON object tagged with ``"type"``, with ``actor`` filled in and
+without ``command_id``, which the sender adds). A listed command is accepted
+by the engine in the state the options were computed for (a property test
+checks it for every system); anything not listed may be refused.
+
+Numbers a player weighs come typed: the modifiers of an attack with their rule
+IDs, the exact chance to hit (computed from the dice, not sampled), the cost
+and path of a move, and who could react on the way with what chance.
+
+This module imports only the shared schemas (layering rule in DESIGN.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from firelane.events.schemas import Modifier
+
+Square = tuple[int, int]
+
+
+class Threat(msgspec.Struct, frozen=True, kw_only=True):
+    """Someone who could react to a move: where it would trigger, and its odds."""
+
+    reactor: str
+    reaction: str  # e.g. "reactive_fire", "overwatch", "opportunity_strike", "free_attack", "wait_interrupt"
+    at: Square | None = None  # the first square of the path where it could trigger
+    hit_chance: float | None = None  # the reactor's chance to hit the mover there
+    rule: str = ""
+
+
+class MoveOption(msgspec.Struct, frozen=True, kw_only=True):
+    to: Square
+    cost: float  # in the system's unit of movement (the terrain's, or squares)
+    path: list[Square]  # every square entered, in order: the path the engine takes
+    mode: str = "move"  # "move", "dash", "evade", "sprint", "charge"...
+    threats: list[Threat] = []
+    command: dict[str, Any]
+
+
+class AttackOption(msgspec.Struct, frozen=True, kw_only=True):
+    target: str
+    weapon: str
+    mode: str = ""  # a fire mode, an aimed/called shot...
+    modifiers: list[Modifier] = []  # every term of the roll, with its rule
+    target_number: int | None = None  # what the roll is compared against
+    hit_chance: float  # exact, from the dice
+    notes: list[str] = []  # e.g. "Disadvantage: target in smoke (BB-CORE-05)"
+    rule: str = ""
+    command: dict[str, Any]
+
+
+class Choice(msgspec.Struct, frozen=True, kw_only=True):
+    """One way to take an action or answer a window."""
+
+    label: str
+    command: dict[str, Any]
+    square: Square | None = None  # a lane square to fire at, a square to dive to...
+    hit_chance: float | None = None
+    rule: str = ""
+    notes: list[str] = []
+
+
+class ActionOption(msgspec.Struct, frozen=True, kw_only=True):
+    """An action other than a move or an attack (Aim, Overwatch, Take Cover,
+    Reload, Rally, Wait, First Aid, a grenade...), with each legal way to take it."""
+
+    action: str  # the command type
+    label: str
+    rule: str = ""
+    choices: list[Choice]
+
+
+class ReactionOption(msgspec.Struct, frozen=True, kw_only=True):
+    reaction: str
+    label: str
+    rule: str = ""
+    choices: list[Choice]  # each with its full ClaimReaction command
+
+
+class WindowOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """A reaction window (or a decision put to one combatant) awaiting this combatant."""
+
+    window: int
+    trigger: str  # what opened it ("move_through_fire_lane", "suppression_choice"...)
+    actor: str  # whose action opened it
+    deadline_ms: int
+    awaited: list[str]  # every combatant the window still waits for
+    reactions: list[ReactionOption]
+    pass_command: dict[str, Any]
+
+
+class CombatantOptions(msgspec.Struct, frozen=True, kw_only=True):
+    combatant: str
+    its_turn: bool = False
+    turn_deadline_ms: int | None = None
+    moves: list[MoveOption] = []
+    attacks: list[AttackOption] = []
+    actions: list[ActionOption] = []
+    window: WindowOptions | None = None
+    end_turn: dict[str, Any] | None = None
+    why_not: str = ""  # when it can do nothing now: why (not its turn, down, waiting for a window...)
+
+
+class GMCall(msgspec.Struct, frozen=True, kw_only=True):
+    """Something the rules leave to the GM, waiting for a ruling (GMRule with this id)."""
+
+    id: str
+    text: str
+    combatant: str = ""
+    rule: str = ""
+
+
+class GMOptions(msgspec.Struct, frozen=True, kw_only=True):
+    commands: list[str]  # the GM command types
+    calls: list[GMCall] = []
+    adjustable: dict[str, list[str]] = {}  # combatant -> fields GMAdjust accepts
+    can_skip: bool = False  # a turn runs, or a window waits
+    sides: list[str] = []  # who may be named winner
+
+
+class Waiting(msgspec.Struct, frozen=True, kw_only=True):
+    kind: str  # "start", "turn", "reactions", "ended"
+    combatants: list[str] = []
+    window: int | None = None
+    deadline_ms: int | None = None
+
+
+class SeatOptions(msgspec.Struct, frozen=True, kw_only=True):
+    seat: str
+    role: str
+    version: int  # the log version these options hold for
+    waiting: Waiting
+    combatants: list[CombatantOptions] = []
+    gm: GMOptions | None = None
+
+
+OPTION_TYPES: tuple[type, ...] = (SeatOptions,)
