@@ -45,6 +45,8 @@ from firelane.events.schemas import (
     StartEncounter,
 )
 from firelane.logs import get_logger
+from firelane.projections.snapshots import encode_snapshot, load_snapshot, snapshot_key
+from firelane.projections.turn_state import fold_stream
 
 log = get_logger("firelane.sequencer")
 
@@ -96,16 +98,27 @@ async def load_seed(event_log: EventLog, encounter: str) -> bytes:
     return bytes.fromhex(stored.decode())
 
 
-async def fold_log(event_log: EventLog, encounter: str, system: BaseRuleSystem) -> tuple[EncounterState, str]:
-    """Rebuild state from the log; also return the last recorded inbox cursor."""
-    state = system.initial_state()
-    state.encounter = encounter
-    cursor = "0-0"
-    for stored in await event_log.read(encounter):
-        system.evolve(state, codec.decode_event(stored))
-        if stored.inbox_cursor:
-            cursor = stored.inbox_cursor
-    return state, cursor
+async def fold_log(
+    event_log: EventLog, encounter: str, system: BaseRuleSystem, *, use_snapshot: bool = True
+) -> tuple[EncounterState, str]:
+    """Rebuild state from the log; also return the last recorded inbox cursor.
+
+    Starts from the newest snapshot that matches (see projections/snapshots.py)
+    and folds only the tail after it; without one, folds from the start. Either
+    way the log is streamed page by page.
+    """
+    resumed = None
+    if use_snapshot:
+        resumed, why_not = await load_snapshot(event_log, encounter, snapshot_key(event_log.campaign, encounter), system)
+        if resumed is None and why_not != "no snapshot":
+            log.warning("snapshot ignored, folding the whole log", encounter=encounter, reason=why_not)
+    if resumed is not None:
+        state, after, cursor = resumed.state, resumed.entry_id, resumed.inbox_cursor or "0-0"
+    else:
+        state, after, cursor = system.initial_state(), "0-0", "0-0"
+        state.encounter = encounter
+    end = await fold_stream(system, state, event_log, encounter, after, inbox_cursor=cursor)
+    return state, end.inbox_cursor or "0-0"
 
 
 @dataclass
@@ -115,8 +128,12 @@ class _Buffered:
 
 
 class Sequencer:
-    def __init__(self, event_log: EventLog, encounter: str, system: BaseRuleSystem, seed: bytes, *, lease_wait_s: float = 6.0) -> None:
+    def __init__(self, event_log: EventLog, encounter: str, system: BaseRuleSystem, seed: bytes, *, lease_wait_s: float = 6.0,
+                 snapshot_every: int = 1000) -> None:
         self.lease_wait_s = lease_wait_s
+        self.snapshot_every = snapshot_every  # events between snapshots (0: none)
+        self._snapshot_version = 0
+        self._logged_cursor = "0-0"  # the last inbox cursor recorded in the log
         self.log = event_log
         self.encounter = encounter
         self.system = system
@@ -132,7 +149,8 @@ class Sequencer:
 
     async def load(self) -> None:
         self.state, cursor = await fold_log(self.log, self.encounter, self.system)
-        self._read_cursor = self._safe_cursor = cursor
+        self._read_cursor = self._safe_cursor = self._logged_cursor = cursor
+        self._snapshot_version = self.state.version
         self._buffer.clear()
         self._window_seen = None
         self._track_window()
@@ -236,6 +254,9 @@ class Sequencer:
             raise
         if len(results) == len(batches) and not any(r.duplicate for r in results):
             self.state = scratch
+            written = [(r.entry_ids[-1], b.inbox_cursor) for r, b in zip(results, batches) if r.entry_ids]
+            if written:
+                await self._note_appended(written[-1][0], next((c for _, c in reversed(written) if c), ""))
             self._safe_cursor = self._read_cursor
             self._track_window()
         else:
@@ -291,9 +312,21 @@ class Sequencer:
             return
         for event in events:
             self.system.evolve(self.state, event)
+        if result.entry_ids:
+            await self._note_appended(result.entry_ids[-1], inbox_cursor)
         if inbox_cursor and not self._buffer:
             self._safe_cursor = inbox_cursor
         self._track_window()
+
+    async def _note_appended(self, entry_id: str, inbox_cursor: str) -> None:
+        """Events up to ``entry_id`` are in the log: every ``snapshot_every``
+        events, snapshot the state there (one SET, so resuming folds only the tail)."""
+        if inbox_cursor:
+            self._logged_cursor = inbox_cursor
+        if self.snapshot_every and self.state.version - self._snapshot_version >= self.snapshot_every:
+            self._snapshot_version = self.state.version
+            snapshot = encode_snapshot(self.system, self.state, entry_id, self._logged_cursor)
+            await self.log.client.execute("SET", snapshot_key(self.log.campaign, self.encounter), snapshot)
 
     def _track_window(self) -> None:
         window = self.state.window
