@@ -37,10 +37,10 @@ from firelane.events.schemas import CommandRejected, EncounterSetup, SeedReveale
 from firelane.frontends.backend import open_event_log
 from firelane.frontends.narrate import Narrator, colour_enabled, print_line
 from firelane.logs import configure_logging
-from firelane.projections.audit import audit_entries, verify
-from firelane.projections.replay import state_at
+from firelane.projections.audit import Verifier, audit_entries, revealed_seed, verify
+from firelane.projections.replay import stream_frames
 from firelane.projections.roster import campaign_roster
-from firelane.projections.turn_state import system_of
+from firelane.projections.turn_state import log_system, system_of
 
 
 class CliError(Exception):
@@ -156,13 +156,14 @@ async def cmd_run(args: argparse.Namespace) -> int:
         return await _run_live(args, event_log, args.encounter, quiet=args.quiet)
 
 
-async def _load(event_log: EventLog, encounter: str):
-    stored = await event_log.read(encounter)
-    if not stored:
+async def _check_stored(event_log: EventLog, encounter: str) -> tuple[int, Any]:
+    """The log's length and rule system (loading it makes its events decodable);
+    a clear error if the encounter has no events."""
+    length = await event_log.version(encounter)
+    if not length:
         raise CliError(f"encounter {encounter!r} has no events in campaign {event_log.campaign!r} "
                        f"(known: {', '.join(await event_log.encounters()) or 'none'})")
-    system = system_of(stored)
-    return stored, [codec.decode_event(s) for s in stored], system
+    return length, await log_system(event_log, encounter)
 
 
 def _state_table(state: Any) -> list[str]:
@@ -181,21 +182,23 @@ def _state_table(state: Any) -> list[str]:
 
 async def cmd_replay(args: argparse.Namespace) -> int:
     async with open_event_log(args.campaign, redis_url=args.redis, data_dir=args.data_dir) as event_log:
-        stored, events, system = await _load(event_log, args.encounter)
-    upto = len(events) if args.at is None else args.at
-    if not 0 <= upto <= len(events):
-        raise CliError(f"--at {upto} is outside the log (0..{len(events)})")
-    narrator = Narrator(colour=colour_enabled(sys.stdout, False if args.no_color else None), details=args.details)
-    state = system.initial_state()
-    state.encounter = args.encounter
-    for stored_event, event in zip(stored[:upto], events[:upto]):
-        system.evolve(state, event)
-        if not args.state_only:
-            print_line(narrator.line(stored_event.version, event, state))
-            if args.pace:
-                time.sleep(args.pace)
-    # state_at folds independently: the table shows what a replay rebuilds at that version.
-    for line in _state_table(state_at(system, events, args.encounter, upto)):
+        length, system = await _check_stored(event_log, args.encounter)
+        upto = length if args.at is None else args.at
+        if not 0 <= upto <= length:
+            raise CliError(f"--at {upto} is outside the log (0..{length})")
+        narrator = Narrator(colour=colour_enabled(sys.stdout, False if args.no_color else None), details=args.details)
+        # Streamed page by page: a log of any length replays in bounded memory.
+        state = None
+        async with aclosing(stream_frames(event_log, args.encounter, upto=upto)) as frames:
+            async for stored_event, event, state in frames:
+                if not args.state_only:
+                    print_line(narrator.line(stored_event.version, event, state))
+                    if args.pace:
+                        await trio.sleep(args.pace)
+        if state is None:  # --at 0: the state before the first event
+            state = system.initial_state()
+            state.encounter = args.encounter
+    for line in _state_table(state):
         print(line)
     return 0
 
@@ -213,16 +216,30 @@ async def cmd_watch(args: argparse.Namespace) -> int:
 
 async def cmd_audit(args: argparse.Namespace) -> int:
     async with open_event_log(args.campaign, redis_url=args.redis, data_dir=args.data_dir) as event_log:
-        stored, events, _system = await _load(event_log, args.encounter)
-    entries = audit_entries(stored, events)
-    if args.json:
-        sys.stdout.buffer.write(msgspec.json.encode(entries) + b"\n")
-    else:
-        for entry in entries:
-            print(entry.explain())
-    if not args.verify:
+        await _check_stored(event_log, args.encounter)
+        # Streamed page by page; verification keeps only the dice positions seen.
+        verifier = Verifier(await revealed_seed(event_log, args.encounter)) if args.verify else None
+        first = True
+        out = sys.stdout.buffer
+        if args.json:
+            out.write(b"[")
+        async with aclosing(event_log.iter_read(args.encounter)) as pages:
+            async for page in pages:
+                events = [codec.decode_event(s) for s in page]
+                for entry in audit_entries(page, events):
+                    if args.json:
+                        out.write((b"" if first else b",") + msgspec.json.encode(entry))
+                        first = False
+                    else:
+                        print(entry.explain())
+                if verifier is not None:
+                    verifier.feed(page, events)
+        if args.json:
+            out.write(b"]\n")
+            out.flush()
+    if verifier is None:
         return 0
-    report = verify(stored, events)
+    report = verifier.report()
     if report.ok:
         print(f"verified: seed matches its commitment; {report.dice} dice in {report.rolls} rolls recomputed, all match")
         return 0

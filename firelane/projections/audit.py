@@ -20,7 +20,9 @@ import msgspec
 
 from firelane.engine.dice import commit_seed, derive_face
 from firelane.events import codec
+from firelane.events.codec import event_tag
 from firelane.events.envelope import StoredEvent
+from firelane.events.log import EventLog
 from firelane.events.schemas import EncounterStarted, Event, Roll, SeedRevealed
 
 
@@ -94,52 +96,81 @@ def audit_entries(stored_events: list[StoredEvent], events: list[Event] | None =
 
 def verify(stored_events: list[StoredEvent], events: list[Event] | None = None) -> VerificationReport:
     decoded = events if events is not None else [codec.decode_event(s) for s in stored_events]
-    report = VerificationReport()
-    commitment = next((e.seed_commitment for e in decoded if isinstance(e, EncounterStarted)), None)
     reveal = next((e for e in decoded if isinstance(e, SeedRevealed)), None)
-    if reveal is None:
-        report.problems.append("the seed has not been revealed yet (the encounter is still running?)")
+    verifier = Verifier(bytes.fromhex(reveal.seed) if reveal is not None else None)
+    verifier.feed(stored_events, decoded)
+    return verifier.report()
+
+
+async def revealed_seed(event_log: EventLog, encounter: str, *, tail: int = 50) -> bytes | None:
+    """The seed revealed at the end of an encounter's log (None if not revealed yet).
+
+    The sequencer reveals it right after the encounter ends, so it is among
+    the last entries; only those are read."""
+    for stored in reversed(await event_log.read_from_version(encounter, max(0, await event_log.version(encounter) - tail))):
+        if stored.type == event_tag(SeedRevealed):
+            return bytes.fromhex(codec.decode_event(stored).seed)  # type: ignore[attr-defined]
+    return None
+
+
+class Verifier:
+    """Verifies a log fed in order, page by page (see the module doc), keeping
+    only what verification needs: the dice positions seen so far and the
+    current command's first version."""
+
+    def __init__(self, seed: bytes | None) -> None:
+        self.seed = seed
+        self._report = VerificationReport(seed_revealed=seed is not None)
+        self._commitment: str | None = None
+        self._previous_command: str | None = None
+        self._base = 0
+        self._used: dict[tuple[int, int], tuple[int, int]] = {}  # position -> (face, version first seen)
+
+    def feed(self, stored_events: list[StoredEvent], events: list[Event]) -> None:
+        if self.seed is None:
+            return
+        report, seed, used = self._report, self.seed, self._used
+        for stored, event in zip(stored_events, events):
+            if isinstance(event, EncounterStarted) and self._commitment is None:
+                self._commitment = event.seed_commitment
+                report.commitment_ok = self._commitment == commit_seed(seed)
+                if not report.commitment_ok:
+                    report.problems.append("the revealed seed does not match the commitment published at the start")
+            elif isinstance(event, SeedRevealed) and event.seed != seed.hex():
+                report.problems.append(f"v{stored.version} SeedRevealed reveals another seed than the log's last reveal")
+            # A batch is a run of consecutive entries answering one command; its
+            # dice were rolled at the version just before its first entry.
+            if stored.command_id != self._previous_command or not stored.command_id:
+                self._base = stored.version - 1
+                self._previous_command = stored.command_id
+            for field, roll in iter_rolls(event):
+                report.rolls += 1
+                for die in roll.dice:
+                    report.dice += 1
+                    where = f"v{stored.version} {stored.type}.{field} d{die.sides}"
+                    if die.at < 0:
+                        report.problems.append(f"{where}: die has no seed position (fixed dice in a live log)")
+                        continue
+                    position = (die.at, die.k)
+                    if position in used:
+                        # A later event may quote an earlier roll; it must quote it exactly.
+                        face, first_seen = used[position]
+                        if face != die.face:
+                            report.problems.append(f"{where}: quotes dice position {position} from v{first_seen} with another face")
+                        continue
+                    used[position] = (die.face, stored.version)
+                    if die.at != self._base:
+                        report.problems.append(
+                            f"{where}: rolled at v{die.at} but its command's events start after v{self._base}"
+                        )
+                    expected = derive_face(seed, die.at, die.k, die.sides)
+                    if expected != die.face:
+                        report.problems.append(f"{where}: face {die.face} but the seed gives {expected}")
+
+    def report(self) -> VerificationReport:
+        report = self._report
+        if self.seed is None:
+            return VerificationReport(problems=["the seed has not been revealed yet (the encounter is still running?)"])
+        if self._commitment is None and not report.commitment_ok and not any("commitment" in p for p in report.problems):
+            report.problems.insert(0, "the revealed seed does not match the commitment published at the start")
         return report
-    report.seed_revealed = True
-    seed = bytes.fromhex(reveal.seed)
-    report.commitment_ok = commitment == commit_seed(seed)
-    if not report.commitment_ok:
-        report.problems.append("the revealed seed does not match the commitment published at the start")
-
-    # A batch is a run of consecutive entries answering one command; its dice
-    # were rolled at the version just before its first entry.
-    batch_base: dict[int, int] = {}
-    previous_command = None
-    base = 0
-    for stored in stored_events:
-        if stored.command_id != previous_command or not stored.command_id:
-            base = stored.version - 1
-            previous_command = stored.command_id
-        batch_base[stored.version] = base
-
-    used: dict[tuple[int, int], tuple[int, int]] = {}  # position -> (face, version first seen)
-    for stored, event in zip(stored_events, decoded):
-        for field, roll in iter_rolls(event):
-            report.rolls += 1
-            for die in roll.dice:
-                report.dice += 1
-                where = f"v{stored.version} {stored.type}.{field} d{die.sides}"
-                if die.at < 0:
-                    report.problems.append(f"{where}: die has no seed position (fixed dice in a live log)")
-                    continue
-                position = (die.at, die.k)
-                if position in used:
-                    # A later event may quote an earlier roll; it must quote it exactly.
-                    face, first_seen = used[position]
-                    if face != die.face:
-                        report.problems.append(f"{where}: quotes dice position {position} from v{first_seen} with another face")
-                    continue
-                used[position] = (die.face, stored.version)
-                if die.at != batch_base[stored.version]:
-                    report.problems.append(
-                        f"{where}: rolled at v{die.at} but its command's events start after v{batch_base[stored.version]}"
-                    )
-                expected = derive_face(seed, die.at, die.k, die.sides)
-                if expected != die.face:
-                    report.problems.append(f"{where}: face {die.face} but the seed gives {expected}")
-    return report
