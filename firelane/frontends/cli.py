@@ -8,6 +8,7 @@
     firelane encounters                  the campaign's roster of encounters
     firelane submit ENCOUNTER JSON       send a command as a frontend would, and show the answer
     firelane schema [--system S]         JSON Schema of the commands (or --events) for frontends
+    firelane sim SETUP --runs 1000       Monte-Carlo balance runs: win rates, rounds, damage, reactions
 
 Redis: ``--redis URL`` or ``FIRELANE_REDIS_URL``; without either, a private
 redis-server is started on the data directory (``--data-dir``,
@@ -34,6 +35,7 @@ from firelane.engine.registry import UnknownSystem, demo_setup, get_system, syst
 from firelane.events import codec
 from firelane.events.log import EventLog
 from firelane.events.schemas import CommandRejected, EncounterSetup, SeedRevealed
+from firelane.frontends import sim as sim_command
 from firelane.frontends.backend import open_event_log
 from firelane.frontends.narrate import Narrator, colour_enabled, print_line
 from firelane.logs import configure_logging
@@ -362,6 +364,8 @@ def build_parser() -> argparse.ArgumentParser:
     submit.add_argument("json", help='e.g. {"type":"EndTurn","command_id":"c1","actor":"a1"}')
     submit.add_argument("--wait", type=float, default=5.0, help="seconds to wait for the answer")
     submit.set_defaults(handler=cmd_submit)
+
+    sim_command.add_parser(sub, [])
     return parser
 
 
@@ -379,6 +383,8 @@ def _first_of(group: BaseExceptionGroup, kind: type[BaseException]) -> BaseExcep
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        if getattr(args, "sync_handler", None) is not None:
+            return args.sync_handler(args)  # type: ignore[no-any-return]  # no trio, no Redis: firelane sim
         configure_logging(args.log)
         return trio.run(args.handler, args)
     except (CliError, UnknownSystem, ValueError, LookupError, OSError, msgspec.DecodeError) as exc:
