@@ -126,3 +126,43 @@ async def test_streamed_verification_equals_verifying_the_whole_list(event_log: 
         verifier.feed(page, [codec.decode_event(s) for s in page])
     streamed, whole = verifier.report(), verify(stored)
     assert streamed.ok and whole.ok and (streamed.dice, streamed.rolls) == (whole.dice, whole.rolls) and whole.dice > 0
+
+
+@pytest.mark.parametrize(("page", "count"), [(7, None), (7, 20), (7, 14), (50, None), (100, 49), (1, 3)])
+async def test_iter_read_pages_through_the_log_exactly(event_log: EventLog, page, count) -> None:
+    await write_log(event_log, "pages", 50)
+    everything = await event_log.read("pages")
+    pages = [p async for p in event_log.iter_read("pages", page=page, count=count)]
+    assert all(0 < len(p) <= page for p in pages)
+    assert [s for p in pages for s in p] == everything[:count]
+    after = everything[9].entry_id
+    assert [s for p in [p async for p in event_log.iter_read("pages", after, page=page, count=count)] for s in p] == \
+        everything[10:][:count]
+
+
+async def test_stopping_a_long_read_early_leaves_no_connection_open(event_log: EventLog) -> None:
+    await write_log(event_log, "early", 5_000)
+    before = event_log.client.open_connection_count
+    async with aclosing(event_log.iter_read("early", page=100)) as pages:
+        seen = 0
+        async for page in pages:
+            seen += len(page)
+            if seen >= 1_000:
+                break  # a prefetched page is in flight on the read's own connection
+    assert event_log.client.open_connection_count == before
+    assert len(await event_log.read("early", count=10)) == 10  # the pool is healthy
+
+
+async def test_a_hand_pipelined_connection_answers_in_order_and_raises_error_replies(event_log: EventLog) -> None:
+    from firelane.redisio.client import RedisError
+
+    async with event_log.client.dedicated() as connection:
+        await connection.send("SET", "stream:k", "1")
+        await connection.send("INCR", "stream:k")
+        await connection.send("HGET", "stream:k", "x")  # wrong type
+        assert await connection.receive() == b"OK"
+        assert await connection.receive() == 2
+        with pytest.raises(RedisError, match="WRONGTYPE"):
+            await connection.receive()
+        await connection.send("GET", "stream:k")
+        assert await connection.receive() == b"2"  # still in step after an error reply

@@ -300,22 +300,31 @@ class EventLog:
         if count is not None and count <= 0:
             return
         key = self.log_key(encounter)
-        cursor: str | bytes = after
-        remaining = count
-        while True:
-            size = page if remaining is None else min(page, remaining)
-            rows = await self.client.execute("XRANGE", key, b"(" + cursor if isinstance(cursor, bytes) else f"({cursor}",
-                                             "+", "COUNT", size)
-            if not rows:
-                return
+        size = page if count is None else min(page, count)
+        rows = await self.client.execute("XRANGE", key, f"({after}", "+", "COUNT", size)
+        if rows:
             yield [_normalized_row(encounter, row) for row in rows]
-            if len(rows) < size:
-                return
-            if remaining is not None:
-                remaining -= len(rows)
-                if remaining <= 0:
+        remaining = None if count is None else count - len(rows)
+        if len(rows) < size or remaining == 0:
+            return
+        # A long read: on a connection of its own, ask for the next page before
+        # handing out this one, so Redis prepares it while the caller folds.
+        async with self.client.dedicated() as connection:
+            size = page if remaining is None else min(page, remaining)
+            await connection.send("XRANGE", key, b"(" + rows[-1][0], "+", "COUNT", size)
+            while True:
+                rows = await connection.receive()
+                if not rows:
                     return
-            cursor = rows[-1][0]
+                if remaining is not None:
+                    remaining -= len(rows)
+                more = len(rows) == size and remaining != 0
+                if more:
+                    size = page if remaining is None else min(page, remaining)
+                    await connection.send("XRANGE", key, b"(" + rows[-1][0], "+", "COUNT", size)
+                yield [_normalized_row(encounter, row) for row in rows]
+                if not more:
+                    return
 
     async def read_from_version(self, encounter: str, version: int) -> list[StoredEvent]:
         """Events with version (``n``) greater than ``version``, oldest first.

@@ -254,6 +254,29 @@ class RedisConnection:
             return []
         return await self.roundtrip_many(b"".join(packed), len(packed))
 
+    async def send(self, *args: CommandArg) -> None:
+        """Write one command without waiting for its reply; ``receive`` reads the
+        replies in the order the commands were sent (a pipeline kept open, so
+        the server works on the next request while the caller handles a reply)."""
+        self._check_open()
+        try:
+            await self._send_all(hiredis.pack_command(args))
+        except BaseException as exc:
+            self._abandon(exc)
+            raise
+
+    async def receive(self) -> Any:
+        """The reply to the oldest command ``send`` wrote and no call has read; an error reply raises ``RedisError``."""
+        self._check_open()
+        try:
+            reply = await self._read_reply()
+        except BaseException as exc:
+            self._abandon(exc)
+            raise
+        if isinstance(reply, RedisError):
+            raise reply
+        return reply
+
     async def roundtrip(self, payload: bytes) -> Any:
         """Write one packed command and read exactly one reply."""
         self._check_open()
