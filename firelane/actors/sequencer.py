@@ -254,11 +254,11 @@ class Sequencer:
             raise
         if len(results) == len(batches) and not any(r.duplicate for r in results):
             self.state = scratch
+            self._safe_cursor = self._read_cursor
+            self._track_window()
             written = [(r.entry_ids[-1], b.inbox_cursor) for r, b in zip(results, batches) if r.entry_ids]
             if written:
                 await self._note_appended(written[-1][0], next((c for _, c in reversed(written) if c), ""))
-            self._safe_cursor = self._read_cursor
-            self._track_window()
         else:
             # Some answers were already in the log (a restart re-read them):
             # refold and re-read the inbox from the recorded cursor.
@@ -312,11 +312,11 @@ class Sequencer:
             return
         for event in events:
             self.system.evolve(self.state, event)
-        if result.entry_ids:
-            await self._note_appended(result.entry_ids[-1], inbox_cursor)
         if inbox_cursor and not self._buffer:
             self._safe_cursor = inbox_cursor
         self._track_window()
+        if result.entry_ids:
+            await self._note_appended(result.entry_ids[-1], inbox_cursor)
 
     async def _note_appended(self, entry_id: str, inbox_cursor: str) -> None:
         """Events up to ``entry_id`` are in the log: every ``snapshot_every``

@@ -262,7 +262,9 @@ def simulate_parallel(setup: EncounterSetup, runs: int, seed_text: str, workers:
 
     On any exception (Ctrl-C included) the workers are terminated before it propagates."""
     context = multiprocessing.get_context("spawn")
-    chunk = max(1, min(16, runs // (workers * 8)))
+    # Small chunks: a fight takes tens to hundreds of ms, a task's overhead a
+    # fraction of one, and the last chunks must not leave a worker idle.
+    chunk = max(1, min(4, runs // (workers * 32)))
     pool = context.Pool(workers, initializer=_init_worker, initargs=(msgspec.json.encode(setup), seed_text))
     try:
         results = []
