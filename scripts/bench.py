@@ -420,7 +420,8 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     quick = args.quick
     fights = 2 if quick else 4
     repeats = 1 if quick else 3
-    result: dict[str, Any] = {"quick": quick, "cores": os.cpu_count(), "notes": {}}
+    result: dict[str, Any] = {"quick": quick, "cores": os.cpu_count(), "load_avg_1min_start": os.getloadavg()[0],
+                              "notes": {}}
     notes = result["notes"]
     data_dir = tempfile.mkdtemp(prefix="firelane-bench-")
     server = EmbeddedRedis(data_dir, persist=False)
@@ -523,6 +524,8 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     result["workers_2_over_1"] = None
     result["workers_2_over_1_note"] = "firelane serve --workers does not exist yet"
     result["live_detail"] = detail
+    result["load_avg_1min_end"] = os.getloadavg()[0]
+    notes["load_avg"] = "the machine's 1-minute load average at the start and the end (2 cores; above 1, others were using it)"
     return result
 
 
