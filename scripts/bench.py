@@ -512,7 +512,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         shutil.rmtree(data_dir, ignore_errors=True)
 
     # 5. firelane sim scaling
-    runs = 24 if quick else 200
+    runs = 60 if quick else 200
     progress(f"firelane sim: {runs} Bolt & Blade demo fights on 1 worker, then on 2")
     one = await trio.to_thread.run_sync(sim_seconds, 1, runs)
     two = await trio.to_thread.run_sync(sim_seconds, 2, runs)
