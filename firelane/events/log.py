@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Sequence
+from contextlib import aclosing
 from typing import Any
 
 import msgspec
@@ -194,45 +195,60 @@ def _next_id(entry_id: str) -> str:
     return f"{milliseconds}-{int(sequence or 0) + 1}"
 
 
-def _text(fields: dict[bytes, bytes], name: bytes) -> str:
-    return fields.get(name, b"").decode()
+# The envelope's fields in the order the append script writes them; ``iter_pages``
+# hands out every row in this layout, so readers index fields directly.
+ENVELOPE_FIELDS = (b"n", b"t", b"s", b"d", b"c", b"k", b"q", b"h")
+_ENVELOPE_NAMES = list(ENVELOPE_FIELDS)
+FIELD_VERSION, FIELD_TYPE, FIELD_SCHEMA, FIELD_DATA, FIELD_COMMAND, FIELD_CAUSATION, FIELD_INBOX, FIELD_MAC = (
+    1, 3, 5, 7, 9, 11, 13, 15)
+
+
+def _checked_row(encounter: str, row: list[Any], key: bytes | None) -> tuple[list[Any] | None, str]:
+    """The row with its fields in envelope order, or None and why it cannot be
+    trusted: malformed, missing a field, unreadable, or (with a key) not signed
+    by the engine. Rows the append script wrote take the fast path (their
+    fields are already in order); others are rebuilt, or refused."""
+    raw_id, flat = row
+    if not isinstance(flat, list) or len(flat) % 2:
+        return None, "malformed entry"
+    if flat[::2] != _ENVELOPE_NAMES:
+        fields = dict(zip(flat[::2], flat[1::2]))
+        missing = [name.decode() for name in (b"n", b"t", b"s", b"d") if name not in fields]
+        if missing:
+            return None, f"entry lacks field {', '.join(missing)}"
+        flat = []
+        for name in ENVELOPE_FIELDS:
+            flat += (name, fields.get(name, b""))
+    if key is not None:
+        try:
+            expected = entry_mac(key, encounter, int(flat[1]), flat[3].decode(), int(flat[5]), flat[7],
+                                 flat[9].decode(), flat[11].decode(), flat[13].decode())
+        except (ValueError, UnicodeDecodeError) as exc:
+            return None, f"unreadable entry ({type(exc).__name__})"
+        if not isinstance(flat[15], bytes) or not macs_equal(expected, flat[15].decode("ascii", "replace")):
+            return None, "not written by this engine (its signature does not match)"
+    return [raw_id, flat], ""
 
 
 def _invalid(encounter: str, entry_id: str, problem: str) -> StoredEvent:
     return StoredEvent(entry_id=entry_id, version=-1, encounter=encounter, type="", schema=0, data=b"", problem=problem)
 
 
-def _stream_entry_to_event(encounter: str, entry: list[Any], key: bytes | None) -> StoredEvent:
-    """A stream entry as a StoredEvent; an entry that is malformed or (with a
-    key) not signed by the engine comes back with ``problem`` set."""
-    raw_id, flat_fields = entry
-    entry_id = raw_id.decode("ascii", "replace")
-    if not isinstance(flat_fields, list) or len(flat_fields) % 2:
-        return _invalid(encounter, entry_id, "malformed entry")
-    fields = dict(zip(flat_fields[::2], flat_fields[1::2]))
-    missing = [name.decode() for name in (b"n", b"t", b"s", b"d") if name not in fields]
-    if missing:
-        return _invalid(encounter, entry_id, f"entry lacks field {', '.join(missing)}")
+def _stream_entry_to_event(encounter: str, row: list[Any], key: bytes | None) -> StoredEvent:
+    """A stream entry as a StoredEvent; one that is malformed or (with a key)
+    not signed by the engine comes back with ``problem`` set."""
+    entry_id = row[0].decode("ascii", "replace")
+    checked, problem = _checked_row(encounter, row, key)
+    if checked is None:
+        return _invalid(encounter, entry_id, problem)
+    f = checked[1]
     try:
-        stored = StoredEvent(
-            entry_id=entry_id,
-            version=int(fields[b"n"]),
-            encounter=encounter,
-            type=fields[b"t"].decode(),
-            schema=int(fields[b"s"]),
-            data=fields[b"d"],
-            command_id=_text(fields, b"c"),
-            causation=_text(fields, b"k"),
-            inbox_cursor=_text(fields, b"q"),
+        return StoredEvent(
+            entry_id=entry_id, version=int(f[1]), encounter=encounter, type=f[3].decode(), schema=int(f[5]),
+            data=f[7], command_id=f[9].decode(), causation=f[11].decode(), inbox_cursor=f[13].decode(),
         )
     except (ValueError, UnicodeDecodeError) as exc:
         return _invalid(encounter, entry_id, f"unreadable entry ({type(exc).__name__})")
-    if key is not None:
-        expected = entry_mac(key, encounter, stored.version, stored.type, stored.schema, stored.data,
-                             stored.command_id, stored.causation, stored.inbox_cursor)
-        if not macs_equal(expected, _text(fields, b"h")):
-            return _invalid(encounter, entry_id, "not written by this engine (its signature does not match)")
-    return stored
 
 
 class EventLog:
@@ -375,22 +391,95 @@ class EventLog:
         self, encounter: str, after: str = "0-0", count: int | None = None, *, include_invalid: bool = False
     ) -> list[StoredEvent]:
         """Events with entry id greater than ``after``, oldest first (all of them
-        if ``count`` is None). Entries that are malformed or not the engine's
-        are left out, or with ``include_invalid`` returned with ``problem`` set
-        (and then count towards ``count``)."""
-        if count is not None and count <= 0:
-            return []
-        key = self.log_key(encounter)
+        if ``count`` is None; ``count`` counts stream entries). Entries that are
+        malformed or not the engine's are left out, or with ``include_invalid``
+        returned with ``problem`` set.
+
+        Holds the whole answer in memory: to go through a long log, use ``iter_read``.
+        """
         events: list[StoredEvent] = []
-        cursor = after
-        while count is None or len(events) < count:
-            page_size = _PAGE_SIZE if count is None else min(_PAGE_SIZE, count - len(events))
-            page = await self.client.execute("XRANGE", key, f"({cursor}", "+", "COUNT", page_size)
-            events.extend(self._convert(encounter, page, include_invalid))
-            if len(page) < page_size:
-                break
-            cursor = _decode_id(page[-1][0])
+        async for page in self.iter_read(encounter, after, count=count, include_invalid=include_invalid):
+            events.extend(page)
         return events
+
+    async def iter_read(
+        self, encounter: str, after: str = "0-0", *, page: int = _PAGE_SIZE, count: int | None = None,
+        include_invalid: bool = False,
+    ) -> AsyncIterator[list[StoredEvent]]:
+        """Yield the events after ``after`` page by page, oldest first, up to
+        ``count`` stream entries in all (None: to the end of the log); entries
+        that cannot be trusted as in ``read``.
+
+        Only one page is held at a time, so a fold over a log of any length
+        runs in bounded memory. Use ``contextlib.aclosing`` if you may stop early.
+        """
+        async with aclosing(self._raw_pages(encounter, after, page=page, count=count)) as pages:
+            async for rows in pages:
+                events = self._convert(encounter, rows, include_invalid)
+                if events:
+                    yield events
+
+    async def iter_pages(
+        self, encounter: str, after: str = "0-0", *, page: int = _PAGE_SIZE, count: int | None = None
+    ) -> AsyncIterator[list[list[Any]]]:
+        """Like ``iter_read``, but yields the stream entries as Redis returns
+        them, ``[entry_id, [b"n", n, b"t", t, b"s", s, b"d", d, b"c", c, b"k", k, b"q", q, b"h", h]]``
+        (bytes; fields always in this order, see ``FIELD_*``), for folds that
+        need no `StoredEvent` per entry (the fastest way through a long log).
+        Only the rows that can be trusted (see ``read``) are handed out.
+        """
+        async with aclosing(self._raw_pages(encounter, after, page=page, count=count)) as pages:
+            async for rows in pages:
+                checked = [row for row in (_checked_row(encounter, r, self.key)[0] for r in rows) if row is not None]
+                if checked:
+                    yield checked
+
+    async def _raw_pages(
+        self, encounter: str, after: str = "0-0", *, page: int = _PAGE_SIZE, count: int | None = None
+    ) -> AsyncIterator[list[list[Any]]]:
+        """The log's stream entries after ``after``, unchecked, page by page."""
+        if page <= 0:
+            raise ValueError("page must be positive")
+        if count is not None and count <= 0:
+            return
+        key = self.log_key(encounter)
+        size = page if count is None else min(page, count)
+        rows = await self.client.execute("XRANGE", key, f"({after}", "+", "COUNT", size)
+        if rows:
+            yield rows
+        remaining = None if count is None else count - len(rows)
+        if len(rows) < size or remaining == 0:
+            return
+        if not getattr(self.client, "read_ahead_supported", False):
+            # A cluster client cannot follow a redirect in the middle of a
+            # read-ahead: page by plain requests.
+            while len(rows) == size and remaining != 0:
+                size = page if remaining is None else min(page, remaining)
+                rows = await self.client.execute("XRANGE", key, b"(" + rows[-1][0], "+", "COUNT", size)
+                if not rows:
+                    return
+                if remaining is not None:
+                    remaining -= len(rows)
+                yield rows
+            return
+        # A long read: on a connection of its own, ask for the next page before
+        # handing out this one, so Redis prepares it while the caller folds.
+        async with self.client.dedicated() as connection:
+            size = page if remaining is None else min(page, remaining)
+            await connection.send("XRANGE", key, b"(" + rows[-1][0], "+", "COUNT", size)
+            while True:
+                rows = await connection.receive()
+                if not rows:
+                    return
+                if remaining is not None:
+                    remaining -= len(rows)
+                more = len(rows) == size and remaining != 0
+                if more:
+                    size = page if remaining is None else min(page, remaining)
+                    await connection.send("XRANGE", key, b"(" + rows[-1][0], "+", "COUNT", size)
+                yield rows
+                if not more:
+                    return
 
     async def read_from_version(self, encounter: str, version: int) -> list[StoredEvent]:
         """Events with version (``n``) greater than ``version``, oldest first.

@@ -11,6 +11,7 @@
     firelane encounters                  the campaign's roster of encounters
     firelane submit ENCOUNTER JSON       send a command as a frontend would, and show the answer
     firelane schema [--system S]         JSON Schema of the commands (or --events) for frontends
+    firelane sim SETUP --runs 1000       Monte-Carlo balance runs: win rates, rounds, damage, reactions
 
 Redis: ``--redis URL`` or ``FIRELANE_REDIS_URL``; without either, the data
 directory's own redis-server (``--data-dir``, ``FIRELANE_DATA_DIR``, default
@@ -49,13 +50,14 @@ from firelane.engine.setup_check import SetupError, decode_setup
 from firelane.events import codec
 from firelane.events.log import EventLog
 from firelane.events.schemas import CommandRejected, EncounterSetup, SeedRevealed
+from firelane.frontends import sim as sim_command
 from firelane.frontends.backend import CliError, ServeInfo, Store, open_store
 from firelane.frontends.narrate import Narrator, colour_enabled, print_line
 from firelane.logs import configure_logging
-from firelane.projections.audit import audit_entries, verify
-from firelane.projections.replay import state_at
+from firelane.projections.audit import Verifier, audit_entries, revealed_seed, verify
+from firelane.projections.replay import stream_frames
 from firelane.projections.roster import campaign_roster
-from firelane.projections.turn_state import system_of
+from firelane.projections.turn_state import log_system, system_of
 from firelane.redisio import RedisConnectionError, RedisError, RedisServerError
 
 
@@ -207,13 +209,14 @@ async def cmd_create(args: argparse.Namespace) -> int:
     return await cmd_seats(args)
 
 
-async def _load(event_log: EventLog, encounter: str):
-    stored = await event_log.read(encounter)
-    if not stored:
+async def _check_stored(event_log: EventLog, encounter: str) -> tuple[int, Any]:
+    """The log's length and rule system (loading it makes its events decodable);
+    a clear error if the encounter has no events."""
+    length = await event_log.version(encounter)
+    if not length:
         raise CliError(f"encounter {encounter!r} has no events in campaign {event_log.campaign!r} "
                        f"(known: {', '.join(await event_log.encounters()) or 'none'})")
-    system = system_of(stored)
-    return stored, [codec.decode_event(s) for s in stored], system
+    return length, await log_system(event_log, encounter)
 
 
 def _report_invalid(event_log_entries: list) -> None:
@@ -239,22 +242,23 @@ def _state_table(state: Any) -> list[str]:
 async def cmd_replay(args: argparse.Namespace) -> int:
     async with _store(args, announce=False) as store:
         event_log = store.event_log(args.campaign)
-        _report_invalid(await event_log.read(args.encounter, include_invalid=True))
-        stored, events, system = await _load(event_log, args.encounter)
-    upto = len(events) if args.at is None else args.at
-    if not 0 <= upto <= len(events):
-        raise CliError(f"--at {upto} is outside the log (0..{len(events)})")
-    narrator = _narrator(args)
-    state = system.initial_state()
-    state.encounter = args.encounter
-    for stored_event, event in zip(stored[:upto], events[:upto]):
-        system.evolve(state, event)
-        if not args.state_only:
-            print_line(narrator.line(stored_event.version, event, state))
-            if args.pace:
-                time.sleep(args.pace)
-    # state_at folds independently: the table shows what a replay rebuilds at that version.
-    for line in _state_table(state_at(system, events, args.encounter, upto)):
+        length, system = await _check_stored(event_log, args.encounter)
+        upto = length if args.at is None else args.at
+        if not 0 <= upto <= length:
+            raise CliError(f"--at {upto} is outside the log (0..{length})")
+        narrator = _narrator(args)
+        # Streamed page by page: a log of any length replays in bounded memory.
+        state = None
+        async with aclosing(stream_frames(event_log, args.encounter, upto=upto)) as frames:
+            async for stored_event, event, state in frames:
+                if not args.state_only:
+                    print_line(narrator.line(stored_event.version, event, state))
+                    if args.pace:
+                        await trio.sleep(args.pace)
+        if state is None:  # --at 0: the state before the first event
+            state = system.initial_state()
+            state.encounter = args.encounter
+    for line in _state_table(state):
         print(line)
     return 0
 
@@ -273,18 +277,33 @@ async def cmd_watch(args: argparse.Namespace) -> int:
 async def cmd_audit(args: argparse.Namespace) -> int:
     async with _store(args, announce=False) as store:
         event_log = store.event_log(args.campaign)
-        everything = await event_log.read(args.encounter, include_invalid=True)
-        stored, events, _system = await _load(event_log, args.encounter)
-    entries = audit_entries(stored, events)
-    if args.json:
-        sys.stdout.buffer.write(msgspec.json.encode(entries) + b"\n")
-    else:
-        _report_invalid(everything)
-        for entry in entries:
-            print(entry.explain())
-    if not args.verify:
+        await _check_stored(event_log, args.encounter)
+        # Streamed page by page; verification keeps only the dice positions seen.
+        verifier = Verifier(await revealed_seed(event_log, args.encounter)) if args.verify else None
+        first = True
+        out = sys.stdout.buffer
+        if args.json:
+            out.write(b"[")
+        async with aclosing(event_log.iter_read(args.encounter, include_invalid=True)) as pages:
+            async for page in pages:
+                trusted = [s for s in page if not s.problem]
+                if not args.json:
+                    _report_invalid(page)
+                events = [codec.decode_event(s) for s in trusted]
+                for entry in audit_entries(trusted, events):
+                    if args.json:
+                        out.write((b"" if first else b",") + msgspec.json.encode(entry))
+                        first = False
+                    else:
+                        print(entry.explain())
+                if verifier is not None:
+                    verifier.feed(page)
+        if args.json:
+            out.write(b"]\n")
+            out.flush()
+    if verifier is None:
         return 0
-    report = verify(everything)
+    report = verifier.report()
     if report.ok:
         print(f"verified: seed matches its commitment; {report.dice} dice in {report.rolls} rolls recomputed, all match")
         return 0
@@ -491,6 +510,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also serve the embedded Redis on this TCP port of 127.0.0.1 for direct seat clients "
                             "(kept in the data dir; default: unix socket only)")
     serve.set_defaults(handler=cmd_serve)
+
+    sim_command.add_parser(sub, [])
     return parser
 
 
@@ -547,6 +568,8 @@ def main(argv: list[str] | None = None) -> int:
     args = None
     try:
         args = build_parser().parse_args(argv)
+        if getattr(args, "sync_handler", None) is not None:
+            return args.sync_handler(args)  # type: ignore[no-any-return]  # no trio, no Redis: firelane sim
         configure_logging(args.log)
         return trio.run(_run_with_signals, args)
     except _Interrupted as stop:

@@ -21,8 +21,10 @@ import msgspec
 
 from firelane.engine.dice import commit_seed, derive_face
 from firelane.events import codec
+from firelane.events.codec import event_tag
 from firelane.events.envelope import StoredEvent
-from firelane.events.schemas import EncounterStarted, Event, Roll, SeedRevealed
+from firelane.events.log import EventLog
+from firelane.events.schemas import EncounterRewound, EncounterStarted, Event, Roll, SeedRevealed
 
 
 class AuditEntry(msgspec.Struct, frozen=True, kw_only=True):
@@ -122,68 +124,118 @@ def audit_entries(stored_events: list[StoredEvent], events: list[Event] | None =
 
 
 def verify(stored_events: list[StoredEvent], events: list[Event] | None = None) -> VerificationReport:
-    """Check every die of a log. Entries read with ``include_invalid`` that
-    the engine did not write (or that cannot be read) are reported, and a gap
-    in the versions (an entry deleted) too; neither stops the check."""
-    report = VerificationReport()
-    for stored in stored_events:
-        if stored.problem:
-            report.problems.append(f"log entry {stored.entry_id}: {stored.problem}")
-    if events is None or len(events) != len(stored_events):
-        stored_events = [s for s in stored_events if not s.problem]
-    decoded = events if events is not None and len(events) == len(stored_events) else [codec.decode_event(s) for s in stored_events]
-    for expected, stored in enumerate(stored_events, start=1):
-        if stored.version != expected:
-            report.problems.append(f"the log's versions jump from v{expected - 1} to v{stored.version}: entries are missing")
+    """Check every die of a log held in memory (see `Verifier` for a stream).
+    Entries read with ``include_invalid`` that the engine did not write (or
+    that cannot be read) are reported, never decoded."""
+    reveal = None
+    for stored in reversed(stored_events):
+        if not stored.problem and stored.type == event_tag(SeedRevealed):
+            reveal = codec.decode_event(stored)
             break
-    commitment = next((e.seed_commitment for e in decoded if isinstance(e, EncounterStarted)), None)
-    reveal = next((e for e in decoded if isinstance(e, SeedRevealed)), None)
-    if reveal is None:
-        report.problems.append("the seed has not been revealed yet (the encounter is still running?)")
+    verifier = Verifier(bytes.fromhex(reveal.seed) if reveal is not None else None)  # type: ignore[attr-defined]
+    verifier.feed(stored_events, events if events is not None and len(events) == len(stored_events) else None)
+    return verifier.report()
+
+
+async def revealed_seed(event_log: EventLog, encounter: str, *, tail: int = 50) -> bytes | None:
+    """The seed revealed at the end of an encounter's log (None if not revealed yet).
+
+    The sequencer reveals it right after the encounter ends, so it is among
+    the last entries; only those are read."""
+    for stored in reversed(await event_log.read_from_version(encounter, max(0, await event_log.version(encounter) - tail))):
+        if stored.type == event_tag(SeedRevealed):
+            return bytes.fromhex(codec.decode_event(stored).seed)  # type: ignore[attr-defined]
+    return None
+
+
+class Verifier:
+    """Verifies a log fed in order, page by page (see the module doc), keeping
+    only what verification needs: the dice positions seen so far, the current
+    command's first position, and where the live branch is.
+
+    Dice are drawn at the live branch's position (equal to the log version
+    until a rewind; see EncounterRewound), so after a rewind the same positions
+    come again: each branch is checked on its own, and every die on every
+    branch must be the seed's."""
+
+    def __init__(self, seed: bytes | None) -> None:
+        self.seed = seed
+        self._report = VerificationReport(seed_revealed=seed is not None)
+        self._commitment: str | None = None
+        self._previous_command: str | None = None
+        self._base = 0
+        self._branch = 0  # the live branch's position before the next entry
+        self._expected_version = 1
+        self._used: dict[tuple[int, int], tuple[int, int]] = {}  # position -> (face, version first seen)
+
+    def feed(self, stored_events: list[StoredEvent], events: list[Event | None] | None = None) -> None:
+        """Check these entries (oldest first); ``events``, when given, are their
+        decoded events (None for an entry with a problem)."""
+        report, seed, used = self._report, self.seed, self._used
+        for index, stored in enumerate(stored_events):
+            if stored.problem:
+                report.problems.append(f"log entry {stored.entry_id}: {stored.problem}")
+                continue
+            if stored.version != self._expected_version:
+                report.problems.append(f"the log's versions jump from v{self._expected_version - 1} to v{stored.version}: "
+                                       f"entries are missing or repeated")
+            self._expected_version = stored.version + 1
+            event = events[index] if events is not None else None
+            if event is None:
+                event = codec.decode_event(stored)
+            # A batch is a run of consecutive entries answering one command; its
+            # dice were rolled at the branch position just before its first entry.
+            if stored.command_id != self._previous_command or not stored.command_id:
+                self._base = self._branch
+                self._previous_command = stored.command_id
+            if isinstance(event, EncounterRewound):
+                self._branch = event.branch_version
+                # The positions before the branch point are shared; those after it start over.
+                self._used = used = {p: seen for p, seen in used.items() if p[0] < event.branch_version}
+                continue
+            self._branch += 1
+            if isinstance(event, EncounterStarted) and self._commitment is None:
+                self._commitment = event.seed_commitment
+                if seed is not None:
+                    report.commitment_ok = self._commitment == commit_seed(seed)
+                    if not report.commitment_ok:
+                        report.problems.append("the revealed seed does not match the commitment published at the start")
+            elif isinstance(event, SeedRevealed) and seed is not None and event.seed != seed.hex():
+                report.problems.append(f"v{stored.version} SeedRevealed reveals another seed than the log's last reveal")
+            for field, roll in iter_rolls(event):
+                report.rolls += 1
+                mismatch = sum_problem(roll)
+                if mismatch is not None:
+                    report.problems.append(f"v{stored.version} {stored.type}.{field} ({roll.purpose}): {mismatch}")
+                for die in roll.dice:
+                    report.dice += 1
+                    if seed is None:
+                        continue
+                    where = f"v{stored.version} {stored.type}.{field} d{die.sides}"
+                    if die.at < 0:
+                        report.problems.append(f"{where}: die has no seed position (fixed dice in a live log)")
+                        continue
+                    position = (die.at, die.k)
+                    if position in used:
+                        # A later event may quote an earlier roll; it must quote it exactly.
+                        face, first_seen = used[position]
+                        if face != die.face:
+                            report.problems.append(f"{where}: quotes dice position {position} from v{first_seen} with another face")
+                        continue
+                    used[position] = (die.face, stored.version)
+                    if die.at != self._base:
+                        report.problems.append(
+                            f"{where}: rolled at position {die.at} but its command's events start after position {self._base}"
+                        )
+                    expected = derive_face(seed, die.at, die.k, die.sides)
+                    if expected != die.face:
+                        report.problems.append(f"{where}: face {die.face} but the seed gives {expected}")
+
+    def report(self) -> VerificationReport:
+        report = self._report
+        if self.seed is None:
+            return VerificationReport(problems=["the seed has not been revealed yet (the encounter is still running?)",
+                                                *report.problems])
+        if self._commitment is None and not report.commitment_ok and not any("commitment" in p for p in report.problems):
+            report.problems.insert(0, "the revealed seed does not match the commitment published at the start")
         return report
-    report.seed_revealed = True
-    seed = bytes.fromhex(reveal.seed)
-    report.commitment_ok = commitment == commit_seed(seed)
-    if not report.commitment_ok:
-        report.problems.append("the revealed seed does not match the commitment published at the start")
-
-    # A batch is a run of consecutive entries answering one command; its dice
-    # were rolled at the version just before its first entry.
-    batch_base: dict[int, int] = {}
-    previous_command = None
-    base = 0
-    for stored in stored_events:
-        if stored.command_id != previous_command or not stored.command_id:
-            base = stored.version - 1
-            previous_command = stored.command_id
-        batch_base[stored.version] = base
-
-    used: dict[tuple[int, int], tuple[int, int]] = {}  # position -> (face, version first seen)
-    for stored, event in zip(stored_events, decoded):
-        for field, roll in iter_rolls(event):
-            report.rolls += 1
-            mismatch = sum_problem(roll)
-            if mismatch is not None:
-                report.problems.append(f"v{stored.version} {stored.type}.{field} ({roll.purpose}): {mismatch}")
-            for die in roll.dice:
-                report.dice += 1
-                where = f"v{stored.version} {stored.type}.{field} d{die.sides}"
-                if die.at < 0:
-                    report.problems.append(f"{where}: die has no seed position (fixed dice in a live log)")
-                    continue
-                position = (die.at, die.k)
-                if position in used:
-                    # A later event may quote an earlier roll; it must quote it exactly.
-                    face, first_seen = used[position]
-                    if face != die.face:
-                        report.problems.append(f"{where}: quotes dice position {position} from v{first_seen} with another face")
-                    continue
-                used[position] = (die.face, stored.version)
-                if die.at != batch_base[stored.version]:
-                    report.problems.append(
-                        f"{where}: rolled at v{die.at} but its command's events start after v{batch_base[stored.version]}"
-                    )
-                expected = derive_face(seed, die.at, die.k, die.sides)
-                if expected != die.face:
-                    report.problems.append(f"{where}: face {die.face} but the seed gives {expected}")
-    return report

@@ -1,15 +1,22 @@
 """Replay: the state at any event, and the narrated sequence of events.
 
-Replay never rolls: the faces are in the events.
+Replay never rolls: the faces are in the events. `stream_frames` and
+`state_at_version` read the stored log page by page (bounded memory); the
+list functions serve tests and the pure loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import aclosing
 
 from firelane.engine.core import BaseRuleSystem
 from firelane.engine.state import EncounterState, copy_state
+from firelane.events import codec
+from firelane.events.envelope import StoredEvent
+from firelane.events.log import EventLog
 from firelane.events.schemas import Event
+from firelane.projections.turn_state import fold_stream, log_system, system_of
 
 
 def state_at(system: BaseRuleSystem, events: list[Event], encounter: str, version: int) -> EncounterState:
@@ -30,3 +37,36 @@ def frames(system: BaseRuleSystem, events: list[Event], encounter: str) -> Itera
     for version, event in enumerate(events, start=1):
         system.evolve(state, event)
         yield version, event, copy_state(state)
+
+
+async def stream_frames(
+    event_log: EventLog, encounter: str, *, upto: int | None = None, page: int = 1000
+) -> AsyncIterator[tuple[StoredEvent, Event, EncounterState]]:
+    """(stored entry, event, state after it) for the first ``upto`` events of
+    the log (all if None), streamed page by page in bounded memory. The state
+    is the one being folded, not a copy: read it before the next step."""
+    system: BaseRuleSystem | None = None
+    state: EncounterState | None = None
+    async with aclosing(event_log.iter_read(encounter, page=page, count=upto)) as pages:
+        async for batch in pages:
+            if system is None:
+                system = system_of(batch)
+                state = system.initial_state()
+                state.encounter = encounter
+            assert state is not None
+            for stored in batch:
+                event = codec.decode_event(stored)
+                system.evolve(state, event)
+                yield stored, event, state
+
+
+async def state_at_version(event_log: EventLog, encounter: str, version: int) -> EncounterState:
+    """The state after the first ``version`` events of the stored log, streamed."""
+    length = await event_log.version(encounter)
+    if not 0 <= version <= length:
+        raise ValueError(f"version {version} is outside the log (0..{length})")
+    system = await log_system(event_log, encounter)
+    state = system.initial_state()
+    state.encounter = encounter
+    await fold_stream(system, state, event_log, encounter, upto=version)
+    return state

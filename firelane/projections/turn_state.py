@@ -1,12 +1,17 @@
 """Turn state: the encounter state folded from the log, with checkpoints.
 
-A checkpoint stores the folded state (msgpack) with the version and entry ID it
-reflects, so a projection over a long campaign resumes from there instead of
-refolding every event. A checkpoint written by another rule system or an
-incompatible schema is ignored and the fold starts over.
+Folding streams the log page by page (`fold_stream`), so memory does not grow
+with the log's length. A checkpoint (see `projections/snapshots.py`) stores
+the folded state with the version and entry ID it reflects, so a projection
+over a long campaign resumes from there instead of refolding every event. A
+checkpoint written by another rule system or under other schemas is ignored
+and the fold starts over.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import aclosing
 
 import msgspec
 
@@ -14,16 +19,10 @@ from firelane.engine.core import BaseRuleSystem
 from firelane.engine.registry import get_system
 from firelane.engine.state import EncounterState
 from firelane.events import codec
-from firelane.events.envelope import StoredEvent
+from firelane.events.envelope import StoredEvent, parse_inbox_cursor
 from firelane.events.log import EventLog
 from firelane.events.schemas import EncounterStarted, Event
-
-
-class Checkpoint(msgspec.Struct, kw_only=True):
-    system: str
-    version: int
-    entry_id: str
-    state: bytes  # msgpack of the system's state type
+from firelane.projections.snapshots import load_snapshot, save_snapshot
 
 
 def checkpoint_key(campaign: str, encounter: str) -> str:
@@ -40,6 +39,11 @@ def system_of(stored_events: list[StoredEvent]) -> BaseRuleSystem:
     return get_system(first.setup.system)
 
 
+async def log_system(event_log: EventLog, encounter: str) -> BaseRuleSystem:
+    """The rule system of a stored encounter, from its first event (LookupError if the log is empty)."""
+    return system_of(await event_log.read(encounter, count=1))
+
+
 def fold(system: BaseRuleSystem, events: list[Event], encounter: str, *, upto: int | None = None) -> EncounterState:
     """Fold events from the start; with ``upto``, stop after that many events (the state at version ``upto``)."""
     state = system.initial_state()
@@ -47,6 +51,64 @@ def fold(system: BaseRuleSystem, events: list[Event], encounter: str, *, upto: i
     for event in events if upto is None else events[:upto]:
         system.evolve(state, event)
     return state
+
+
+class FoldEnd(msgspec.Struct, frozen=True):
+    """Where a `fold_stream` stopped: the last entry folded and, for each seat,
+    the last inbox cursor recorded (how far its inbox is handled)."""
+
+    entry_id: str
+    inbox_cursors: dict[str, str]
+
+
+async def fold_stream(
+    system: BaseRuleSystem,
+    state: EncounterState,
+    event_log: EventLog,
+    encounter: str,
+    after: str = "0-0",
+    *,
+    upto: int | None = None,
+    page: int = 1000,
+    inbox_cursors: dict[str, str] | None = None,
+    on_page: Callable[[FoldEnd], object] | None = None,
+) -> FoldEnd:
+    """Fold the log's events after entry ``after`` into ``state`` (in place), page by page.
+
+    Holds one page of raw entries at a time and builds no `StoredEvent`: each
+    body goes straight from Redis's reply to its type's reused msgspec decoder
+    and into ``evolve``, then is dropped. ``upto``: stop at that version.
+    ``inbox_cursors``: the cursors in force before ``after`` (kept for each seat
+    no later entry records one). Only entries the log can vouch for are folded
+    (see ``EventLog.iter_pages``). ``on_page`` is called after each page with where the fold is.
+    """
+    decoders: dict[tuple[bytes, bytes], Callable[[bytes], Event]] = {}
+    evolve = system.evolve
+    last_id = after
+    cursors = dict(inbox_cursors or {})
+    count = None if upto is None else upto - state.version
+    if count is not None and count <= 0:
+        return FoldEnd(last_id, cursors)
+    async with aclosing(event_log.iter_pages(encounter, after, page=page, count=count)) as pages:
+        async for rows in pages:
+            for _raw_id, fields in rows:
+                key = (fields[3], fields[5])
+                decode = decoders.get(key)
+                if decode is None:
+                    decode = decoders[key] = codec.body_decoder(fields[3].decode(), int(fields[5]))
+                evolve(state, decode(fields[7]))
+                if fields[13]:
+                    parsed = parse_inbox_cursor(fields[13].decode())
+                    if parsed is not None:
+                        cursors[parsed[0]] = parsed[1]
+            last_version = int(rows[-1][1][1])
+            if state.version != last_version:
+                raise ValueError(f"encounter {encounter!r}: folded to v{state.version} but the log's entry says "
+                                 f"v{last_version} (a gap or a duplicate in the log)")
+            last_id = rows[-1][0].decode("ascii")
+            if on_page is not None:
+                on_page(FoldEnd(last_id, dict(cursors)))
+    return FoldEnd(last_id, cursors)
 
 
 class TurnStateProjection:
@@ -61,31 +123,21 @@ class TurnStateProjection:
         self.cursor = "0-0"
         self._since_checkpoint = 0
 
+    @property
+    def key(self) -> str:
+        return checkpoint_key(self.log.campaign, self.encounter)
+
     async def load_checkpoint(self) -> bool:
-        raw = await self.log.client.execute("GET", checkpoint_key(self.log.campaign, self.encounter))
-        if raw is None:
-            return False
-        try:
-            checkpoint = msgspec.msgpack.decode(raw, type=Checkpoint)
-            system = get_system(checkpoint.system)
-            state = msgspec.msgpack.decode(checkpoint.state, type=system.state_type)
-        except (msgspec.DecodeError, msgspec.ValidationError, KeyError):
-            return False  # stale or foreign checkpoint: refold from the start
-        if state.version != checkpoint.version:
-            return False
-        self.system, self.state, self.cursor = system, state, checkpoint.entry_id
+        resumed, _why_not = await load_snapshot(self.log, self.encounter, self.key)
+        if resumed is None:
+            return False  # none, stale or foreign: refold from the start
+        self.system, self.state, self.cursor = resumed.system, resumed.state, resumed.entry_id
         return True
 
     async def save_checkpoint(self) -> None:
         if self.system is None or self.state is None:
             return
-        checkpoint = Checkpoint(
-            system=self.system.name, version=self.state.version, entry_id=self.cursor,
-            state=msgspec.msgpack.encode(self.state),
-        )
-        await self.log.client.execute(
-            "SET", checkpoint_key(self.log.campaign, self.encounter), msgspec.msgpack.encode(checkpoint)
-        )
+        await save_snapshot(self.log, self.key, self.system, self.state, self.cursor)
         self._since_checkpoint = 0
 
     def apply(self, batch: list[StoredEvent]) -> None:
@@ -105,13 +157,19 @@ class TurnStateProjection:
         """Bring the state up to the log's current end (checkpointing as it goes)."""
         if self.state is None:
             await self.load_checkpoint()
+        if self.state is None:
+            first = await self.log.read(self.encounter, count=1)
+            if not first:
+                raise LookupError(f"encounter {self.encounter!r} has no events")
+            self.apply(first)
+        assert self.system is not None and self.state is not None
         while True:
-            batch = await self.log.read(self.encounter, self.cursor, count=self.checkpoint_every)
-            if not batch:
-                break
-            self.apply(batch)
+            before = self.state.version
+            end = await fold_stream(self.system, self.state, self.log, self.encounter, self.cursor,
+                                    upto=before + self.checkpoint_every, page=self.checkpoint_every)
+            self.cursor = end.entry_id
+            self._since_checkpoint += self.state.version - before
             if self._since_checkpoint >= self.checkpoint_every:
                 await self.save_checkpoint()
-        if self.state is None:
-            raise LookupError(f"encounter {self.encounter!r} has no events")
-        return self.state
+            if self.state.version - before < self.checkpoint_every:
+                return self.state

@@ -332,6 +332,29 @@ class RedisConnection:
             return []
         return await self.roundtrip_many(b"".join(packed), len(packed))
 
+    async def send(self, *args: CommandArg) -> None:
+        """Write one command without waiting for its reply; ``receive`` reads the
+        replies in the order the commands were sent (a pipeline kept open, so
+        the server works on the next request while the caller handles a reply)."""
+        self._check_open()
+        try:
+            await self._send_all(hiredis.pack_command(args))
+        except BaseException as exc:
+            self._abandon(exc)
+            raise
+
+    async def receive(self) -> Any:
+        """The reply to the oldest command ``send`` wrote and no call has read; an error reply raises ``RedisError``."""
+        self._check_open()
+        try:
+            reply = await self._read_reply()
+        except BaseException as exc:
+            self._abandon(exc)
+            raise
+        if isinstance(reply, RedisError):
+            raise reply
+        return reply
+
     async def roundtrip(self, payload: bytes) -> Any:
         """Write one packed command and read exactly one reply."""
         self._check_open()
@@ -446,11 +469,16 @@ async def open_connection(
 class RedisClient:
     """A pool of Redis connections for trio tasks.
 
+    Its dedicated connections can pipeline a read ahead (``send`` then
+    ``receive``), which ``read_ahead_supported`` advertises to the log's readers.
+
     ``max_connections`` bounds the connections used concurrently by ordinary
     commands (callers beyond it wait for a free slot) and the number kept idle.
     Blocking commands and ``dedicated()`` connections are not counted against
     the limit: each lives exactly as long as its caller needs it.
     """
+
+    read_ahead_supported = True
 
     def __init__(
         self,
