@@ -4,6 +4,19 @@ Rule texts: ``bolt-and-blade-core.txt`` and ``bolt-and-blade-combat.txt``;
 inventory IDs BB-CORE-01..17 and BB-CMB-01..30 (BB-CMB-24..28, area effects,
 live in `areas`). The full rules-to-code map is ``docs/systems/bolt-and-blade.md``.
 
+**Floors.** Each module imports only modules on floors below its own
+(tests/systems/bolt_and_blade/test_package_floors.py checks it):
+
+0. `rules` (pure math), `zones` (zone records, what smoke blocks), `data` (the catalogue);
+1. `constants` (condition names, house defaults), `state` (typed state, sheets);
+2. `combat` (sight, cover, Defense, checks, attacks, damage, the action economy);
+3. `paths` (move costs, legality, who may react to a move, ending a move), `areas`;
+4. `reactions` (each reaction, declared attacks, what a hit sets off);
+5. `movement` (starting and walking a move);
+6. `actions` (everything else done on a turn);
+7. `ai` (the policy);
+8. `system` (the `BaseRuleSystem` class wiring the hooks to the floors below).
+
 **House defaults** — every one is configurable per encounter through
 ``EncounterSetup.settings`` (key in brackets):
 

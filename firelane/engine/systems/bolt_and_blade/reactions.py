@@ -26,7 +26,7 @@ reaction is answered by Return Fire, which keeps exchanges from chaining.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
@@ -34,17 +34,17 @@ from firelane.engine.core import Decision, Rejected, require
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Square, cover_level_against, cover_rank, step_allowed
 from firelane.engine.state import EncounterState, ReactionWindow
-from firelane.engine.systems.bolt_and_blade.movement import (
-    finish_move,
+from firelane.engine.systems.bolt_and_blade import combat
+from firelane.engine.systems.bolt_and_blade.combat import AttackOutcome, AttackPlan, grid_of
+from firelane.engine.systems.bolt_and_blade.constants import EVADING, EXPOSED, PINNED, STUNNED
+from firelane.engine.systems.bolt_and_blade.paths import (
     occupant,
     on_overwatch_over,
     opportunity_problem,
     reactive_fire_problem,
     stop_movement,
-    walk,
 )
 from firelane.engine.systems.bolt_and_blade.rules import exchange_outcome
-from firelane.engine.systems.bolt_and_blade.system import EVADING, EXPOSED, PINNED, STUNNED, AttackOutcome, AttackPlan, grid_of
 from firelane.events.bolt_and_blade_schemas import BBAttackRecomputed, BBExchangeResolved, BBReactiveFireChoice
 from firelane.events.schemas import (
     ActionTaken,
@@ -59,17 +59,14 @@ from firelane.events.schemas import (
     Roll,
 )
 
-if TYPE_CHECKING:
-    from firelane.engine.systems.bolt_and_blade.system import BoltAndBladeSystem
-
 
 # ---------------------------------------------------------------- eligibility used when opening windows
 
 
-def return_fire_problem(system: BoltAndBladeSystem, state: EncounterState, target_id: str, attacker_id: str) -> str | None:
+def return_fire_problem(state: EncounterState, target_id: str, attacker_id: str) -> str | None:
     """Why the target of a ranged attack cannot Return Fire (BB-CMB-14), or None."""
-    target = system.combatant(state, target_id)
-    attacker = system.combatant(state, attacker_id)
+    target = combat.combatant(state, target_id)
+    attacker = combat.combatant(state, attacker_id)
     if target.out_of_fight:
         return f"{target_id} is down"
     if target.reaction_used:
@@ -81,23 +78,23 @@ def return_fire_problem(system: BoltAndBladeSystem, state: EncounterState, targe
     weapon = target.ready
     if weapon is None or not weapon.is_ranged or weapon.template is not None:
         return f"{target_id} has no ranged weapon ready"
-    problem = system.weapon_problem(state, target, weapon)
+    problem = combat.weapon_problem(state, target, weapon)
     if problem is not None:
         return problem
     try:
-        system.plan_attack(state, target_id, attacker_id, weapon, kind="return_fire")
+        combat.plan_attack(state, target_id, attacker_id, weapon, kind="return_fire")
     except Rejected as rejection:
         return rejection.reason
     return None
 
 
-def dive_squares(system: BoltAndBladeSystem, state: EncounterState, target_id: str, attacker_square: Square) -> list[Square]:
+def dive_squares(state: EncounterState, target_id: str, attacker_square: Square) -> list[Square]:
     """Squares within 5 ft (one step) the target can dive into that give it
     better cover against the attacker than it has now, best first (BB-CMB-17)."""
-    target = system.combatant(state, target_id)
+    target = combat.combatant(state, target_id)
     grid = grid_of(state)
     here: Square = target.position  # type: ignore[assignment]
-    current = cover_rank(system.cover_against(state, target, attacker_square)[0]) if EXPOSED not in target.conditions else 0
+    current = cover_rank(combat.cover_against(state, target, attacker_square)[0]) if EXPOSED not in target.conditions else 0
     options: list[tuple[int, Square]] = []
     for dx in (-1, 0, 1):
         for dy in (-1, 0, 1):
@@ -111,15 +108,15 @@ def dive_squares(system: BoltAndBladeSystem, state: EncounterState, target_id: s
     return [square for _rank, square in options]
 
 
-def dive_problem(system: BoltAndBladeSystem, state: EncounterState, target_id: str, attacker_square: Square) -> str | None:
-    target = system.combatant(state, target_id)
+def dive_problem(state: EncounterState, target_id: str, attacker_square: Square) -> str | None:
+    target = combat.combatant(state, target_id)
     if target.out_of_fight:
         return f"{target_id} is down"
     if target.reaction_used:
         return f"{target_id} has already used its Reaction this round"
     if STUNNED in target.conditions:
         return f"{target_id} is Stunned"
-    if not dive_squares(system, state, target_id, attacker_square):
+    if not dive_squares(state, target_id, attacker_square):
         return f"no cover within 5 ft of {target_id}"
     return None
 
@@ -127,40 +124,40 @@ def dive_problem(system: BoltAndBladeSystem, state: EncounterState, target_id: s
 # ---------------------------------------------------------------- claims
 
 
-def validate_claim(system: BoltAndBladeSystem, state: EncounterState, window: ReactionWindow, claim: ClaimReaction) -> None:
+def validate_claim(state: EncounterState, window: ReactionWindow, claim: ClaimReaction) -> None:
     if claim.reaction == "dive_for_cover" and "to" in claim.options:
         to = claim.options["to"]
         require(isinstance(to, (list, tuple)) and len(to) == 2, "dive_for_cover option 'to' must be a square [x, y]")
         attacker_square: Square = tuple(window.continuation["attacker_square"])  # type: ignore[assignment]
-        options = dive_squares(system, state, claim.actor, attacker_square)
+        options = dive_squares(state, claim.actor, attacker_square)
         require(tuple(to) in options, f"{tuple(to)} is not cover within 5 ft of {claim.actor}; options: {options}")
 
 
-def resolve_reaction(system: BoltAndBladeSystem, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
+def resolve_reaction(decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
     handler = _HANDLERS.get(claim.reaction)
     if handler is None:
         return f"unknown reaction {claim.reaction!r}"
-    return handler(system, decision, window, claim, dice)
+    return handler(decision, window, claim, dice)
 
 
-def _reactive_fire(system: BoltAndBladeSystem, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
+def _reactive_fire(decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
     """BB-CMB-10..13: a ranged attack at a mover crossing a fire lane."""
     state = decision.state
     mover_id = window.actor
     reactor_id = claim.combatant
-    mover = system.combatant(state, mover_id)
+    mover = combat.combatant(state, mover_id)
     if mover.out_of_fight:
         return f"{mover_id} is already down"
     if mover.movement_halted:
         return f"{mover_id} has already stopped"
     square: Square = tuple(mover.position)  # type: ignore[assignment]
-    problem = reactive_fire_problem(system, state, reactor_id, mover_id, square)
+    problem = reactive_fire_problem(state, reactor_id, mover_id, square)
     if problem is not None:
         return problem
-    reactor = system.combatant(state, reactor_id)
+    reactor = combat.combatant(state, reactor_id)
     weapon = reactor.ready
     try:
-        plan = system.plan_attack(state, reactor_id, mover_id, weapon, kind="reactive_fire")  # type: ignore[arg-type]
+        plan = combat.plan_attack(state, reactor_id, mover_id, weapon, kind="reactive_fire")  # type: ignore[arg-type]
     except Rejected as rejection:
         return rejection.reason
     overwatch = on_overwatch_over(reactor, square)
@@ -179,16 +176,16 @@ def _reactive_fire(system: BoltAndBladeSystem, decision: Decision, window: React
         disadvantage.append("the target is Evading (BB-CMB-08)")
     plan = msgspec.structs.replace(plan, disadvantage=disadvantage)
     decision.emit(ActionTaken(combatant=reactor_id, action="reactive_fire", slot="reaction", rule="BB-CMB-10", details={"overwatch": overwatch, "disadvantage_waived_by": waived}))
-    outcome = system.roll_attack(decision, plan, dice, rule="BB-CMB-10", purpose=f"Reactive Fire with {weapon.name} at {mover_id}")  # type: ignore[union-attr]
-    system.emit_attack(decision, outcome, hit=outcome.would_hit, kind="reactive_fire", details={"overwatch": overwatch})
-    system.dangerous_consequences(decision, outcome, dice)
+    outcome = combat.roll_attack(decision, plan, dice, rule="BB-CMB-10", purpose=f"Reactive Fire with {weapon.name} at {mover_id}")  # type: ignore[union-attr]
+    combat.emit_attack(decision, outcome, hit=outcome.would_hit, kind="reactive_fire", details={"overwatch": overwatch})
+    combat.dangerous_consequences(decision, outcome, dice)
     if not outcome.would_hit:
         return None
     # BB-CMB-17: the mover is hit by a ranged attack, so it may Dive for Cover:
     # a window nested in this one; the hit's damage and the move's fate wait for it.
     reactor_square: Square = tuple(reactor.position)  # type: ignore[assignment]
-    offer = dive_offer(system, state, mover_id, reactor_square)
-    if offer and system.open_window(
+    offer = dive_offer(state, mover_id, reactor_square)
+    if offer and decision.system.open_window(
         decision,
         trigger="ranged_hit",
         actor=reactor_id,
@@ -202,8 +199,8 @@ def _reactive_fire(system: BoltAndBladeSystem, decision: Decision, window: React
         rule="BB-CMB-17",
     ):
         return None
-    damage = system.deal_attack_damage(decision, outcome, dice)
-    after_reactive_hit(system, decision, reactor_id, mover_id, continuation, overwatch=overwatch, attack_total=outcome.roll.total, damage=damage, dice=dice)
+    damage = combat.deal_attack_damage(decision, outcome, dice)
+    after_reactive_hit(decision, reactor_id, mover_id, continuation, overwatch=overwatch, attack_total=outcome.roll.total, damage=damage, dice=dice)
     return None
 
 
@@ -223,19 +220,19 @@ def hit_continuation(attacker_id: str, target_id: str, weapon: str, attacker_squ
 
 
 def after_reactive_hit(
-    system: BoltAndBladeSystem, decision: Decision, reactor_id: str, mover_id: str, move: dict[str, Any], *,
+    decision: Decision, reactor_id: str, mover_id: str, move: dict[str, Any], *,
     overwatch: bool, attack_total: int, damage: int, dice: Dice,
 ) -> None:
     """A Reactive Fire hit landed: Overwatch may stop the mover (BB-CMB-13); damage
     lets it choose to go on or stop Pinned (BB-CMB-12)."""
     state = decision.state
-    mover = system.combatant(state, mover_id)
+    mover = combat.combatant(state, mover_id)
     if mover.out_of_fight or mover.movement_halted:
         return  # nothing left to stop (a dive already ended the move)
     if overwatch:
-        save = system.roll_save(decision, mover_id, "agility", attack_total, dice, rule="BB-CMB-13", purpose=f"Agility save against {reactor_id}'s Overwatch hit")
+        save = combat.roll_save(decision, mover_id, "agility", attack_total, dice, rule="BB-CMB-13", purpose=f"Agility save against {reactor_id}'s Overwatch hit")
         if not save.success:
-            stop_movement(system, decision, mover_id, move, f"hit by {reactor_id}'s Overwatch fire and failed the Agility save", "BB-CMB-13")
+            stop_movement(decision, mover_id, move, f"hit by {reactor_id}'s Overwatch fire and failed the Agility save", "BB-CMB-13")
             return
     if damage > 0:
         choice = str(move.get("choice", "continue"))
@@ -243,15 +240,15 @@ def after_reactive_hit(
         if choice == "stop":
             until = f"start_of_turn:{reactor_id}" if state.settings.get("reactive_fire_pin", "attacker_next_turn") == "attacker_next_turn" else f"start_of_turn:{mover_id}"
             decision.emit(ConditionApplied(combatant=mover_id, condition=PINNED, rule="BB-CMB-12", until=until, details={"by": reactor_id}))
-            stop_movement(system, decision, mover_id, move, f"stopped under {reactor_id}'s fire and became Pinned", "BB-CMB-12")
+            stop_movement(decision, mover_id, move, f"stopped under {reactor_id}'s fire and became Pinned", "BB-CMB-12")
 
 
-def _opportunity_strike(system: BoltAndBladeSystem, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
+def _opportunity_strike(decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
     """BB-CMB-15: one melee attack at a creature leaving your reach."""
     state = decision.state
     mover_id = window.actor
     reactor_id = claim.combatant
-    mover = system.combatant(state, mover_id)
+    mover = combat.combatant(state, mover_id)
     if mover.out_of_fight:
         return f"{mover_id} is already down"
     if mover.movement_halted:
@@ -259,44 +256,44 @@ def _opportunity_strike(system: BoltAndBladeSystem, decision: Decision, window: 
     rest = window.continuation.get("rest", [])
     if not rest:
         return f"{mover_id} is not leaving"
-    problem = opportunity_problem(system, state, reactor_id, mover_id, tuple(mover.position), tuple(rest[0]))  # type: ignore[arg-type]
+    problem = opportunity_problem(state, reactor_id, mover_id, tuple(mover.position), tuple(rest[0]))  # type: ignore[arg-type]
     if problem is not None:
         return problem
-    reactor = system.combatant(state, reactor_id)
-    weapon = system.best_melee_weapon(reactor)
+    reactor = combat.combatant(state, reactor_id)
+    weapon = combat.best_melee_weapon(reactor)
     try:
-        plan = system.plan_attack(state, reactor_id, mover_id, weapon, kind="opportunity_strike")  # type: ignore[arg-type]
+        plan = combat.plan_attack(state, reactor_id, mover_id, weapon, kind="opportunity_strike")  # type: ignore[arg-type]
     except Rejected as rejection:
         return rejection.reason
     decision.emit(ActionTaken(combatant=reactor_id, action="opportunity_strike", slot="reaction", rule="BB-CMB-15"))
-    outcome = system.roll_attack(decision, plan, dice, rule="BB-CMB-15", purpose=f"Opportunity Strike with {weapon.name} at {mover_id}")  # type: ignore[union-attr]
-    system.emit_attack(decision, outcome, hit=outcome.would_hit, kind="opportunity_strike")
+    outcome = combat.roll_attack(decision, plan, dice, rule="BB-CMB-15", purpose=f"Opportunity Strike with {weapon.name} at {mover_id}")  # type: ignore[union-attr]
+    combat.emit_attack(decision, outcome, hit=outcome.would_hit, kind="opportunity_strike")
     if outcome.would_hit:
-        system.deal_attack_damage(decision, outcome, dice)
-    system.dangerous_consequences(decision, outcome, dice)
+        combat.deal_attack_damage(decision, outcome, dice)
+    combat.dangerous_consequences(decision, outcome, dice)
     return None
 
 
-def _return_fire(system: BoltAndBladeSystem, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
+def _return_fire(decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
     """BB-CMB-14: the Opposed Exchange between a ranged attack and the target's Return Fire."""
     state = decision.state
     continuation = window.continuation
     attacker_id: str = continuation["attacker"]
     target_id = claim.combatant
-    problem = return_fire_problem(system, state, target_id, attacker_id)
+    problem = return_fire_problem(state, target_id, attacker_id)
     if problem is not None:
         return problem
-    attacker = system.combatant(state, attacker_id)
+    attacker = combat.combatant(state, attacker_id)
     weapon = attacker.weapon(continuation["weapon"])
     try:
-        attack_plan = system.plan_attack(state, attacker_id, target_id, weapon, kind="attack")  # type: ignore[arg-type]
+        attack_plan = combat.plan_attack(state, attacker_id, target_id, weapon, kind="attack")  # type: ignore[arg-type]
     except Rejected as rejection:
         return f"the declared attack can no longer be made: {rejection.reason}"
-    target = system.combatant(state, target_id)
-    return_plan = system.plan_attack(state, target_id, attacker_id, target.ready, kind="return_fire")  # type: ignore[arg-type]
+    target = combat.combatant(state, target_id)
+    return_plan = combat.plan_attack(state, target_id, attacker_id, target.ready, kind="return_fire")  # type: ignore[arg-type]
     decision.emit(ActionTaken(combatant=target_id, action="return_fire", slot="reaction", rule="BB-CMB-14"))
-    attack = system.roll_attack(decision, attack_plan, dice, purpose=f"{weapon.name} attack on {target_id}")  # type: ignore[union-attr]
-    answer = system.roll_attack(decision, return_plan, dice, rule="BB-CMB-14", purpose=f"Return Fire with {return_plan.weapon.name} at {attacker_id}")
+    attack = combat.roll_attack(decision, attack_plan, dice, purpose=f"{weapon.name} attack on {target_id}")  # type: ignore[union-attr]
+    answer = combat.roll_attack(decision, return_plan, dice, rule="BB-CMB-14", purpose=f"Return Fire with {return_plan.weapon.name} at {attacker_id}")
     attacker_lands, defender_lands, outcome = exchange_outcome(attack.roll.total, attack.would_hit, answer.roll.total, answer.would_hit)
     decision.emit(
         BBExchangeResolved(
@@ -311,18 +308,18 @@ def _return_fire(system: BoltAndBladeSystem, decision: Decision, window: Reactio
             outcome=outcome,
         )
     )
-    system.emit_attack(decision, attack, hit=attacker_lands, kind="attack", details={"exchange": outcome, "would_hit": attack.would_hit})
-    system.emit_attack(decision, answer, hit=defender_lands, kind="return_fire", details={"exchange": outcome, "would_hit": answer.would_hit})
+    combat.emit_attack(decision, attack, hit=attacker_lands, kind="attack", details={"exchange": outcome, "would_hit": attack.would_hit})
+    combat.emit_attack(decision, answer, hit=defender_lands, kind="return_fire", details={"exchange": outcome, "would_hit": answer.would_hit})
     if attacker_lands:
-        system.deal_attack_damage(decision, attack, dice)
+        combat.deal_attack_damage(decision, attack, dice)
     if defender_lands:
-        system.deal_attack_damage(decision, answer, dice)
-    system.dangerous_consequences(decision, attack, dice)
-    system.dangerous_consequences(decision, answer, dice)
+        combat.deal_attack_damage(decision, answer, dice)
+    combat.dangerous_consequences(decision, attack, dice)
+    combat.dangerous_consequences(decision, answer, dice)
     return None
 
 
-def _dive_for_cover(system: BoltAndBladeSystem, decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
+def _dive_for_cover(decision: Decision, window: ReactionWindow, claim: OrderedClaim, dice: Dice) -> str | None:
     """BB-CMB-17: an Agility save against the attack roll; move up to 5 ft into
     cover either way (it is physically possible: the square is free); on a
     success the hit is recomputed with the new cover."""
@@ -330,22 +327,22 @@ def _dive_for_cover(system: BoltAndBladeSystem, decision: Decision, window: Reac
     continuation = window.continuation
     target_id = claim.combatant
     attacker_square: Square = tuple(continuation["attacker_square"])  # type: ignore[assignment]
-    problem = dive_problem(system, state, target_id, attacker_square)
+    problem = dive_problem(state, target_id, attacker_square)
     if problem is not None:
         return problem
-    options = dive_squares(system, state, target_id, attacker_square)
+    options = dive_squares(state, target_id, attacker_square)
     wanted = claim.options.get("to")
     destination: Square = tuple(wanted) if wanted is not None and tuple(wanted) in options else options[0]  # type: ignore[assignment]
     attack_total = int(continuation["total"])
     decision.emit(ActionTaken(combatant=target_id, action="dive_for_cover", slot="reaction", rule="BB-CMB-17", details={"to": list(destination)}))
-    save = system.roll_save(decision, target_id, "agility", attack_total, dice, rule="BB-CMB-17", purpose=f"Agility save to Dive for Cover (DC = attack roll {attack_total})")
+    save = combat.roll_save(decision, target_id, "agility", attack_total, dice, rule="BB-CMB-17", purpose=f"Agility save to Dive for Cover (DC = attack roll {attack_total})")
     decision.emit(Moved(combatant=target_id, path=[destination], mode="dive", cost=0.0, rule="BB-CMB-17"))
-    if EXPOSED in system.combatant(state, target_id).conditions:
+    if EXPOSED in combat.combatant(state, target_id).conditions:
         decision.emit(ConditionRemoved(combatant=target_id, condition=EXPOSED, reason="dived into cover", rule="BB-CMB-17"))
     if not save.success:
         return None
-    target = system.combatant(state, target_id)
-    defense = system.defense_roll(state, target, attacker_square, ranged=True)
+    target = combat.combatant(state, target_id)
+    defense = combat.defense_roll(state, target, attacker_square, ranged=True)
     adjusted = attack_total - int(continuation.get("exposed_bonus", 0))
     critical = bool(continuation.get("critical", False))
     hit = critical or adjusted >= defense.total
@@ -382,63 +379,79 @@ def _events_of_window(decision: Decision, window: int) -> list[Event]:
     return []
 
 
-def after_window(system: BoltAndBladeSystem, decision: Decision, window: ReactionWindow, dice: Dice) -> None:
+def after_window(decision: Decision, window: ReactionWindow, dice: Dice) -> None:
+    """What follows a window that did not interrupt a move (those resume the walk, `movement.resume_move`)."""
     continuation = window.continuation
     kind = continuation.get("kind")
-    if kind == "move":
-        mover = system.combatant(decision.state, continuation["mover"])
-        if mover.out_of_fight:
-            return
-        if mover.movement_halted:
-            finish_move(system, decision, mover.id)
-            return
-        walk(system, decision, continuation, dice)
-    elif kind == "attack":
+    if kind == "attack":
         spent = any(isinstance(e, ActionTaken) and e.action == "return_fire" for e in _events_of_window(decision, window.window))
         if spent:
             return
-        from firelane.engine.systems.bolt_and_blade.actions import resolve_declared_attack
-
-        attacker = system.combatant(decision.state, continuation["attacker"])
+        attacker = combat.combatant(decision.state, continuation["attacker"])
         weapon = attacker.weapon(continuation["weapon"])
         try:
-            plan = system.plan_attack(decision.state, attacker.id, continuation["target"], weapon, kind="attack")  # type: ignore[arg-type]
+            plan = combat.plan_attack(decision.state, attacker.id, continuation["target"], weapon, kind="attack")  # type: ignore[arg-type]
         except Rejected:
             return  # the target fell or vanished meanwhile: the Action is spent for nothing
-        resolve_declared_attack(system, decision, plan, dice)
+        resolve_declared_attack(decision, plan, dice)
     elif kind in ("hit", "reactive_hit"):
         if kind == "reactive_hit" and any(isinstance(e, ActionTaken) and e.action == "dive_for_cover" for e in _events_of_window(decision, window.window)):
             # Diving mid-move ends the move where the mover landed (house default):
             # the rest of its path started from the square it left. The square it
             # dived into is reached, so it is not part of the unused path.
-            landed = list(system.combatant(decision.state, continuation["target"]).position)  # type: ignore[arg-type]
+            landed = list(combat.combatant(decision.state, continuation["target"]).position)  # type: ignore[arg-type]
             move = {**continuation["move"], "rest": [s for s in continuation["move"]["rest"] if list(s) != landed]}
-            stop_movement(system, decision, continuation["target"], move, "dived for cover", "BB-CMB-17")
+            stop_movement(decision, continuation["target"], move, "dived for cover", "BB-CMB-17")
         recomputed = [e for e in _events_of_window(decision, window.window) if isinstance(e, BBAttackRecomputed)]
         if recomputed and not recomputed[-1].hit:
             return
-        damage = deal_pending_damage(system, decision, continuation, dice)
+        damage = deal_pending_damage(decision, continuation, dice)
         if kind == "reactive_hit":
-            after_reactive_hit(system, decision, continuation["attacker"], continuation["target"], continuation["move"],
+            after_reactive_hit(decision, continuation["attacker"], continuation["target"], continuation["move"],
                                overwatch=bool(continuation["overwatch"]), attack_total=int(continuation["total"]), damage=damage, dice=dice)
 
 
-def deal_pending_damage(system: BoltAndBladeSystem, decision: Decision, continuation: dict[str, Any], dice: Dice) -> int:
+def deal_pending_damage(decision: Decision, continuation: dict[str, Any], dice: Dice) -> int:
     """Damage for a hit that waited for a Dive for Cover window; returns the amount."""
     state = decision.state
-    attacker = system.combatant(state, continuation["attacker"])
-    target = system.combatant(state, continuation["target"])
+    attacker = combat.combatant(state, continuation["attacker"])
+    target = combat.combatant(state, continuation["target"])
     if target.out_of_fight:
         return 0
     weapon = attacker.weapon(continuation["weapon"])
     defense = Roll(purpose="Defense (see the attack)", rule="BB-CORE-08", dice=[])
     plan = AttackPlan(attacker=attacker.id, target=target.id, weapon=weapon, modifiers=[], advantage=[], disadvantage=[], defense=defense, band="", exposed_bonus=0, consumes=[])  # type: ignore[arg-type]
     outcome = AttackOutcome(plan=plan, roll=defense, natural=int(continuation["natural"]), would_hit=True, critical=bool(continuation["critical"]))
-    return system.deal_attack_damage(decision, outcome, dice)
+    return combat.deal_attack_damage(decision, outcome, dice)
 
 
-def dive_offer(system: BoltAndBladeSystem, state: EncounterState, target_id: str, attacker_square: Square) -> list[EligibleReactor]:
-    if dive_problem(system, state, target_id, attacker_square) is None:
+def dive_offer(state: EncounterState, target_id: str, attacker_square: Square) -> list[EligibleReactor]:
+    if dive_problem(state, target_id, attacker_square) is None:
         return [EligibleReactor(combatant=target_id, reactions=["dive_for_cover"])]
     return []
 
+
+
+
+# ---------------------------------------------------------------- declared attacks
+
+
+def resolve_declared_attack(decision: Decision, plan: AttackPlan, dice: Dice) -> None:
+    """Roll a declared attack; a ranged hit may first open Dive for Cover (BB-CMB-17)."""
+    outcome = combat.roll_attack(decision, plan, dice)
+    combat.emit_attack(decision, outcome, hit=outcome.would_hit, kind="attack")
+    if outcome.would_hit and plan.weapon.is_ranged:
+        attacker_square: Square = tuple(decision.state.combatants[plan.attacker].position)  # type: ignore[assignment]
+        offer = dive_offer(decision.state, plan.target, attacker_square)
+        if offer and decision.system.open_window(
+            decision,
+            trigger="ranged_hit",
+            actor=plan.attacker,
+            reactors=offer,
+            continuation=hit_continuation(plan.attacker, plan.target, plan.weapon.name, attacker_square, outcome),
+            rule="BB-CMB-17",
+        ):
+            return
+    if outcome.would_hit:
+        combat.deal_attack_damage(decision, outcome, dice)
+    combat.dangerous_consequences(decision, outcome, dice)

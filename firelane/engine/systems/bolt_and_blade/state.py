@@ -13,8 +13,8 @@ from typing import Any
 import msgspec
 
 from firelane.engine.state import Combatant, EncounterState
-from firelane.engine.systems.bolt_and_blade.areas import PersistentZone
 from firelane.engine.systems.bolt_and_blade.rules import ATTRIBUTES, attribute_modifier
+from firelane.engine.systems.bolt_and_blade.zones import PersistentZone
 
 Square = tuple[int, int]
 
