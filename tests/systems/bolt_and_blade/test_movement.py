@@ -153,6 +153,22 @@ def test_evade_gives_reactive_fire_disadvantage_even_when_exposed_and_forbids_at
     assert rejected(act(state, move("m", (1, 6), mode="evade"))) == "m has already used its Action this turn; Evade needs it"
 
 
+def test_bb_cmb_08_evade_moves_up_to_movement_not_movement_again() -> None:
+    """BB-CMB-08: Evade is "move up to your Movement" (a Dash is "your Movement again"):
+    with Movement 30 ft a 35 ft Evade is refused, a 30 ft one walks, and the
+    Movement a Tactical Move already used is gone for the Evade too."""
+    setup = arena([fighter("m", "red", (1, 1), **knife_only()), fighter("e", "blue", (25, 18), **knife_only())])
+    state = start(setup, ["m", "e"])
+    assert rejected(act(state, move("m", *[(1 + i, 1) for i in range(1, 8)], mode="evade"))) == "the path costs 35 ft but m has only 30 ft of movement left"
+    act(state, move("m", *[(1 + i, 1) for i in range(1, 7)], mode="evade"))
+    assert state.combatants["m"].position == (7, 1) and state.combatants["m"].movement_allowance_ft == 30
+    state = start(setup, ["m", "e"])
+    act(state, move("m", (2, 1), (3, 1)))
+    assert rejected(act(state, move("m", *[(3 + i, 1) for i in range(1, 6)], mode="evade"))) == "the path costs 25 ft but m has only 20 ft of movement left"
+    act(state, move("m", *[(3 + i, 1) for i in range(1, 5)], mode="evade"))
+    assert state.combatants["m"].position == (7, 1) and state.combatants["m"].movement_used_ft == 30
+
+
 def test_disengage_prevents_opportunity_strikes() -> None:
     """BB-CMB-09: after Disengage, leaving melee reach provokes no Opportunity Strike."""
     setup = arena([fighter("m", "red", (2, 5), **knife_only()), fighter("e", "blue", (3, 5), **knife_only())])

@@ -455,9 +455,13 @@ def throw_modifiers(state: EncounterState, combatant_id: str, item_name: str) ->
 
 
 def attack_advantage(state: EncounterState, combatant_id: str) -> tuple[list[str], list[str]]:
-    """Advantage / Disadvantage that follow the attacker whatever the target (BB-CMB-19)."""
+    """Advantage / Disadvantage on a throw that follow the thrower whatever the
+    point: Pinned (BB-CMB-19); an enemy in melee reach (BB-CMB-16: a throw is a
+    ranged attack roll, and no grenade is a pistol)."""
     who = combatant(state, combatant_id)
     disadvantage = []
+    if engaged(state, combatant_id):
+        disadvantage.append("ranged attack with an enemy in melee reach (BB-CMB-16)")
     if PINNED in who.conditions:
         disadvantage.append("attacker is Pinned (BB-CMB-19)")
     return [], disadvantage

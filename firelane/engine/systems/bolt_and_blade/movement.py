@@ -65,7 +65,9 @@ def start_move(decision: Decision, command: BBMove, dice: Dice) -> None:
     allowance = movement_left(mover)
     if command.mode in ("dash", "evade"):
         require(not mover.action_used, f"{mover.id} has already used its Action this turn; {command.mode.title()} needs it")
-        allowance += mover.movement_ft
+    if command.mode == "dash":
+        allowance += mover.movement_ft  # BB-CMB-07: "move up to your Movement again"
+    # BB-CMB-08: an Evade moves "up to your Movement": the turn's Movement, not more.
     if command.mode == "evade":
         require(not mover.attacked_this_turn, f"{mover.id} attacked this turn and cannot Evade (BB-CMB-08)")
     cost = path_cost(state, mover, mover.position, path)  # type: ignore[arg-type]

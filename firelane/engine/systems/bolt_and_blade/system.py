@@ -232,7 +232,7 @@ class BoltAndBladeSystem(BaseRuleSystem):
                 me.action_used = True
                 if event.action == "attack":
                     me.attacked_this_turn = True
-                if event.action in ("dash", "evade"):
+                if event.action == "dash":  # BB-CMB-07; an Evade adds nothing (BB-CMB-08)
                     me.movement_allowance_ft += me.movement_ft
             elif event.slot == "bonus":
                 me.bonus_used = True
