@@ -98,6 +98,13 @@ class BoltAndBladeCombatant(Combatant):
     bonus_used: bool = False
     attacked_this_turn: bool = False
     movement_halted: bool = False
+    # --- the Reaction (BB-CMB-01, -03): ``reaction_used`` (the engine's flag)
+    # is regained at the start of the combatant's own turn, but a Reaction is
+    # usable once per round: one spent earlier in the same round keeps it used
+    # until the next round starts (``reaction_back_next_round``).
+    reaction_round: int = 0  # the round the last Reaction was spent in (0: never)
+    reaction_window: int = 0  # the reaction window it was spent in (0: none)
+    reaction_back_next_round: bool = False
     # --- lasting state
     taking_cover: bool = False
     overwatch_area: list[Square] = []

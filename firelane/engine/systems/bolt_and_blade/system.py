@@ -40,6 +40,7 @@ from firelane.events.schemas import (
     Moved,
     OrderedClaim,
     Roll,
+    RoundStarted,
     StateAdjusted,
     TestRolled,
     TurnStarted,
@@ -65,7 +66,9 @@ class BoltAndBladeSystem(BaseRuleSystem):
         "opportunity_strike": 2,
         "reactive_fire": 3,
     }
-    reaction_resets: ClassVar[str] = "own_turn"  # BB-CMB-01
+    # BB-CMB-01: regained at the start of its own turn; evolve_event keeps one
+    # spent earlier in the same round spent until the next round (BB-CMB-03).
+    reaction_resets: ClassVar[str] = "own_turn"
     initiative_each_round: ClassVar[bool] = False
     default_settings: ClassVar[dict[str, Any]] = {**BB_DEFAULT_SETTINGS, **areas.AREA_DEFAULT_SETTINGS}
 
@@ -218,8 +221,20 @@ class BoltAndBladeSystem(BaseRuleSystem):
 
     def evolve_event(self, state: EncounterState, event: Event) -> None:
         combatants = state.combatants
-        if isinstance(event, TurnStarted):
+        if isinstance(event, RoundStarted):
+            for cid in sorted(combatants):
+                me = combat.combatant(state, cid)
+                if me.reaction_back_next_round:
+                    me.reaction_used = False
+                    me.reaction_back_next_round = False
+        elif isinstance(event, TurnStarted):
             me = combat.combatant(state, event.combatant)
+            if me.reaction_round == state.round:
+                # BB-CMB-01 gives the Reaction back as the turn starts, but
+                # BB-CMB-03 allows one per round: spent earlier this round, it
+                # stays spent until the next round starts.
+                me.reaction_used = True
+                me.reaction_back_next_round = True
             me.movement_allowance_ft = float(me.movement_ft)
             me.movement_used_ft = 0.0
             me.action_used = False
@@ -228,7 +243,10 @@ class BoltAndBladeSystem(BaseRuleSystem):
             me.movement_halted = False
         elif isinstance(event, ActionTaken):
             me = combat.combatant(state, event.combatant)
-            if event.slot == "action":
+            if event.slot == "reaction":
+                me.reaction_round = state.round
+                me.reaction_window = state.window.window if state.window is not None else 0
+            elif event.slot == "action":
                 me.action_used = True
                 if event.action == "attack":
                     me.attacked_this_turn = True
