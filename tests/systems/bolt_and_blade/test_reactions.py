@@ -75,18 +75,18 @@ def test_reactive_fire_out_of_range_is_not_offered() -> None:
     assert state.combatants["m"].position == (4, 5) and window.continuation["rest"] == []
 
 
-def test_reactive_fire_has_disadvantage_unless_overwatch_dash_or_exposed() -> None:
-    """BB-CMB-11: Disadvantage by default; none on Overwatch, against a Dashing or an Exposed target."""
+def test_reactive_fire_has_no_disadvantage_against_an_exposed_mover() -> None:
+    """BB-CMB-11: no Disadvantage against an Exposed target, and a mover in the open is Exposed
+    to w (BB-CMB-05), also on a cover square whose cover faces away from w."""
     flank = [CoverFeature(x=x, y=5, level="light", facing=NORTH) for x in range(0, 10)]
-    state = lane(cover=flank)
-    act(state, move("m", (2, 5)))  # a cover square that does not face w: a lane, but not open ground
-    shot = one(act(state, claim("w", 1, "reactive_fire"), [12, 3]), AttackResolved)
-    assert shot.roll.details["mode"] == "disadvantage" and shot.roll.total == 5 and not shot.hit
-    state = lane()
-    act(state, move("m", (1, 6)))  # open ground: Exposed
-    shot = one(act(state, claim("w", 1, "reactive_fire"), [3]), AttackResolved)
-    assert shot.roll.details["mode"] == "normal"
-    assert state.combatants["m"].conditions["exposed"] == "start_of_turn:m"
+    for cover, step in (([], (1, 6)), (flank, (2, 5))):
+        state = lane(cover=cover)
+        act(state, move("m", step))
+        events = act(state, claim("w", 1, "reactive_fire"), [3])
+        shot = one(events, AttackResolved)
+        assert shot.roll.details["mode"] == "normal" and shot.roll.total == 7 and ("m is Exposed", 2) in [(m.source, m.value) for m in shot.roll.modifiers]
+        spent = [e for e in of(events, ActionTaken) if e.action == "reactive_fire"][0]
+        assert spent.details["disadvantage_waived_by"] == ["the target is Exposed (BB-CMB-11)"]
 
 
 # ---------------------------------------------------------------- BB-CMB-12
@@ -155,11 +155,11 @@ def test_overwatch_fire_has_no_disadvantage_and_a_hit_stops_the_mover_unless_it_
     act(state, pass_("w", 1))  # not worth it outside the area
     assert state.combatants["m"].position == (3, 7)  # re-offered on entering the area
     assert state.window is not None and state.window.continuation["offered_ow"] == ["w"]
-    events = act(state, claim("w", 2, "reactive_fire"), [9, 3, 10])  # 9 + 2 = 11 hits (no cover facing w); 1d8 = 3; save 10 < 11
+    events = act(state, claim("w", 2, "reactive_fire"), [9, 3, 12])  # 9 + 2 + 2 (Exposed: no cover facing w) = 13 hits; 1d8 = 3; save 12 < 13
     shot = one(events, AttackResolved)
-    assert shot.roll.details["mode"] == "normal" and shot.details["overwatch"] and shot.roll.total == 11 and shot.hit
+    assert shot.roll.details["mode"] == "normal" and shot.details["overwatch"] and shot.roll.total == 13 and shot.hit
     save = one(events, _Tested)
-    assert save.roll.target == 11 and not save.success and save.roll.rule == "BB-CMB-13"
+    assert save.roll.target == 13 and not save.success and save.roll.rule == "BB-CMB-13"
     stopped = one(events, BBMovementStopped)
     assert stopped.rule == "BB-CMB-13" and stopped.unused_path == [(4, 7)] and state.combatants["m"].position == (3, 7)
 
@@ -170,7 +170,7 @@ def test_overwatch_hit_saved_against_keeps_moving() -> None:
     act(state, end("w"))
     act(state, move("m", (1, 9), (2, 8), (3, 7), (3, 6)))
     act(state, pass_("w", 1))
-    events = act(state, claim("w", 2, "reactive_fire"), [9, 3, 11])
+    events = act(state, claim("w", 2, "reactive_fire"), [9, 3, 13])  # the save meets the attack roll of 13
     assert one(events, _Tested).success and not of(events, BBMovementStopped)
     assert one(events, BBReactiveFireChoice).choice == "continue" and state.combatants["m"].position == (3, 6)
 
@@ -201,7 +201,7 @@ def test_return_fire_opposed_exchange_higher_total_wins() -> None:
     assert not of(events, AttackResolved)  # the attack waits for the answer
     events = act(state, claim("b", 1, "return_fire"), [12, 10, 5])
     exchange = one(events, BBExchangeResolved)
-    assert (exchange.attacker_total, exchange.defender_total) == (14, 12)
+    assert (exchange.attacker_total, exchange.defender_total) == (16, 14)  # both stand in the open: +2 each (BB-CMB-05)
     assert (exchange.attacker_hits, exchange.defender_hits) == (True, False)
     attacks = of(events, AttackResolved)
     assert [(a.attacker, a.kind, a.hit) for a in attacks] == [("a", "attack", True), ("b", "return_fire", False)]
@@ -281,16 +281,16 @@ def dive_setup():
 def test_dive_for_cover_success_recomputes_the_hit() -> None:
     """BB-CMB-17: hit by a ranged attack with cover within 5 ft: Agility save vs the attack roll; success: move into cover, recompute."""
     state = dive_setup()
-    events = act(state, attack("a", "b"), [10])  # 10 + 2 = 12 >= 10: a hit
+    events = act(state, attack("a", "b"), [10])  # 10 + 2 + 2 (b is Exposed) = 14 >= 10: a hit
     assert one(events, AttackResolved).hit
     window = one(events, ReactionWindowOpened)
     assert window.trigger == "ranged_hit" and window.reactors[0].reactions == ["dive_for_cover"]
     assert not of(events, DamageDealt)
-    events = act(state, claim("b", 1, "dive_for_cover"), [12])
+    events = act(state, claim("b", 1, "dive_for_cover"), [14])
     save = one(events, _Tested)
-    assert save.roll.target == 12 and save.success
+    assert save.roll.target == 14 and save.success
     assert one(events, Moved).path == [(6, 6)] and state.combatants["b"].position == (6, 6)
-    recomputed = one(events, BBAttackRecomputed)
+    recomputed = one(events, BBAttackRecomputed)  # 14 without the Exposed +2 vs heavy cover
     assert recomputed.defense.total == 15 and recomputed.attack_total == 12 and not recomputed.hit
     assert not of(events, DamageDealt) and state.combatants["b"].vitality == 20
 

@@ -249,7 +249,7 @@ def test_aim_bonus_action_plus_two_on_next_ranged_attack() -> None:
     state = aim_duel()
     events = act(state, BBAim(command_id=cid(), actor="a"))
     assert one(events, ActionTaken).slot == "bonus" and not state.combatants["a"].action_used
-    events = act(state, attack("a", "b"), [6, 2])
+    events = act(state, attack("a", "b"), [4, 2])  # 4 + 2 + 2 (b is Exposed) + 2 (Aim) = 10
     hit = one(events, AttackResolved)
     assert ("Aim", "BB-CMB-21", 2) in [(m.source, m.rule, m.value) for m in hit.roll.modifiers] and hit.roll.total == 10 and hit.hit
     assert one(events, ConditionRemoved).reason == "used by the attack"
@@ -285,7 +285,7 @@ def test_temporary_effects_and_single_bearer_marks() -> None:
     state = aim_duel()
     events = act(state, BBMark(command_id=cid(), actor="a", target="b", mark="Mark the Guilty"))
     assert one(events, BBMarkMoved).bearer == "b" and "mark:Mark the Guilty" in state.combatants["b"].conditions
-    roll = one(act(state, attack("a", "b"), [5]), AttackResolved).roll
+    roll = one(act(state, attack("a", "b"), [3]), AttackResolved).roll  # 3 + 2 + 2 (b is Exposed) + 2 (the mark) = 9: a miss
     assert ("Mark the Guilty on b", "BB-CMB-23", 2) in [(m.source, m.rule, m.value) for m in roll.modifiers] and roll.total == 9
     for cid_ in ("a", "b", "c"):
         act(state, end(cid_))

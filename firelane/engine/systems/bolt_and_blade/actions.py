@@ -18,7 +18,6 @@ from firelane.engine.systems.bolt_and_blade.constants import (
     AIMING,
     DISENGAGED,
     EVADING,
-    EXPOSED,
     HELPED,
     LAS_OVERHEATED,
     MARK_PREFIX,
@@ -119,8 +118,6 @@ def _take_cover(decision: Decision, command: BBTakeCover, dice: Dice) -> None:
     level, improved = gain  # type: ignore[misc]
     combat.spend_action(decision, me.id, action="take_cover", rule="BB-CMB-30", details={"from": level, "to": improved})
     decision.emit(StateAdjusted(combatant=me.id, changes={"taking_cover": True}, reason=f"took cover: {level} -> {improved}", rule="BB-CMB-30"))
-    if EXPOSED in me.conditions:
-        decision.emit(ConditionRemoved(combatant=me.id, condition=EXPOSED, reason="took cover", rule="BB-CMB-30"))
 
 
 def take_cover_gain(state: EncounterState, me: BoltAndBladeCombatant) -> tuple[str, str] | None:

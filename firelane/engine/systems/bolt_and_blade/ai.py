@@ -26,7 +26,7 @@ from firelane.engine.state import EncounterState
 from firelane.engine.systems.bolt_and_blade import combat
 from firelane.engine.systems.bolt_and_blade.actions import take_cover_gain
 from firelane.engine.systems.bolt_and_blade.combat import average_damage, grid_of
-from firelane.engine.systems.bolt_and_blade.constants import AIMING, EXPOSED, OVERWATCH, PINNED
+from firelane.engine.systems.bolt_and_blade.constants import AIMING, OVERWATCH, PINNED
 from firelane.engine.systems.bolt_and_blade.paths import fire_lane_shooters, ground_cost, movement_left, occupied_squares
 from firelane.engine.systems.bolt_and_blade.reactions import dive_squares
 from firelane.engine.systems.bolt_and_blade.rules import range_band
@@ -81,7 +81,7 @@ def choose_reaction(state: EncounterState, me: BoltAndBladeCombatant) -> Command
     if "reactive_fire" in offered.reactions and me.ready is not None:
         mover = combat.combatant(state, window.actor)
         watching = OVERWATCH in me.conditions
-        waived = watching or window.continuation.get("mode") == "dash" or EXPOSED in mover.conditions
+        waived = watching or window.continuation.get("mode") == "dash" or combat.exposed_to(state, mover, me.position)  # type: ignore[arg-type]
         chance = plan_chance(state, me.id, mover.id, me.ready, extra_disadvantage=not waived)
         if chance >= 0.3 or watching:
             return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction="reactive_fire")
@@ -232,7 +232,8 @@ class Survey:
                 odds = 0.0  # cannot be targeted: leaves the best chance from the square as it is
             else:
                 base = me.modifier(weapon.attack_attribute) + (combat.proficiency(state, me) if combat.proficient_with(me, weapon) else 0)
-                bonus = base + (int(state.settings.get("exposed_attack_bonus", 2)) if EXPOSED in enemy.conditions else 0)
+                exposed = cover[0] == "none"  # `combat.exposed_to` the square shot from
+                bonus = base + (int(state.settings.get("exposed_attack_bonus", 2)) if exposed else 0)
                 defense = combat.defense_with_cover(state, enemy, cover).total  # as defense_roll(ranged=True) from that square
                 odds = hit_chance(bonus, defense, "disadvantage" if band == "long" else "normal")
             self.odds[key] = odds

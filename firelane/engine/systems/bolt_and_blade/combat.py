@@ -19,7 +19,7 @@ from firelane.engine.core import Decision, Rejected, require
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid, Square, distance, feature_cover_level
 from firelane.engine.state import EncounterState
-from firelane.engine.systems.bolt_and_blade.constants import AIMING, BB_DEFAULT_SETTINGS, EXPOSED, HELPED, LAS_OVERHEATED, OVERHEATED, PINNED
+from firelane.engine.systems.bolt_and_blade.constants import AIMING, BB_DEFAULT_SETTINGS, HELPED, LAS_OVERHEATED, OVERHEATED, PINNED
 from firelane.engine.systems.bolt_and_blade.rules import (
     DEFAULT_PROFICIENCY_TABLE,
     D20Result,
@@ -204,8 +204,6 @@ def cover_behind(target: BoltAndBladeCombatant, feature_level: str | None) -> tu
     """`cover_against` when the strongest cover on the target's square facing
     the attacker is a feature of ``feature_level`` as written ("heavy_tall";
     None: no feature faces the attacker)."""
-    if EXPOSED in target.conditions:
-        return "none", "exposed: cannot benefit from cover"
     level = feature_cover_level(feature_level)
     how = f"{level} cover facing the attacker" if feature_level is not None else "no cover facing the attacker"
     if target.taking_cover:
@@ -213,21 +211,33 @@ def cover_behind(target: BoltAndBladeCombatant, feature_level: str | None) -> tu
         if improved != level:
             how = f"took cover: {level} -> {improved}"
             level = improved
+    if level == "none":
+        how = "no cover facing the attacker: Exposed (BB-CMB-05)"
     return level, how
 
 
 def cover_against(state: EncounterState, target: BoltAndBladeCombatant, attacker_square: Square) -> tuple[str, str]:
     """(cover level, how) the target has against an attacker at ``attacker_square``.
 
-    Exposed targets cannot benefit from cover (BB-CMB-05). Terrain cover is
-    directional (BB-CMB-04); Take Cover improves it one step (BB-CMB-30),
-    to total only behind cover marked as fully blocking sight ("heavy_tall").
+    Terrain cover is directional (BB-CMB-04); Take Cover improves it one step
+    (BB-CMB-30), to total only behind cover marked as fully blocking sight
+    ("heavy_tall"). No cover at all against this attacker is being Exposed to
+    it (`exposed_to`).
     """
-    if EXPOSED in target.conditions:
-        return cover_behind(target, None)  # whatever the terrain
     here: Square = target.position  # type: ignore[assignment]
     feature, _level = grid_of(state).cover_facing(here, attacker_square)
     return cover_behind(target, feature.level if feature is not None else None)
+
+
+def exposed_to(state: EncounterState, target: BoltAndBladeCombatant, attacker_square: Square) -> bool:
+    """BB-CMB-05: a character is Exposed when caught in open ground without
+    meaningful cover. Derived at each attack from where the target stands and
+    where the attack comes from: Exposed to an attacker against whom it has no
+    cover at all (none on its square faces the attacker, and it has not taken
+    cover). So a creature placed in the open, one still in the open at its turn
+    start, and one behind cover that faces away from this attacker are all
+    Exposed to it; the same creature may be covered from another attacker."""
+    return cover_against(state, target, attacker_square)[0] == "none"
 
 
 def defense_with_cover(state: EncounterState, target: BoltAndBladeCombatant, cover: tuple[str, str] | None) -> Roll:
@@ -524,7 +534,7 @@ def plan_attack(state: EncounterState, attacker_id: str, target_id: str, weapon:
             require(not weapon.has("heavy"), f"{weapon.name} is a heavy weapon and cannot fire while {attacker_id} is engaged in melee (BB-CMB-16)")
             if not weapon.has("pistol"):
                 disadvantage.append("ranged attack with an enemy in melee reach (BB-CMB-16)")
-        if EXPOSED in target.conditions:
+        if level == "none":  # `exposed_to` this attacker
             exposed_bonus = int(state.settings.get("exposed_attack_bonus", 2))
             modifiers.append(Modifier(source=f"{target_id} is Exposed", rule="BB-CMB-05", value=exposed_bonus))
         if AIMING in attacker.conditions and kind == "attack":

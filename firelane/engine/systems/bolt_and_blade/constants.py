@@ -12,7 +12,6 @@ from firelane.engine.systems.bolt_and_blade.rules import DEFAULT_PROFICIENCY_TAB
 
 # Conditions this system uses (ConditionApplied.condition).
 PINNED = "pinned"
-EXPOSED = "exposed"
 AIMING = "aiming"
 OVERWATCH = "overwatch"
 EVADING = "evading"

@@ -5,9 +5,10 @@ left), then walked square by square (BB-CMB-06):
 
 - before a step leaves an enemy's melee reach, that enemy may make an
   Opportunity Strike (BB-CMB-15) unless the mover Disengaged (BB-CMB-09);
-- entering open ground (a square with no cover on it) that an enemy sees
-  makes the mover Exposed (BB-CMB-05, -06) until it reaches cover, takes
-  cover, or its next turn starts;
+- on open ground in an enemy's sight the mover is Exposed to that enemy
+  (BB-CMB-05, -06): not a state it carries, but what each attack finds where
+  it stands (`combat.exposed_to`); ``Moved.exposed`` says a stretch of the
+  move was so;
 - entering a square of an enemy's fire lane (open line of sight, within the
   maximum range of its loaded ready ranged weapon, no cover on the square
   facing it, BB-CMB-02) offers that enemy Reactive Fire if it still has its
@@ -31,10 +32,9 @@ from firelane.engine.dice import Dice
 from firelane.engine.grid import Square, has_cover_feature
 from firelane.engine.systems.bolt_and_blade import areas, combat
 from firelane.engine.systems.bolt_and_blade.combat import grid_of
-from firelane.engine.systems.bolt_and_blade.constants import EVADING, EXPOSED, FIRE_CHOICES, MODE_RULES, MOVE_MODES
+from firelane.engine.systems.bolt_and_blade.constants import EVADING, FIRE_CHOICES, MODE_RULES, MOVE_MODES
 from firelane.engine.systems.bolt_and_blade.paths import (
-    enemy_sees,
-    finish_move,
+    exposed_to_enemy_sight,
     movement_left,
     on_overwatch_over,
     opportunity_problem,
@@ -100,8 +100,8 @@ def walk(decision: Decision, continuation: dict[str, Any], dice: Dice) -> None:
         nonlocal segment, segment_cost
         if not segment:
             return
-        mover_now = combat.combatant(state, mover_id)
-        decision.emit(Moved(combatant=mover_id, path=list(segment), mode=mode, cost=segment_cost, exposed=EXPOSED in mover_now.conditions, rule=MODE_RULES[mode]))
+        exposed = any(exposed_to_enemy_sight(state, mover_id, square) for square in segment)
+        decision.emit(Moved(combatant=mover_id, path=list(segment), mode=mode, cost=segment_cost, exposed=exposed, rule=MODE_RULES[mode]))
         entered = list(segment)
         segment, segment_cost = [], 0.0
         areas.on_enter_squares(decision.system, decision, mover_id, entered, dice)  # type: ignore[arg-type]
@@ -132,9 +132,6 @@ def walk(decision: Decision, continuation: dict[str, Any], dice: Dice) -> None:
                 return
         segment_cost += step_cost(state, mover, here, square)
         segment.append(square)
-        if not has_cover_feature(grid, square) and EXPOSED not in mover.conditions and enemy_sees(state, mover_id, square):
-            flush()
-            decision.emit(ConditionApplied(combatant=mover_id, condition=EXPOSED, rule="BB-CMB-05", until=f"start_of_turn:{mover_id}", details={"square": list(square), "why": "crossed open ground in enemy sight (BB-CMB-06)"}))
         if square in zone_squares:
             flush()
         if combat.combatant(state, mover_id).out_of_fight:
@@ -154,7 +151,6 @@ def walk(decision: Decision, continuation: dict[str, Any], dice: Dice) -> None:
             if pause("fire_lane", offers, rest[index + 1:], "BB-CMB-02"):
                 return
     flush()
-    finish_move(decision, mover_id)
 
 
 
@@ -166,6 +162,5 @@ def resume_move(decision: Decision, continuation: dict[str, Any], dice: Dice) ->
     if mover.out_of_fight:
         return
     if mover.movement_halted:
-        finish_move(decision, mover.id)
         return
     walk(decision, continuation, dice)

@@ -10,7 +10,7 @@ and the walk (`movement`) that both use it:
 - legality: every step adjacent and open, no enemy squares, a free last square;
 - eligibility: Reactive Fire at a mover in an enemy's fire lane (BB-CMB-02,
   -10) and the Opportunity Strike at a mover leaving reach (BB-CMB-15);
-- the end of a move: stopped early (`stop_movement`) or finished (`finish_move`).
+- the end of a move: stopped early (`stop_movement`).
 """
 
 from __future__ import annotations
@@ -22,10 +22,9 @@ from firelane.engine.grid import Square, cover_level_against, distance, has_cove
 from firelane.engine.state import EncounterState
 from firelane.engine.systems.bolt_and_blade import combat
 from firelane.engine.systems.bolt_and_blade.combat import grid_of
-from firelane.engine.systems.bolt_and_blade.constants import DISENGAGED, EXPOSED, OVERWATCH, PINNED, STUNNED
+from firelane.engine.systems.bolt_and_blade.constants import DISENGAGED, OVERWATCH, PINNED, STUNNED
 from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant
 from firelane.events.bolt_and_blade_schemas import BBMovementStopped
-from firelane.events.schemas import ConditionRemoved
 
 
 # ---------------------------------------------------------------- costs
@@ -171,20 +170,17 @@ def opportunity_problem(state: EncounterState, reactor_id: str, mover_id: str, f
     return None
 
 
-def enemy_sees(state: EncounterState, mover_id: str, square: Square) -> bool:
-    return any(combat.sees(state, e.position, square) for e in combat.standing_enemies(state, mover_id))  # type: ignore[arg-type]
+def exposed_to_enemy_sight(state: EncounterState, mover_id: str, square: Square) -> bool:
+    """Whether a mover on ``square`` is in open ground in some enemy's sight:
+    Exposed to that enemy (BB-CMB-05, -06; a mover has given up Take Cover)."""
+    grid = grid_of(state)
+    return any(
+        combat.sees(state, e.position, square) and cover_level_against(grid, square, e.position) == "none"  # type: ignore[arg-type]
+        for e in combat.standing_enemies(state, mover_id)
+    )
 
 
 # ---------------------------------------------------------------- the end of a move
-
-
-def finish_move(decision: Decision, mover_id: str) -> None:
-    """A mover that ends its move on a cover square is no longer Exposed."""
-    mover = combat.combatant(decision.state, mover_id)
-    if mover.out_of_fight or EXPOSED not in mover.conditions or mover.position is None:
-        return
-    if has_cover_feature(grid_of(decision.state), tuple(mover.position)):  # type: ignore[arg-type]
-        decision.emit(ConditionRemoved(combatant=mover_id, condition=EXPOSED, reason="reached cover", rule="BB-CMB-05"))
 
 
 def stop_movement(decision: Decision, mover_id: str, continuation: dict[str, Any], reason: str, rule: str) -> None:
@@ -198,7 +194,6 @@ def stop_movement(decision: Decision, mover_id: str, continuation: dict[str, Any
             rule=rule,
         )
     )
-    finish_move(decision, mover_id)
 
 
 def fire_lane_watchers(state: EncounterState, mover_id: str, square: Square) -> list[str]:

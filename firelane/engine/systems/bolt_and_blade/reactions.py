@@ -36,7 +36,7 @@ from firelane.engine.grid import Square, cover_level_against, cover_rank, step_a
 from firelane.engine.state import EncounterState, ReactionWindow
 from firelane.engine.systems.bolt_and_blade import combat
 from firelane.engine.systems.bolt_and_blade.combat import AttackOutcome, AttackPlan, grid_of
-from firelane.engine.systems.bolt_and_blade.constants import EVADING, EXPOSED, PINNED, STUNNED
+from firelane.engine.systems.bolt_and_blade.constants import EVADING, PINNED, STUNNED
 from firelane.engine.systems.bolt_and_blade.paths import (
     occupant,
     on_overwatch_over,
@@ -94,7 +94,7 @@ def dive_squares(state: EncounterState, target_id: str, attacker_square: Square)
     target = combat.combatant(state, target_id)
     grid = grid_of(state)
     here: Square = target.position  # type: ignore[assignment]
-    current = cover_rank(combat.cover_against(state, target, attacker_square)[0]) if EXPOSED not in target.conditions else 0
+    current = cover_rank(combat.cover_against(state, target, attacker_square)[0])
     options: list[tuple[int, Square]] = []
     for dx in (-1, 0, 1):
         for dy in (-1, 0, 1):
@@ -168,7 +168,7 @@ def _reactive_fire(decision: Decision, window: ReactionWindow, claim: OrderedCla
         waived.append("on Overwatch (BB-CMB-13)")
     if continuation.get("mode") == "dash":
         waived.append("the target is Dashing (BB-CMB-07)")
-    if EXPOSED in mover.conditions:
+    if combat.exposed_to(state, mover, reactor.position):  # type: ignore[arg-type]
         waived.append("the target is Exposed (BB-CMB-11)")
     if not waived:
         disadvantage.append("Reactive Fire (BB-CMB-11)")
@@ -337,8 +337,6 @@ def _dive_for_cover(decision: Decision, window: ReactionWindow, claim: OrderedCl
     decision.emit(ActionTaken(combatant=target_id, action="dive_for_cover", slot="reaction", rule="BB-CMB-17", details={"to": list(destination)}))
     save = combat.roll_save(decision, target_id, "agility", attack_total, dice, rule="BB-CMB-17", purpose=f"Agility save to Dive for Cover (DC = attack roll {attack_total})")
     decision.emit(Moved(combatant=target_id, path=[destination], mode="dive", cost=0.0, rule="BB-CMB-17"))
-    if EXPOSED in combat.combatant(state, target_id).conditions:
-        decision.emit(ConditionRemoved(combatant=target_id, condition=EXPOSED, reason="dived into cover", rule="BB-CMB-17"))
     if not save.success:
         return None
     target = combat.combatant(state, target_id)
