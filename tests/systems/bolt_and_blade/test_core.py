@@ -7,6 +7,7 @@ import pytest
 from firelane.engine.core import Decision
 from firelane.engine.dice import FixedDice
 from firelane.engine.systems.bolt_and_blade import SYSTEM
+from firelane.engine.systems.bolt_and_blade.areas import PersistentZone
 from firelane.engine.systems.bolt_and_blade.rules import (
     attribute_modifier,
     d20_mode,
@@ -34,6 +35,7 @@ from firelane.events.schemas import (
     ConditionRemoved,
     CoverFeature,
     DamageDealt,
+    ReactionWindowOpened,
     StateAdjusted,
     TurnSkipped,
 )
@@ -157,6 +159,21 @@ def test_two_disadvantages_and_one_advantage_cancel_in_play() -> None:
     assert sorted(roll.details["disadvantage"]) == ["attacker is Pinned (BB-CMB-19)", "beyond normal range (65 ft > 60 ft, BB-CORE-11)"]
     assert roll.total == 16 and one(events, DamageDealt).amount == 3  # 12 + 2 + 2 (b is Exposed)
     assert "helped" not in state.combatants["b"].conditions  # used up by the attack
+
+
+def test_bb_core_05_shooting_through_smoke_has_disadvantage_and_smoke_hides_from_reactions() -> None:
+    """BB-CORE-05: "Shooting through smoke or darkness" is a Disadvantage: a fires at b through a
+    smoke screen (two d20, the lower kept: 4 + 2 + 2 = 8 < 10). b cannot see a through it, so it
+    has no Return Fire (BB-CMB-14: "a visible enemy"), and a no Reactive Fire at b moving behind it."""
+    state = duel(sheet(), sheet(), distance=5)  # a at (1, 1), b at (6, 1), both with lasguns
+    state.zones.append(PersistentZone(id="smoke", kind="smoke", squares=[(3, y) for y in range(0, 12)], rounds_left=3, creator="b", blocks_sight=True))
+    events = act(state, attack("a", "b"), [15, 4])
+    shot = one(events, AttackResolved)
+    assert not of(events, ReactionWindowOpened)
+    assert shot.roll.details["disadvantage"] == ["shooting through smoke (BB-CORE-05)"] and shot.roll.kept == [1] and shot.roll.total == 8 and not shot.hit
+    act(state, end("a"))
+    events = act(state, move("b", (6, 2), (6, 3)))
+    assert not of(events, ReactionWindowOpened) and state.combatants["b"].position == (6, 3)
 
 
 # ---------------------------------------------------------------- BB-CORE-06

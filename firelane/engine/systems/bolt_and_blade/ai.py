@@ -147,7 +147,7 @@ class Survey:
         self.grid = grid_of(state)
         self.entry_costs: dict[Square, float] = {}  # filled by entry_cost
         self._ground_costs: dict[tuple[bool, bool], float] = {}
-        self.odds: dict[tuple[str, str, str | None], float] = {}  # filled by shot_odds
+        self.odds: dict[tuple[str, str, str | None, bool], float] = {}  # filled by shot_odds
         self._square_terms: dict[Square, SquareTerms] = {}
         self._range_bands: dict[int, str] = {}
 
@@ -217,13 +217,14 @@ class Survey:
             self.entry_costs[square] = cost
         return cost
 
-    def shot_odds(self, enemy: BoltAndBladeCombatant, weapon: Weapon, band: str, feature_level: str | None) -> float:
+    def shot_odds(self, enemy: BoltAndBladeCombatant, weapon: Weapon, band: str, feature_level: str | None, *, through_smoke: bool = False) -> float:
         """The chance to hit ``enemy`` with the ready ``weapon`` at this range
         band when the strongest cover on its square facing the shooter is a
-        feature of ``feature_level`` (`cover_behind`); 0 behind total cover,
-        which cannot be shot through. The square shot from matters only
-        through these, so each is worked out once (remembered in `odds`)."""
-        key = (enemy.id, band, feature_level)
+        feature of ``feature_level`` (`cover_behind`), through smoke or not
+        (Disadvantage, BB-CORE-05); 0 behind total cover, which cannot be shot
+        through. The square shot from matters only through these, so each is
+        worked out once (remembered in `odds`)."""
+        key = (enemy.id, band, feature_level, through_smoke)
         odds = self.odds.get(key)
         if odds is None:
             state, me = self.state, self.me
@@ -235,7 +236,7 @@ class Survey:
                 exposed = cover[0] == "none"  # `combat.exposed_to` the square shot from
                 bonus = base + (int(state.settings.get("exposed_attack_bonus", 2)) if exposed else 0)
                 defense = combat.defense_with_cover(state, enemy, cover).total  # as defense_roll(ranged=True) from that square
-                odds = hit_chance(bonus, defense, "disadvantage" if band == "long" else "normal")
+                odds = hit_chance(bonus, defense, "disadvantage" if band == "long" or through_smoke else "normal")
             self.odds[key] = odds
         return odds
 
@@ -270,10 +271,11 @@ class Survey:
                 band = bands.get(away)
                 if band is None:
                     band = bands[away] = range_band(away * square_ft, normal_ft, maximum_ft)
-                if band != "out" and clear_to_enemy and (not smoke or sees(square, there)):
-                    odds = known_odds.get((enemy.id, band, feature_there))
+                if band != "out" and clear_to_enemy:
+                    hazy = smoke and not sees(square, there)  # walls clear, smoke on the line
+                    odds = known_odds.get((enemy.id, band, feature_there, hazy))
                     if odds is None:
-                        odds = self.shot_odds(enemy, gun, band, feature_there)
+                        odds = self.shot_odds(enemy, gun, band, feature_there, through_smoke=hazy)
                     chance = max(chance, odds)
         terms = self._square_terms[square] = SquareTerms(nearest, chance, cover, has_cover_feature(grid, square), frozenset(watchers) if watchers else NO_WATCHERS)
         return terms

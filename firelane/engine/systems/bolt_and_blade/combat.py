@@ -197,6 +197,14 @@ def sees(state: EncounterState, a: Square, b: Square) -> bool:
     return sight_test(state)(a, b)
 
 
+def through_smoke(state: EncounterState, a: Square, b: Square) -> bool:
+    """Whether the line from ``a`` to ``b`` passes through (or into, or out of)
+    a sight-blocking zone: shooting along it is "shooting through smoke", a
+    Disadvantage (BB-CORE-05), though one does not see along it."""
+    smoke = sight_blockers(state)
+    return bool(smoke) and line_touches(smoke, a, b)
+
+
 # ---------------------------------------------------------------- cover and Defense
 
 
@@ -523,7 +531,12 @@ def plan_attack(state: EncounterState, attacker_id: str, target_id: str, weapon:
         require(distance_ft <= reach_ft, f"{target_id} is {distance_ft:g} ft away, beyond {weapon.name}'s reach of {reach_ft} ft")
         band = "melee"
     else:
-        require(sees(state, here, there), f"{attacker_id} cannot see {target_id}")
+        # Walls stop a shot; smoke only hides the target: shooting through it
+        # has Disadvantage (BB-CORE-05). Reactions that need sight of the
+        # target (Reactive Fire, Return Fire) check `sees` themselves.
+        require(grid_of(state).line_of_sight(here, there), f"{attacker_id} cannot see {target_id}")
+        if through_smoke(state, here, there):
+            disadvantage.append("shooting through smoke (BB-CORE-05)")
         band = range_band(distance_ft, weapon.range[0], weapon.range[1])
         require(band != "out", f"{target_id} is {distance_ft:g} ft away, beyond {weapon.name}'s maximum range of {weapon.range[1]} ft (BB-CORE-11)")
         if band == "long":

@@ -85,6 +85,8 @@ def return_fire_problem(state: EncounterState, target_id: str, attacker_id: str)
         combat.plan_attack(state, target_id, attacker_id, weapon, kind="return_fire")
     except Rejected as rejection:
         return rejection.reason
+    if not combat.sees(state, target.position, attacker.position):  # type: ignore[arg-type]
+        return f"{target_id} cannot see {attacker_id}"  # "a visible enemy" (BB-CMB-14): smoke hides it
     return None
 
 
