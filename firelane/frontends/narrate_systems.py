@@ -27,7 +27,12 @@ def _bb_movement_stopped(n: Any, e: Any, s: EncounterState) -> str:
 
 def _bb_reactive_fire_choice(n: Any, e: Any, s: EncounterState) -> str:
     what = "keeps moving" if e.choice == "continue" else n.paint("stops and goes to ground", "yellow")
-    return f"{n.name(s, e.combatant)} {what} under {n.name(s, e.attacker)}'s fire ({e.rule})"
+    how = "" if getattr(e, "answered", True) else " — no answer: the move's declared choice"
+    return f"{n.name(s, e.combatant)} {what} under {n.name(s, e.attacker)}'s fire ({e.rule}){how}"
+
+
+def _bb_shot_held(n: Any, e: Any, s: EncounterState) -> str:
+    return f"{n.name(s, e.reactor)} holds fire for {n.name(s, e.mover)} at ({e.square[0]},{e.square[1]}) ({e.rule})"
 
 
 def _bb_exchange(n: Any, e: Any, s: EncounterState) -> str:
@@ -89,6 +94,7 @@ def _d100z_revived(n: Any, e: Any, s: EncounterState) -> str:
 SENTENCES: dict[str, Sentence] = {
     "BBMovementStopped": _bb_movement_stopped,
     "BBReactiveFireChoice": _bb_reactive_fire_choice,
+    "BBShotHeld": _bb_shot_held,
     "BBExchangeResolved": _bb_exchange,
     "BBAttackRecomputed": _bb_attack_recomputed,
     "BBThrown": _bb_thrown,

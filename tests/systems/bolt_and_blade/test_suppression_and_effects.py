@@ -207,7 +207,8 @@ def test_pinned_move_cost_and_rally() -> None:
     act(state, end("s"))
     events = act(state, move("t1", (6, 4)))  # open ground while Pinned: 10 ft; s may fire
     assert one(events, Moved).cost == 10
-    act(state, claim("s", 1, "reactive_fire"), [1])
+    act(state, claim("s", 1, "reactive_fire"))  # t1, lasgun ready, may Return Fire (BB-CMB-14)
+    act(state, pass_("t1", 2), [1])  # it passes; the shot misses
     events = act(state, move("t1", (6, 3), (6, 2)))
     assert one(events, Moved).cost == 20 and state.combatants["t1"].movement_used_ft == 30
     assert rejected(act(state, move("t1", (6, 1)))) == "the path costs 10 ft but t1 has only 0 ft of movement left"

@@ -22,13 +22,13 @@ import msgspec
 
 from firelane.engine.core import Rejected, next_command_id
 from firelane.engine.grid import Sightline, Square, cover_rank, distance, has_cover_feature, sightline_in_fire_lane
-from firelane.engine.state import EncounterState
+from firelane.engine.state import EncounterState, ReactionWindow
 from firelane.engine.systems.bolt_and_blade import combat
 from firelane.engine.systems.bolt_and_blade.actions import take_cover_gain
-from firelane.engine.systems.bolt_and_blade.combat import average_damage, grid_of
+from firelane.engine.systems.bolt_and_blade.combat import AttackPlan, average_damage, grid_of
 from firelane.engine.systems.bolt_and_blade.constants import AIMING, OVERWATCH, PINNED
 from firelane.engine.systems.bolt_and_blade.paths import fire_lane_shooters, ground_cost, movement_left, occupied_squares
-from firelane.engine.systems.bolt_and_blade.reactions import dive_squares
+from firelane.engine.systems.bolt_and_blade.reactions import dive_squares, plan_reactive_fire
 from firelane.engine.systems.bolt_and_blade.rules import range_band
 from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, Weapon
 from firelane.events.bolt_and_blade_area_schemas import BBThrow
@@ -50,14 +50,38 @@ def hit_chance(bonus: int, defense: int, mode: str) -> float:
     return single
 
 
-def plan_chance(state: EncounterState, attacker: str, target: str, weapon: Weapon, extra_disadvantage: bool = False) -> float:
+def plan_odds(plan: AttackPlan) -> float:
+    """The chance a planned attack hits, with its Advantage and Disadvantage."""
+    disadvantage = bool(plan.disadvantage)
+    mode = "cancelled" if plan.advantage and disadvantage else "advantage" if plan.advantage else "disadvantage" if disadvantage else "normal"
+    return hit_chance(sum(m.value for m in plan.modifiers), plan.defense.total, mode)
+
+
+def plan_chance(state: EncounterState, attacker: str, target: str, weapon: Weapon) -> float:
     try:
         plan = combat.plan_attack(state, attacker, target, weapon)
     except Rejected:
         return 0.0
-    disadvantage = bool(plan.disadvantage) or extra_disadvantage
-    mode = "cancelled" if plan.advantage and disadvantage else "advantage" if plan.advantage else "disadvantage" if disadvantage else "normal"
-    return hit_chance(sum(m.value for m in plan.modifiers), plan.defense.total, mode)
+    return plan_odds(plan)
+
+
+def best_fire_square(state: EncounterState, me: BoltAndBladeCombatant, window: ReactionWindow) -> tuple[float, Square, bool] | None:
+    """(chance, square, on Overwatch there) of the best square the window offers
+    ``me`` for its Reactive Fire (BB-CMB-10): the best chance to hit, and of
+    equal chances the earliest (the mover may stop before a later one)."""
+    mover = window.actor
+    mode = str(window.continuation.get("mode", "tactical"))
+    best: tuple[float, Square, bool] | None = None
+    for raw in window.continuation.get("fire_squares", {}).get(me.id, []):
+        square: Square = (int(raw[0]), int(raw[1]))
+        try:
+            plan, overwatch, _waived = plan_reactive_fire(state, me.id, mover, square, mode)
+        except Rejected:
+            continue
+        chance = plan_odds(plan)
+        if best is None or chance > best[0]:
+            best = (chance, square, overwatch)
+    return best
 
 
 # ---------------------------------------------------------------- reactions
@@ -69,6 +93,9 @@ def choose_reaction(state: EncounterState, me: BoltAndBladeCombatant) -> Command
     command_id = next_command_id(state, me.id)
     offered = window.eligible(me.id)
     assert offered is not None
+    if window.trigger == "reactive_fire_choice":
+        # BB-CMB-12: the AI keeps the choice its move declared.
+        return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction=str(window.continuation["default"]))
     for reaction in ("dive_for_cover", "opportunity_strike"):
         if reaction in offered.reactions:
             return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction=reaction)
@@ -79,12 +106,10 @@ def choose_reaction(state: EncounterState, me: BoltAndBladeCombatant) -> Command
         if chance >= 0.5 or not dive_squares(state, me.id, attacker.position):  # type: ignore[arg-type]
             return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction="return_fire")
     if "reactive_fire" in offered.reactions and me.ready is not None:
-        mover = combat.combatant(state, window.actor)
-        watching = OVERWATCH in me.conditions
-        waived = watching or window.continuation.get("mode") == "dash" or combat.exposed_to(state, mover, me.position)  # type: ignore[arg-type]
-        chance = plan_chance(state, me.id, mover.id, me.ready, extra_disadvantage=not waived)
-        if chance >= 0.3 or watching:
-            return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction="reactive_fire")
+        best = best_fire_square(state, me, window)
+        if best is not None and (best[0] >= 0.3 or best[2]):
+            chance, square, _overwatch = best
+            return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction="reactive_fire", options={"square": list(square)})
     return PassReaction(command_id=command_id, actor=me.id, window=window.window)
 
 

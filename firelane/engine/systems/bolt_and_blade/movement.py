@@ -29,22 +29,24 @@ from typing import Any
 
 from firelane.engine.core import Decision, require
 from firelane.engine.dice import Dice
-from firelane.engine.grid import Square, has_cover_feature
+from firelane.engine.grid import Square
 from firelane.engine.systems.bolt_and_blade import areas, combat
-from firelane.engine.systems.bolt_and_blade.combat import grid_of
 from firelane.engine.systems.bolt_and_blade.constants import EVADING, FIRE_CHOICES, MODE_RULES, MOVE_MODES
 from firelane.engine.systems.bolt_and_blade.paths import (
     exposed_to_enemy_sight,
+    fire_lane_problem,
+    fire_squares,
+    held_shots_at,
+    lapse_held_shots,
     movement_left,
-    on_overwatch_over,
     opportunity_problem,
     path_cost,
     path_problem,
-    reactive_fire_problem,
     step_cost,
 )
+from firelane.engine.systems.bolt_and_blade.reactions import fire_reactive_shot, move_of
 from firelane.events.bolt_and_blade_schemas import BBMove
-from firelane.events.schemas import ConditionApplied, EligibleReactor, Moved
+from firelane.events.schemas import ConditionApplied, EligibleReactor, Moved, ReactionDenied
 
 
 # ---------------------------------------------------------------- starting a move
@@ -76,24 +78,28 @@ def start_move(decision: Decision, command: BBMove, dice: Dice) -> None:
         combat.spend_action(decision, mover.id, action=command.mode, rule=MODE_RULES[command.mode])
     if command.mode == "evade":
         decision.emit(ConditionApplied(combatant=mover.id, condition=EVADING, rule="BB-CMB-08", until=f"end_of_turn:{mover.id}"))
-    walk(decision, {"kind": "move", "mover": mover.id, "rest": [list(s) for s in path], "mode": command.mode, "choice": choice, "offered_rf": [], "offered_ow": [], "offered_os": []}, dice)
+    walk(decision, {"kind": "move", "mover": mover.id, "rest": [list(s) for s in path], "mode": command.mode, "choice": choice, "offered_rf": [], "offered_os": []}, dice)
 
 
 # ---------------------------------------------------------------- the walk
 
 
 def walk(decision: Decision, continuation: dict[str, Any], dice: Dice) -> None:
-    """Walk the rest of a move until it ends, or a reaction window interrupts it."""
+    """Walk the rest of a move until it ends, or a reaction window interrupts it.
+
+    ``continuation`` is the move (`reactions.MOVE_KEYS`): the mover, the squares
+    still to enter, the mode, its declared choice under fire, and the enemies
+    already offered a Reactive Fire or an Opportunity Strike during it.
+    """
     state = decision.state
-    mover_id: str = continuation["mover"]
-    mode: str = continuation["mode"]
-    rest: list[Square] = [(int(s[0]), int(s[1])) for s in continuation["rest"]]
-    offered_rf: list[str] = list(continuation["offered_rf"])
-    offered_ow: list[str] = list(continuation["offered_ow"])
-    offered_os: list[str] = list(continuation["offered_os"])
+    move = move_of(continuation)
+    mover_id: str = move["mover"]
+    mode: str = move["mode"]
+    rest: list[Square] = [(int(s[0]), int(s[1])) for s in move["rest"]]
+    offered_rf: list[str] = list(move["offered_rf"])
+    offered_os: list[str] = list(move["offered_os"])
     segment: list[Square] = []
     segment_cost = 0.0
-    grid = grid_of(state)
     zone_squares = {tuple(s) for zone in getattr(state, "zones", []) for s in zone.squares}
 
     def flush() -> None:
@@ -106,16 +112,22 @@ def walk(decision: Decision, continuation: dict[str, Any], dice: Dice) -> None:
         segment, segment_cost = [], 0.0
         areas.on_enter_squares(decision.system, decision, mover_id, entered, dice)  # type: ignore[arg-type]
 
-    def pause(trigger: str, reactors: list[EligibleReactor], remaining: list[Square], rule: str) -> bool:
-        return decision.system.open_window(
-            decision,
-            trigger=trigger,
-            actor=mover_id,
-            reactors=reactors,
-            continuation={**continuation, "rest": [list(s) for s in remaining], "offered_rf": offered_rf, "offered_ow": offered_ow, "offered_os": offered_os},
-            rule=rule,
-        )
+    def move_from(remaining: list[Square]) -> dict[str, Any]:
+        return {**move, "rest": [list(s) for s in remaining], "offered_rf": list(offered_rf), "offered_os": list(offered_os)}
 
+    def pause(trigger: str, reactors: list[EligibleReactor], remaining: list[Square], rule: str, **notes: Any) -> bool:
+        return decision.system.open_window(decision, trigger=trigger, actor=mover_id, reactors=reactors, continuation={**move_from(remaining), **notes}, rule=rule)
+
+    def over() -> bool:
+        """The move cannot go on: the mover fell (what it held for lapses) or stopped."""
+        mover_now = combat.combatant(state, mover_id)
+        if mover_now.out_of_fight:
+            lapse_held_shots(decision, mover_id, f"{mover_id} fell")
+        return mover_now.out_of_fight or mover_now.movement_halted
+
+    # Shots held for the square the mover stands on, if a window there came first.
+    if fire_held_shots(decision, mover_id, move_from(rest), dice) or over():
+        return
     for index, square in enumerate(rest):
         mover = combat.combatant(state, mover_id)
         here: Square = segment[-1] if segment else mover.position  # type: ignore[assignment]
@@ -125,7 +137,7 @@ def walk(decision: Decision, continuation: dict[str, Any], dice: Dice) -> None:
         ]
         if strikers:
             flush()
-            if combat.combatant(state, mover_id).out_of_fight:
+            if over():
                 return
             offered_os.extend(strikers)
             if pause("leaving_reach", [EligibleReactor(combatant=s, reactions=["opportunity_strike"]) for s in strikers], rest[index:], "BB-CMB-15"):
@@ -134,32 +146,52 @@ def walk(decision: Decision, continuation: dict[str, Any], dice: Dice) -> None:
         segment.append(square)
         if square in zone_squares:
             flush()
-        if combat.combatant(state, mover_id).out_of_fight:
+        if over():
             return
+        # BB-CMB-10: entering an enemy's fire lane offers it Reactive Fire, once
+        # per move; it names where along the path it fires (`fire_squares`).
         offers: list[EligibleReactor] = []
+        squares: dict[str, list[list[int]]] = {}
         for enemy in combat.standing_enemies(state, mover_id):
-            watching = on_overwatch_over(enemy, square)
-            fresh = enemy.id not in offered_rf or (watching and enemy.id not in offered_ow)
-            if fresh and reactive_fire_problem(state, enemy.id, mover_id, square) is None:
+            if enemy.id not in offered_rf and fire_lane_problem(state, enemy.id, mover_id, square) is None:
                 offers.append(EligibleReactor(combatant=enemy.id, reactions=["reactive_fire"]))
-                if enemy.id not in offered_rf:
-                    offered_rf.append(enemy.id)
-                if watching:
-                    offered_ow.append(enemy.id)
+                squares[enemy.id] = [list(s) for s in fire_squares(state, enemy.id, [square, *rest[index + 1:]])]
+                offered_rf.append(enemy.id)
         if offers:
             flush()
-            if pause("fire_lane", offers, rest[index + 1:], "BB-CMB-02"):
+            if pause("fire_lane", offers, rest[index + 1:], "BB-CMB-02", fire_squares=squares):
+                return
+        if held_shots_at(state, mover_id, square):
+            flush()
+            if fire_held_shots(decision, mover_id, move_from(rest[index + 1:]), dice) or over():
                 return
     flush()
+    lapse_held_shots(decision, mover_id, f"{mover_id}'s move ended")
 
 
+def fire_held_shots(decision: Decision, mover_id: str, move: dict[str, Any], dice: Dice) -> bool:
+    """Resolve the Reactive Fire held for the square the mover stands on, in
+    the order it was claimed (BB-CMB-10); returns whether one opened a window
+    (which resumes the move when it is done)."""
+    state = decision.state
+    for shot in held_shots_at(state, mover_id, tuple(combat.combatant(state, mover_id).position)):  # type: ignore[arg-type]
+        reason = fire_reactive_shot(decision, shot.reactor, mover_id, move, dice)
+        if reason is not None:
+            decision.emit(ReactionDenied(window=shot.window, combatant=shot.reactor, reaction="reactive_fire", reason=reason))
+        if state.window is not None:
+            return True
+        mover = combat.combatant(state, mover_id)
+        if mover.out_of_fight or mover.movement_halted or state.ended:
+            return False
+    return False
 
 
 def resume_move(decision: Decision, continuation: dict[str, Any], dice: Dice) -> None:
-    """After a window that interrupted a move: walk on, or end the move where
-    the mover stopped (a fallen mover has nothing left to do)."""
+    """After a window that interrupted a move: walk on, unless the mover fell or
+    stopped (whatever it still held for lapses then)."""
     mover = combat.combatant(decision.state, continuation["mover"])
     if mover.out_of_fight:
+        lapse_held_shots(decision, mover.id, f"{mover.id} fell")
         return
     if mover.movement_halted:
         return

@@ -10,7 +10,8 @@ and the walk (`movement`) that both use it:
 - legality: every step adjacent and open, no enemy squares, a free last square;
 - eligibility: Reactive Fire at a mover in an enemy's fire lane (BB-CMB-02,
   -10) and the Opportunity Strike at a mover leaving reach (BB-CMB-15);
-- the end of a move: stopped early (`stop_movement`).
+- the end of a move: stopped early (`stop_movement`), and the Reactive Fire
+  held for squares it never reached (`lapse_held_shots`).
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from firelane.engine.state import EncounterState
 from firelane.engine.systems.bolt_and_blade import combat
 from firelane.engine.systems.bolt_and_blade.combat import grid_of
 from firelane.engine.systems.bolt_and_blade.constants import DISENGAGED, OVERWATCH, PINNED, STUNNED
-from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant
+from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, HeldShot
 from firelane.events.bolt_and_blade_schemas import BBMovementStopped
+from firelane.events.schemas import ReactionDenied
 
 
 # ---------------------------------------------------------------- costs
@@ -109,8 +111,39 @@ def path_problem(state: EncounterState, mover: BoltAndBladeCombatant, path: list
 # ---------------------------------------------------------------- eligibility
 
 
+def fire_lane_problem(state: EncounterState, reactor_id: str, mover_id: str, square: Square) -> str | None:
+    """Why ``mover_id`` entering ``square`` does not offer ``reactor_id`` Reactive
+    Fire (BB-CMB-02, -10), or None: the square must be in the reactor's fire lane
+    (no cover on it facing the reactor) and the reactor able to fire there."""
+    problem = reactive_fire_problem(state, reactor_id, mover_id, square)
+    if problem is not None:
+        return problem
+    reactor = combat.combatant(state, reactor_id)
+    if cover_level_against(grid_of(state), square, reactor.position) != "none":  # type: ignore[arg-type]
+        return f"{mover_id} is in cover from {reactor_id}, not in its fire lane"
+    return None
+
+
+def fire_squares(state: EncounterState, reactor_id: str, squares: list[Square]) -> list[Square]:
+    """The squares of a path (from the one the mover stands on) where ``reactor_id``
+    may resolve its Reactive Fire: those it sees and has in its weapon's range,
+    in path order, each once (BB-CMB-10: the reactor chooses where along its lane)."""
+    reactor = combat.combatant(state, reactor_id)
+    weapon = reactor.ready
+    if weapon is None or reactor.position is None:
+        return []
+    here: Square = reactor.position  # type: ignore[assignment]
+    reach_ft = weapon.range[1]
+    sees = combat.sight_test(state)
+    chosen: list[Square] = []
+    for square in squares:
+        if square not in chosen and distance(here, square) * state.terrain.square_size <= reach_ft and sees(here, square):
+            chosen.append(square)
+    return chosen
+
+
 def reactive_fire_problem(state: EncounterState, reactor_id: str, mover_id: str, square: Square) -> str | None:
-    """Why ``reactor_id`` cannot Reactive Fire at ``mover_id`` on ``square`` (BB-CMB-10), or None."""
+    """Why ``reactor_id`` cannot Reactive Fire at ``mover_id`` on ``square`` now (BB-CMB-10), or None."""
     reactor = combat.combatant(state, reactor_id)
     mover = combat.combatant(state, mover_id)
     if reactor.out_of_fight:
@@ -136,8 +169,6 @@ def reactive_fire_problem(state: EncounterState, reactor_id: str, mover_id: str,
         return f"{mover_id} is beyond the range of {reactor_id}'s {weapon.name}"
     if not combat.sees(state, here, square):
         return f"{reactor_id} cannot see {mover_id}"
-    if cover_level_against(grid_of(state), square, here) != "none":
-        return f"{mover_id} is in cover from {reactor_id}, not in its fire lane"
     return None
 
 
@@ -194,6 +225,27 @@ def stop_movement(decision: Decision, mover_id: str, continuation: dict[str, Any
             rule=rule,
         )
     )
+    lapse_held_shots(decision, mover_id, f"{mover_id} stopped at {tuple(mover.position)}")  # type: ignore[arg-type]
+
+
+def held_shots_at(state: EncounterState, mover_id: str, square: Square) -> list[HeldShot]:
+    """The Reactive Fire held for ``mover_id`` reaching ``square``, in the order it resolves."""
+    return [shot for shot in getattr(state, "held_shots", []) if shot.mover == mover_id and tuple(shot.square) == tuple(square)]
+
+
+def lapse_held_shots(decision: Decision, mover_id: str, why: str) -> None:
+    """The move is over (stopped, ended, or the mover fell) before reaching the
+    squares some reactors held their fire for: those claims are denied, and
+    their Reactions stay unspent (BB-CMB-10)."""
+    for shot in [s for s in getattr(decision.state, "held_shots", []) if s.mover == mover_id]:
+        decision.emit(
+            ReactionDenied(
+                window=shot.window,
+                combatant=shot.reactor,
+                reaction="reactive_fire",
+                reason=f"{why} before reaching {tuple(shot.square)}",
+            )
+        )
 
 
 def fire_lane_watchers(state: EncounterState, mover_id: str, square: Square) -> list[str]:

@@ -129,9 +129,20 @@ class BoltAndBladeCombatant(Combatant):
         return self.movement_used_ft > 0
 
 
+class HeldShot(msgspec.Struct, frozen=True, kw_only=True):
+    """A Reactive Fire claimed for a square ahead on the mover's path (BB-CMB-10):
+    it resolves when the mover reaches the square (`BBShotHeld`)."""
+
+    reactor: str
+    mover: str
+    square: tuple[int, int]
+    window: int  # the fire-lane window it was claimed in
+
+
 class BoltAndBladeState(EncounterState):
     combatants: dict[str, BoltAndBladeCombatant] = {}
     zones: list[PersistentZone] = []
+    held_shots: list[HeldShot] = []  # in the order they resolve at a square
 
 
 def build_sheet(sheet: dict[str, Any], catalogue: dict[str, Any]) -> dict[str, Any]:

@@ -23,8 +23,8 @@ from firelane.engine.systems.bolt_and_blade import actions, ai, areas, combat, m
 from firelane.engine.systems.bolt_and_blade.combat import AttackPlan
 from firelane.engine.systems.bolt_and_blade.constants import BB_DEFAULT_SETTINGS, OVERWATCH, STUNNED
 from firelane.engine.systems.bolt_and_blade.data import load_data
-from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, BoltAndBladeState, Weapon, build_sheet
-from firelane.events.bolt_and_blade_schemas import BB_COMMANDS, BB_EVENTS, BBMarkMoved, BBMovementStopped, BBOpposedCheck
+from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, BoltAndBladeState, HeldShot, Weapon, build_sheet
+from firelane.events.bolt_and_blade_schemas import BB_COMMANDS, BB_EVENTS, BBMarkMoved, BBMovementStopped, BBOpposedCheck, BBShotHeld
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,
@@ -39,6 +39,7 @@ from firelane.events.schemas import (
     Modifier,
     Moved,
     OrderedClaim,
+    ReactionDenied,
     Roll,
     RoundStarted,
     StateAdjusted,
@@ -65,6 +66,9 @@ class BoltAndBladeSystem(BaseRuleSystem):
         "return_fire": 1,
         "opportunity_strike": 2,
         "reactive_fire": 3,
+        # the choice under fire is the mover's alone: one reactor, no order to settle
+        "continue": 4,
+        "stop": 4,
     }
     # BB-CMB-01: regained at the start of its own turn; evolve_event keeps one
     # spent earlier in the same round spent until the next round (BB-CMB-03).
@@ -209,10 +213,17 @@ class BoltAndBladeSystem(BaseRuleSystem):
         return reactions.resolve_reaction(decision, window, claim, dice)
 
     def after_window(self, decision: Decision, window: ReactionWindow, dice: Dice) -> None:
+        """Continue what the window interrupted. A window opened on a move's step
+        walks on; one opened by what happened there (a Return Fire, a dive, the
+        choice under fire) walks on only once nothing is open or waiting: an
+        outer window still to resume walks on itself when it closes."""
+        state = decision.state
         if window.continuation.get("kind") == "move":
             movement.resume_move(decision, window.continuation, dice)
-        else:
-            reactions.after_window(decision, window, dice)
+            return
+        move = reactions.after_window(decision, window, dice)
+        if move is not None and state.window is None and not state.suspended_windows and not state.ended:
+            movement.resume_move(decision, move, dice)
 
     def choose_command(self, state: EncounterState, combatant: str) -> Command | None:
         return ai.choose_command(state, combatant)
@@ -246,6 +257,9 @@ class BoltAndBladeSystem(BaseRuleSystem):
             if event.slot == "reaction":
                 me.reaction_round = state.round
                 me.reaction_window = state.window.window if state.window is not None else 0
+                if event.action == "reactive_fire":
+                    held = state.held_shots  # type: ignore[attr-defined]
+                    held[:] = [shot for shot in held if shot.reactor != event.combatant]
             elif event.slot == "action":
                 me.action_used = True
                 if event.action == "attack":
@@ -269,6 +283,12 @@ class BoltAndBladeSystem(BaseRuleSystem):
         elif isinstance(event, ConditionRemoved):
             if event.condition == OVERWATCH and event.combatant in combatants:
                 combat.combatant(state, event.combatant).overwatch_area = []
+        elif isinstance(event, BBShotHeld):
+            state.held_shots.append(HeldShot(reactor=event.reactor, mover=event.mover, square=tuple(event.square), window=event.window))  # type: ignore[attr-defined]
+        elif isinstance(event, ReactionDenied):
+            if event.reaction == "reactive_fire":
+                held = state.held_shots  # type: ignore[attr-defined]
+                held[:] = [shot for shot in held if (shot.reactor, shot.window) != (event.combatant, event.window)]
         elif isinstance(event, BBMovementStopped):
             combat.combatant(state, event.combatant).movement_halted = True
         elif isinstance(event, BBMarkMoved):

@@ -1,0 +1,24 @@
+"""The Bolt & Blade sentences of the narration (firelane/frontends/narrate_systems.py)."""
+
+from __future__ import annotations
+
+from firelane.frontends.narrate import Narrator
+
+from .helpers import act, arena, claim, fighter, knife_only, move, pass_, sheet, start
+
+
+def narrated(state, events):  # type: ignore[no-untyped-def]
+    narrator = Narrator(colour=False)
+    return [narrator.line(0, event, state).strip().removeprefix("0 ") for event in events]
+
+
+def test_a_held_shot_and_an_unanswered_choice_read_as_sentences() -> None:
+    """BB-CMB-10 and BB-CMB-12 in words: who holds fire for whom and where; a choice the mover
+    did not make itself says so."""
+    state = start(arena([fighter("m", "red", (1, 5), **knife_only()), fighter("w", "blue", (12, 5), **sheet())]), ["m", "w"])
+    act(state, move("m", (2, 6), (3, 6), (4, 6)))
+    events = act(state, claim("w", 1, "reactive_fire", square=[4, 6]), [15, 3])
+    lines = narrated(state, events)
+    assert "W holds fire for M at (4,6) (BB-CMB-10)" in lines
+    lines = narrated(state, act(state, pass_("m", 2)))
+    assert "M keeps moving under W's fire (BB-CMB-12) — no answer: the move's declared choice" in lines
