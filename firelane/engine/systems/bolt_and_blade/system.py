@@ -23,7 +23,16 @@ from firelane.engine.systems.bolt_and_blade import actions, ai, areas, combat, m
 from firelane.engine.systems.bolt_and_blade.combat import AttackPlan
 from firelane.engine.systems.bolt_and_blade.constants import BB_DEFAULT_SETTINGS, OVERWATCH, STUNNED
 from firelane.engine.systems.bolt_and_blade.data import load_data
-from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, BoltAndBladeState, HeldShot, Weapon, build_sheet
+from firelane.engine.systems.bolt_and_blade.state import (
+    BoltAndBladeCombatant,
+    BoltAndBladeState,
+    HeldShot,
+    SheetProblem,
+    Weapon,
+    build_sheet,
+    check_sheet,
+    unknown_sheet_fields,
+)
 from firelane.events.bolt_and_blade_schemas import BB_COMMANDS, BB_EVENTS, BBMarkMoved, BBMovementStopped, BBOpposedCheck, BBShotHeld
 from firelane.events.schemas import (
     ActionTaken,
@@ -48,6 +57,17 @@ from firelane.events.schemas import (
 )
 
 _COMBATANT_FIELD_TYPES: dict[str, Any] = {f.name: f.type for f in msgspec.structs.fields(BoltAndBladeCombatant)}
+
+
+def type_problem(error: msgspec.ValidationError) -> str:
+    """msgspec's "Expected `int`, got `str` - at `$.weapons[0].range`" as
+    "sheet field 'weapons[0].range': expected `int`, got `str`"."""
+    message = str(error)
+    text, _, path = message.rpartition(" - at `$")
+    if not text:
+        return f"invalid sheet: {message}"
+    field = path.rstrip("`").lstrip(".")
+    return f"sheet field {field!r}: {text[0].lower()}{text[1:]}"
 
 
 class BoltAndBladeSystem(BaseRuleSystem):
@@ -91,9 +111,15 @@ class BoltAndBladeSystem(BaseRuleSystem):
         return msgspec.structs.replace(setup, combatants=combatants)
 
     def build_combatant(self, setup: CombatantSetup, settings: dict[str, Any]) -> BoltAndBladeCombatant:
+        """The typed combatant of a sheet, validated in full: every field a sheet
+        field, of its type, within what the rules allow. A bad sheet raises
+        Rejected with one line naming the combatant and the field."""
         # Sheets arrive resolved (resolve_setup): no catalogue is consulted here.
         try:
             sheet = build_sheet(setup.sheet, {})
+            unknown_sheet_fields(sheet)
+        except SheetProblem as problem:
+            raise Rejected(f"combatant {setup.id!r}: {problem}") from None
         except ValueError as exc:
             raise Rejected(f"combatant {setup.id!r} has an invalid sheet: {exc}") from None
         sheet.setdefault("movement_ft", settings.get("movement_ft", 30))
@@ -103,9 +129,11 @@ class BoltAndBladeSystem(BaseRuleSystem):
                 BoltAndBladeCombatant,
             )
         except msgspec.ValidationError as exc:
-            raise Rejected(f"combatant {setup.id!r} has an invalid sheet: {exc}") from None
-        if combatant.weapons and combatant.weapon(combatant.ready_weapon) is None:
-            raise Rejected(f"combatant {setup.id!r} has an invalid sheet: ready weapon {combatant.ready_weapon!r} is not carried")
+            raise Rejected(f"combatant {setup.id!r}: {type_problem(exc)}") from None
+        try:
+            check_sheet(combatant)
+        except SheetProblem as problem:
+            raise Rejected(f"combatant {setup.id!r}: {problem}") from None
         return combatant
 
     def roll_initiative(self, decision: Decision, dice: Dice) -> InitiativeRolled:
