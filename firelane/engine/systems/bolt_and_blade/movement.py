@@ -13,8 +13,10 @@ left), then walked square by square (BB-CMB-06):
   maximum range of its loaded ready ranged weapon, no cover on the square
   facing it, BB-CMB-02) offers that enemy Reactive Fire if it still has its
   Reaction (BB-CMB-03, -10). Each enemy is offered Reactive Fire once per move
-  (house default: the text warns against "ten extra attacks"); an enemy on
-  Overwatch is offered again when the mover enters its watched area (BB-CMB-13).
+  (house default: the text warns against "ten extra attacks"), and names
+  where along the path it fires: now, or at a square ahead, where the walk
+  fires the held shot as the mover gets there (`fire_held_shots`), after any
+  window that square opens itself. A move that ends first lapses it.
 
 A window's continuation holds the rest of the path, so after the reactions
 the walk resumes where it was — or not, if the mover stopped or went down.
