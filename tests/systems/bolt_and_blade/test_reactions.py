@@ -500,6 +500,38 @@ def test_bb_cmb_10_a_shot_held_for_a_square_the_mover_never_reaches_is_denied_an
     assert not state.combatants["w"].reaction_used and state.combatants["v"].reaction_used and state.held_shots == []
 
 
+def test_bb_cmb_10_shots_held_for_one_square_resolve_in_claim_order_and_a_stop_ends_them() -> None:
+    """BB-CMB-10 with BB-CMB-12: w and v both hold their fire for (5, 6); there w (initiative 15)
+    fires first and hits; m, asked, stops and is Pinned: v's shot is denied as a later claim at a
+    stopped mover is (Reactive Fire answers movement), and v keeps its Reaction."""
+    state = start(arena([fighter("m", "red", (1, 5), **knife_only()), fighter("w", "blue", (12, 5), **sheet()), fighter("v", "blue", (12, 9), **sheet())]), ["m", "w", "v"])
+    act(state, move("m", *PATH))
+    act(state, claim("v", 1, "reactive_fire", square=[5, 6]))
+    events = act(state, claim("w", 1, "reactive_fire", square=[5, 6]), [15, 4])
+    assert [(h.reactor, h.square) for h in of(events, BBShotHeld)] == [("w", (5, 6)), ("v", (5, 6))]
+    assert one(events, AttackResolved).attacker == "w" and state.combatants["m"].position == (5, 6)
+    events = act(state, claim("m", 2, "stop"))
+    denied = one(events, ReactionDenied)
+    assert (denied.combatant, denied.reason) == ("v", "m has already stopped")
+    assert state.combatants["m"].position == (5, 6) and not state.combatants["v"].reaction_used and state.held_shots == []
+
+
+def test_bb_cmb_10_a_shot_held_for_a_fallen_mover_lapses() -> None:
+    """BB-CMB-10: v's shot now drops m (Vitality 3); w's shot held for (7, 6) is denied: m fell first."""
+    setup = arena([
+        fighter("m", "red", (1, 5), **knife_only(vitality=3)), fighter("r", "red", (1, 15), **knife_only()),
+        fighter("w", "blue", (12, 5), **sheet()), fighter("v", "blue", (12, 9), **sheet()),
+    ])
+    state = start(setup, ["m", "w", "v", "r"])
+    act(state, move("m", *PATH))
+    act(state, claim("w", 1, "reactive_fire", square=[7, 6]))
+    events = act(state, claim("v", 1, "reactive_fire"), [15, 6])
+    assert state.combatants["m"].out_of_fight and not state.ended
+    denied = one(events, ReactionDenied)
+    assert (denied.window, denied.combatant, denied.reason) == (1, "w", "m fell before reaching (7, 6)")
+    assert not state.combatants["w"].reaction_used and state.held_shots == []
+
+
 def test_bb_cmb_10_the_ai_names_the_square_with_the_best_chance() -> None:
     """BB-CMB-10: the AI names a square too: the best chance to hit, the earliest of equals
     ((4, 6): the first square within the bolt pistol's normal range)."""

@@ -124,7 +124,7 @@ def walk(decision: Decision, continuation: dict[str, Any], dice: Dice) -> None:
         """The move cannot go on: the mover fell (what it held for lapses) or stopped."""
         mover_now = combat.combatant(state, mover_id)
         if mover_now.out_of_fight:
-            lapse_held_shots(decision, mover_id, f"{mover_id} fell")
+            lapse_held_shots(decision, mover_id, f"{mover_id} fell", here=f"{mover_id} is already down")
         return mover_now.out_of_fight or mover_now.movement_halted
 
     # Shots held for the square the mover stands on, if a window there came first.
@@ -193,7 +193,7 @@ def resume_move(decision: Decision, continuation: dict[str, Any], dice: Dice) ->
     stopped (whatever it still held for lapses then)."""
     mover = combat.combatant(decision.state, continuation["mover"])
     if mover.out_of_fight:
-        lapse_held_shots(decision, mover.id, f"{mover.id} fell")
+        lapse_held_shots(decision, mover.id, f"{mover.id} fell", here=f"{mover.id} is already down")
         return
     if mover.movement_halted:
         return

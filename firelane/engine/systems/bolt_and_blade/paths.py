@@ -127,7 +127,9 @@ def fire_lane_problem(state: EncounterState, reactor_id: str, mover_id: str, squ
 def fire_squares(state: EncounterState, reactor_id: str, squares: list[Square]) -> list[Square]:
     """The squares of a path (from the one the mover stands on) where ``reactor_id``
     may resolve its Reactive Fire: those it sees and has in its weapon's range,
-    in path order, each once (BB-CMB-10: the reactor chooses where along its lane)."""
+    in path order, each once (BB-CMB-10: the reactor chooses where along its
+    lane). A square whose cover against the reactor is total is left out: no
+    attack can target a creature there (BB-CMB-04)."""
     reactor = combat.combatant(state, reactor_id)
     weapon = reactor.ready
     if weapon is None or reactor.position is None:
@@ -135,9 +137,15 @@ def fire_squares(state: EncounterState, reactor_id: str, squares: list[Square]) 
     here: Square = reactor.position  # type: ignore[assignment]
     reach_ft = weapon.range[1]
     sees = combat.sight_test(state)
+    grid = grid_of(state)
     chosen: list[Square] = []
     for square in squares:
-        if square not in chosen and distance(here, square) * state.terrain.square_size <= reach_ft and sees(here, square):
+        if (
+            square not in chosen
+            and distance(here, square) * state.terrain.square_size <= reach_ft
+            and sees(here, square)
+            and cover_level_against(grid, square, here) != "total"
+        ):
             chosen.append(square)
     return chosen
 
@@ -225,7 +233,7 @@ def stop_movement(decision: Decision, mover_id: str, continuation: dict[str, Any
             rule=rule,
         )
     )
-    lapse_held_shots(decision, mover_id, f"{mover_id} stopped at {tuple(mover.position)}")  # type: ignore[arg-type]
+    lapse_held_shots(decision, mover_id, f"{mover_id} stopped at {tuple(mover.position)}", here=f"{mover_id} has already stopped")  # type: ignore[arg-type]
 
 
 def held_shots_at(state: EncounterState, mover_id: str, square: Square) -> list[HeldShot]:
@@ -233,17 +241,23 @@ def held_shots_at(state: EncounterState, mover_id: str, square: Square) -> list[
     return [shot for shot in getattr(state, "held_shots", []) if shot.mover == mover_id and tuple(shot.square) == tuple(square)]
 
 
-def lapse_held_shots(decision: Decision, mover_id: str, why: str) -> None:
+def lapse_held_shots(decision: Decision, mover_id: str, why: str, *, here: str = "") -> None:
     """The move is over (stopped, ended, or the mover fell) before reaching the
     squares some reactors held their fire for: those claims are denied, and
-    their Reactions stay unspent (BB-CMB-10)."""
+    their Reactions stay unspent (BB-CMB-10). A shot held for the square the
+    mover stopped or fell on is denied too, with ``here`` as the reason: Reactive
+    Fire answers movement, and as in a window a later claim at a mover that has
+    stopped is denied."""
+    mover = combat.combatant(decision.state, mover_id)
+    position = tuple(mover.position) if mover.position is not None else None
     for shot in [s for s in getattr(decision.state, "held_shots", []) if s.mover == mover_id]:
+        at_mover = tuple(shot.square) == position
         decision.emit(
             ReactionDenied(
                 window=shot.window,
                 combatant=shot.reactor,
                 reaction="reactive_fire",
-                reason=f"{why} before reaching {tuple(shot.square)}",
+                reason=(here or why) if at_mover else f"{why} before reaching {tuple(shot.square)}",
             )
         )
 
