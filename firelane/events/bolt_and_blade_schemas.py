@@ -162,7 +162,9 @@ class BBExchangeResolved(Event):
 
 
 class BBAttackRecomputed(Event):
-    """A hit was checked again after the target dived into cover (BB-CMB-17)."""
+    """A hit was checked again after the target dived into cover (BB-CMB-17).
+    ``attack`` explains ``attack_total`` (the attack roll, less the Exposed
+    bonus the target had where it stood) against the new ``defense``."""
 
     attacker: str
     target: str
@@ -171,6 +173,7 @@ class BBAttackRecomputed(Event):
     hit: bool
     rule: str = "BB-CMB-17"
     details: dict[str, Any] = {}
+    attack: Roll | None = None
 
 
 class BBOpposedCheck(Event):

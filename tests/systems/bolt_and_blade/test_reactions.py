@@ -619,5 +619,8 @@ def test_bb_cmb_17_a_shooter_hit_by_return_fire_may_dive_for_cover() -> None:
     events = act(state, claim("a", 2, "dive_for_cover"), [20])
     recomputed = one(events, BBAttackRecomputed)
     assert (recomputed.attacker, recomputed.target, recomputed.attack_total, recomputed.defense.total, recomputed.hit) == ("b", "a", 14, 15, False)
+    explained = recomputed.attack  # the audit's account of the 14
+    assert [(m.source, m.rule, m.value) for m in explained.modifiers] == [("the attack roll", "BB-CORE-07", 16), ("a no longer Exposed", "BB-CMB-05", -2)]
+    assert (explained.total, explained.target, explained.success) == (14, 15, False)
     assert not of(events, DamageDealt) and not of(events, AttackResolved)  # the declared attack is not rolled again
     assert state.combatants["a"].position == (1, 6) and state.combatants["a"].reaction_used and state.window is None

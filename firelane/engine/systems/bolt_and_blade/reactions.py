@@ -67,6 +67,7 @@ from firelane.events.schemas import (
     ClaimReaction,
     ConditionApplied,
     EligibleReactor,
+    Modifier,
     Moved,
     OrderedClaim,
     ReactionsOrdered,
@@ -511,10 +512,25 @@ def _dive_for_cover(decision: Decision, window: ReactionWindow, claim: OrderedCl
     defense = combat.defense_roll(state, target, attacker_square, ranged=True)
     # The attack total loses the Exposed bonus it had where the target stood
     # and gains any it has where it landed (none: it dived into cover facing the shot).
+    was_exposed = int(continuation.get("exposed_bonus", 0))
     now_exposed = int(state.settings.get("exposed_attack_bonus", 2)) if combat.exposed_to(state, target, attacker_square) else 0
-    adjusted = attack_total - int(continuation.get("exposed_bonus", 0)) + now_exposed
+    adjusted = attack_total - was_exposed + now_exposed
     critical = bool(continuation.get("critical", False))
     hit = critical or adjusted >= defense.total
+    terms = [Modifier(source="the attack roll", rule="BB-CORE-07", value=attack_total)]
+    if was_exposed != now_exposed:
+        terms.append(Modifier(source=f"{target_id} no longer Exposed" if now_exposed < was_exposed else f"{target_id} Exposed", rule="BB-CMB-05", value=now_exposed - was_exposed))
+    recomputed = Roll(
+        purpose=f"{continuation['attacker']}'s attack on {target_id} after the dive",
+        rule="BB-CMB-17",
+        dice=[],
+        modifiers=terms,
+        total=adjusted,
+        target=defense.total,
+        compare=">=",
+        success=hit,
+        notes=["natural 20: a Critical Hit still hits (BB-CORE-12)"] if critical else [],
+    )
     decision.emit(
         BBAttackRecomputed(
             attacker=continuation["attacker"],
@@ -522,7 +538,8 @@ def _dive_for_cover(decision: Decision, window: ReactionWindow, claim: OrderedCl
             attack_total=adjusted,
             defense=defense,
             hit=hit,
-            details={"exposed_bonus_removed": int(continuation.get("exposed_bonus", 0)) - now_exposed, "critical": critical},
+            details={"exposed_bonus_removed": was_exposed - now_exposed, "critical": critical},
+            attack=recomputed,
         )
     )
     return None
