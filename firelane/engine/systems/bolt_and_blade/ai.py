@@ -26,7 +26,7 @@ from firelane.engine.state import EncounterState, ReactionWindow
 from firelane.engine.systems.bolt_and_blade import combat
 from firelane.engine.systems.bolt_and_blade.actions import take_cover_gain
 from firelane.engine.systems.bolt_and_blade.combat import AttackPlan, average_damage, grid_of
-from firelane.engine.systems.bolt_and_blade.constants import AIMING, OVERWATCH, PINNED
+from firelane.engine.systems.bolt_and_blade.constants import AIMING, PINNED
 from firelane.engine.systems.bolt_and_blade.paths import fire_lane_shooters, ground_cost, movement_left, occupied_squares
 from firelane.engine.systems.bolt_and_blade.reactions import dive_squares, plan_reactive_fire
 from firelane.engine.systems.bolt_and_blade.rules import range_band
@@ -108,7 +108,7 @@ def choose_reaction(state: EncounterState, me: BoltAndBladeCombatant) -> Command
     if "reactive_fire" in offered.reactions and me.ready is not None:
         best = best_fire_square(state, me, window)
         if best is not None and (best[0] >= 0.3 or best[2]):
-            chance, square, _overwatch = best
+            _chance, square, _overwatch = best
             return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction="reactive_fire", options={"square": list(square)})
     return PassReaction(command_id=command_id, actor=me.id, window=window.window)
 
