@@ -23,11 +23,13 @@ class BBMove(Command):
     """Move along ``path`` (the squares entered, in order).
 
     ``mode``: "tactical" (Movement, BB-CMB-06), "dash" (spends the Action for
-    Movement again, BB-CMB-07) or "evade" (spends the Action, Reactive Fire
-    against you has Disadvantage until the end of your turn, BB-CMB-08).
-    ``on_reactive_fire``: what you do if Reactive Fire damages you during this
-    move (BB-CMB-12): "continue" or "stop" (stop at once and become Pinned);
-    empty = the encounter's ``reactive_fire_choice`` setting.
+    Movement again, BB-CMB-07) or "evade" (spends the Action, moves up to your
+    Movement, Reactive Fire against you has Disadvantage until the end of your
+    turn, BB-CMB-08). ``on_reactive_fire``: your choice in advance if Reactive
+    Fire damages you during this move (BB-CMB-12): "continue" or "stop" (stop
+    at once and become Pinned); empty = the encounter's ``reactive_fire_choice``
+    setting. When the damage lands you are asked (a ``reactive_fire_choice``
+    window); passing it, or its deadline, keeps this choice.
     """
 
     path: list[Square]
@@ -121,12 +123,27 @@ class BBMovementStopped(Event):
 
 
 class BBReactiveFireChoice(Event):
-    """After Reactive Fire dealt damage, the mover continued or stopped (BB-CMB-12)."""
+    """After Reactive Fire dealt damage, the mover continued or stopped (BB-CMB-12).
+    ``answered``: the mover chose when asked; False: it passed or the deadline
+    came, and the choice its move declared stood."""
 
     combatant: str
     choice: str  # "continue" or "stop"
     attacker: str
     rule: str = "BB-CMB-12"
+    answered: bool = True
+
+
+class BBShotHeld(Event):
+    """A Reactive Fire claim named a square of the mover's path ahead (BB-CMB-10):
+    the shot waits there and resolves when the mover reaches it; if the move ends
+    first, the claim is denied and the Reaction stays unspent."""
+
+    reactor: str
+    mover: str
+    square: Square
+    window: int
+    rule: str = "BB-CMB-10"
 
 
 class BBExchangeResolved(Event):
@@ -145,7 +162,9 @@ class BBExchangeResolved(Event):
 
 
 class BBAttackRecomputed(Event):
-    """A hit was checked again after the target dived into cover (BB-CMB-17)."""
+    """A hit was checked again after the target dived into cover (BB-CMB-17).
+    ``attack`` explains ``attack_total`` (the attack roll, less the Exposed
+    bonus the target had where it stood) against the new ``defense``."""
 
     attacker: str
     target: str
@@ -154,6 +173,7 @@ class BBAttackRecomputed(Event):
     hit: bool
     rule: str = "BB-CMB-17"
     details: dict[str, Any] = {}
+    attack: Roll | None = None
 
 
 class BBOpposedCheck(Event):
@@ -199,6 +219,7 @@ BB_COMMANDS: tuple[type[Command], ...] = (
 BB_EVENTS: tuple[type[Event], ...] = (
     BBMovementStopped,
     BBReactiveFireChoice,
+    BBShotHeld,
     BBExchangeResolved,
     BBAttackRecomputed,
     BBOpposedCheck,

@@ -27,7 +27,12 @@ def _bb_movement_stopped(n: Any, e: Any, s: EncounterState) -> str:
 
 def _bb_reactive_fire_choice(n: Any, e: Any, s: EncounterState) -> str:
     what = "keeps moving" if e.choice == "continue" else n.paint("stops and goes to ground", "yellow")
-    return f"{n.name(s, e.combatant)} {what} under {n.name(s, e.attacker)}'s fire ({e.rule})"
+    how = "" if getattr(e, "answered", True) else " — no answer: the move's declared choice"
+    return f"{n.name(s, e.combatant)} {what} under {n.name(s, e.attacker)}'s fire ({e.rule}){how}"
+
+
+def _bb_shot_held(n: Any, e: Any, s: EncounterState) -> str:
+    return f"{n.name(s, e.reactor)} holds fire for {n.name(s, e.mover)} at ({e.square[0]},{e.square[1]}) ({e.rule})"
 
 
 def _bb_exchange(n: Any, e: Any, s: EncounterState) -> str:
@@ -37,7 +42,10 @@ def _bb_exchange(n: Any, e: Any, s: EncounterState) -> str:
 
 def _bb_attack_recomputed(n: Any, e: Any, s: EncounterState) -> str:
     verdict = n.paint("still hits", "red") if e.hit else n.paint("now misses", "green")
-    return f"{n.name(s, e.attacker)}'s shot at {n.name(s, e.target)} recomputed after the dive: {e.attack_total} vs Defense {e.defense.total}, {verdict} ({e.rule})"
+    attack = getattr(e, "attack", None)
+    terms = n.paint(f"  {explain_roll(attack, details=n.details)}", "dim") if attack is not None else ""
+    defence = n.paint(f"  defence: {explain_roll(e.defense, details=n.details)}", "dim")
+    return f"{n.name(s, e.attacker)}'s shot at {n.name(s, e.target)} recomputed after the dive: {e.attack_total} vs Defense {e.defense.total}, {verdict} ({e.rule}){terms}{defence}"
 
 
 def _bb_thrown(n: Any, e: Any, s: EncounterState) -> str:
@@ -49,7 +57,9 @@ def _bb_thrown(n: Any, e: Any, s: EncounterState) -> str:
 def _bb_area_resolved(n: Any, e: Any, s: EncounterState) -> str:
     caught = ", ".join(n.name(s, c.combatant) for c in e.caught) or "no one"
     blocked = f"; shielded by walls: {', '.join(n.name(s, b) for b in e.blocked)}" if e.blocked else ""
-    return f"{e.weapon} ({e.shape}) goes off at ({e.origin[0]},{e.origin[1]}), catching {caught}{blocked}"
+    # The blast's damage is rolled once (BB-CMB-24), caught or not: show it, as the audit does.
+    damage = n.paint(f"  {explain_roll(e.damage, details=n.details)}", "dim") if e.damage is not None else ""
+    return f"{e.weapon} ({e.shape}) goes off at ({e.origin[0]},{e.origin[1]}), catching {caught}{blocked}{damage}"
 
 
 def _r6_actions_declared(n: Any, e: Any, s: EncounterState) -> str:
@@ -92,6 +102,7 @@ def _d100z_revived(n: Any, e: Any, s: EncounterState) -> str:
 SENTENCES: dict[str, Sentence] = {
     "BBMovementStopped": _bb_movement_stopped,
     "BBReactiveFireChoice": _bb_reactive_fire_choice,
+    "BBShotHeld": _bb_shot_held,
     "BBExchangeResolved": _bb_exchange,
     "BBAttackRecomputed": _bb_attack_recomputed,
     "BBThrown": _bb_thrown,

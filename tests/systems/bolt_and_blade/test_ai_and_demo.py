@@ -13,7 +13,7 @@ from firelane.engine.state import copy_state
 from firelane.engine.systems.bolt_and_blade import SYSTEM, demo_setup, load_data
 from firelane.events import codec
 from firelane.events.bolt_and_blade_schemas import BB_EVENTS
-from firelane.events.schemas import ClaimReaction, PassReaction, ReactionWindowOpened
+from firelane.events.schemas import ActionTaken, ClaimReaction, PassReaction, ReactionWindowOpened, RoundStarted
 
 from .helpers import arena, fighter, knife_only, sheet
 
@@ -47,6 +47,25 @@ def test_demo_fights_end_with_a_winner_for_most_seeds_and_replay_exactly() -> No
         reactions.update(type(e).__name__ for e in log if type(e).__name__ in ("ReactionClaimed", "BBThrown", "BBExchangeResolved"))
     assert winners[None] <= 1 and max(rounds) <= 30 and sorted(rounds)[len(rounds) // 2] <= 12
     assert triggers["fire_lane"] > 0 and triggers["ranged_attack"] > 0  # Reactive Fire and Return Fire both come up
+
+
+def test_bb_cmb_03_no_creature_reacts_twice_in_a_round_in_demo_fights() -> None:
+    """BB-CMB-03: one Reaction per round per creature, over whole AI fights (before the
+    fix, a creature that reacted before its turn reacted again after it: 126
+    creature-rounds in 30 demo fights)."""
+    reactions = 0
+    for n in range(8):
+        log, _final, _ = fight(bytes([n + 1]) * 32)
+        spent: Counter[tuple[int, str]] = Counter()
+        round_now = 0
+        for event in log:
+            if isinstance(event, RoundStarted):
+                round_now = event.round
+            elif isinstance(event, ActionTaken) and event.slot == "reaction":
+                spent[(round_now, event.combatant)] += 1
+        assert max(spent.values()) == 1, [key for key, times in spent.items() if times > 1]
+        reactions += sum(spent.values())
+    assert reactions > 50  # the fights do react
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -291,6 +291,20 @@ def test_bb_cmb_25_throwing_beyond_normal_range_or_while_pinned_has_disadvantage
     assert roll.kept == [0] and roll.total == 7 and "attacker is Pinned (BB-CMB-19)" in roll.notes[0]
 
 
+def test_bb_cmb_16_a_frag_throw_with_an_enemy_in_melee_reach_has_disadvantage() -> None:
+    """BB-CMB-16: a ranged attack with an enemy within your melee reach has Disadvantage, and a
+    frag throw is one (a ranged attack roll against the throw DC), as a krak throw is: with c1
+    beside the sergeant, two d20 (15, 8) keep the lower: 8 + 4 = 12, still on target."""
+    state = start([sergeant(), *cultists((6, 10), (10, 10), (11, 11))])
+    events = play(state, throw((10, 10)), [15, 8, 4, 5, 5, 15])
+    roll = only(events, BBThrown).roll
+    assert [d.face for d in roll.dice] == [15, 8] and roll.kept == [1] and roll.total == 12 and roll.success
+    assert roll.details["mode"] == "disadvantage" and "ranged attack with an enemy in melee reach (BB-CMB-16)" in roll.notes[0]
+    state = start([sergeant(), *cultists((6, 10), (10, 10))])
+    attack = only(play(state, throw((10, 10), weapon="krak grenade"), [10, 1]), AttackResolved)
+    assert attack.roll.details["disadvantage"] == ["ranged attack with an enemy in melee reach (BB-CMB-16)"] and attack.roll.kept == [1] and not attack.hit
+
+
 def test_bb_cmb_25_beyond_maximum_range_is_refused() -> None:
     """BB-CMB-25 / BB-CORE-11: 65 ft is beyond a 30/60 grenade."""
     state = start([sergeant((0, 0)), *cultists((13, 13))])
@@ -412,11 +426,11 @@ def test_bb_cmb_28_frag_is_a_burst() -> None:
 
 
 def test_bb_cmb_28_krak_is_a_single_target_shaped_charge_with_no_blast() -> None:
-    """BB-CMB-28: krak on c1's square is a ranged attack on c1 (10 + 4 = 14 vs Defense 12, 3d8 = 12): c2 beside it is untouched."""
+    """BB-CMB-28: krak on c1's square is a ranged attack on c1 (10 + 4 + 2 for c1 Exposed in the open = 16 vs Defense 12, 3d8 = 12): c2 beside it is untouched."""
     state = start([sergeant(), *cultists((10, 10), (11, 11))])
     events = play(state, throw((10, 10), weapon="krak grenade"), [10, 3, 4, 5])
     attack = only(events, AttackResolved)
-    assert (attack.attacker, attack.target, attack.weapon, attack.hit, attack.roll.total, attack.defense.total) == ("sgt", "c1", "krak grenade", True, 14, 12)
+    assert (attack.attacker, attack.target, attack.weapon, attack.hit, attack.roll.total, attack.defense.total) == ("sgt", "c1", "krak grenade", True, 16, 12)
     assert damage_taken(events) == [("c1", 12)] and only(events, CombatantDown).combatant == "c1"
     assert not of(events, BBAreaResolved) and not of(events, BBScattered) and not of(events, BBThrown)
     assert state.combatants["c2"].vitality == 10 and state.combatants["sgt"].ammo["krak grenade"] == 0

@@ -7,6 +7,7 @@ import pytest
 from firelane.engine.core import Decision
 from firelane.engine.dice import FixedDice
 from firelane.engine.systems.bolt_and_blade import SYSTEM
+from firelane.engine.systems.bolt_and_blade.areas import PersistentZone
 from firelane.engine.systems.bolt_and_blade.rules import (
     attribute_modifier,
     d20_mode,
@@ -34,6 +35,7 @@ from firelane.events.schemas import (
     ConditionRemoved,
     CoverFeature,
     DamageDealt,
+    ReactionWindowOpened,
     StateAdjusted,
     TurnSkipped,
 )
@@ -100,20 +102,20 @@ def test_proficiency_bonus_by_level(level: int, bonus: int) -> None:
 def test_proficiency_table_is_a_setting_and_level_sets_attack_bonus() -> None:
     """BB-CORE-03: the table is a house default, configurable per encounter."""
     state = duel(sheet(level=5))
-    events = act(state, attack("a", "b"), [5])  # 5 + 3 = 8 < 10: a miss rolls no damage
+    events = act(state, attack("a", "b"), [3])  # 3 + 3 + 2 (b stands in the open: Exposed) = 8 < 10: a miss rolls no damage
     roll = one(events, AttackResolved).roll
-    assert [(m.source, m.value) for m in roll.modifiers] == [("Agility modifier", 0), ("proficiency (basic)", 3)]
+    assert [(m.source, m.value) for m in roll.modifiers] == [("Agility modifier", 0), ("proficiency (basic)", 3), ("b is Exposed", 2)]
     state = duel(sheet(level=5), proficiency_table=[[1, 1], [5, 7]])
     roll = one(act(state, attack("a", "b"), [5, 4]), AttackResolved).roll
-    assert roll.modifiers[1].value == 7 and roll.total == 12
+    assert roll.modifiers[1].value == 7 and roll.total == 14
 
 
 def test_proficiency_applies_only_to_trained_weapons_and_proficient_saves() -> None:
     """BB-CORE-04: proficiency on attacks with trained weapons and on proficient saves only."""
     state = duel(sheet(weapon_proficiencies=["melee"]))
-    events = act(state, attack("a", "b"), [9])  # lasgun untrained: 9 + 0 = 9 < 10, a miss
+    events = act(state, attack("a", "b"), [7])  # lasgun untrained: 7 + 0 + 2 (Exposed) = 9 < 10, a miss
     roll = one(events, AttackResolved).roll
-    assert [m.source for m in roll.modifiers] == ["Agility modifier"] and roll.total == 9 and not one(events, AttackResolved).hit
+    assert [m.source for m in roll.modifiers] == ["Agility modifier", "b is Exposed"] and roll.total == 9 and not one(events, AttackResolved).hit
     state = duel(sheet(save_proficiencies=["willpower"]))
     decision = Decision(SYSTEM, state)
     trained = SYSTEM.roll_save(decision, "a", "willpower", 12, FixedDice([10]), rule="BB-CORE-06", purpose="fear")
@@ -155,8 +157,23 @@ def test_two_disadvantages_and_one_advantage_cancel_in_play() -> None:
     roll = one(events, AttackResolved).roll
     assert len(roll.dice) == 1 and roll.details["mode"] == "cancelled"
     assert sorted(roll.details["disadvantage"]) == ["attacker is Pinned (BB-CMB-19)", "beyond normal range (65 ft > 60 ft, BB-CORE-11)"]
-    assert roll.total == 14 and one(events, DamageDealt).amount == 3
+    assert roll.total == 16 and one(events, DamageDealt).amount == 3  # 12 + 2 + 2 (b is Exposed)
     assert "helped" not in state.combatants["b"].conditions  # used up by the attack
+
+
+def test_bb_core_05_shooting_through_smoke_has_disadvantage_and_smoke_hides_from_reactions() -> None:
+    """BB-CORE-05: "Shooting through smoke or darkness" is a Disadvantage: a fires at b through a
+    smoke screen (two d20, the lower kept: 4 + 2 + 2 = 8 < 10). b cannot see a through it, so it
+    has no Return Fire (BB-CMB-14: "a visible enemy"), and a no Reactive Fire at b moving behind it."""
+    state = duel(sheet(), sheet(), distance=5)  # a at (1, 1), b at (6, 1), both with lasguns
+    state.zones.append(PersistentZone(id="smoke", kind="smoke", squares=[(3, y) for y in range(0, 12)], rounds_left=3, creator="b", blocks_sight=True))
+    events = act(state, attack("a", "b"), [15, 4])
+    shot = one(events, AttackResolved)
+    assert not of(events, ReactionWindowOpened)
+    assert shot.roll.details["disadvantage"] == ["shooting through smoke (BB-CORE-05)"] and shot.roll.kept == [1] and shot.roll.total == 8 and not shot.hit
+    act(state, end("a"))
+    events = act(state, move("b", (6, 2), (6, 3)))
+    assert not of(events, ReactionWindowOpened) and state.combatants["b"].position == (6, 3)
 
 
 # ---------------------------------------------------------------- BB-CORE-06
@@ -179,12 +196,12 @@ def test_save_is_d20_plus_save_bonus_for_each_attribute(attribute: str) -> None:
 def test_attack_hits_when_total_meets_defense() -> None:
     """BB-CORE-07: d20 + attack bonus >= Defense hits; ranged attacks use Agility."""
     state = duel(sheet(attributes={"agility": 14, "strength": 6}))
-    events = act(state, attack("a", "b"), [6, 5])  # 6 + 2 (Agility) + 2 (proficiency) = 10 = Defense 10
+    events = act(state, attack("a", "b"), [4, 5])  # 4 + 2 (Agility) + 2 (proficiency) + 2 (b in the open: Exposed) = 10 = Defense 10
     hit = one(events, AttackResolved)
     assert hit.hit and hit.roll.total == 10 and hit.roll.target == 10
     assert one(events, DamageDealt).amount == 5 and state.combatants["b"].vitality == 15
     state = duel(sheet(attributes={"agility": 14}))
-    miss = one(act(state, attack("a", "b"), [5]), AttackResolved)
+    miss = one(act(state, attack("a", "b"), [3]), AttackResolved)
     assert not miss.hit and miss.roll.total == 9
 
 
@@ -263,10 +280,10 @@ def test_bolt_pistol_range_in_play() -> None:
     """BB-CORE-11: a bolt pistol hits normally at 40 ft, with Disadvantage at 45 ft, refuses at 125 ft."""
     pistol = sheet(weapons=["bolt pistol"], ready_weapon="bolt pistol")
     state = duel(pistol, distance=8)
-    roll = one(act(state, attack("a", "b"), [7]), AttackResolved).roll
+    roll = one(act(state, attack("a", "b"), [5]), AttackResolved).roll  # 5 + 2 + 2 (b is Exposed): a miss
     assert len(roll.dice) == 1 and roll.details["range_band"] == "normal" and roll.total == 9
     state = duel(pistol, distance=9)
-    roll = one(act(state, attack("a", "b"), [15, 6]), AttackResolved).roll
+    roll = one(act(state, attack("a", "b"), [15, 4]), AttackResolved).roll
     assert len(roll.dice) == 2 and roll.kept == [1] and roll.total == 8 and roll.details["disadvantage"] == ["beyond normal range (45 ft > 40 ft, BB-CORE-11)"]
     state = duel(pistol, distance=25)
     assert rejected(act(state, attack("a", "b"))) == "b is 125 ft away, beyond bolt pistol's maximum range of 120 ft (BB-CORE-11)"
@@ -286,7 +303,7 @@ def test_natural_twenty_is_a_critical_hit_dice_twice_modifiers_once() -> None:
     # A natural 20 hits even when the total falls short of Defense.
     state = duel(sheet(attributes={"agility": 6}), knife_only(armour="carapace armour", defense_sources=[{"source": "refractor field", "value": 12}]))
     events = act(state, attack("a", "b"), [20, 2, 7])
-    assert one(events, AttackResolved).roll.total == 20 and one(events, AttackResolved).roll.target == 26 and one(events, AttackResolved).hit and one(events, DamageDealt).amount == 9
+    assert one(events, AttackResolved).roll.total == 22 and one(events, AttackResolved).roll.target == 26  # 20 - 2 + 2 + 2 (Exposed) and one(events, AttackResolved).hit and one(events, DamageDealt).amount == 9
 
 
 def test_natural_twenty_on_a_save_is_flagged_not_automatic() -> None:
@@ -304,7 +321,7 @@ def test_natural_one_misses_and_dangerous_traits_trigger() -> None:
     state = duel(jammer)
     events = act(state, attack("a", "b"), [1])
     miss = one(events, AttackResolved)
-    assert not miss.hit and miss.roll.total == 1 + 10 + 2 and "natural 1: the attack misses (BB-CORE-14)" in miss.roll.notes
+    assert not miss.hit and miss.roll.total == 1 + 10 + 2 + 2 and "natural 1: the attack misses (BB-CORE-14)" in miss.roll.notes
     assert [e.changes for e in of(events, StateAdjusted)] == [{"ammo": {"autogun": 23}}, {"jammed": ["autogun"]}]
     assert state.combatants["a"].jammed == ["autogun"]
     act(state, end("a"))

@@ -3,15 +3,20 @@ Strike, ranged attacks in melee, Dive for Cover (BB-CMB-10..17)."""
 
 from __future__ import annotations
 
+from firelane.engine.core import SEQUENCER
+from firelane.engine.systems.bolt_and_blade import SYSTEM
 from firelane.engine.systems.bolt_and_blade.rules import exchange_outcome
-from firelane.events.bolt_and_blade_schemas import BBAttackRecomputed, BBExchangeResolved, BBMovementStopped, BBOverwatch, BBReactiveFireChoice
+from firelane.events.bolt_and_blade_schemas import BBAttackRecomputed, BBExchangeResolved, BBMovementStopped, BBOverwatch, BBReactiveFireChoice, BBShotHeld
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,
+    ClaimReaction,
+    CloseReactionWindow,
     ConditionApplied,
     ConditionRemoved,
     CoverFeature,
     DamageDealt,
+    EligibleReactor,
     Moved,
     ReactionDenied,
     ReactionsOrdered,
@@ -46,7 +51,8 @@ def test_reactive_fire_is_a_reaction_attack_at_the_mover() -> None:
     shot = one(events, AttackResolved)
     assert shot.kind == "reactive_fire" and shot.hit and shot.roll.total == 10 and shot.roll.rule == "BB-CMB-10"
     assert one(events, DamageDealt).amount == 5 and state.combatants["m"].vitality == 15
-    assert one(events, BBReactiveFireChoice).choice == "continue"
+    assert one(events, ReactionWindowOpened).trigger == "reactive_fire_choice"  # BB-CMB-12: m is asked
+    assert one(act(state, pass_("m", 2)), BBReactiveFireChoice).choice == "continue"
     assert state.combatants["m"].position == (1, 7) and state.combatants["w"].reaction_used
 
 
@@ -75,18 +81,18 @@ def test_reactive_fire_out_of_range_is_not_offered() -> None:
     assert state.combatants["m"].position == (4, 5) and window.continuation["rest"] == []
 
 
-def test_reactive_fire_has_disadvantage_unless_overwatch_dash_or_exposed() -> None:
-    """BB-CMB-11: Disadvantage by default; none on Overwatch, against a Dashing or an Exposed target."""
+def test_reactive_fire_has_no_disadvantage_against_an_exposed_mover() -> None:
+    """BB-CMB-11: no Disadvantage against an Exposed target, and a mover in the open is Exposed
+    to w (BB-CMB-05), also on a cover square whose cover faces away from w."""
     flank = [CoverFeature(x=x, y=5, level="light", facing=NORTH) for x in range(0, 10)]
-    state = lane(cover=flank)
-    act(state, move("m", (2, 5)))  # a cover square that does not face w: a lane, but not open ground
-    shot = one(act(state, claim("w", 1, "reactive_fire"), [12, 3]), AttackResolved)
-    assert shot.roll.details["mode"] == "disadvantage" and shot.roll.total == 5 and not shot.hit
-    state = lane()
-    act(state, move("m", (1, 6)))  # open ground: Exposed
-    shot = one(act(state, claim("w", 1, "reactive_fire"), [3]), AttackResolved)
-    assert shot.roll.details["mode"] == "normal"
-    assert state.combatants["m"].conditions["exposed"] == "start_of_turn:m"
+    for cover, step in (([], (1, 6)), (flank, (2, 5))):
+        state = lane(cover=cover)
+        act(state, move("m", step))
+        events = act(state, claim("w", 1, "reactive_fire"), [3])
+        shot = one(events, AttackResolved)
+        assert shot.roll.details["mode"] == "normal" and shot.roll.total == 7 and ("m is Exposed", 2) in [(m.source, m.value) for m in shot.roll.modifiers]
+        spent = [e for e in of(events, ActionTaken) if e.action == "reactive_fire"][0]
+        assert spent.details["disadvantage_waived_by"] == ["the target is Exposed (BB-CMB-11)"]
 
 
 # ---------------------------------------------------------------- BB-CMB-12
@@ -99,7 +105,10 @@ def test_damaged_mover_may_stop_and_become_pinned() -> None:
     act(state, claim("v", 1, "reactive_fire"))
     events = act(state, claim("w", 1, "reactive_fire"), [8, 4])  # w (initiative 15) shoots first and hits for 4
     assert [c.combatant for c in one(events, ReactionsOrdered).order] == ["w", "v"]
-    assert one(events, BBReactiveFireChoice).choice == "stop"
+    asked = one(events, ReactionWindowOpened)
+    assert (asked.trigger, asked.nested_in, asked.continuation["default"]) == ("reactive_fire_choice", 1, "stop")
+    events = act(state, pass_("m", 2))  # no answer: the declared choice stands
+    assert (one(events, BBReactiveFireChoice).choice, one(events, BBReactiveFireChoice).answered) == ("stop", False)
     pinned = one(events, ConditionApplied)
     assert (pinned.condition, pinned.until, pinned.rule) == ("pinned", "start_of_turn:w", "BB-CMB-12")
     stopped = one(events, BBMovementStopped)
@@ -114,9 +123,50 @@ def test_damaged_mover_continues_by_default() -> None:
     """BB-CMB-12: the house default choice is to continue."""
     state = lane()
     act(state, move("m", (1, 6), (1, 7), (1, 8)))
-    events = act(state, claim("w", 1, "reactive_fire"), [10, 2])
+    act(state, claim("w", 1, "reactive_fire"), [10, 2])
+    events = act(state, pass_("m", 2))
     assert one(events, BBReactiveFireChoice).choice == "continue" and not of(events, BBMovementStopped)
     assert state.combatants["m"].position == (1, 8) and "pinned" not in state.combatants["m"].conditions
+
+
+def test_bb_cmb_12_the_mover_chooses_when_the_damage_lands() -> None:
+    """BB-CMB-12: "the target must choose": when the damage lands the mover is asked, in a
+    window addressed to it alone (continue or stop); its answer overrides the choice its move
+    declared, and answering spends no Reaction."""
+    state = lane()
+    act(state, move("m", (1, 6), (1, 7), (1, 8)))  # declared: continue (the default)
+    events = act(state, claim("w", 1, "reactive_fire"), [10, 2])
+    asked = one(events, ReactionWindowOpened)
+    assert (asked.trigger, asked.actor, asked.rule, asked.deadline_ms) == ("reactive_fire_choice", "w", "BB-CMB-12", 30_000)
+    assert asked.reactors == [EligibleReactor(combatant="m", reactions=["continue", "stop"])] and asked.continuation["default"] == "continue"
+    assert not of(events, BBReactiveFireChoice) and state.window.window == 2
+    events = act(state, claim("m", 2, "stop"))
+    choice = one(events, BBReactiveFireChoice)
+    assert (choice.choice, choice.answered, choice.attacker) == ("stop", True, "w")
+    assert one(events, BBMovementStopped).at == (1, 6) and "pinned" in state.combatants["m"].conditions
+    assert not state.combatants["m"].reaction_used and state.window is None
+    assert rejected(act(state, claim("m", 2, "stop"))) == "reaction window 2 is not open (no window is open)"
+
+
+def test_bb_cmb_12_a_timed_out_choice_keeps_the_declared_one() -> None:
+    """BB-CMB-12: if the mover does not answer by the deadline, the sequencer closes the window
+    and the choice its move declared stands (here: stop, and Pinned)."""
+    state = lane()
+    act(state, move("m", (1, 6), (1, 7), (1, 8), on_reactive_fire="stop"))
+    act(state, claim("w", 1, "reactive_fire"), [10, 2])
+    events = act(state, CloseReactionWindow(command_id=cid(), actor=SEQUENCER, window=2))
+    assert one(events, ReactionsOrdered).timed_out == ["m"]
+    assert (one(events, BBReactiveFireChoice).choice, one(events, BBReactiveFireChoice).answered) == ("stop", False)
+    assert state.combatants["m"].position == (1, 6) and "pinned" in state.combatants["m"].conditions
+
+
+def test_bb_cmb_12_the_ai_takes_the_declared_choice() -> None:
+    """BB-CMB-12: an AI mover answers the prompt with the choice its move declared."""
+    state = lane()
+    act(state, move("m", (1, 6), (1, 7), (1, 8), on_reactive_fire="stop"))
+    act(state, claim("w", 1, "reactive_fire"), [10, 2])
+    answer = SYSTEM.choose_command(state, "m")
+    assert isinstance(answer, ClaimReaction) and (answer.window, answer.reaction) == (2, "stop")
 
 
 # ---------------------------------------------------------------- BB-CMB-13
@@ -151,15 +201,14 @@ def test_overwatch_fire_has_no_disadvantage_and_a_hit_stops_the_mover_unless_it_
     state, _ = overwatch_state()
     act(state, end("w"))
     events = act(state, move("m", (1, 9), (2, 8), (3, 7), (4, 7)))  # (1, 9) and (2, 8) lie outside the area
-    assert one(events, ReactionWindowOpened).continuation["offered_ow"] == []
-    act(state, pass_("w", 1))  # not worth it outside the area
-    assert state.combatants["m"].position == (3, 7)  # re-offered on entering the area
-    assert state.window is not None and state.window.continuation["offered_ow"] == ["w"]
-    events = act(state, claim("w", 2, "reactive_fire"), [9, 3, 10])  # 9 + 2 = 11 hits (no cover facing w); 1d8 = 3; save 10 < 11
+    assert one(events, ReactionWindowOpened).continuation["fire_squares"] == {"w": [[1, 9], [2, 8], [3, 7], [4, 7]]}
+    # w holds its fire for (3, 7), in its watched area: 9 + 2 + 2 (Exposed: no cover facing w) = 13 hits; 1d8 = 3; save 12 < 13
+    events = act(state, claim("w", 1, "reactive_fire", square=[3, 7]), [9, 3, 12])
+    assert one(events, BBShotHeld).square == (3, 7) and [m.path for m in of(events, Moved)] == [[(2, 8), (3, 7)]]
     shot = one(events, AttackResolved)
-    assert shot.roll.details["mode"] == "normal" and shot.details["overwatch"] and shot.roll.total == 11 and shot.hit
+    assert shot.roll.details["mode"] == "normal" and shot.details["overwatch"] and shot.roll.total == 13 and shot.hit
     save = one(events, _Tested)
-    assert save.roll.target == 11 and not save.success and save.roll.rule == "BB-CMB-13"
+    assert save.roll.target == 13 and not save.success and save.roll.rule == "BB-CMB-13"
     stopped = one(events, BBMovementStopped)
     assert stopped.rule == "BB-CMB-13" and stopped.unused_path == [(4, 7)] and state.combatants["m"].position == (3, 7)
 
@@ -169,9 +218,9 @@ def test_overwatch_hit_saved_against_keeps_moving() -> None:
     state, _ = overwatch_state()
     act(state, end("w"))
     act(state, move("m", (1, 9), (2, 8), (3, 7), (3, 6)))
-    act(state, pass_("w", 1))
-    events = act(state, claim("w", 2, "reactive_fire"), [9, 3, 11])
+    events = act(state, claim("w", 1, "reactive_fire", square=[3, 7]), [9, 3, 13])  # the save meets the attack roll of 13
     assert one(events, _Tested).success and not of(events, BBMovementStopped)
+    events = act(state, pass_("m", 2))  # the damage asks the BB-CMB-12 choice; the default goes on
     assert one(events, BBReactiveFireChoice).choice == "continue" and state.combatants["m"].position == (3, 6)
 
 
@@ -201,7 +250,7 @@ def test_return_fire_opposed_exchange_higher_total_wins() -> None:
     assert not of(events, AttackResolved)  # the attack waits for the answer
     events = act(state, claim("b", 1, "return_fire"), [12, 10, 5])
     exchange = one(events, BBExchangeResolved)
-    assert (exchange.attacker_total, exchange.defender_total) == (14, 12)
+    assert (exchange.attacker_total, exchange.defender_total) == (16, 14)  # both stand in the open: +2 each (BB-CMB-05)
     assert (exchange.attacker_hits, exchange.defender_hits) == (True, False)
     attacks = of(events, AttackResolved)
     assert [(a.attacker, a.kind, a.hit) for a in attacks] == [("a", "attack", True), ("b", "return_fire", False)]
@@ -281,16 +330,16 @@ def dive_setup():
 def test_dive_for_cover_success_recomputes_the_hit() -> None:
     """BB-CMB-17: hit by a ranged attack with cover within 5 ft: Agility save vs the attack roll; success: move into cover, recompute."""
     state = dive_setup()
-    events = act(state, attack("a", "b"), [10])  # 10 + 2 = 12 >= 10: a hit
+    events = act(state, attack("a", "b"), [10])  # 10 + 2 + 2 (b is Exposed) = 14 >= 10: a hit
     assert one(events, AttackResolved).hit
     window = one(events, ReactionWindowOpened)
     assert window.trigger == "ranged_hit" and window.reactors[0].reactions == ["dive_for_cover"]
     assert not of(events, DamageDealt)
-    events = act(state, claim("b", 1, "dive_for_cover"), [12])
+    events = act(state, claim("b", 1, "dive_for_cover"), [14])
     save = one(events, _Tested)
-    assert save.roll.target == 12 and save.success
+    assert save.roll.target == 14 and save.success
     assert one(events, Moved).path == [(6, 6)] and state.combatants["b"].position == (6, 6)
-    recomputed = one(events, BBAttackRecomputed)
+    recomputed = one(events, BBAttackRecomputed)  # 14 without the Exposed +2 vs heavy cover
     assert recomputed.defense.total == 15 and recomputed.attack_total == 12 and not recomputed.hit
     assert not of(events, DamageDealt) and state.combatants["b"].vitality == 20
 
@@ -370,6 +419,7 @@ def test_bb_cmb_17_passing_the_dive_lets_the_reactive_fire_hit_land_and_the_move
     act(state, move("m", (1, 6), (1, 7), (1, 8)))
     act(state, claim("w", 1, "reactive_fire"), [12])
     events = act(state, pass_("m", 2), [4])
+    events += act(state, pass_("m", 3))  # then the BB-CMB-12 choice, nested in the fire-lane window too
     assert one(events, DamageDealt).amount == 4 and one(events, BBReactiveFireChoice).choice == "continue"
     assert state.combatants["m"].position == (1, 8) and not state.combatants["m"].reaction_used
 
@@ -383,13 +433,194 @@ def test_bb_cmb_13_diving_from_an_overwatch_hit_replaces_the_overwatch_save() ->
     act(state, BBOverwatch(command_id=cid(), actor="w", center=(3, 5)))
     act(state, end("w"))
     act(state, move("m", (1, 9), (2, 8), (3, 7), (4, 7)))
-    act(state, pass_("w", 1))  # outside the watched area
-    events = act(state, claim("w", 2, "reactive_fire"), [9])  # 9 + 2 = 11 >= 10: an Overwatch hit
+    events = act(state, claim("w", 1, "reactive_fire", square=[3, 7]), [9])  # held for (3, 7), in the area: 9 + 2 + 2 = 13 >= 10
     assert one(events, AttackResolved).details["overwatch"]
-    nested = one(events, ReactionWindowOpened)
-    assert (nested.trigger, nested.nested_in, nested.continuation["overwatch"]) == ("ranged_hit", 2, True)
-    events = act(state, claim("m", 3, "dive_for_cover"), [20])
+    dive = one(events, ReactionWindowOpened)
+    assert (dive.window, dive.trigger, dive.continuation["overwatch"]) == (2, "ranged_hit", True)
+    events = act(state, claim("m", 2, "dive_for_cover"), [20])
     assert [t.roll.rule for t in of(events, _Tested)] == ["BB-CMB-17"]  # the dive's save only, no Overwatch save
     assert not one(events, BBAttackRecomputed).hit and not of(events, DamageDealt)
     stopped = one(events, BBMovementStopped)
     assert (stopped.at, stopped.rule, stopped.unused_path) == ((4, 6), "BB-CMB-17", [(4, 7)])
+
+
+# ---------------------------------------------------------------- BB-CMB-10: where along the lane
+
+
+def approach(cover: list = (), pistol: bool = True):  # type: ignore[assignment]
+    """m (red, knife) at (1, 5) runs east along y = 6 towards w (blue, bolt pistol 40/120 ft) at (12, 5):
+    (2, 6) and (3, 6) are 50 and 45 ft away (beyond normal range), (4, 6) on are within 40 ft."""
+    gun = sheet(weapons=["bolt pistol"], ready_weapon="bolt pistol") if pistol else sheet()
+    return start(arena([fighter("m", "red", (1, 5), **knife_only()), fighter("w", "blue", (12, 5), **gun)], cover=list(cover)), ["m", "w"])
+
+
+PATH = [(x, 6) for x in range(2, 8)]
+
+
+def test_bb_cmb_10_the_reactor_names_where_along_the_path_it_fires() -> None:
+    """BB-CMB-10: the fire-lane window offers w the squares of m's path it sees and has in range;
+    w passes over the long shot at the first one and names (7, 6): the shot waits until m gets
+    there and is rolled at normal range (one d20: 3 + 2 + 2 for Exposed = 7, a miss)."""
+    state = approach()
+    events = act(state, move("m", *PATH))
+    window = one(events, ReactionWindowOpened)
+    assert one(events, Moved).path == [(2, 6)] and window.continuation["fire_squares"] == {"w": [[x, 6] for x in range(2, 8)]}
+    events = act(state, claim("w", 1, "reactive_fire", square=[7, 6]), [3])
+    held = one(events, BBShotHeld)
+    assert (held.reactor, held.mover, held.square, held.window) == ("w", "m", (7, 6), 1)
+    assert [m.path for m in of(events, Moved)] == [[(3, 6), (4, 6), (5, 6), (6, 6), (7, 6)]]
+    shot = one(events, AttackResolved)
+    assert shot.roll.details["range_band"] == "normal" and len(shot.roll.dice) == 1 and shot.roll.total == 7 and not shot.hit
+    assert [e.details["square"] for e in of(events, ActionTaken)] == [[7, 6]]
+    assert state.combatants["m"].position == (7, 6) and state.combatants["w"].reaction_used and state.held_shots == []
+
+
+def test_bb_cmb_10_a_claim_for_a_square_not_offered_is_refused_with_the_offered_ones() -> None:
+    """BB-CMB-10: the claim is checked when it is made: only an offered square may be named."""
+    state = approach()
+    act(state, move("m", *PATH))
+    assert rejected(act(state, claim("w", 1, "reactive_fire", square=[9, 9]))) == (
+        "(9, 9) is not a square of the move that w may fire at; offered: (2, 6), (3, 6), (4, 6), (5, 6), (6, 6), (7, 6) (BB-CMB-10)"
+    )
+    assert rejected(act(state, claim("w", 1, "reactive_fire", square="near"))) == "reactive_fire option 'square' must be a square [x, y]"
+    assert state.window is not None and state.window.unanswered() == ["w"]
+
+
+def test_bb_cmb_10_a_shot_held_for_a_square_the_mover_never_reaches_is_denied_and_costs_nothing() -> None:
+    """BB-CMB-10: v fires at once and hits; m stops there, Pinned (BB-CMB-12); w, holding its fire
+    for (7, 6), is denied with the reason and keeps its Reaction."""
+    state = start(arena([fighter("m", "red", (1, 5), **knife_only()), fighter("w", "blue", (12, 5), **sheet()), fighter("v", "blue", (12, 9), **sheet())]), ["m", "w", "v"])
+    act(state, move("m", *PATH, on_reactive_fire="stop"))
+    act(state, claim("w", 1, "reactive_fire", square=[7, 6]))
+    act(state, claim("v", 1, "reactive_fire", square=[2, 6]), [15, 4])  # v fires now and hits for 4
+    events = act(state, pass_("m", 2))
+    assert one(events, BBMovementStopped).at == (2, 6)
+    denied = one(events, ReactionDenied)
+    assert (denied.window, denied.combatant, denied.reason) == (1, "w", "m stopped at (2, 6) before reaching (7, 6)")
+    assert not state.combatants["w"].reaction_used and state.combatants["v"].reaction_used and state.held_shots == []
+
+
+def test_bb_cmb_10_shots_held_for_one_square_resolve_in_claim_order_and_a_stop_ends_them() -> None:
+    """BB-CMB-10 with BB-CMB-12: w and v both hold their fire for (5, 6); there w (initiative 15)
+    fires first and hits; m, asked, stops and is Pinned: v's shot is denied as a later claim at a
+    stopped mover is (Reactive Fire answers movement), and v keeps its Reaction."""
+    state = start(arena([fighter("m", "red", (1, 5), **knife_only()), fighter("w", "blue", (12, 5), **sheet()), fighter("v", "blue", (12, 9), **sheet())]), ["m", "w", "v"])
+    act(state, move("m", *PATH))
+    act(state, claim("v", 1, "reactive_fire", square=[5, 6]))
+    events = act(state, claim("w", 1, "reactive_fire", square=[5, 6]), [15, 4])
+    assert [(h.reactor, h.square) for h in of(events, BBShotHeld)] == [("w", (5, 6)), ("v", (5, 6))]
+    assert one(events, AttackResolved).attacker == "w" and state.combatants["m"].position == (5, 6)
+    events = act(state, claim("m", 2, "stop"))
+    denied = one(events, ReactionDenied)
+    assert (denied.combatant, denied.reason) == ("v", "m has already stopped")
+    assert state.combatants["m"].position == (5, 6) and not state.combatants["v"].reaction_used and state.held_shots == []
+
+
+def test_bb_cmb_10_a_shot_held_for_a_fallen_mover_lapses() -> None:
+    """BB-CMB-10: v's shot now drops m (Vitality 3); w's shot held for (7, 6) is denied: m fell first."""
+    setup = arena([
+        fighter("m", "red", (1, 5), **knife_only(vitality=3)), fighter("r", "red", (1, 15), **knife_only()),
+        fighter("w", "blue", (12, 5), **sheet()), fighter("v", "blue", (12, 9), **sheet()),
+    ])
+    state = start(setup, ["m", "w", "v", "r"])
+    act(state, move("m", *PATH))
+    act(state, claim("w", 1, "reactive_fire", square=[7, 6]))
+    events = act(state, claim("v", 1, "reactive_fire"), [15, 6])
+    assert state.combatants["m"].out_of_fight and not state.ended
+    denied = one(events, ReactionDenied)
+    assert (denied.window, denied.combatant, denied.reason) == (1, "w", "m fell before reaching (7, 6)")
+    assert not state.combatants["w"].reaction_used and state.held_shots == []
+
+
+def test_bb_cmb_10_the_ai_names_the_square_with_the_best_chance() -> None:
+    """BB-CMB-10: the AI names a square too: the best chance to hit, the earliest of equals
+    ((4, 6): the first square within the bolt pistol's normal range)."""
+    state = approach()
+    act(state, move("m", *PATH))
+    answer = SYSTEM.choose_command(state, "w")
+    assert isinstance(answer, ClaimReaction) and answer.reaction == "reactive_fire" and answer.options == {"square": [4, 6]}
+
+
+def test_bb_cmb_11_reactive_fire_at_a_covered_square_has_disadvantage_unless_the_mover_dashes() -> None:
+    """BB-CMB-11: Reactive Fire has Disadvantage by default: w names (5, 6), where light cover faces
+    it, so m is not Exposed there: two d20, the lower kept (6 + 2 = 8 vs Defense 12). Against a
+    Dashing mover (BB-CMB-07) the same shot has none."""
+    cover = [CoverFeature(x=5, y=6, level="light", facing=[(1, 0)])]
+    state = approach(cover, pistol=False)
+    act(state, move("m", *PATH))
+    events = act(state, claim("w", 1, "reactive_fire", square=[5, 6]), [15, 6])
+    shot = one(events, AttackResolved)
+    assert shot.roll.details["disadvantage"] == ["Reactive Fire (BB-CMB-11)"] and shot.roll.kept == [1] and shot.roll.total == 8
+    assert shot.defense.total == 12 and not shot.hit
+    state = approach(cover, pistol=False)
+    act(state, move("m", *PATH, mode="dash"))
+    events = act(state, claim("w", 1, "reactive_fire", square=[5, 6]), [6])
+    shot = one(events, AttackResolved)
+    assert shot.roll.details["disadvantage"] == [] and len(shot.roll.dice) == 1
+    assert [e for e in of(events, ActionTaken) if e.action == "reactive_fire"][0].details["disadvantage_waived_by"] == ["the target is Dashing (BB-CMB-07)"]
+
+
+# ---------------------------------------------------------------- BB-CMB-14 / -17 against Reactive Fire and Return Fire
+
+
+def test_bb_cmb_14_a_mover_may_return_fire_at_reactive_fire() -> None:
+    """BB-CMB-14: a Reactive Fire is a ranged attack against the mover, so a mover with a ready
+    ranged weapon and its Reaction may Return Fire: a window nested in the fire-lane window, then
+    the Opposed Exchange. Both hit, w's higher total lands (12 + 4 = 16 vs 10 + 4 = 14)."""
+    state = lane(mover=sheet())
+    act(state, move("m", (1, 6), (1, 7)))
+    events = act(state, claim("w", 1, "reactive_fire"))
+    answer = one(events, ReactionWindowOpened)
+    assert (answer.trigger, answer.nested_in, answer.actor, answer.continuation["kind"]) == ("ranged_attack", 1, "w", "reactive_attack")
+    assert answer.reactors == [EligibleReactor(combatant="m", reactions=["return_fire"])] and not of(events, AttackResolved)
+    events = act(state, claim("m", 2, "return_fire"), [12, 10, 5])
+    exchange = one(events, BBExchangeResolved)
+    assert (exchange.attacker, exchange.defender, exchange.attacker_total, exchange.defender_total) == ("w", "m", 16, 14)
+    assert [(a.attacker, a.kind, a.hit) for a in of(events, AttackResolved)] == [("w", "reactive_fire", True), ("m", "return_fire", False)]
+    assert one(events, DamageDealt).target == "m" and state.combatants["m"].vitality == 15
+    assert one(events, ReactionWindowOpened).trigger == "reactive_fire_choice"  # the damage still asks BB-CMB-12
+    events = act(state, pass_("m", 3))
+    assert one(events, BBReactiveFireChoice).choice == "continue" and state.combatants["m"].position == (1, 7)
+    assert state.combatants["m"].reaction_used and state.combatants["w"].reaction_used
+
+
+def test_bb_cmb_14_overwatch_fire_may_be_returned_too() -> None:
+    """BB-CMB-14 with BB-CMB-13: an Overwatch shot is a ranged attack too, and m may answer it:
+    w's shot misses (5 + 2 + 2 for Exposed = 9 < 10), m's Return Fire hits (11 + 2 + 2 = 15):
+    w takes the damage, no Overwatch save is called for, and m walks on."""
+    state, _ = overwatch_state()
+    state.combatants["m"].weapons = state.combatants["w"].weapons
+    state.combatants["m"].ready_weapon = "lasgun"
+    state.combatants["m"].ammo = {"lasgun": 30}
+    act(state, end("w"))
+    act(state, move("m", (1, 9), (2, 8), (3, 7), (3, 6)))
+    events = act(state, claim("w", 1, "reactive_fire", square=[3, 7]))
+    answer = one(events, ReactionWindowOpened)
+    assert (answer.window, answer.trigger, answer.continuation["overwatch"]) == (2, "ranged_attack", True)
+    events = act(state, claim("m", 2, "return_fire"), [5, 11, 6])
+    exchange = one(events, BBExchangeResolved)
+    assert (exchange.attacker_total, exchange.defender_total, exchange.outcome) == (9, 15, "only the return fire hits")
+    assert [(d.target, d.amount) for d in of(events, DamageDealt)] == [("w", 6)] and not of(events, _Tested)
+    assert state.combatants["m"].position == (3, 6) and state.window is None
+
+
+def test_bb_cmb_17_a_shooter_hit_by_return_fire_may_dive_for_cover() -> None:
+    """BB-CMB-17: "when you are hit by a ranged attack": a's attack misses (3 + 4 = 7) and b's Return
+    Fire hits (12 + 4 = 16); a still has its Reaction and heavy cover a step away, so it may Dive
+    for Cover (a window nested in the Return Fire window): its save of 20 succeeds, the hit is
+    recomputed (16 - 2 for Exposed = 14 vs 15) and misses."""
+    setup = arena([fighter("a", "red", (1, 5), **sheet()), fighter("b", "blue", (6, 5), **sheet())], cover=[CoverFeature(x=1, y=6, level="heavy", facing=[(1, 0)])])
+    state = start(setup, ["a", "b"])
+    act(state, attack("a", "b"))
+    events = act(state, claim("b", 1, "return_fire"), [3, 12])
+    assert one(events, BBExchangeResolved).outcome == "only the return fire hits" and not of(events, DamageDealt)
+    dive = one(events, ReactionWindowOpened)
+    assert (dive.window, dive.trigger, dive.nested_in, dive.actor, dive.reactors) == (2, "ranged_hit", 1, "b", [EligibleReactor(combatant="a", reactions=["dive_for_cover"])])
+    events = act(state, claim("a", 2, "dive_for_cover"), [20])
+    recomputed = one(events, BBAttackRecomputed)
+    assert (recomputed.attacker, recomputed.target, recomputed.attack_total, recomputed.defense.total, recomputed.hit) == ("b", "a", 14, 15, False)
+    explained = recomputed.attack  # the audit's account of the 14
+    assert [(m.source, m.rule, m.value) for m in explained.modifiers] == [("the attack roll", "BB-CORE-07", 16), ("a no longer Exposed", "BB-CMB-05", -2)]
+    assert (explained.total, explained.target, explained.success) == (14, 15, False)
+    assert not of(events, DamageDealt) and not of(events, AttackResolved)  # the declared attack is not rolled again
+    assert state.combatants["a"].position == (1, 6) and state.combatants["a"].reaction_used and state.window is None

@@ -47,9 +47,51 @@ def test_initiative_and_reaction_regained_at_own_turn() -> None:
     act(state, claim("v", 1, "reactive_fire"), [2, 3])  # w (initiative 13) resolves first
     assert state.combatants["w"].reaction_used and state.combatants["v"].reaction_used
     act(state, end("m"))
-    assert state.active == "w" and not state.combatants["w"].reaction_used and state.combatants["v"].reaction_used
+    # w's turn gives its Reaction back (BB-CMB-01), but it was spent this round (BB-CMB-03).
+    assert state.active == "w" and state.combatants["w"].reaction_used and state.combatants["v"].reaction_used
     act(state, end("w"))
-    assert not state.combatants["v"].reaction_used
+    act(state, end("v"))
+    assert state.round == 2 and state.active == "m"
+    assert not state.combatants["w"].reaction_used and not state.combatants["v"].reaction_used
+
+
+def test_bb_cmb_03_a_reaction_spent_before_your_turn_is_not_regained_in_that_round() -> None:
+    """BB-CMB-03 with BB-CMB-01: one Reaction per round, regained at the start of your turn.
+    w fires at m1 in round 1 before its own turn; its turn in round 1 does not make it
+    usable again in round 1 (m2 crosses its lane after w's turn: no offer); round 2 does."""
+    setup = arena([fighter("m1", "red", (1, 5), **knife_only()), fighter("w", "blue", (10, 5), **sheet()), fighter("m2", "red", (1, 9), **knife_only())])
+    state = start(setup, ["m1", "w", "m2"])
+    act(state, move("m1", (1, 6)))
+    act(state, claim("w", 1, "reactive_fire"), [2])  # a miss
+    assert state.combatants["w"].reaction_used
+    act(state, end("m1"))
+    assert state.active == "w" and state.combatants["w"].reaction_used
+    act(state, end("w"))
+    events = act(state, move("m2", (1, 8), (1, 7)))
+    assert not of(events, ReactionWindowOpened) and state.combatants["m2"].position == (1, 7)
+    act(state, end("m2"))
+    assert state.round == 2 and state.active == "m1" and not state.combatants["w"].reaction_used
+    events = act(state, move("m1", (1, 5)))
+    assert [r.combatant for r in one(events, ReactionWindowOpened).reactors] == ["w"]
+
+
+def test_bb_cmb_01_a_reaction_spent_after_your_turn_waits_for_your_next_turn() -> None:
+    """BB-CMB-01: a Reaction spent after your turn comes back at the start of your next
+    turn, not when the next round starts: w fires at m2 after its turn in round 1; in
+    round 2 m1 (first) crosses its lane with no offer; after w's turn starts, m2 gets one."""
+    setup = arena([fighter("m1", "red", (1, 5), **knife_only()), fighter("w", "blue", (10, 5), **sheet()), fighter("m2", "red", (1, 9), **knife_only())])
+    state = start(setup, ["m1", "w", "m2"])
+    act(state, end("m1"))
+    act(state, end("w"))
+    act(state, move("m2", (1, 8)))
+    act(state, claim("w", 1, "reactive_fire"), [2])
+    act(state, end("m2"))
+    assert state.round == 2 and state.combatants["w"].reaction_used
+    assert not of(act(state, move("m1", (1, 6))), ReactionWindowOpened)
+    act(state, end("m1"))
+    assert state.active == "w" and not state.combatants["w"].reaction_used
+    act(state, end("w"))
+    assert [r.combatant for r in one(act(state, move("m2", (1, 7))), ReactionWindowOpened).reactors] == ["w"]
 
 
 # ---------------------------------------------------------------- BB-CMB-04, -30
@@ -165,7 +207,8 @@ def test_pinned_move_cost_and_rally() -> None:
     act(state, end("s"))
     events = act(state, move("t1", (6, 4)))  # open ground while Pinned: 10 ft; s may fire
     assert one(events, Moved).cost == 10
-    act(state, claim("s", 1, "reactive_fire"), [1])
+    act(state, claim("s", 1, "reactive_fire"))  # t1, lasgun ready, may Return Fire (BB-CMB-14)
+    act(state, pass_("t1", 2), [1])  # it passes; the shot misses
     events = act(state, move("t1", (6, 3), (6, 2)))
     assert one(events, Moved).cost == 20 and state.combatants["t1"].movement_used_ft == 30
     assert rejected(act(state, move("t1", (6, 1)))) == "the path costs 10 ft but t1 has only 0 ft of movement left"
@@ -207,7 +250,7 @@ def test_aim_bonus_action_plus_two_on_next_ranged_attack() -> None:
     state = aim_duel()
     events = act(state, BBAim(command_id=cid(), actor="a"))
     assert one(events, ActionTaken).slot == "bonus" and not state.combatants["a"].action_used
-    events = act(state, attack("a", "b"), [6, 2])
+    events = act(state, attack("a", "b"), [4, 2])  # 4 + 2 + 2 (b is Exposed) + 2 (Aim) = 10
     hit = one(events, AttackResolved)
     assert ("Aim", "BB-CMB-21", 2) in [(m.source, m.rule, m.value) for m in hit.roll.modifiers] and hit.roll.total == 10 and hit.hit
     assert one(events, ConditionRemoved).reason == "used by the attack"
@@ -243,7 +286,7 @@ def test_temporary_effects_and_single_bearer_marks() -> None:
     state = aim_duel()
     events = act(state, BBMark(command_id=cid(), actor="a", target="b", mark="Mark the Guilty"))
     assert one(events, BBMarkMoved).bearer == "b" and "mark:Mark the Guilty" in state.combatants["b"].conditions
-    roll = one(act(state, attack("a", "b"), [5]), AttackResolved).roll
+    roll = one(act(state, attack("a", "b"), [3]), AttackResolved).roll  # 3 + 2 + 2 (b is Exposed) + 2 (the mark) = 9: a miss
     assert ("Mark the Guilty on b", "BB-CMB-23", 2) in [(m.source, m.rule, m.value) for m in roll.modifiers] and roll.total == 9
     for cid_ in ("a", "b", "c"):
         act(state, end(cid_))

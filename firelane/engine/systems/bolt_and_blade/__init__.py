@@ -4,8 +4,21 @@ Rule texts: ``bolt-and-blade-core.txt`` and ``bolt-and-blade-combat.txt``;
 inventory IDs BB-CORE-01..17 and BB-CMB-01..30 (BB-CMB-24..28, area effects,
 live in `areas`). The full rules-to-code map is ``docs/systems/bolt-and-blade.md``.
 
-**House defaults** — every one is configurable per encounter through
-``EncounterSetup.settings`` (key in brackets):
+**Floors.** Each module imports only modules on floors below its own
+(tests/systems/bolt_and_blade/test_package_floors.py checks it):
+
+0. `rules` (pure math), `zones` (zone records, what smoke blocks), `data` (the catalogue);
+1. `constants` (condition names, house defaults), `state` (typed state, sheets);
+2. `combat` (sight, cover, Defense, checks, attacks, damage, the action economy);
+3. `paths` (move costs, legality, who may react to a move, ending a move), `areas`;
+4. `reactions` (each reaction, declared attacks, what a hit sets off);
+5. `movement` (starting and walking a move);
+6. `actions` (everything else done on a turn);
+7. `ai` (the policy);
+8. `system` (the `BaseRuleSystem` class wiring the hooks to the floors below).
+
+**House defaults** — where a setting changes one, its key is in brackets
+(``EncounterSetup.settings``):
 
 - Attribute modifier = floor((score - 10) / 2), scores may exceed 18 (BB-CORE-02).
 - Proficiency +2 at levels 1-4, +3 at 5-8, +4 at 9-12, +5 at 13-16, +6 at 17-20
@@ -18,14 +31,18 @@ live in `areas`). The full rules-to-code map is ``docs/systems/bolt-and-blade.md
   higher Agility modifier, then the combatant ID (BB-CMB-01).
 - Cover: light +2, heavy +5 [``cover_bonus``], total cannot be targeted; cover
   counts against ranged attacks only [``cover_against_melee``] (BB-CMB-04).
-- Exposed: +2 to ranged attacks [``exposed_attack_bonus``] (BB-CMB-05).
+- Exposed: +2 to ranged attacks [``exposed_attack_bonus``] (BB-CMB-05); being
+  Exposed is derived at each attack: no cover at all against that attacker.
 - Movement 30 ft on 5-ft squares, diagonals cost one square [``movement_ft``]
   (BB-CMB-06); Pinned movement into open ground costs double
   [``pinned_move_multiplier``] (BB-CMB-19); entering an adjacent cover square
   costs 5 ft [``enter_cover_cost_ft``] (BB-CMB-29).
-- Reactive Fire that damages a mover: it continues unless its move says
-  ``on_reactive_fire="stop"`` [``reactive_fire_choice``]; stopping pins it until
-  the start of the attacker's next turn (BB-CMB-12).
+- Reactive Fire is offered once per enemy per move, at the first square of its
+  fire lane; it names the square of the path it fires at (BB-CMB-10).
+- Reactive Fire that damages a mover asks it to continue or stop (BB-CMB-12);
+  a pass or the window's deadline keeps the choice its move declared, by
+  default "continue" [``reactive_fire_choice``]; stopping pins it until the
+  start of the attacker's next turn [``reactive_fire_pin``].
 - Overwatch watches the squares within 10 ft of a chosen visible point
   [``overwatch_radius_ft``] (BB-CMB-13).
 - Suppress covers squares fitting in a 10-ft box [``suppress_area_ft``] and

@@ -8,28 +8,26 @@ flamers. Use Power is not implemented: this data set has no psychic powers.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from firelane.engine.core import Decision, Rejected, require
 from firelane.engine.dice import Dice
 from firelane.engine.grid import COVER_ORDER, Square, cover_rank, distance
 from firelane.engine.state import EncounterState
-from firelane.engine.systems.bolt_and_blade.movement import start_move
-from firelane.engine.systems.bolt_and_blade.reactions import dive_offer, hit_continuation, return_fire_problem
-from firelane.engine.systems.bolt_and_blade.rules import improved_cover
-from firelane.engine.systems.bolt_and_blade.system import (
+from firelane.engine.systems.bolt_and_blade import combat
+from firelane.engine.systems.bolt_and_blade.combat import grid_of
+from firelane.engine.systems.bolt_and_blade.constants import (
     AIMING,
     DISENGAGED,
     EVADING,
-    EXPOSED,
     HELPED,
     LAS_OVERHEATED,
     MARK_PREFIX,
     OVERWATCH,
     PINNED,
-    AttackPlan,
-    grid_of,
 )
+from firelane.engine.systems.bolt_and_blade.movement import start_move
+from firelane.engine.systems.bolt_and_blade.reactions import resolve_declared_attack, return_fire_problem
+from firelane.engine.systems.bolt_and_blade.rules import improved_cover
+from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant
 from firelane.events.bolt_and_blade_schemas import (
     BBAim,
     BBAttack,
@@ -48,30 +46,26 @@ from firelane.events.bolt_and_blade_schemas import (
 )
 from firelane.events.schemas import Command, ConditionApplied, ConditionRemoved, EligibleReactor, StateAdjusted
 
-if TYPE_CHECKING:
-    from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant
-    from firelane.engine.systems.bolt_and_blade.system import BoltAndBladeSystem
 
-
-def decide_action(system: BoltAndBladeSystem, decision: Decision, command: Command, dice: Dice) -> None:
+def decide_action(decision: Decision, command: Command, dice: Dice) -> None:
     handler = _HANDLERS.get(type(command))
     if handler is None:
-        raise Rejected(f"{type(command).__name__} is not a {system.title} command")
-    handler(system, decision, command, dice)
+        raise Rejected(f"{type(command).__name__} is not a {decision.system.title} command")
+    handler(decision, command, dice)
 
 
-def _acting(system: BoltAndBladeSystem, decision: Decision, command: Command) -> BoltAndBladeCombatant:
-    return system.combatant(decision.state, system.require_turn(decision.state, command.actor).id)
+def _acting(decision: Decision, command: Command) -> BoltAndBladeCombatant:
+    return combat.require_turn(decision.state, command.actor)
 
 
 # ---------------------------------------------------------------- attack
 
 
-def _attack(system: BoltAndBladeSystem, decision: Decision, command: BBAttack, dice: Dice) -> None:
+def _attack(decision: Decision, command: BBAttack, dice: Dice) -> None:
     """BB-CORE-07: d20 + attack bonus vs Defense. A ranged attack on a target
     that can answer opens a Return Fire window first (BB-CMB-14)."""
     state = decision.state
-    attacker = _acting(system, decision, command)
+    attacker = _acting(decision, command)
     require(not attacker.action_used, f"{attacker.id} has already used its Action this turn")
     require(EVADING not in attacker.conditions, f"{attacker.id} Evaded this turn and cannot attack (BB-CMB-08)")
     name = command.weapon or attacker.ready_weapon
@@ -81,13 +75,13 @@ def _attack(system: BoltAndBladeSystem, decision: Decision, command: BBAttack, d
     require(weapon.template is None, f"{weapon.name} is an area weapon: use BBAreaAttack")  # type: ignore[union-attr]
     if weapon.is_ranged:  # type: ignore[union-attr]
         require(weapon.name == attacker.ready_weapon, f"{weapon.name} is not {attacker.id}'s ready weapon ({attacker.ready_weapon}); Ready it first")  # type: ignore[union-attr]
-        problem = system.weapon_problem(state, attacker, weapon)  # type: ignore[arg-type]
+        problem = combat.weapon_problem(state, attacker, weapon)  # type: ignore[arg-type]
         require(problem is None, problem or "")
     require(command.target in state.combatants, f"unknown target {command.target!r}")
-    plan = system.plan_attack(state, attacker.id, command.target, weapon)  # type: ignore[arg-type]
-    system.spend_action(decision, attacker.id, action="attack", rule="BB-CORE-07", details={"weapon": weapon.name, "target": command.target})  # type: ignore[union-attr]
-    if weapon.is_ranged and return_fire_problem(system, decision.state, command.target, attacker.id) is None:  # type: ignore[union-attr]
-        opened = system.open_window(
+    plan = combat.plan_attack(state, attacker.id, command.target, weapon)  # type: ignore[arg-type]
+    combat.spend_action(decision, attacker.id, action="attack", rule="BB-CORE-07", details={"weapon": weapon.name, "target": command.target})  # type: ignore[union-attr]
+    if weapon.is_ranged and return_fire_problem(decision.state, command.target, attacker.id) is None:  # type: ignore[union-attr]
+        opened = decision.system.open_window(
             decision,
             trigger="ranged_attack",
             actor=attacker.id,
@@ -97,56 +91,33 @@ def _attack(system: BoltAndBladeSystem, decision: Decision, command: BBAttack, d
         )
         if opened:
             return
-    resolve_declared_attack(system, decision, plan, dice)
-
-
-def resolve_declared_attack(system: BoltAndBladeSystem, decision: Decision, plan: AttackPlan, dice: Dice) -> None:
-    """Roll a declared attack; a ranged hit may first open Dive for Cover (BB-CMB-17)."""
-    outcome = system.roll_attack(decision, plan, dice)
-    system.emit_attack(decision, outcome, hit=outcome.would_hit, kind="attack")
-    if outcome.would_hit and plan.weapon.is_ranged:
-        attacker_square: Square = tuple(decision.state.combatants[plan.attacker].position)  # type: ignore[assignment]
-        offer = dive_offer(system, decision.state, plan.target, attacker_square)
-        if offer and system.open_window(
-            decision,
-            trigger="ranged_hit",
-            actor=plan.attacker,
-            reactors=offer,
-            continuation=hit_continuation(plan.attacker, plan.target, plan.weapon.name, attacker_square, outcome),
-            rule="BB-CMB-17",
-        ):
-            return
-    if outcome.would_hit:
-        system.deal_attack_damage(decision, outcome, dice)
-    system.dangerous_consequences(decision, outcome, dice)
+    resolve_declared_attack(decision, plan, dice)
 
 
 # ---------------------------------------------------------------- movement-related actions
 
 
-def _move(system: BoltAndBladeSystem, decision: Decision, command: BBMove, dice: Dice) -> None:
-    start_move(system, decision, command, dice)
+def _move(decision: Decision, command: BBMove, dice: Dice) -> None:
+    start_move(decision, command, dice)
 
 
-def _disengage(system: BoltAndBladeSystem, decision: Decision, command: BBDisengage, dice: Dice) -> None:
+def _disengage(decision: Decision, command: BBDisengage, dice: Dice) -> None:
     """BB-CMB-09: leaving melee reach this turn provokes no Opportunity Strike."""
-    me = _acting(system, decision, command)
-    system.spend_action(decision, me.id, action="disengage", rule="BB-CMB-09")
+    me = _acting(decision, command)
+    combat.spend_action(decision, me.id, action="disengage", rule="BB-CMB-09")
     decision.emit(ConditionApplied(combatant=me.id, condition=DISENGAGED, rule="BB-CMB-09", until=f"end_of_turn:{me.id}"))
 
 
-def _take_cover(system: BoltAndBladeSystem, decision: Decision, command: BBTakeCover, dice: Dice) -> None:
+def _take_cover(decision: Decision, command: BBTakeCover, dice: Dice) -> None:
     """BB-CMB-30: improve cover one step where the terrain allows it."""
     state = decision.state
-    me = _acting(system, decision, command)
+    me = _acting(decision, command)
     require(not me.taking_cover, f"{me.id} has already taken cover here")
     gain = take_cover_gain(state, me)
     require(gain is not None, f"the heavy cover at {tuple(me.position)} cannot be improved: it does not fully block line of sight (BB-CMB-30)")  # type: ignore[arg-type]
     level, improved = gain  # type: ignore[misc]
-    system.spend_action(decision, me.id, action="take_cover", rule="BB-CMB-30", details={"from": level, "to": improved})
+    combat.spend_action(decision, me.id, action="take_cover", rule="BB-CMB-30", details={"from": level, "to": improved})
     decision.emit(StateAdjusted(combatant=me.id, changes={"taking_cover": True}, reason=f"took cover: {level} -> {improved}", rule="BB-CMB-30"))
-    if EXPOSED in me.conditions:
-        decision.emit(ConditionRemoved(combatant=me.id, condition=EXPOSED, reason="took cover", rule="BB-CMB-30"))
 
 
 def take_cover_gain(state: EncounterState, me: BoltAndBladeCombatant) -> tuple[str, str] | None:
@@ -164,10 +135,10 @@ def take_cover_gain(state: EncounterState, me: BoltAndBladeCombatant) -> tuple[s
 # ---------------------------------------------------------------- aim, overwatch, suppress, rally
 
 
-def _aim(system: BoltAndBladeSystem, decision: Decision, command: BBAim, dice: Dice) -> None:
+def _aim(decision: Decision, command: BBAim, dice: Dice) -> None:
     """BB-CMB-21: Bonus Action, only if you have not moved; +2 on the next ranged attack this turn."""
     state = decision.state
-    me = _acting(system, decision, command)
+    me = _acting(decision, command)
     if me.moved_this_turn:
         minor_allowed = bool(state.settings.get("aim_after_minor_move_in_cover", False))
         in_cover = bool(grid_of(state).cover_at.get(tuple(me.position)))  # type: ignore[arg-type]
@@ -178,23 +149,23 @@ def _aim(system: BoltAndBladeSystem, decision: Decision, command: BBAim, dice: D
     weapon = me.ready
     require(weapon is not None and weapon.is_ranged, f"{me.id} has no ranged weapon ready to Aim")
     require(AIMING not in me.conditions, f"{me.id} is already aiming")
-    system.spend_action(decision, me.id, "bonus", action="aim", rule="BB-CMB-21")
+    combat.spend_action(decision, me.id, "bonus", action="aim", rule="BB-CMB-21")
     decision.emit(ConditionApplied(combatant=me.id, condition=AIMING, rule="BB-CMB-21", until=f"end_of_turn:{me.id}", details={"bonus": int(state.settings.get("aim_bonus", 2))}))
 
 
-def _overwatch(system: BoltAndBladeSystem, decision: Decision, command: BBOverwatch, dice: Dice) -> None:
+def _overwatch(decision: Decision, command: BBOverwatch, dice: Dice) -> None:
     """BB-CMB-13: watch a visible area until the start of your next turn."""
     state = decision.state
-    me = _acting(system, decision, command)
+    me = _acting(decision, command)
     weapon = me.ready
     require(weapon is not None and weapon.is_ranged and weapon.template is None, f"{me.id} has no ranged weapon ready for Overwatch")
-    problem = system.weapon_problem(state, me, weapon)  # type: ignore[arg-type]
+    problem = combat.weapon_problem(state, me, weapon)  # type: ignore[arg-type]
     require(problem is None, problem or "")
     grid = grid_of(state)
     center: Square = (int(command.center[0]), int(command.center[1]))
     require(grid.in_bounds(center), f"{center} is off the map")
     here: Square = me.position  # type: ignore[assignment]
-    require(system.sees(state, here, center), f"{me.id} cannot see {center}")
+    require(combat.sees(state, here, center), f"{me.id} cannot see {center}")
     require(distance(here, center) * state.terrain.square_size <= weapon.range[1], f"{center} is beyond {weapon.name}'s maximum range")  # type: ignore[union-attr]
     radius_ft = command.radius_ft if command.radius_ft is not None else int(state.settings.get("overwatch_radius_ft", 10))
     require(0 <= radius_ft <= int(state.settings.get("overwatch_radius_ft", 10)), f"an Overwatch area is at most {state.settings.get('overwatch_radius_ft', 10)} ft in radius")
@@ -203,37 +174,37 @@ def _overwatch(system: BoltAndBladeSystem, decision: Decision, command: BBOverwa
         (x, y)
         for y in range(center[1] - radius, center[1] + radius + 1)
         for x in range(center[0] - radius, center[0] + radius + 1)
-        if grid.passable((x, y)) and system.sees(state, here, (x, y))
+        if grid.passable((x, y)) and combat.sees(state, here, (x, y))
     ]
-    system.spend_action(decision, me.id, action="overwatch", rule="BB-CMB-13", details={"center": list(center), "area": [list(s) for s in area]})
+    combat.spend_action(decision, me.id, action="overwatch", rule="BB-CMB-13", details={"center": list(center), "area": [list(s) for s in area]})
     decision.emit(StateAdjusted(combatant=me.id, changes={"overwatch_area": [list(s) for s in area]}, reason="Overwatch area", rule="BB-CMB-13"))
     decision.emit(ConditionApplied(combatant=me.id, condition=OVERWATCH, rule="BB-CMB-13", until=f"start_of_turn:{me.id}", details={"center": list(center)}))
 
 
-def suppress_dc(system: BoltAndBladeSystem, decision: Decision, me: BoltAndBladeCombatant) -> int:
+def suppress_dc(decision: Decision, me: BoltAndBladeCombatant) -> int:
     """BB-CMB-18: DC 8 + proficiency bonus + Agility modifier."""
-    return 8 + system.proficiency(decision.state, me) + me.modifier("agility")
+    return 8 + combat.proficiency(decision.state, me) + me.modifier("agility")
 
 
-def _suppress(system: BoltAndBladeSystem, decision: Decision, command: BBSuppress, dice: Dice) -> None:
+def _suppress(decision: Decision, command: BBSuppress, dice: Dice) -> None:
     """BB-CMB-18, -20: Willpower saves for everyone in the area; failure Pins
     until the start of the suppressor's next turn; 3 rounds from the magazine;
     a las weapon then cannot Reactive Fire until the start of your next turn."""
     state = decision.state
-    me = _acting(system, decision, command)
+    me = _acting(decision, command)
     require(not me.action_used, f"{me.id} has already used its Action this turn")
     name = command.weapon or me.ready_weapon
     weapon = me.weapon(name)
     require(weapon is not None and weapon.is_ranged, f"{me.id} has no ranged weapon {name!r} to Suppress with")
     require(any(weapon.has(t) for t in ("ammo", "burst", "heavy")), f"{weapon.name} has no Ammo, Burst or Heavy trait and cannot Suppress (BB-CMB-18)")  # type: ignore[union-attr]
     require(weapon.name == me.ready_weapon, f"{weapon.name} is not {me.id}'s ready weapon")  # type: ignore[union-attr]
-    problem = system.weapon_problem(state, me, weapon)  # type: ignore[arg-type]
+    problem = combat.weapon_problem(state, me, weapon)  # type: ignore[arg-type]
     require(problem is None, problem or "")
     cost = int(state.settings.get("suppress_ammo", 3))
     left = me.ammo.get(weapon.name, 0)  # type: ignore[union-attr]
     require(not weapon.magazine or left >= cost, f"Suppress needs {cost} rounds; {weapon.name} has {left} (BB-CMB-20)")  # type: ignore[union-attr]
     if weapon.has("heavy"):  # type: ignore[union-attr]
-        require(not system.engaged(state, me.id), f"{weapon.name} cannot fire while {me.id} is engaged in melee (BB-CMB-16)")  # type: ignore[union-attr]
+        require(not combat.engaged(state, me.id), f"{weapon.name} cannot fire while {me.id} is engaged in melee (BB-CMB-16)")  # type: ignore[union-attr]
     area: list[Square] = sorted({(int(s[0]), int(s[1])) for s in command.area})
     require(bool(area), "Suppress needs an area")
     box = max(1, int(int(state.settings.get("suppress_area_ft", 10)) // state.terrain.square_size))
@@ -242,10 +213,10 @@ def _suppress(system: BoltAndBladeSystem, decision: Decision, command: BBSuppres
     here: Square = me.position  # type: ignore[assignment]
     for square in area:
         require(grid_of(state).in_bounds(square), f"{square} is off the map")
-        require(system.sees(state, here, square), f"{me.id} cannot see {square}")
+        require(combat.sees(state, here, square), f"{me.id} cannot see {square}")
         require(distance(here, square) * state.terrain.square_size <= weapon.range[0], f"{square} is beyond {weapon.name}'s normal range of {weapon.range[0]} ft (BB-CMB-18)")  # type: ignore[union-attr]
-    dc = suppress_dc(system, decision, me)
-    system.spend_action(decision, me.id, action="suppress", rule="BB-CMB-18", details={"weapon": weapon.name, "area": [list(s) for s in area], "dc": dc})  # type: ignore[union-attr]
+    dc = suppress_dc(decision, me)
+    combat.spend_action(decision, me.id, action="suppress", rule="BB-CMB-18", details={"weapon": weapon.name, "area": [list(s) for s in area], "dc": dc})  # type: ignore[union-attr]
     if weapon.magazine:  # type: ignore[union-attr]
         decision.emit(StateAdjusted(combatant=me.id, changes={"ammo": {**me.ammo, weapon.name: left - cost}}, reason=f"Suppress spends {cost} rounds", rule="BB-CMB-20"))  # type: ignore[union-attr]
     if weapon.has("las"):  # type: ignore[union-attr]
@@ -256,77 +227,77 @@ def _suppress(system: BoltAndBladeSystem, decision: Decision, command: BBSuppres
         and tuple(state.combatants[cid].position) in set(area)  # type: ignore[arg-type]
     ]
     for cid in inside:
-        save = system.roll_save(decision, cid, "willpower", dc, dice, rule="BB-CMB-18", purpose=f"Willpower save against {me.id}'s suppression")
+        save = combat.roll_save(decision, cid, "willpower", dc, dice, rule="BB-CMB-18", purpose=f"Willpower save against {me.id}'s suppression")
         if not save.success:
             decision.emit(ConditionApplied(combatant=cid, condition=PINNED, rule="BB-CMB-18", until=f"start_of_turn:{me.id}", details={"by": me.id}))
 
 
-def _rally(system: BoltAndBladeSystem, decision: Decision, command: BBRally, dice: Dice) -> None:
+def _rally(decision: Decision, command: BBRally, dice: Dice) -> None:
     """BB-CMB-19: spend the Action to end Pinned."""
-    me = _acting(system, decision, command)
+    me = _acting(decision, command)
     require(PINNED in me.conditions, f"{me.id} is not Pinned")
-    system.spend_action(decision, me.id, action="rally", rule="BB-CMB-19")
+    combat.spend_action(decision, me.id, action="rally", rule="BB-CMB-19")
     decision.emit(ConditionRemoved(combatant=me.id, condition=PINNED, reason="rallied", rule="BB-CMB-19"))
 
 
 # ---------------------------------------------------------------- ready, reload, help, search, mark
 
 
-def _ready(system: BoltAndBladeSystem, decision: Decision, command: BBReady, dice: Dice) -> None:
-    me = _acting(system, decision, command)
+def _ready(decision: Decision, command: BBReady, dice: Dice) -> None:
+    me = _acting(decision, command)
     require(me.weapon(command.weapon) is not None, f"{me.id} does not carry {command.weapon!r}")
     require(command.weapon != me.ready_weapon, f"{command.weapon} is already ready")
-    system.spend_action(decision, me.id, action="ready", rule="BB-CORE-17", details={"weapon": command.weapon})
+    combat.spend_action(decision, me.id, action="ready", rule="BB-CORE-17", details={"weapon": command.weapon})
     decision.emit(StateAdjusted(combatant=me.id, changes={"ready_weapon": command.weapon}, reason="readied a weapon", rule="BB-CORE-17"))
 
 
-def _reload(system: BoltAndBladeSystem, decision: Decision, command: BBReload, dice: Dice) -> None:
-    me = _acting(system, decision, command)
+def _reload(decision: Decision, command: BBReload, dice: Dice) -> None:
+    me = _acting(decision, command)
     name = command.weapon or me.ready_weapon
     weapon = me.weapon(name)
     require(weapon is not None, f"{me.id} does not carry {name!r}")
     require(weapon.is_ranged and weapon.magazine > 0, f"{name} cannot be reloaded")  # type: ignore[union-attr]
     full = me.ammo.get(name, 0) >= weapon.magazine and name not in me.jammed  # type: ignore[union-attr]
     require(not full, f"{name} is already loaded")
-    system.spend_action(decision, me.id, action="reload", rule="BB-CORE-17", details={"weapon": name})
+    combat.spend_action(decision, me.id, action="reload", rule="BB-CORE-17", details={"weapon": name})
     decision.emit(StateAdjusted(combatant=me.id, changes={"ammo": {**me.ammo, name: weapon.magazine}, "jammed": [w for w in me.jammed if w != name]}, reason=f"reloaded {name}", rule="BB-CORE-17"))  # type: ignore[union-attr]
 
 
-def _help(system: BoltAndBladeSystem, decision: Decision, command: BBHelp, dice: Dice) -> None:
+def _help(decision: Decision, command: BBHelp, dice: Dice) -> None:
     """Help (house rule): distract an enemy within 5 ft; the next attack against
     it by an ally of yours before your next turn has Advantage (consumed, BB-CMB-23)."""
     state = decision.state
-    me = _acting(system, decision, command)
+    me = _acting(decision, command)
     target = state.combatants.get(command.target)
     require(target is not None, f"unknown target {command.target!r}")
     require(not target.out_of_fight, f"{command.target} is already down")  # type: ignore[union-attr]
     require(target.side != me.side, f"{command.target} is not an enemy")  # type: ignore[union-attr]
     require(distance(me.position, target.position) * state.terrain.square_size <= 5, f"{command.target} is not within 5 ft of {me.id}")  # type: ignore[union-attr, arg-type]
-    system.spend_action(decision, me.id, action="help", rule="BB-CORE-17", details={"target": command.target})
+    combat.spend_action(decision, me.id, action="help", rule="BB-CORE-17", details={"target": command.target})
     decision.emit(ConditionApplied(combatant=command.target, condition=HELPED, rule="BB-CORE-17", until=f"start_of_turn:{me.id}", details={"by": me.id}))
 
 
-def _search(system: BoltAndBladeSystem, decision: Decision, command: BBSearch, dice: Dice) -> None:
+def _search(decision: Decision, command: BBSearch, dice: Dice) -> None:
     """Search: an Intellect check with Awareness (BB-CORE-01, -17)."""
     state = decision.state
-    me = _acting(system, decision, command)
+    me = _acting(decision, command)
     dc = command.dc if command.dc is not None else int(state.settings.get("search_dc", 12))
-    system.spend_action(decision, me.id, action="search", rule="BB-CORE-17")
-    system.roll_check(decision, me.id, "intellect", "awareness", dc, dice, purpose="Search")
+    combat.spend_action(decision, me.id, action="search", rule="BB-CORE-17")
+    combat.roll_check(decision, me.id, "intellect", "awareness", dc, dice, purpose="Search")
 
 
-def _mark(system: BoltAndBladeSystem, decision: Decision, command: BBMark, dice: Dice) -> None:
+def _mark(decision: Decision, command: BBMark, dice: Dice) -> None:
     """BB-CMB-23: a single-bearer mark; a new application removes the old one."""
     state = decision.state
-    me = _acting(system, decision, command)
+    me = _acting(decision, command)
     require(command.mark in me.features, f"{me.id} has no {command.mark!r} feature")
     target = state.combatants.get(command.target)
     require(target is not None, f"unknown target {command.target!r}")
     require(not target.out_of_fight, f"{command.target} is already down")  # type: ignore[union-attr]
-    require(system.sees(state, me.position, target.position), f"{me.id} cannot see {command.target}")  # type: ignore[union-attr, arg-type]
+    require(combat.sees(state, me.position, target.position), f"{me.id} cannot see {command.target}")  # type: ignore[union-attr, arg-type]
     previous = me.marks.get(command.mark)
     require(previous != command.target, f"{command.target} already bears {command.mark}")
-    system.spend_action(decision, me.id, "bonus", action="mark", rule="BB-CMB-23", details={"mark": command.mark, "target": command.target})
+    combat.spend_action(decision, me.id, "bonus", action="mark", rule="BB-CMB-23", details={"mark": command.mark, "target": command.target})
     condition = f"{MARK_PREFIX}{command.mark}"
     if previous is not None and condition in state.combatants[previous].conditions:
         decision.emit(ConditionRemoved(combatant=previous, condition=condition, reason=f"{me.id} marked {command.target} instead", rule="BB-CMB-23"))
@@ -349,3 +320,4 @@ _HANDLERS = {
     BBSearch: _search,
     BBMark: _mark,
 }
+

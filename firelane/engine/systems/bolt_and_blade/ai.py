@@ -18,34 +18,26 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 from functools import cached_property
-from typing import TYPE_CHECKING
-
 import msgspec
 
 from firelane.engine.core import Rejected, next_command_id
 from firelane.engine.grid import Sightline, Square, cover_rank, distance, has_cover_feature, sightline_in_fire_lane
-from firelane.engine.state import EncounterState
+from firelane.engine.state import EncounterState, ReactionWindow
+from firelane.engine.systems.bolt_and_blade import combat
 from firelane.engine.systems.bolt_and_blade.actions import take_cover_gain
-from firelane.engine.systems.bolt_and_blade.movement import fire_lane_shooters, ground_cost, movement_left, occupied_squares
-from firelane.engine.systems.bolt_and_blade.reactions import dive_squares
-from firelane.engine.systems.bolt_and_blade.rules import parse_dice, range_band
-from firelane.engine.systems.bolt_and_blade.system import AIMING, EXPOSED, OVERWATCH, PINNED, grid_of
+from firelane.engine.systems.bolt_and_blade.combat import AttackPlan, average_damage, grid_of
+from firelane.engine.systems.bolt_and_blade.constants import AIMING, PINNED
+from firelane.engine.systems.bolt_and_blade.paths import fire_lane_shooters, ground_cost, movement_left, occupied_squares
+from firelane.engine.systems.bolt_and_blade.reactions import dive_squares, plan_reactive_fire
+from firelane.engine.systems.bolt_and_blade.rules import range_band
+from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, Weapon
 from firelane.events.bolt_and_blade_area_schemas import BBThrow
 from firelane.events.bolt_and_blade_schemas import BBAim, BBAttack, BBMove, BBOverwatch, BBRally, BBReload, BBSuppress, BBTakeCover
 from firelane.events.schemas import ClaimReaction, Command, EndTurn, PassReaction
 
-if TYPE_CHECKING:
-    from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, Weapon
-    from firelane.engine.systems.bolt_and_blade.system import BoltAndBladeSystem
-
 GOOD_SHOT = 0.45  # shoot from where you stand at these odds or better
 FAIR_SHOT = 0.3  # after moving, shoot at these odds rather than Overwatch
 ANY_SHOT = 0.2  # with nothing better to do, take any shot at least this likely
-
-
-def average_damage(weapon: Weapon) -> float:
-    expression = parse_dice(weapon.damage)
-    return expression.count * (expression.sides + 1) / 2 + expression.bonus
 
 
 def hit_chance(bonus: int, defense: int, mode: str) -> float:
@@ -58,56 +50,81 @@ def hit_chance(bonus: int, defense: int, mode: str) -> float:
     return single
 
 
-def plan_chance(system: BoltAndBladeSystem, state: EncounterState, attacker: str, target: str, weapon: Weapon, extra_disadvantage: bool = False) -> float:
-    try:
-        plan = system.plan_attack(state, attacker, target, weapon)
-    except Rejected:
-        return 0.0
-    disadvantage = bool(plan.disadvantage) or extra_disadvantage
+def plan_odds(plan: AttackPlan) -> float:
+    """The chance a planned attack hits, with its Advantage and Disadvantage."""
+    disadvantage = bool(plan.disadvantage)
     mode = "cancelled" if plan.advantage and disadvantage else "advantage" if plan.advantage else "disadvantage" if disadvantage else "normal"
     return hit_chance(sum(m.value for m in plan.modifiers), plan.defense.total, mode)
+
+
+def plan_chance(state: EncounterState, attacker: str, target: str, weapon: Weapon) -> float:
+    try:
+        plan = combat.plan_attack(state, attacker, target, weapon)
+    except Rejected:
+        return 0.0
+    return plan_odds(plan)
+
+
+def best_fire_square(state: EncounterState, me: BoltAndBladeCombatant, window: ReactionWindow) -> tuple[float, Square, bool] | None:
+    """(chance, square, on Overwatch there) of the best square the window offers
+    ``me`` for its Reactive Fire (BB-CMB-10): the best chance to hit, and of
+    equal chances the earliest (the mover may stop before a later one)."""
+    mover = window.actor
+    mode = str(window.continuation.get("mode", "tactical"))
+    best: tuple[float, Square, bool] | None = None
+    for raw in window.continuation.get("fire_squares", {}).get(me.id, []):
+        square: Square = (int(raw[0]), int(raw[1]))
+        try:
+            plan, overwatch, _waived = plan_reactive_fire(state, me.id, mover, square, mode)
+        except Rejected:
+            continue
+        chance = plan_odds(plan)
+        if best is None or chance > best[0]:
+            best = (chance, square, overwatch)
+    return best
 
 
 # ---------------------------------------------------------------- reactions
 
 
-def choose_reaction(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant) -> Command:
+def choose_reaction(state: EncounterState, me: BoltAndBladeCombatant) -> Command:
     window = state.window
     assert window is not None
     command_id = next_command_id(state, me.id)
     offered = window.eligible(me.id)
     assert offered is not None
+    if window.trigger == "reactive_fire_choice":
+        # BB-CMB-12: the AI keeps the choice its move declared.
+        return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction=str(window.continuation["default"]))
     for reaction in ("dive_for_cover", "opportunity_strike"):
         if reaction in offered.reactions:
             return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction=reaction)
     if "return_fire" in offered.reactions and me.ready is not None:
-        attacker = system.combatant(state, window.actor)
-        chance = plan_chance(system, state, me.id, attacker.id, me.ready)
+        attacker = combat.combatant(state, window.actor)
+        chance = plan_chance(state, me.id, attacker.id, me.ready)
         # Keep the Reaction for a dive when the odds are poor and cover is a step away.
-        if chance >= 0.5 or not dive_squares(system, state, me.id, attacker.position):  # type: ignore[arg-type]
+        if chance >= 0.5 or not dive_squares(state, me.id, attacker.position):  # type: ignore[arg-type]
             return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction="return_fire")
     if "reactive_fire" in offered.reactions and me.ready is not None:
-        mover = system.combatant(state, window.actor)
-        watching = OVERWATCH in me.conditions
-        waived = watching or window.continuation.get("mode") == "dash" or EXPOSED in mover.conditions
-        chance = plan_chance(system, state, me.id, mover.id, me.ready, extra_disadvantage=not waived)
-        if chance >= 0.3 or watching:
-            return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction="reactive_fire")
+        best = best_fire_square(state, me, window)
+        if best is not None and (best[0] >= 0.3 or best[2]):
+            _chance, square, _overwatch = best
+            return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction="reactive_fire", options={"square": list(square)})
     return PassReaction(command_id=command_id, actor=me.id, window=window.window)
 
 
 # ---------------------------------------------------------------- targets
 
 
-def best_target(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant) -> tuple[str, str, float] | None:
+def best_target(state: EncounterState, me: BoltAndBladeCombatant) -> tuple[str, str, float] | None:
     """(target, weapon, expected damage x chance) of the best attack from here."""
     best: tuple[float, str, str] | None = None
     weapons = [w for w in me.weapons if w.template is None and w.kind != "thrown" and (w.is_melee or w.name == me.ready_weapon)]
-    for enemy in system.standing_enemies(state, me.id):
+    for enemy in combat.standing_enemies(state, me.id):
         for weapon in weapons:
-            if weapon.is_ranged and system.weapon_problem(state, me, weapon) is not None:
+            if weapon.is_ranged and combat.weapon_problem(state, me, weapon) is not None:
                 continue
-            chance = plan_chance(system, state, me.id, enemy.id, weapon)
+            chance = plan_chance(state, me.id, enemy.id, weapon)
             if chance <= 0:
                 continue
             value = chance * average_damage(weapon) * (1.5 if enemy.vitality <= average_damage(weapon) else 1.0)
@@ -119,9 +136,9 @@ def best_target(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBl
     return best[1], best[2], best[0]
 
 
-def estimate_from(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, square: Square, survey: Survey | None = None) -> float:
+def estimate_from(state: EncounterState, me: BoltAndBladeCombatant, square: Square, survey: Survey | None = None) -> float:
     """Best chance to hit any enemy with the ready ranged weapon from ``square``."""
-    return (survey or Survey(system, state, me)).square_terms(square).chance
+    return (survey or Survey(state, me)).square_terms(square).chance
 
 
 NO_WATCHERS: frozenset[str] = frozenset()
@@ -149,31 +166,30 @@ class Survey:
     `choose_command` call and is passed down, never kept.
     """
 
-    def __init__(self, system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant) -> None:
-        self.system = system
+    def __init__(self, state: EncounterState, me: BoltAndBladeCombatant) -> None:
         self.state = state
         self.me = me
         self.grid = grid_of(state)
         self.entry_costs: dict[Square, float] = {}  # filled by entry_cost
         self._ground_costs: dict[tuple[bool, bool], float] = {}
-        self.odds: dict[tuple[str, str, str | None], float] = {}  # filled by shot_odds
+        self.odds: dict[tuple[str, str, str | None, bool], float] = {}  # filled by shot_odds
         self._square_terms: dict[Square, SquareTerms] = {}
         self._range_bands: dict[int, str] = {}
 
     @cached_property
     def enemies(self) -> list[BoltAndBladeCombatant]:
-        return self.system.standing_enemies(self.state, self.me.id)
+        return combat.standing_enemies(self.state, self.me.id)
 
     @cached_property
     def sees(self) -> Callable[[Square, Square], bool]:
-        return self.system.sight_test(self.state)
+        return combat.sight_test(self.state)
 
     @cached_property
     def smoke(self) -> bool:
         """Whether anything besides walls blocks sight. Without, sight is the
         terrain's (`Grid.sightline`, memoised); with, each line the terrain
         leaves open is also asked of `sees`."""
-        return bool(self.system.sight_blockers(self.state))
+        return bool(combat.sight_blockers(self.state))
 
     @cached_property
     def enemy_lanes(self) -> list[tuple[BoltAndBladeCombatant, Square, int | None, dict[Square, Sightline]]]:
@@ -181,7 +197,7 @@ class Survey:
         its square) for each enemy. Only an enemy with its Reaction left can
         fire at a mover crossing its lane, so only those lanes count against a
         path; the others have no reach (None)."""
-        lane_reach = {enemy: reach for enemy, _there, reach in fire_lane_shooters(self.system, self.state, self.me.id)}
+        lane_reach = {enemy: reach for enemy, _there, reach in fire_lane_shooters(self.state, self.me.id)}
         return [
             (enemy, enemy.position, None if enemy.reaction_used else lane_reach.get(enemy.id), self.grid.sightlines_to(enemy.position))  # type: ignore[arg-type, misc]
             for enemy in self.enemies
@@ -205,14 +221,14 @@ class Survey:
     @cached_property
     def best_attack(self) -> tuple[str, Weapon, float] | None:
         """(target, weapon, chance to hit) of the `best_target` attack from where ``me`` stands."""
-        target = best_target(self.system, self.state, self.me)
+        target = best_target(self.state, self.me)
         if target is None:
             return None
         target_id, weapon_name, _value = target
         weapon = self.me.weapon(weapon_name)
         if weapon is None:
             return None
-        return target_id, weapon, plan_chance(self.system, self.state, self.me.id, target_id, weapon)
+        return target_id, weapon, plan_chance(self.state, self.me.id, target_id, weapon)
 
     def entry_cost(self, square: Square) -> float:
         """`entry_cost` for ``me``, remembered in `entry_costs`: worked out once
@@ -226,24 +242,26 @@ class Survey:
             self.entry_costs[square] = cost
         return cost
 
-    def shot_odds(self, enemy: BoltAndBladeCombatant, weapon: Weapon, band: str, feature_level: str | None) -> float:
+    def shot_odds(self, enemy: BoltAndBladeCombatant, weapon: Weapon, band: str, feature_level: str | None, *, through_smoke: bool = False) -> float:
         """The chance to hit ``enemy`` with the ready ``weapon`` at this range
         band when the strongest cover on its square facing the shooter is a
-        feature of ``feature_level`` (`cover_behind`); 0 behind total cover,
-        which cannot be shot through. The square shot from matters only
-        through these, so each is worked out once (remembered in `odds`)."""
-        key = (enemy.id, band, feature_level)
+        feature of ``feature_level`` (`cover_behind`), through smoke or not
+        (Disadvantage, BB-CORE-05); 0 behind total cover, which cannot be shot
+        through. The square shot from matters only through these, so each is
+        worked out once (remembered in `odds`)."""
+        key = (enemy.id, band, feature_level, through_smoke)
         odds = self.odds.get(key)
         if odds is None:
-            system, state, me = self.system, self.state, self.me
-            cover = system.cover_behind(enemy, feature_level)
+            state, me = self.state, self.me
+            cover = combat.cover_behind(enemy, feature_level)
             if cover[0] == "total":
                 odds = 0.0  # cannot be targeted: leaves the best chance from the square as it is
             else:
-                base = me.modifier(weapon.attack_attribute) + (system.proficiency(state, me) if system.proficient_with(me, weapon) else 0)
-                bonus = base + (int(state.settings.get("exposed_attack_bonus", 2)) if EXPOSED in enemy.conditions else 0)
-                defense = system.defense_with_cover(state, enemy, cover).total  # as defense_roll(ranged=True) from that square
-                odds = hit_chance(bonus, defense, "disadvantage" if band == "long" else "normal")
+                base = me.modifier(weapon.attack_attribute) + (combat.proficiency(state, me) if combat.proficient_with(me, weapon) else 0)
+                exposed = cover[0] == "none"  # `combat.exposed_to` the square shot from
+                bonus = base + (int(state.settings.get("exposed_attack_bonus", 2)) if exposed else 0)
+                defense = combat.defense_with_cover(state, enemy, cover).total  # as defense_roll(ranged=True) from that square
+                odds = hit_chance(bonus, defense, "disadvantage" if band == "long" or through_smoke else "normal")
             self.odds[key] = odds
         return odds
 
@@ -278,10 +296,11 @@ class Survey:
                 band = bands.get(away)
                 if band is None:
                     band = bands[away] = range_band(away * square_ft, normal_ft, maximum_ft)
-                if band != "out" and clear_to_enemy and (not smoke or sees(square, there)):
-                    odds = known_odds.get((enemy.id, band, feature_there))
+                if band != "out" and clear_to_enemy:
+                    hazy = smoke and not sees(square, there)  # walls clear, smoke on the line
+                    odds = known_odds.get((enemy.id, band, feature_there, hazy))
                     if odds is None:
-                        odds = self.shot_odds(enemy, gun, band, feature_there)
+                        odds = self.shot_odds(enemy, gun, band, feature_there, through_smoke=hazy)
                     chance = max(chance, odds)
         terms = self._square_terms[square] = SquareTerms(nearest, chance, cover, has_cover_feature(grid, square), frozenset(watchers) if watchers else NO_WATCHERS)
         return terms
@@ -298,11 +317,11 @@ class Survey:
 # ---------------------------------------------------------------- movement
 
 
-def reachable(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, budget: float, survey: Survey | None = None) -> dict[Square, tuple[float, list[Square]]]:
+def reachable(state: EncounterState, me: BoltAndBladeCombatant, budget: float, survey: Survey | None = None) -> dict[Square, tuple[float, list[Square]]]:
     """Cheapest paths to every square within ``budget`` ft (Dijkstra, deterministic:
     squares are settled cheapest first, then by (x, y), and of equally cheap
     paths to a square the one through the square settled first is kept)."""
-    survey = survey or Survey(system, state, me)
+    survey = survey or Survey(state, me)
     start: Square = me.position  # type: ignore[assignment]
     cheapest: dict[Square, float] = {start: 0.0}
     paths: dict[Square, list[Square]] = {start: []}
@@ -331,11 +350,11 @@ def reachable(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBlad
     return {sq: (cost, paths[sq]) for sq, cost in cheapest.items() if sq == start or sq not in survey.occupied}
 
 
-def square_score(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, square: Square, path: list[Square], survey: Survey | None = None) -> float:
+def square_score(state: EncounterState, me: BoltAndBladeCombatant, square: Square, path: list[Square], survey: Survey | None = None) -> float:
     """How good a square is to end a move on: a line of fire, cover from those
     who see it, few enemy fire lanes crossed on the way, and — without a shot —
     closeness to the nearest enemy."""
-    survey = survey or Survey(system, state, me)
+    survey = survey or Survey(state, me)
     if not survey.enemies:
         return 0.0
     terms = survey.square_terms(square)
@@ -349,21 +368,21 @@ def square_score(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndB
     return score - 0.01 * len(path)
 
 
-def best_move(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, budget: float, survey: Survey | None = None) -> tuple[list[Square], float] | None:
+def best_move(state: EncounterState, me: BoltAndBladeCombatant, budget: float, survey: Survey | None = None) -> tuple[list[Square], float] | None:
     """The path to the best square within ``budget`` ft and its score, or None to stay."""
     if budget < state.terrain.square_size or me.movement_halted:
         return None
-    survey = survey or Survey(system, state, me)
-    options = reachable(system, state, me, budget, survey)
+    survey = survey or Survey(state, me)
+    options = reachable(state, me, budget, survey)
     here: Square = me.position  # type: ignore[assignment]
     best: Square | None = None
     best_score = 0.0
     for square, (_cost, path) in options.items():
-        score = square_score(system, state, me, square, path, survey)
+        score = square_score(state, me, square, path, survey)
         # The highest score wins; ties go to the lowest y, then x.
         if best is None or score > best_score or (score == best_score and (square[1], square[0]) < (best[1], best[0])):
             best, best_score = square, score
-    if best is None or best == here or best_score <= square_score(system, state, me, here, [], survey) + 0.05:
+    if best is None or best == here or best_score <= square_score(state, me, here, [], survey) + 0.05:
         return None
     return options[best][1], best_score
 
@@ -371,39 +390,39 @@ def best_move(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBlad
 # ---------------------------------------------------------------- turn
 
 
-def grenade_throw(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant) -> BBThrow | None:
+def grenade_throw(state: EncounterState, me: BoltAndBladeCombatant) -> BBThrow | None:
     grenade = me.weapon("frag grenade")
     if grenade is None or me.ammo.get(grenade.name, 0) <= 0:
         return None
     here: Square = me.position  # type: ignore[assignment]
     friends = [c for c in state.combatants.values() if c.side == me.side and not c.out_of_fight]
-    for enemy in system.standing_enemies(state, me.id):
+    for enemy in combat.standing_enemies(state, me.id):
         point: Square = enemy.position  # type: ignore[assignment]
-        if distance(here, point) * state.terrain.square_size > grenade.range[0] or not system.sees(state, here, point):
+        if distance(here, point) * state.terrain.square_size > grenade.range[0] or not combat.sees(state, here, point):
             continue
         if any(distance(f.position, point) <= 2 for f in friends):  # type: ignore[arg-type]
             continue
-        caught = [e for e in system.standing_enemies(state, me.id) if distance(e.position, point) <= 2]  # type: ignore[arg-type]
+        caught = [e for e in combat.standing_enemies(state, me.id) if distance(e.position, point) <= 2]  # type: ignore[arg-type]
         if len(caught) >= 2:
             return BBThrow(command_id=next_command_id(state, me.id), actor=me.id, target=point, weapon=grenade.name)
     return None
 
 
-def suppress_target(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant) -> list[Square] | None:
+def suppress_target(state: EncounterState, me: BoltAndBladeCombatant) -> list[Square] | None:
     weapon = me.ready
     if weapon is None or not weapon.is_ranged or not any(weapon.has(t) for t in ("burst", "heavy")):
         return None
     if weapon.magazine and me.ammo.get(weapon.name, 0) < int(state.settings.get("suppress_ammo", 3)) + 1:
         return None
-    if system.weapon_problem(state, me, weapon) is not None or (weapon.has("heavy") and system.engaged(state, me.id)):
+    if combat.weapon_problem(state, me, weapon) is not None or (weapon.has("heavy") and combat.engaged(state, me.id)):
         return None
     here: Square = me.position  # type: ignore[assignment]
     candidates = []
-    for enemy in system.standing_enemies(state, me.id):
+    for enemy in combat.standing_enemies(state, me.id):
         there: Square = enemy.position  # type: ignore[assignment]
-        if PINNED in enemy.conditions or distance(here, there) * state.terrain.square_size > weapon.range[0] or not system.sees(state, here, there):
+        if PINNED in enemy.conditions or distance(here, there) * state.terrain.square_size > weapon.range[0] or not combat.sees(state, here, there):
             continue
-        level, _how = system.cover_against(state, enemy, here)
+        level, _how = combat.cover_against(state, enemy, here)
         if level == "none":
             continue  # in the open: shoot it instead
         candidates.append((-cover_rank(level), distance(here, there), there))
@@ -412,11 +431,11 @@ def suppress_target(system: BoltAndBladeSystem, state: EncounterState, me: BoltA
     return [min(candidates)[2]]
 
 
-def overwatch_point(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant) -> Square | None:
+def overwatch_point(state: EncounterState, me: BoltAndBladeCombatant) -> Square | None:
     weapon = me.ready
-    if weapon is None or not weapon.is_ranged or weapon.template is not None or system.weapon_problem(state, me, weapon) is not None:
+    if weapon is None or not weapon.is_ranged or weapon.template is not None or combat.weapon_problem(state, me, weapon) is not None:
         return None
-    enemies = system.standing_enemies(state, me.id)
+    enemies = combat.standing_enemies(state, me.id)
     if not enemies:
         return None
     here: Square = me.position  # type: ignore[assignment]
@@ -427,7 +446,7 @@ def overwatch_point(system: BoltAndBladeSystem, state: EncounterState, me: BoltA
     for y in range(state.terrain.height):
         for x in range(state.terrain.width):
             square = (x, y)
-            if not grid.passable(square) or distance(here, square) > reach or not system.sees(state, here, square):
+            if not grid.passable(square) or distance(here, square) > reach or not combat.sees(state, here, square):
                 continue
             key = (distance(square, nearest.position), y, x, square)  # type: ignore[arg-type]
             if best is None or key < best:
@@ -435,9 +454,9 @@ def overwatch_point(system: BoltAndBladeSystem, state: EncounterState, me: BoltA
     return best[3] if best else None
 
 
-def shot_command(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndBladeCombatant, threshold: float, survey: Survey | None = None) -> Command | None:
+def shot_command(state: EncounterState, me: BoltAndBladeCombatant, threshold: float, survey: Survey | None = None) -> Command | None:
     """Aim (if still allowed) then Attack the best target, when the odds reach ``threshold``."""
-    attack = (survey or Survey(system, state, me)).best_attack
+    attack = (survey or Survey(state, me)).best_attack
     if attack is None:
         return None
     target_id, weapon, chance = attack
@@ -449,47 +468,47 @@ def shot_command(system: BoltAndBladeSystem, state: EncounterState, me: BoltAndB
     return BBAttack(command_id=command_id, actor=me.id, target=target_id, weapon=weapon.name)
 
 
-def choose_command(system: BoltAndBladeSystem, state: EncounterState, combatant: str) -> Command | None:
-    me = system.combatant(state, combatant)
+def choose_command(state: EncounterState, combatant: str) -> Command | None:
+    me = combat.combatant(state, combatant)
     if state.window is not None:
         if state.window.eligible(combatant) is None or state.window.answered(combatant):
             return None
-        return choose_reaction(system, state, me)
+        return choose_reaction(state, me)
     if state.active != combatant or me.out_of_fight:
         return None
     command_id = next_command_id(state, combatant)
-    survey = Survey(system, state, me)  # what this decision works out, shared by all its questions
+    survey = Survey(state, me)  # what this decision works out, shared by all its questions
     if not me.action_used:
         weapon = me.ready
         if weapon is not None and weapon.is_ranged and weapon.magazine and (weapon.name in me.jammed or me.ammo.get(weapon.name, 0) <= 0):
             return BBReload(command_id=command_id, actor=combatant, weapon=weapon.name)
-        throw = grenade_throw(system, state, me)
+        throw = grenade_throw(state, me)
         if throw is not None:
             return throw
-        shot = shot_command(system, state, me, GOOD_SHOT if not me.moved_this_turn and movement_left(me) >= state.terrain.square_size else ANY_SHOT, survey)
+        shot = shot_command(state, me, GOOD_SHOT if not me.moved_this_turn and movement_left(me) >= state.terrain.square_size else ANY_SHOT, survey)
         if shot is not None:
             return shot
     if not me.movement_halted and movement_left(me) >= state.terrain.square_size:
-        walked = best_move(system, state, me, movement_left(me), survey)
-        no_shot = estimate_from(system, state, me, walked[0][-1] if walked else me.position, survey) < ANY_SHOT  # type: ignore[arg-type]
+        walked = best_move(state, me, movement_left(me), survey)
+        no_shot = estimate_from(state, me, walked[0][-1] if walked else me.position, survey) < ANY_SHOT  # type: ignore[arg-type]
         if no_shot and not me.action_used and PINNED not in me.conditions:
-            dashed = best_move(system, state, me, movement_left(me) + me.movement_ft, survey)
+            dashed = best_move(state, me, movement_left(me) + me.movement_ft, survey)
             if dashed is not None and (walked is None or dashed[1] > walked[1] + 0.5):
                 return BBMove(command_id=command_id, actor=combatant, path=dashed[0], mode="dash")
         if walked is not None:
             return BBMove(command_id=command_id, actor=combatant, path=walked[0])
     if not me.action_used:
         # Poor odds: pin them down with a burst or heavy weapon, or watch their approach.
-        area = suppress_target(system, state, me)
-        if area is not None and shot_command(system, state, me, GOOD_SHOT, survey) is None:
+        area = suppress_target(state, me)
+        if area is not None and shot_command(state, me, GOOD_SHOT, survey) is None:
             return BBSuppress(command_id=command_id, actor=combatant, area=area)
-        shot = shot_command(system, state, me, FAIR_SHOT, survey)
+        shot = shot_command(state, me, FAIR_SHOT, survey)
         if shot is not None:
             return shot
-        point = overwatch_point(system, state, me)
+        point = overwatch_point(state, me)
         if point is not None:
             return BBOverwatch(command_id=command_id, actor=combatant, center=point)
-        shot = shot_command(system, state, me, ANY_SHOT, survey)
+        shot = shot_command(state, me, ANY_SHOT, survey)
         if shot is not None:
             return shot
         if PINNED in me.conditions:
@@ -497,4 +516,5 @@ def choose_command(system: BoltAndBladeSystem, state: EncounterState, combatant:
         if take_cover_gain(state, me) is not None:
             return BBTakeCover(command_id=command_id, actor=combatant)
     return EndTurn(command_id=command_id, actor=combatant)
+
 

@@ -60,9 +60,12 @@ import msgspec
 
 from firelane.engine.core import Decision, Rejected, require
 from firelane.engine.dice import Dice
-from firelane.engine.grid import Grid, Square, distance, supercover_line
+from firelane.engine.grid import Grid, Square, distance
 from firelane.engine.state import Combatant, EncounterState
 from firelane.engine.systems.bolt_and_blade.rules import d20_notes, parse_dice, roll_d20
+# The zone record and the sight it blocks live a floor below (`zones`); they
+# are named here too, where the area module's callers have always found them.
+from firelane.engine.systems.bolt_and_blade.zones import PersistentZone, line_touches, sight_blocked_by_zones, sight_blocking_squares
 from firelane.engine.templates import (
     COMPASS_NAMES,
     D8_DIRECTIONS,
@@ -90,25 +93,6 @@ from firelane.events.bolt_and_blade_area_schemas import (
     CaughtCombatant,
 )
 from firelane.events.schemas import Command, Event, Modifier, Roll, TestRolled
-
-
-class PersistentZone(msgspec.Struct, kw_only=True):
-    """A lingering area (smoke, fire, gas) on the grid (BB-CMB-26)."""
-
-    id: str
-    kind: str  # "smoke", "fire", "gas"
-    squares: list[tuple[int, int]]
-    rounds_left: int
-    creator: str
-    blocks_sight: bool = False
-    damage: str = ""  # dice expression dealt to those inside, "" = none
-    save_attribute: str = ""
-    save_dc: int = 0
-    save_half: bool = True
-    source: str = ""  # weapon or power that made it
-    # combatant -> the turn ("r<round>:<active>") the zone last affected it in:
-    # a zone affects a combatant at most once per turn (BB-CMB-26).
-    affected: dict[str, str] = {}
 
 
 AREA_COMMANDS: tuple[type[Command], ...] = BB_AREA_COMMANDS
@@ -330,37 +314,6 @@ def relation(state: EncounterState, actor: str, other: str) -> str:
     if them.side in set(state.settings.get("bb_neutral_sides", AREA_DEFAULT_SETTINGS["bb_neutral_sides"])):
         return "neutral"
     return "ally" if them.side == state.combatants[actor].side else "enemy"
-
-
-def sight_blocked_by_zones(state: EncounterState, a: Square, b: Square) -> bool:
-    """Whether a sight-blocking zone (smoke) lies on the line from ``a`` to ``b``.
-
-    Every square the line passes through counts, its two ends included: one
-    cannot see into, out of or through smoke. At an exact corner crossing the
-    line is blocked only when both squares beside the corner are smoke, as with
-    walls in `Grid.line_of_sight`.
-    """
-    smoke = sight_blocking_squares(state)
-    return bool(smoke) and line_touches(smoke, a, b)
-
-
-def sight_blocking_squares(state: EncounterState) -> set[Square]:
-    """The squares of every sight-blocking zone (smoke)."""
-    zones: list[PersistentZone] = getattr(state, "zones", [])
-    return {tuple(square) for zone in zones if zone.blocks_sight for square in zone.squares}  # type: ignore[misc]
-
-
-def line_touches(squares: set[Square], a: Square, b: Square) -> bool:
-    """Whether the line from ``a`` to ``b`` passes through one of ``squares``,
-    its two ends included (at an exact corner crossing: both squares beside it)."""
-    for step in supercover_line(a, b):
-        if isinstance(step[0], tuple):
-            first, second = step  # type: ignore[misc]
-            if first in squares and second in squares:
-                return True
-        elif step in squares:
-            return True
-    return False
 
 
 def placement_visible(state: EncounterState, user: Square, point: Square) -> bool:

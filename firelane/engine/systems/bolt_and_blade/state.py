@@ -13,8 +13,8 @@ from typing import Any
 import msgspec
 
 from firelane.engine.state import Combatant, EncounterState
-from firelane.engine.systems.bolt_and_blade.areas import PersistentZone
-from firelane.engine.systems.bolt_and_blade.rules import ATTRIBUTES, attribute_modifier
+from firelane.engine.systems.bolt_and_blade.rules import ATTRIBUTES, attribute_modifier, parse_dice
+from firelane.engine.systems.bolt_and_blade.zones import PersistentZone
 
 Square = tuple[int, int]
 
@@ -98,6 +98,13 @@ class BoltAndBladeCombatant(Combatant):
     bonus_used: bool = False
     attacked_this_turn: bool = False
     movement_halted: bool = False
+    # --- the Reaction (BB-CMB-01, -03): ``reaction_used`` (the engine's flag)
+    # is regained at the start of the combatant's own turn, but a Reaction is
+    # usable once per round: one spent earlier in the same round keeps it used
+    # until the next round starts (``reaction_back_next_round``).
+    reaction_round: int = 0  # the round the last Reaction was spent in (0: never)
+    reaction_window: int = 0  # the reaction window it was spent in (0: none)
+    reaction_back_next_round: bool = False
     # --- lasting state
     taking_cover: bool = False
     overwatch_area: list[Square] = []
@@ -122,9 +129,20 @@ class BoltAndBladeCombatant(Combatant):
         return self.movement_used_ft > 0
 
 
+class HeldShot(msgspec.Struct, frozen=True, kw_only=True):
+    """A Reactive Fire claimed for a square ahead on the mover's path (BB-CMB-10):
+    it resolves when the mover reaches the square (`BBShotHeld`)."""
+
+    reactor: str
+    mover: str
+    square: tuple[int, int]
+    window: int  # the fire-lane window it was claimed in
+
+
 class BoltAndBladeState(EncounterState):
     combatants: dict[str, BoltAndBladeCombatant] = {}
     zones: list[PersistentZone] = []
+    held_shots: list[HeldShot] = []  # in the order they resolve at a square
 
 
 def build_sheet(sheet: dict[str, Any], catalogue: dict[str, Any]) -> dict[str, Any]:
@@ -166,3 +184,126 @@ def build_sheet(sheet: dict[str, Any], catalogue: dict[str, Any]) -> dict[str, A
     if unknown:
         raise ValueError(f"unknown attributes {sorted(unknown)}; known: {', '.join(ATTRIBUTES)}")
     return resolved
+
+
+# ---------------------------------------------------------------- validating a sheet
+
+# What a sheet may set (after `build_sheet` has filled in what it derives); the
+# rest of `BoltAndBladeCombatant` is play state, which no sheet sets.
+SHEET_FIELDS: tuple[str, ...] = (
+    "level", "attributes", "save_proficiencies", "save_bonuses", "proficiencies", "weapon_proficiencies",
+    "max_vitality", "vitality", "armour", "armour_defense", "defense_sources", "weapons", "ready_weapon",
+    "ammo", "movement_ft", "features",
+)
+WEAPON_FIELDS: frozenset[str] = frozenset(f.name for f in msgspec.structs.fields(Weapon))
+WEAPON_KINDS: tuple[str, ...] = ("ranged", "melee", "thrown", "power")
+TEMPLATE_SHAPES: tuple[str, ...] = ("burst", "cone", "line")
+# BB-CORE-02: "most mortal characters operate in the 8-18 range", and some
+# "may exceed normal limits"; the d20 scale runs from 1 to 30 (house bound).
+ATTRIBUTE_RANGE = (1, 30)
+LEVEL_RANGE = (1, 20)  # BB-CORE-03: the proficiency table's levels
+BONUS_LIMIT = 30  # no single sheet bonus (save, Defense source, armour) beyond +/-30
+
+
+class SheetProblem(ValueError):
+    """One thing wrong with a sheet: the field (a path, ``weapons[1].range``) and what."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"sheet field {field!r} {problem}")
+        self.field = field
+        self.problem = problem
+
+
+def unknown_sheet_fields(sheet: dict[str, Any]) -> None:
+    """Refuse a sheet field that is not part of a sheet, and unknown weapon-record fields."""
+    for key in sheet:
+        if key not in SHEET_FIELDS:
+            raise SheetProblem(key, f"is not a sheet field; known: {', '.join(SHEET_FIELDS)}")
+    for index, record in enumerate(sheet.get("weapons", [])):
+        if isinstance(record, dict):
+            for key in record:
+                if key not in WEAPON_FIELDS:
+                    raise SheetProblem(f"weapons[{index}].{key}", f"is not a weapon field; known: {', '.join(sorted(WEAPON_FIELDS))}")
+
+
+def _at_least(field: str, value: int | float, least: int | float) -> None:
+    if value < least:
+        raise SheetProblem(field, f"must be at least {least:g} (got {value:g})")
+
+
+def _within(field: str, value: int, low: int, high: int) -> None:
+    if not low <= value <= high:
+        raise SheetProblem(field, f"must be from {low} to {high} (got {value})")
+
+
+def _known_attribute(field: str, name: str) -> None:
+    if name not in ATTRIBUTES:
+        raise SheetProblem(field, f"names {name!r}, not an attribute; known: {', '.join(ATTRIBUTES)}")
+
+
+def check_weapon(field: str, weapon: Weapon) -> None:
+    """A weapon record's values (BB-CORE-07, -11; BB-CMB-24..28 for area data)."""
+    if not weapon.name.strip():
+        raise SheetProblem(f"{field}.name", "must not be empty")
+    if weapon.kind not in WEAPON_KINDS:
+        raise SheetProblem(f"{field}.kind", f"must be one of {', '.join(WEAPON_KINDS)} (got {weapon.kind!r})")
+    normal, maximum = weapon.range
+    _at_least(f"{field}.range", normal, 1)
+    if maximum < normal:
+        raise SheetProblem(f"{field}.range", f"must be [normal, maximum] with maximum >= normal (got {[normal, maximum]})")
+    try:
+        parse_dice(weapon.damage)
+    except ValueError as exc:
+        raise SheetProblem(f"{field}.damage", str(exc)) from None
+    _at_least(f"{field}.magazine", weapon.magazine, 0)
+    _at_least(f"{field}.persistent_rounds", weapon.persistent_rounds, 0)
+    if weapon.attribute:
+        _known_attribute(f"{field}.attribute", weapon.attribute)
+    if weapon.template is not None:
+        if weapon.template.shape not in TEMPLATE_SHAPES:
+            raise SheetProblem(f"{field}.template.shape", f"must be one of {', '.join(TEMPLATE_SHAPES)} (got {weapon.template.shape!r})")
+        _at_least(f"{field}.template.size_ft", weapon.template.size_ft, 1)
+    if weapon.save is not None:
+        _known_attribute(f"{field}.save.attribute", weapon.save.attribute)
+        _at_least(f"{field}.save.dc", weapon.save.dc, 1)
+
+
+def check_sheet(combatant: BoltAndBladeCombatant) -> None:
+    """Every value of a typed sheet within what the rules allow; raises `SheetProblem`
+    naming the first field that is not (the types were checked by msgspec)."""
+    _within("level", combatant.level, *LEVEL_RANGE)
+    for name, score in combatant.attributes.items():
+        _known_attribute("attributes", name)
+        _within(f"attributes.{name}", score, *ATTRIBUTE_RANGE)
+    for name in combatant.save_proficiencies:
+        _known_attribute("save_proficiencies", name)
+    for name, bonus in combatant.save_bonuses.items():
+        _known_attribute("save_bonuses", name)
+        _within(f"save_bonuses.{name}", bonus, -BONUS_LIMIT, BONUS_LIMIT)
+    _at_least("vitality", combatant.vitality, 1)  # BB-CORE-09: at 0 a character is Down, not fighting
+    _at_least("max_vitality", combatant.max_vitality, 1)
+    if combatant.vitality > combatant.max_vitality:
+        raise SheetProblem("vitality", f"must not exceed max_vitality {combatant.max_vitality} (got {combatant.vitality})")
+    _within("armour_defense", combatant.armour_defense, 0, BONUS_LIMIT)
+    for index, source in enumerate(combatant.defense_sources):
+        if not source.source.strip():
+            raise SheetProblem(f"defense_sources[{index}].source", "must not be empty")
+        _within(f"defense_sources[{index}].value", source.value, -BONUS_LIMIT, BONUS_LIMIT)
+    names: list[str] = []
+    for index, weapon in enumerate(combatant.weapons):
+        check_weapon(f"weapons[{index}]", weapon)
+        if weapon.name in names:
+            raise SheetProblem(f"weapons[{index}].name", f"{weapon.name!r} is carried twice")
+        names.append(weapon.name)
+    if combatant.weapons and combatant.weapon(combatant.ready_weapon) is None:
+        raise SheetProblem("ready_weapon", f"names {combatant.ready_weapon!r}, which is not carried; carried: {', '.join(names)}")
+    if not combatant.weapons and combatant.ready_weapon:
+        raise SheetProblem("ready_weapon", f"names {combatant.ready_weapon!r}, but no weapon is carried")
+    for name, rounds in combatant.ammo.items():
+        weapon = combatant.weapon(name)
+        if weapon is None:
+            raise SheetProblem(f"ammo.{name}", f"is for a weapon not carried; carried: {', '.join(names) or 'none'}")
+        if weapon.magazine == 0:
+            raise SheetProblem(f"ammo.{name}", f"is for {name}, which takes no ammunition")
+        _within(f"ammo.{name}", rounds, 0, weapon.magazine)
+    _at_least("movement_ft", combatant.movement_ft, 0)

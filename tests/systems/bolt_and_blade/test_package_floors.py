@@ -1,0 +1,71 @@
+"""The Bolt & Blade package is laid out in floors and no module imports one above it.
+
+State, constants and pure rules at the bottom; paths, reactions, movement,
+actions and the AI above them; the system class on top. Every import counts,
+those inside functions and under TYPE_CHECKING too: a loop through any of
+them is a loop.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE_NAME = "firelane.engine.systems.bolt_and_blade"
+PACKAGE = Path(__file__).resolve().parents[3] / "firelane" / "engine" / "systems" / "bolt_and_blade"
+
+FLOORS: dict[str, int] = {
+    # state, constants and pure rules
+    "rules": 0,
+    "zones": 0,
+    "data": 0,
+    "constants": 1,
+    "state": 1,
+    "combat": 2,
+    # paths, reactions, movement, actions and the AI
+    "paths": 3,
+    "areas": 3,
+    "reactions": 4,
+    "movement": 5,
+    "actions": 6,
+    "ai": 7,
+    # the system class, then the package's face
+    "system": 8,
+    "__init__": 9,
+}
+
+
+def package_imports(path: Path) -> set[str]:
+    """The package modules a source file imports, wherever the import stands."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if node.module == PACKAGE_NAME:
+                found.update(alias.name for alias in node.names)
+            elif node.module.startswith(PACKAGE_NAME + "."):
+                found.add(node.module.removeprefix(PACKAGE_NAME + ".").split(".")[0])
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith(PACKAGE_NAME + "."):
+                    found.add(alias.name.removeprefix(PACKAGE_NAME + ".").split(".")[0])
+    return found
+
+
+def test_every_module_has_a_floor() -> None:
+    assert {p.stem for p in PACKAGE.glob("*.py")} == set(FLOORS)
+
+
+def test_no_module_imports_one_on_its_floor_or_above() -> None:
+    offenders = {}
+    for path in PACKAGE.glob("*.py"):
+        floor = FLOORS[path.stem]
+        upward = sorted(m for m in package_imports(path) if FLOORS[m] >= floor)
+        if upward:
+            offenders[path.stem] = upward
+    assert offenders == {}
+
+
+def test_the_bottom_floors_import_nothing_that_acts() -> None:
+    """State, constants and rules never reach up to moves, reactions, actions or the AI."""
+    for stem in ("rules", "zones", "data", "constants", "state", "combat"):
+        assert package_imports(PACKAGE / f"{stem}.py") <= {"rules", "zones", "data", "constants", "state"}, stem
