@@ -58,12 +58,12 @@ async def test_bb_cmb_12_a_human_mover_who_does_not_answer_by_the_deadline_keeps
         nursery.start_soon(sequencer.run)
         state = await state_when(event_log, "choice", lambda s: s.active is not None)
         if state.active == "w":
-            await event_log.submit("choice", codec.encode_command(EndTurn(command_id="w-ends", actor="w")))
+            await event_log.submit("choice", codec.encode_command(EndTurn(command_id="w-ends", actor="w")), seat="blue")
             state = await state_when(event_log, "choice", lambda s: s.active == "m")
         move = BBMove(command_id="m-runs", actor="m", path=[(1, 6), (1, 7), (1, 8)], on_reactive_fire="stop")
-        await event_log.submit("choice", codec.encode_command(move))
+        await event_log.submit("choice", codec.encode_command(move), seat="red")
         state = await state_when(event_log, "choice", lambda s: s.window is not None)
-        await event_log.submit("choice", codec.encode_command(ClaimReaction(command_id="w-fires", actor="w", window=state.window.window, reaction="reactive_fire")))
+        await event_log.submit("choice", codec.encode_command(ClaimReaction(command_id="w-fires", actor="w", window=state.window.window, reaction="reactive_fire")), seat="blue")
         state = await state_when(event_log, "choice", lambda s: s.window is not None and s.window.trigger == "reactive_fire_choice")
         assert state.window.unanswered() == ["m"] and state.window.continuation["default"] == "stop"
         asked = state.version
