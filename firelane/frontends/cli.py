@@ -5,6 +5,7 @@
     firelane run ENCOUNTER [--setup F]   create (or resume) an encounter and run it to the end
     firelane create ENCOUNTER --setup F  create an encounter for `firelane serve` to run; print its seats
     firelane seats ENCOUNTER             each seat's secret token, join link and Redis user
+    firelane options ENCOUNTER --seat S  what a seat may do now (moves, attacks with odds, window answers...)
     firelane replay ENCOUNTER [--at V]   narrate a stored fight; show the state at version V
     firelane watch ENCOUNTER             narrate an encounter live while another engine runs it
     firelane audit ENCOUNTER [--verify]  every roll with its modifiers and rule IDs; recompute every die
@@ -52,12 +53,14 @@ from firelane.events.log import EventLog
 from firelane.events.schemas import CommandRejected, EncounterSetup, SeedRevealed
 from firelane.frontends import sim as sim_command
 from firelane.frontends.backend import CliError, ServeInfo, Store, open_store
-from firelane.frontends.narrate import Narrator, colour_enabled, print_line
+from firelane.engine.core import Rejected
+from firelane.events.options_schemas import SeatOptions
+from firelane.frontends.narrate import Narrator, colour_enabled, describe_options, print_line
 from firelane.logs import configure_logging
 from firelane.projections.audit import Verifier, audit_entries, revealed_seed, verify
 from firelane.projections.replay import stream_frames
 from firelane.projections.roster import campaign_roster
-from firelane.projections.turn_state import log_system, system_of
+from firelane.projections.turn_state import fold_stream, log_system, system_of
 from firelane.redisio import RedisConnectionError, RedisError, RedisServerError
 
 
@@ -404,6 +407,27 @@ async def _seat_for(event_log: EventLog, encounter: str, actor: object) -> str:
     return next(seat.id for seat in seats if seat.role == "gm")
 
 
+async def cmd_options(args: argparse.Namespace) -> int:
+    """What a seat may do now: each combatant's moves, attacks, actions or
+    window answers, with the command to send (see events/options_schemas.py)."""
+    async with _store(args, announce=False) as store:
+        event_log = store.event_log(args.campaign)
+        length, system = await _check_stored(event_log, args.encounter)
+        state = system.initial_state()
+        state.encounter = args.encounter
+        await fold_stream(system, state, event_log, args.encounter)
+    try:
+        options = system.options(state, args.seat)
+    except Rejected as exc:
+        raise CliError(exc.reason) from None
+    if args.json:
+        sys.stdout.buffer.write(msgspec.json.encode(options) + b"\n")
+        return 0
+    for line in describe_options(options):
+        print(line)
+    return 0
+
+
 async def cmd_schema(args: argparse.Namespace) -> int:
     """JSON Schema of a system's commands (what a frontend may send) or of all its events."""
     system = get_system(args.system)
@@ -414,6 +438,8 @@ async def cmd_schema(args: argparse.Namespace) -> int:
         target: Any = Union[types]  # noqa: UP007 - a runtime union for msgspec
     else:
         target = codec.command_union(system.command_types)
+    if args.options:
+        target = SeatOptions
     sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(msgspec.json.schema(target))) + b"\n")
     return 0
 
@@ -477,6 +503,7 @@ def build_parser() -> argparse.ArgumentParser:
     schema = sub.add_parser("schema", parents=[common], help="JSON Schema of a system's commands (or --events) for frontends")
     schema.add_argument("--system", default="bolt-and-blade", help=f"rule system: {', '.join(system_names())}")
     schema.add_argument("--events", action="store_true", help="the events instead of the commands")
+    schema.add_argument("--options", action="store_true", help="what `firelane options --json` and the API's options answer")
     schema.set_defaults(handler=cmd_schema)
 
     submit = sub.add_parser("submit", parents=[common], help="send a command JSON to an encounter's inbox")
@@ -493,6 +520,12 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--seed", help="seed text (default: random)")
     create.add_argument("--json", action="store_true", help="print the seats as JSON")
     create.set_defaults(handler=cmd_create)
+
+    options = sub.add_parser("options", parents=[common], help="what a seat may do now, with the command for each option")
+    options.add_argument("encounter")
+    options.add_argument("--seat", required=True, help="the seat (its id, e.g. gm or a player's)")
+    options.add_argument("--json", action="store_true", help="the typed options as JSON (firelane schema --options)")
+    options.set_defaults(handler=cmd_options)
 
     seats = sub.add_parser("seats", parents=[common], help="each seat's token, join link and Redis user")
     seats.add_argument("encounter")

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 import msgspec
 
 from firelane.engine.state import EncounterState
+from firelane.events.options_schemas import SeatOptions
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,
@@ -193,3 +194,43 @@ def _fields(mapping: dict[str, Any]) -> str:
 def print_line(text: str, stream: TextIO = sys.stdout) -> None:
     if text:
         print(text, file=stream, flush=True)
+
+
+def describe_options(options: SeatOptions) -> list[str]:
+    """A seat's options as lines for the terminal (the JSON has every detail)."""
+    lines = [f"seat {options.seat} ({options.role}) at version {options.version}: waiting for "
+             f"{options.waiting.kind}{' of ' + ', '.join(options.waiting.combatants) if options.waiting.combatants else ''}"
+             f"{f' (window {options.waiting.window})' if options.waiting.window is not None else ''}"
+             f"{f', deadline {options.waiting.deadline_ms / 1000:g} s' if options.waiting.deadline_ms else ''}"]
+    for combatant in options.combatants:
+        if combatant.why_not:
+            lines.append(f"  {combatant.combatant}: nothing now — {combatant.why_not}")
+            continue
+        if combatant.window is not None:
+            window = combatant.window
+            lines.append(f"  {combatant.combatant}: answer window {window.window} ({window.trigger.replace('_', ' ')} by "
+                         f"{window.actor}; {window.deadline_ms / 1000:g} s; awaited: {', '.join(window.awaited)})")
+            for reaction in window.reactions:
+                for choice in reaction.choices:
+                    odds = f", {choice.hit_chance:.0%} to hit" if choice.hit_chance is not None else ""
+                    lines.append(f"    {reaction.label}: {choice.label}{odds}")
+            lines.append("    pass")
+            continue
+        lines.append(f"  {combatant.combatant}: its turn"
+                     + (f" ({combatant.turn_deadline_ms / 1000:g} s)" if combatant.turn_deadline_ms else ""))
+        for attack in combatant.attacks:
+            mods = ", ".join(f"{m.value:+d} {m.source} ({m.rule})" for m in attack.modifiers)
+            lines.append(f"    attack {attack.target} with {attack.weapon}{' ' + attack.mode if attack.mode else ''}: "
+                         f"{attack.hit_chance:.0%} to hit{f' vs {attack.target_number}' if attack.target_number is not None else ''}"
+                         f"{f' [{mods}]' if mods else ''}")
+        if combatant.moves:
+            dangerous = [m for m in combatant.moves if m.threats]
+            lines.append(f"    move: {len(combatant.moves)} squares reachable, {len(dangerous)} under threat")
+        for action in combatant.actions:
+            lines.append(f"    {action.label}" + (f" ({len(action.choices)} ways)" if len(action.choices) > 1 else ""))
+        lines.append("    end turn")
+    if options.gm is not None:
+        gm = options.gm
+        lines.append(f"  GM: {', '.join(gm.commands) or 'nothing now'}"
+                     + (f"; pending calls: {', '.join(c.id + ' (' + c.text + ')' for c in gm.calls)}" if gm.calls else ""))
+    return lines

@@ -12,6 +12,7 @@ authorises it there.
     GET  /api/campaigns/{c}/encounters/{e}/seat              who the token is
     GET  /api/campaigns/{c}/encounters/{e}/events?after=V    events after version V (paged: &limit=N)
     GET  /api/campaigns/{c}/encounters/{e}/state             the seat's view of the state
+    GET  /api/campaigns/{c}/encounters/{e}/options           what the seat may do now (SeatOptions)
     POST /api/campaigns/{c}/encounters/{e}/commands[?wait=S] submit a command; with wait, its answer
     WS   /api/campaigns/{c}/encounters/{e}/ws?token=T&after=V  every event after V, then live
 
@@ -78,6 +79,26 @@ class EncounterFeed:
         self._subscribers: set[trio.MemorySendChannel[StoredEvent]] = set()
         self._grown = trio.Event()
         self.running = False
+        self._system = None
+        self._state = None  # folded up to the events seen, so state and options cost no refold
+
+    async def state(self):
+        """(state, system) folded to the newest event seen, (None, None) before
+        the first. Kept between calls, so answering costs no refold; callers
+        must not change it."""
+        if self.version < 1:
+            return None, None
+        if self._state is None or self._state.version + 1 < self.first_version:
+            events = await self.after(0)  # first call, or the memory moved past us: from the log
+            self._system = system_of(events[:1])
+            self._state = self._system.initial_state()
+            self._state.encounter = self.encounter
+        else:
+            events = self.events[self._state.version + 1 - self.first_version:]
+        for stored in events:
+            if stored.version > self._state.version:
+                self._system.evolve(self._state, codec.decode_event(stored))
+        return self._state, self._system
 
     @property
     def version(self) -> int:
@@ -240,18 +261,24 @@ def make_app(api: Api) -> Starlette:
     async def state(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
         seat, _system = await api.seat(campaign, encounter, _token(request))
+        folded, system = await current_state(campaign, encounter)
+        if folded is None:
+            return _json({"seat": seat, "version": 0, "state": None, "awaiting": None})
+        return _json({"seat": seat, "version": folded.version, "state": folded, "awaiting": system.awaiting(folded)})
+
+    async def options(request: Request) -> Response:
+        campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
+        seat, _system = await api.seat(campaign, encounter, _token(request))
+        folded, system = await current_state(campaign, encounter)
+        if folded is None:
+            return _json({"seat": seat.id, "version": 0, "options": None})
+        return _json(system.options(folded, seat.id))
+
+    async def current_state(campaign: str, encounter: str):
         feed = await api.feed(campaign, encounter)
         with trio.move_on_after(2):
             await feed.wait_until(await api.event_log(campaign).version(encounter))
-        stored = await feed.after(0)
-        if not stored:
-            return _json({"seat": seat, "version": 0, "state": None, "awaiting": None})
-        system = system_of(stored[:1])
-        folded = system.initial_state()
-        folded.encounter = encounter
-        for item in stored:
-            system.evolve(folded, codec.decode_event(item))
-        return _json({"seat": seat, "version": folded.version, "state": folded, "awaiting": system.awaiting(folded)})
+        return await feed.state()
 
     async def submit(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
@@ -336,6 +363,7 @@ def make_app(api: Api) -> Starlette:
         Route("/api/campaigns/{campaign}/encounters/{encounter}/seat", seat_info),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/events", events),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/state", state),
+        Route("/api/campaigns/{campaign}/encounters/{encounter}/options", options),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/commands", submit, methods=["POST"]),
         WebSocketRoute("/api/campaigns/{campaign}/encounters/{encounter}/ws", websocket),
     ]
