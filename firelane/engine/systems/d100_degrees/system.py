@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from firelane.engine.core import BaseRuleSystem, Decision, Rejected, require
+from firelane.engine.core import BaseRuleSystem, Decision, Rejected, TurnOptions, require
 from firelane.engine.dice import Dice
 from firelane.engine.state import Combatant, EncounterState, ReactionWindow
-from firelane.engine.systems.d100_degrees import actions, ai, reactions, rules
+from firelane.engine.systems.d100_degrees import actions, ai, options, reactions, rules
 from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState, Weapon
 from firelane.engine.systems.percentile import PERCENT, SheetCheck, require_free_squares, require_square, settle_square_metres
 from firelane.events.d100_degrees_schemas import (
@@ -23,6 +23,7 @@ from firelane.events.d100_degrees_schemas import (
     D100DMove,
     D100DSuppressingFire,
 )
+from firelane.events.options_schemas import ReactionOption
 from firelane.events.schemas import (
     ActionTaken,
     CombatantSetup,
@@ -200,6 +201,14 @@ class D100DegreesSystem(BaseRuleSystem):
                     target.jammed = list(value)
                 elif field in ("wounds", "armour"):
                     setattr(target, field, int(value))
+
+    # ------------------------------------------------------------ what a combatant may do now (issue 9)
+
+    def turn_options(self, state: EncounterState, combatant: str) -> TurnOptions:
+        return options.turn_options(state, combatant)  # type: ignore[arg-type]
+
+    def reaction_options(self, state: EncounterState, window: ReactionWindow, combatant: str) -> list[ReactionOption]:
+        return options.reaction_options(state, window, combatant)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------ AI
 

@@ -1,0 +1,69 @@
+"""Shared checks for the options property tests of each rule system (issue 9):
+states sampled from demo fights, every listed command decided, moves by
+destination compared with the listed path."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+
+from firelane.engine.core import BaseRuleSystem, Rejected
+from firelane.engine.dice import SeededDice
+from firelane.engine.registry import demo_setup, get_system
+from firelane.engine.seats import ENGINE_SEAT
+from firelane.engine.simulate import run_headless
+from firelane.engine.state import EncounterState
+from firelane.events import codec
+from firelane.events.options_schemas import SeatOptions
+from firelane.events.schemas import Command, Moved
+
+from ..test_options import listed_commands
+
+
+def demo_states(system_name: str, seeds: list[bytes], every: int = 1) -> Iterator[tuple[BaseRuleSystem, EncounterState]]:
+    """Copies of every ``every``-th state of the demo fight, for each seed."""
+    system = get_system(system_name)
+    for seed in seeds:
+        for index, (_command, _events, state) in enumerate(run_headless(system, demo_setup(system_name), seed)):
+            if state.ended:
+                break
+            if index % every == 0:
+                yield system, msgspec.msgpack.decode(msgspec.msgpack.encode(state), type=type(state))
+
+
+def as_command(system: BaseRuleSystem, body: dict[str, Any]) -> Command:
+    return msgspec.convert({**body, "command_id": "opt"}, codec.command_union(system.command_types))
+
+
+def decide_listed(system: BaseRuleSystem, state: EncounterState, body: dict[str, Any], seed: bytes = b"d" * 32) -> list:
+    """Decide a listed command; a refusal fails the test with the reason."""
+    try:
+        return system.decide(state, as_command(system, body), SeededDice(seed, state.branch_version))
+    except Rejected as rejection:
+        raise AssertionError(f"listed but refused at v{state.version}: {body} — {rejection.reason}") from None
+
+
+def check_every_listed_command(system: BaseRuleSystem, state: EncounterState) -> tuple[SeatOptions, int]:
+    """Decide every command the engine seat's options list (not a sample)."""
+    options = system.options(state, ENGINE_SEAT)
+    commands = listed_commands(options)
+    for body in commands:
+        decide_listed(system, state, body)
+    return options, len(commands)
+
+
+def check_moves_follow_listed_paths(system: BaseRuleSystem, state: EncounterState, options: SeatOptions) -> int:
+    """Each listed move (a destination only) walks exactly the listed path."""
+    checked = 0
+    for combatant in options.combatants:
+        for move in combatant.moves:
+            assert "path" not in move.command or not move.command["path"], "a listed move names its destination only"
+            events = decide_listed(system, state, move.command)
+            moved = [e for e in events if isinstance(e, Moved) and e.combatant == combatant.combatant]
+            if moved:  # a window (free attacks, a Wait interrupt) may hold the move back
+                assert [tuple(sq) for sq in moved[0].path] == [tuple(sq) for sq in move.path]
+                assert move.path[-1] == tuple(move.to)
+            checked += 1
+    return checked
