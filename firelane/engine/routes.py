@@ -43,23 +43,27 @@ def step_counts(grid: Grid, start: Square, blocked: set[Square], max_steps: int)
     return counts
 
 
-def _line_gap(start: Square, end: Square, square: Square) -> float:
-    """How far ``square`` lies from the straight line start-end (squared, unnormalised)."""
-    ax, ay = end[0] - start[0], end[1] - start[1]
-    bx, by = square[0] - start[0], square[1] - start[1]
-    return float((ax * by - ay * bx) ** 2)
-
-
 def path_from(grid: Grid, counts: dict[Square, int], start: Square, goal: Square) -> list[Square]:
     """The squares entered from ``start`` to ``goal`` (which ``counts`` must hold),
     walking back from the goal through squares one step nearer the start."""
     path = [goal]
     here = goal
+    ax, ay = goal[0] - start[0], goal[1] - start[1]
     while counts[here] > 0:
-        here = min(
-            (sq for sq in grid.neighbours(here) if counts.get(sq) == counts[here] - 1),
-            key=lambda sq: (_line_gap(start, goal, sq), sq),
-        )
+        # `counts` holds only squares a step may enter, so its keys are the candidates.
+        nearer = counts[here] - 1
+        x, y = here
+        best: tuple[int, int, int] | None = None
+        for dx in (-1, 0, 1):
+            for dy in (-1, 0, 1):
+                square = (x + dx, y + dy)
+                if (dx or dy) and counts.get(square) == nearer:
+                    gap = (ax * (square[1] - start[1]) - ay * (square[0] - start[0])) ** 2
+                    key = (gap, square[0], square[1])
+                    if best is None or key < best:
+                        best = key
+        assert best is not None
+        here = (best[1], best[2])
         path.append(here)
     path.pop()  # the start itself is not entered
     return path[::-1]

@@ -4,20 +4,21 @@ destination compared with the listed path."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 
 from firelane.engine.core import BaseRuleSystem, Rejected
-from firelane.engine.dice import SeededDice
+from firelane.engine.dice import Dice, SeededDice
 from firelane.engine.registry import demo_setup, get_system
 from firelane.engine.seats import ENGINE_SEAT
 from firelane.engine.simulate import run_headless
 from firelane.engine.state import EncounterState
 from firelane.events import codec
 from firelane.events.options_schemas import SeatOptions
-from firelane.events.schemas import Command, Moved
+from firelane.events.schemas import Command, Die, Moved
 
 from ..test_options import listed_commands
 
@@ -67,3 +68,30 @@ def check_moves_follow_listed_paths(system: BaseRuleSystem, state: EncounterStat
                 assert move.path[-1] == tuple(move.to)
             checked += 1
     return checked
+
+
+class FacesThenOnes(Dice):
+    """Shows the given faces first, then ones: enough for any follow-up roll,
+    so one decision can be tried with each face of the die that matters."""
+
+    def __init__(self, *faces: int) -> None:
+        self.faces, self.count = list(faces), 0
+
+    def roll(self, sides: int) -> Die:
+        face = self.faces[self.count] if self.count < len(self.faces) else 1
+        self.count += 1
+        return Die(sides=sides, face=min(face, sides), at=-1, k=self.count - 1)
+
+
+def check_listed_commands_sampling_moves(
+    system: BaseRuleSystem, state: EncounterState, chooser: random.Random, moves: int = 25
+) -> tuple[SeatOptions, int]:
+    """Decide every listed command but the moves, and ``moves`` of those picked at random."""
+    options = system.options(state, ENGINE_SEAT)
+    commands = listed_commands(options)
+    all_moves = [m.command for c in options.combatants for m in c.moves]
+    others = [c for c in commands if c not in all_moves]
+    picked = others + chooser.sample(all_moves, min(moves, len(all_moves)))
+    for body in picked:
+        decide_listed(system, state, body)
+    return options, len(picked)

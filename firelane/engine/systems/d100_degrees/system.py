@@ -210,6 +210,27 @@ class D100DegreesSystem(BaseRuleSystem):
     def reaction_options(self, state: EncounterState, window: ReactionWindow, combatant: str) -> list[ReactionOption]:
         return options.reaction_options(state, window, combatant)  # type: ignore[arg-type]
 
+    # ------------------------------------------------------------ the GM's adjustments
+
+    def check_gm_change(self, state: EncounterState, combatant: Combatant, field: str, value: Any) -> None:
+        """Ranges of the sheet fields the GM may set (docs/systems/d100-degrees.md)."""
+        me: D100DCombatant = combatant  # type: ignore[assignment]
+        if field in ("weapon_skill", "ballistic_skill", "agility", "willpower"):
+            require(PERCENT[0] <= value <= PERCENT[1], f"{field} must be between 0 and 100, not {value}")
+        elif field == "wounds":
+            require(0 <= value <= me.max_wounds, f"wounds must be between 0 and {me.id}'s max_wounds {me.max_wounds}, not {value}")
+        elif field == "max_wounds":
+            require(value >= max(1, me.wounds), f"max_wounds must be at least 1 and at least wounds {me.wounds}, not {value}")
+        elif field == "armour":
+            require(value >= 0, f"armour must be 0 or more, not {value}")
+        elif field == "half_actions_used":
+            require(0 <= value <= 2, f"half_actions_used must be 0, 1 or 2 (D100D-02), not {value}")
+        elif field == "jammed":
+            guns = [w.name for w in me.weapons if w.kind == "ranged"]
+            require(all(name in guns for name in value), f"jammed names {me.id}'s ranged weapons ({', '.join(guns) or 'none'}), not {value}")
+        elif field == "weapons":
+            raise Rejected("weapons are part of the sheet: the GM cannot swap them mid-fight")
+
     # ------------------------------------------------------------ AI
 
     def choose_command(self, state: EncounterState, combatant: str) -> Command | None:
