@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from firelane.engine.core import SEQUENCER, Decision, Rejected, require
+from firelane.engine.seats import GM
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid, adjacent, direction, distance
 from firelane.engine.systems.rond6 import combat, rolling, rules
@@ -269,7 +270,7 @@ def decide_jump(system: Any, decision: Decision, command: R6Jump, dice: Dice) ->
 
 def decide_hold_breath(system: Any, decision: Decision, command: R6HoldBreath, dice: Dice) -> None:
     state = decision.state
-    require(command.actor != SEQUENCER, "the GM/sequencer does not breathe")
+    require(command.actor not in (SEQUENCER, GM), "the GM/sequencer does not breathe")
     combatant = system.require_combatant(state, command.actor)
     require(not combatant.out_of_fight, f"{combatant.id} is out of the fight")
     fortitude, source = rules.skill_code(combatant.attributes, combatant.skills, "fortitude")

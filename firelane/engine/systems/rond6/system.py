@@ -52,6 +52,7 @@ import msgspec
 from firelane.engine.core import SEQUENCER, BaseRuleSystem, Decision, Rejected, require
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid
+from firelane.engine.seats import GM
 from firelane.engine.state import ReactionWindow
 from firelane.engine.systems.rond6 import actions, ai, areas, combat, reactions, rules, sheets
 from firelane.engine.systems.rond6 import aux as _aux
@@ -369,7 +370,7 @@ class RonD6System(BaseRuleSystem):
     def decide_action(self, decision: Decision, command: Command, dice: Dice) -> None:
         state: RonD6State = decision.state  # type: ignore[assignment]
         if isinstance(command, AUX_COMMANDS):
-            if command.actor == SEQUENCER or state.active != command.actor:
+            if command.actor in (SEQUENCER, GM) or state.active != command.actor:
                 _aux.decide_aux_command(self, decision, command, dice)  # out of turn: the aux rules validate
                 return
             self.declare(decision, command, dice)
@@ -379,7 +380,7 @@ class RonD6System(BaseRuleSystem):
             super().decide_action(decision, command, dice)
             return
         if spec.sequencer_only:
-            require(command.actor == SEQUENCER, f"{type(command).__name__} is the GM's (sequencer's) command")
+            require(command.actor in (SEQUENCER, GM), f"{type(command).__name__} is the GM's (sequencer's) command")
             spec.perform(self, decision, command.actor, command, dice, [])
             return
         self.require_turn(state, command.actor)
