@@ -402,6 +402,10 @@ class RonD6System(BaseRuleSystem):
             command = with_route(state, command)  # the declaration records the path the options showed
         self.check_command(state, command.actor, command)
         payload = msgspec.to_builtins(command)
+        if isinstance(command, R6Move) and command.path:
+            # The path is what the engine walks; a move by destination records it, not "to".
+            payload.pop("to", None)
+            payload.pop("waypoints", None)
         decision.emit(R6ActionDeclared(combatant=command.actor, action=action_name(command), command=payload))
         step = {"step": "resolve", "command": payload, "interrupt": False}
         # Declaring a Wait is not something to interrupt: the waiter does nothing yet.
