@@ -608,7 +608,7 @@ class BaseRuleSystem:
             window = self._require_window(state, command.window)
             self._close_window(decision, dice, timed_out=window.unanswered())
             return
-        if command.actor != SEQUENCER:
+        if command.actor not in (SEQUENCER, GM):  # a system's GM command (authority "gm") names no combatant
             self.require_combatant(state, command.actor)
         if isinstance(command, (ClaimReaction, PassReaction)):
             self._answer_window(decision, command, dice)
