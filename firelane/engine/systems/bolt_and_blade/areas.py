@@ -66,6 +66,7 @@ from firelane.engine.systems.bolt_and_blade.rules import d20_notes, parse_dice, 
 # The zone record and the sight it blocks live a floor below (`zones`); they
 # are named here too, where the area module's callers have always found them.
 from firelane.engine.systems.bolt_and_blade.zones import PersistentZone, line_touches, sight_blocked_by_zones, sight_blocking_squares
+from firelane.events import codec
 from firelane.engine.templates import (
     COMPASS_NAMES,
     D8_DIRECTIONS,
@@ -428,8 +429,13 @@ def roll_throw(
     )
 
 
-def roll_scatter(state: EncounterState, dice: Dice) -> tuple[Roll, tuple[int, int], int]:
-    """BB-CMB-25: roll the drift; returns (roll, direction vector, squares)."""
+def roll_scatter(state: EncounterState, dice: Dice) -> tuple[Roll, tuple[int, int], int, float]:
+    """BB-CMB-25: roll the drift; returns (roll, direction vector, squares, feet).
+
+    The roll adds up from its parts: its total is the number of drift steps,
+    the distance dice (kept) plus the expression's bonus (a modifier); the d8
+    only points the way (listed, not counted). The feet are those steps times
+    ``bb_scatter_step_ft``, recorded beside it (`BBScattered.distance_ft`)."""
     try:
         expression = parse_dice(str(state.settings.get("bb_scatter_dice", AREA_DEFAULT_SETTINGS["bb_scatter_dice"])))
     except ValueError as exc:
@@ -437,7 +443,13 @@ def roll_scatter(state: EncounterState, dice: Dice) -> tuple[Roll, tuple[int, in
     step_ft = float(state.settings.get("bb_scatter_step_ft", AREA_DEFAULT_SETTINGS["bb_scatter_step_ft"]))
     distance_dice = dice.roll_many(expression.count, expression.sides) if expression.count else []
     direction_die = dice.roll(8)
-    steps = max(0, sum(d.face for d in distance_dice) + expression.bonus)
+    rolled = sum(d.face for d in distance_dice) + expression.bonus
+    steps = max(0, rolled)
+    modifiers = []
+    if expression.bonus:
+        modifiers.append(Modifier(source=f"{expression} bonus", rule="BB-CMB-25", value=expression.bonus))
+    if steps != rolled:  # a negative bonus cannot pull the grenade back past the point aimed at
+        modifiers.append(Modifier(source="drift is never negative", rule="BB-CMB-25", value=steps - rolled))
     count = len(distance_dice)
     feet = steps * step_ft
     squares = feet_to_squares(feet, state.terrain.square_size)
@@ -446,12 +458,34 @@ def roll_scatter(state: EncounterState, dice: Dice) -> tuple[Roll, tuple[int, in
         purpose="scatter",
         rule="BB-CMB-25",
         dice=[*distance_dice, direction_die],
-        total=int(feet),
+        modifiers=modifiers,
+        total=steps,
         kept=list(range(count)),
-        notes=[f"drifts {feet:g} ft {COMPASS_NAMES[vector]} (d8 {direction_die.face})"],
-        details={"feet": feet, "squares": squares, "direction": COMPASS_NAMES[vector], "d8": direction_die.face},
+        none_kept=count == 0,
+        notes=[f"drifts {steps} x {step_ft:g} ft = {feet:g} ft {COMPASS_NAMES[vector]} (d8 {direction_die.face})"],
+        details={"steps": steps, "step_ft": step_ft, "feet": feet, "squares": squares, "direction": COMPASS_NAMES[vector], "d8": direction_die.face},
     )
-    return roll, vector, squares
+    return roll, vector, squares, feet
+
+
+def upcast_scattered_v1(body: dict[str, Any]) -> dict[str, Any]:
+    """`BBScattered` schema 1 -> 2: schema 1's roll total was the distance in
+    feet (d6:3 d8:3 = 15), not a sum of its parts. The feet move to
+    ``distance_ft``; the roll's total becomes its kept dice (the drift steps:
+    schema 1 recorded no bonus, so a drift bonus of a non-default
+    ``bb_scatter_dice`` is not recoverable and is said so in a note)."""
+    roll = dict(body["roll"])
+    body = {**body, "distance_ft": float(roll["total"])}
+    dice = roll.get("dice", [])
+    kept = roll.get("kept") or list(range(len(dice)))
+    faces = [die[1] if isinstance(die, list) else die["face"] for die in dice]
+    roll["total"] = sum(faces[i] for i in kept if 0 <= i < len(faces))
+    roll["notes"] = [*roll.get("notes", []), "recorded under schema 1: total recomputed as the kept dice; the feet are in distance_ft"]
+    body["roll"] = roll
+    return body
+
+
+codec.register_upcaster("BBScattered", 1, upcast_scattered_v1)
 
 
 # ---------------------------------------------------------------- deciding commands
@@ -579,7 +613,7 @@ def _throw(system: AreaHost, decision: Decision, command: BBThrow, user: Combata
     )
     landed = point
     if not throw.success:
-        scatter, vector, squares = roll_scatter(decision.state, dice)
+        scatter, vector, squares, feet = roll_scatter(decision.state, dice)
         landed = drift(Grid(decision.state.terrain), point, vector, squares)
         decision.emit(
             BBScattered(
@@ -590,6 +624,7 @@ def _throw(system: AreaHost, decision: Decision, command: BBThrow, user: Combata
                 direction=vector,
                 distance_squares=distance(point, landed),
                 roll=scatter,
+                distance_ft=feet,
             )
         )
     final = footprint(decision.state, user.id, draw_for(decision.state, profile, tuple(user.position), landed, None))  # type: ignore[arg-type]
