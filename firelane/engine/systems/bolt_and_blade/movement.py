@@ -44,9 +44,11 @@ from firelane.engine.systems.bolt_and_blade.paths import (
     opportunity_problem,
     path_cost,
     path_problem,
+    route,
     step_cost,
 )
 from firelane.engine.systems.bolt_and_blade.reactions import fire_reactive_shot, move_of
+from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant
 from firelane.events.bolt_and_blade_schemas import BBMove
 from firelane.events.schemas import ConditionApplied, EligibleReactor, Moved, ReactionDenied
 
@@ -55,25 +57,32 @@ from firelane.events.schemas import ConditionApplied, EligibleReactor, Moved, Re
 
 
 def start_move(decision: Decision, command: BBMove, dice: Dice) -> None:
+    """Validate a move whole and walk it. A move names its destination (``to``,
+    with optional ``waypoints``): its path is the cheapest one (`paths.route`,
+    the path its option shows); or it gives the full ``path`` (old commands)."""
     state = decision.state
     mover = combat.combatant(state, combat.require_turn(state, command.actor).id)
     require(command.mode in MOVE_MODES, f"unknown move mode {command.mode!r}; use one of {', '.join(MOVE_MODES)}")
     choice = command.on_reactive_fire or str(state.settings.get("reactive_fire_choice", "continue"))
     require(choice in FIRE_CHOICES, f"on_reactive_fire must be 'continue' or 'stop', not {choice!r}")
-    require(bool(command.path), "a move needs at least one square")
+    require(not (command.path and command.to is not None), "a move gives its destination (to, with optional waypoints) or its full path, not both")
+    require(not command.waypoints or command.to is not None, "waypoints need a destination (to)")
+    require(bool(command.path) or command.to is not None, "a move needs a destination (to) or at least one square of path")
     require(mover.position is not None, f"{mover.id} is not on the map")
     require(not mover.movement_halted, f"{mover.id}'s movement was stopped this turn")
-    path: list[Square] = [(int(s[0]), int(s[1])) for s in command.path]
-    problem = path_problem(state, mover, path)
-    require(problem is None, f"illegal path: {problem}")
-    allowance = movement_left(mover)
+    allowance = move_allowance(mover, command.mode)
     if command.mode in ("dash", "evade"):
         require(not mover.action_used, f"{mover.id} has already used its Action this turn; {command.mode.title()} needs it")
-    if command.mode == "dash":
-        allowance += mover.movement_ft  # BB-CMB-07: "move up to your Movement again"
     # BB-CMB-08: an Evade moves "up to your Movement": the turn's Movement, not more.
     if command.mode == "evade":
         require(not mover.attacked_this_turn, f"{mover.id} attacked this turn and cannot Evade (BB-CMB-08)")
+    if command.to is not None:
+        to: Square = (int(command.to[0]), int(command.to[1]))
+        path = route(state, mover, to, [(int(s[0]), int(s[1])) for s in command.waypoints], allowance, command.mode)
+    else:
+        path = [(int(s[0]), int(s[1])) for s in command.path]
+        problem = path_problem(state, mover, path)
+        require(problem is None, f"illegal path: {problem}")
     cost = path_cost(state, mover, mover.position, path)  # type: ignore[arg-type]
     require(cost <= allowance, f"the path costs {cost:g} ft but {mover.id} has only {allowance:g} ft of movement left")
     if command.mode in ("dash", "evade"):
@@ -81,6 +90,16 @@ def start_move(decision: Decision, command: BBMove, dice: Dice) -> None:
     if command.mode == "evade":
         decision.emit(ConditionApplied(combatant=mover.id, condition=EVADING, rule="BB-CMB-08", until=f"end_of_turn:{mover.id}"))
     walk(decision, {"kind": "move", "mover": mover.id, "rest": [list(s) for s in path], "mode": command.mode, "choice": choice, "offered_rf": [], "offered_os": []}, dice)
+
+
+def move_allowance(mover: BoltAndBladeCombatant, mode: str) -> float:
+    """Feet a move in ``mode`` may cost: the Movement left, and a Dash adds the
+    Movement again (BB-CMB-07: "move up to your Movement again"); an Evade moves
+    "up to your Movement" (BB-CMB-08), the turn's Movement, no more."""
+    allowance = movement_left(mover)
+    if mode == "dash":
+        allowance += mover.movement_ft
+    return allowance
 
 
 # ---------------------------------------------------------------- the walk
