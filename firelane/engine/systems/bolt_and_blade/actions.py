@@ -27,7 +27,8 @@ from firelane.engine.systems.bolt_and_blade.constants import (
 from firelane.engine.systems.bolt_and_blade.movement import start_move
 from firelane.engine.systems.bolt_and_blade.reactions import resolve_declared_attack, return_fire_problem
 from firelane.engine.systems.bolt_and_blade.rules import improved_cover
-from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant
+from firelane.engine.systems.bolt_and_blade.combat import AttackPlan
+from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, Weapon
 from firelane.events.bolt_and_blade_schemas import (
     BBAim,
     BBAttack,
@@ -65,10 +66,37 @@ def _attack(decision: Decision, command: BBAttack, dice: Dice) -> None:
     """BB-CORE-07: d20 + attack bonus vs Defense. A ranged attack on a target
     that can answer opens a Return Fire window first (BB-CMB-14)."""
     state = decision.state
-    attacker = _acting(decision, command)
+    plan = declared_attack_plan(state, command.actor, command.target, command.weapon)
+    attacker, weapon = combat.combatant(state, command.actor), plan.weapon
+    combat.spend_action(decision, attacker.id, action="attack", rule="BB-CORE-07", details={"weapon": weapon.name, "target": command.target})
+    if weapon.is_ranged and return_fire_problem(decision.state, command.target, attacker.id) is None:
+        opened = decision.system.open_window(
+            decision,
+            trigger="ranged_attack",
+            actor=attacker.id,
+            reactors=[EligibleReactor(combatant=command.target, reactions=["return_fire"])],
+            continuation={"kind": "attack", "attacker": attacker.id, "target": command.target, "weapon": weapon.name},
+            rule="BB-CMB-14",
+        )
+        if opened:
+            return
+    resolve_declared_attack(decision, plan, dice)
+
+
+def attack_weapons(me: BoltAndBladeCombatant) -> list[Weapon]:
+    """The weapons a `BBAttack` may use: every melee weapon carried, and the
+    ready weapon if it is an ordinary ranged one (not thrown, no template)."""
+    return [w for w in me.weapons if w.kind != "thrown" and w.template is None and (w.is_melee or (w.is_ranged and w.name == me.ready_weapon))]
+
+
+def declared_attack_plan(state: EncounterState, actor: str, target: str, weapon_name: str = "") -> AttackPlan:
+    """The plan of an attack ``actor`` declares on its turn with ``weapon_name``
+    (empty: its ready weapon), or Rejected with the reason: one check for the
+    command (`BBAttack`) and the options that list it."""
+    attacker = combat.require_turn(state, actor)
     require(not attacker.action_used, f"{attacker.id} has already used its Action this turn")
     require(EVADING not in attacker.conditions, f"{attacker.id} Evaded this turn and cannot attack (BB-CMB-08)")
-    name = command.weapon or attacker.ready_weapon
+    name = weapon_name or attacker.ready_weapon
     weapon = attacker.weapon(name)
     require(weapon is not None, f"{attacker.id} does not carry {name!r}")
     require(weapon.kind != "thrown", f"{weapon.name} is thrown: use BBThrow")  # type: ignore[union-attr]
@@ -77,21 +105,35 @@ def _attack(decision: Decision, command: BBAttack, dice: Dice) -> None:
         require(weapon.name == attacker.ready_weapon, f"{weapon.name} is not {attacker.id}'s ready weapon ({attacker.ready_weapon}); Ready it first")  # type: ignore[union-attr]
         problem = combat.weapon_problem(state, attacker, weapon)  # type: ignore[arg-type]
         require(problem is None, problem or "")
-    require(command.target in state.combatants, f"unknown target {command.target!r}")
-    plan = combat.plan_attack(state, attacker.id, command.target, weapon)  # type: ignore[arg-type]
-    combat.spend_action(decision, attacker.id, action="attack", rule="BB-CORE-07", details={"weapon": weapon.name, "target": command.target})  # type: ignore[union-attr]
-    if weapon.is_ranged and return_fire_problem(decision.state, command.target, attacker.id) is None:  # type: ignore[union-attr]
-        opened = decision.system.open_window(
-            decision,
-            trigger="ranged_attack",
-            actor=attacker.id,
-            reactors=[EligibleReactor(combatant=command.target, reactions=["return_fire"])],
-            continuation={"kind": "attack", "attacker": attacker.id, "target": command.target, "weapon": weapon.name},  # type: ignore[union-attr]
-            rule="BB-CMB-14",
-        )
-        if opened:
-            return
-    resolve_declared_attack(decision, plan, dice)
+    require(target in state.combatants, f"unknown target {target[:64]!r}; {attack_targets_text(state, attacker, weapon)}")  # type: ignore[arg-type]
+    try:
+        return combat.plan_attack(state, attacker.id, target, weapon)  # type: ignore[arg-type]
+    except Rejected as rejection:
+        raise Rejected(f"{rejection.reason}; {attack_targets_text(state, attacker, weapon)}") from None  # type: ignore[arg-type]
+
+
+def attack_targets(state: EncounterState, attacker: BoltAndBladeCombatant, weapon: Weapon) -> list[str]:
+    """The enemies ``weapon`` can attack from where ``attacker`` stands (`plan_attack`
+    accepts them), by ID; those out of its reach are skipped before planning."""
+    if attacker.position is None:
+        return []
+    here: Square = tuple(attacker.position)  # type: ignore[assignment]
+    reach = (weapon.range[0] if weapon.is_melee else weapon.range[1]) / state.terrain.square_size
+    targets = []
+    for enemy in combat.standing_enemies(state, attacker.id):
+        if distance(here, enemy.position) > reach:  # type: ignore[arg-type]
+            continue  # plan_attack refuses it: beyond reach or maximum range
+        try:
+            combat.plan_attack(state, attacker.id, enemy.id, weapon)
+        except Rejected:
+            continue
+        targets.append(enemy.id)
+    return targets
+
+
+def attack_targets_text(state: EncounterState, attacker: BoltAndBladeCombatant, weapon: Weapon) -> str:
+    targets = attack_targets(state, attacker, weapon)
+    return f"{weapon.name} can attack: {', '.join(targets)}" if targets else f"{attacker.id}'s {weapon.name} has no target it can attack from here"
 
 
 # ---------------------------------------------------------------- movement-related actions

@@ -10,6 +10,7 @@ function of its arguments; nothing is cached but the terrain's `Grid`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
@@ -24,6 +25,7 @@ from firelane.engine.systems.bolt_and_blade.rules import (
     DEFAULT_PROFICIENCY_TABLE,
     D20Result,
     cover_bonus,
+    d20_mode,
     d20_notes,
     damage_dice_count,
     improved_cover,
@@ -577,6 +579,54 @@ def plan_attack(state: EncounterState, attacker_id: str, target_id: str, weapon:
     )
 
 
+def attack_hits(natural: int, total: int, defense: int) -> bool:
+    """Whether an attack roll hits: a natural 20 always does (a Critical Hit,
+    BB-CORE-12), a natural 1 never (BB-CORE-14), else the total must reach the
+    Defense (BB-CORE-07). `roll_attack` decides with it, and the exact chances
+    (`hit_probability`) count the faces it says hit."""
+    return natural == 20 or (natural != 1 and total >= defense)
+
+
+def kept_face_weights(mode: str) -> tuple[Fraction, ...]:
+    """The exact chance of each natural d20 face (index 0 is face 1) being the
+    one that counts (`rules.roll_d20`): 1/20 each for one die (no Advantage, or
+    both cancelled, BB-CORE-05); with Advantage the higher of two, face f kept
+    in 2f - 1 of the 400 pairs; with Disadvantage the lower, in 41 - 2f."""
+    return _FACE_WEIGHTS[mode]
+
+
+_FACE_WEIGHTS: dict[str, tuple[Fraction, ...]] = {
+    "normal": tuple(Fraction(1, 20) for _face in range(1, 21)),
+    "cancelled": tuple(Fraction(1, 20) for _face in range(1, 21)),
+    "advantage": tuple(Fraction(2 * face - 1, 400) for face in range(1, 21)),
+    "disadvantage": tuple(Fraction(41 - 2 * face, 400) for face in range(1, 21)),
+}
+
+
+@lru_cache(maxsize=4096)
+def hit_probability(bonus: int, defense: int, mode: str) -> float:
+    """The exact chance that d20 + ``bonus`` hits ``defense`` with the d20 rolled
+    in ``mode`` (`d20_mode`): the kept faces `attack_hits` says hit, each by
+    its weight (`kept_face_weights`). Computed from the dice, not sampled."""
+    weights = kept_face_weights(mode)
+    return float(sum(weights[face - 1] for face in range(1, 21) if attack_hits(face, face + bonus, defense)))
+
+
+@lru_cache(maxsize=4096)
+def check_probability(bonus: int, dc: int, mode: str = "normal") -> float:
+    """The exact chance that a check or save, d20 + ``bonus`` against ``dc``,
+    succeeds: natural 20s and 1s decide nothing (BB-CORE-13, -15)."""
+    weights = kept_face_weights(mode)
+    return float(sum(weights[face - 1] for face in range(1, 21) if face + bonus >= dc))
+
+
+
+def plan_hit_chance(plan: AttackPlan) -> float:
+    """The exact chance a planned attack hits: its modifiers against its Defense,
+    with its Advantage and Disadvantage (BB-CORE-05, -07, -12, -14)."""
+    return hit_probability(sum(m.value for m in plan.modifiers), plan.defense.total, d20_mode(plan.advantage, plan.disadvantage))
+
+
 def roll_attack(decision: Decision, plan: AttackPlan, dice: Dice, *, spend_ammo: bool = True, rule: str = "BB-CORE-07", purpose: str = "") -> AttackOutcome:
     """Roll the d20 for a planned attack: natural 20 is a Critical Hit
     (BB-CORE-12), natural 1 misses (BB-CORE-14). Consumes the effects the roll
@@ -593,7 +643,7 @@ def roll_attack(decision: Decision, plan: AttackPlan, dice: Dice, *, spend_ammo:
     natural = d20.natural
     total = natural + sum(m.value for m in plan.modifiers)
     critical = natural == 20
-    would_hit = critical or (natural != 1 and total >= plan.defense.total)
+    would_hit = attack_hits(natural, total, plan.defense.total)
     notes = d20_notes(d20)
     if critical:
         notes.append("natural 20: Critical Hit (BB-CORE-12)")
