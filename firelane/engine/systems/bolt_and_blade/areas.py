@@ -60,9 +60,10 @@ import msgspec
 
 from firelane.engine.core import Decision, Rejected, require
 from firelane.engine.dice import Dice
-from firelane.engine.grid import Grid, Square, distance
+from firelane.engine.grid import Square, distance
 from firelane.engine.state import Combatant, EncounterState
 from firelane.engine.systems.bolt_and_blade.rules import d20_notes, parse_dice, roll_d20
+from firelane.engine.systems.bolt_and_blade.sight import grid_of
 # The zone record and the sight it blocks live a floor below (`zones`); they
 # are named here too, where the area module's callers have always found them.
 from firelane.engine.systems.bolt_and_blade.zones import PersistentZone, line_touches, sight_blocked_by_zones, sight_blocking_squares
@@ -319,7 +320,7 @@ def relation(state: EncounterState, actor: str, other: str) -> str:
 
 def placement_visible(state: EncounterState, user: Square, point: Square) -> bool:
     """BB-CMB-27: whether the user sees the point a template is placed at."""
-    if not Grid(state.terrain).line_of_sight(user, point):
+    if not grid_of(state).line_of_sight(user, point):
         return False
     if state.settings.get("bb_placement_through_smoke", AREA_DEFAULT_SETTINGS["bb_placement_through_smoke"]):
         return True
@@ -362,7 +363,7 @@ def draw_for(state: EncounterState, profile: AreaProfile, user: Square, point: S
 
 def footprint(state: EncounterState, actor: str, template: Template) -> Footprint:
     """Who a template at its place catches (line of effect from its source) and who a wall shields."""
-    grid = Grid(state.terrain)
+    grid = grid_of(state)
     reached, shielded = split_by_line_of_effect(grid, template.source, template.squares)
     reached_set, shielded_set = set(reached), set(shielded)
     caught: list[CaughtCombatant] = []
@@ -518,7 +519,7 @@ def _require_acting(state: EncounterState, actor: str) -> Combatant:
 
 def _validate_point(state: EncounterState, profile: AreaProfile, user: Combatant, point: Square) -> None:
     """Range and placement sight for a template placed at ``point`` (BB-CMB-27, BB-CORE-11)."""
-    grid = Grid(state.terrain)
+    grid = grid_of(state)
     point = (int(point[0]), int(point[1]))
     require(grid.in_bounds(point), f"{point} is off the map")
     require(point not in grid.walls, f"{point} is a wall")
@@ -596,7 +597,7 @@ def _throw(system: AreaHost, decision: Decision, command: BBThrow, user: Combata
     advantage, disadvantage = system.attack_advantage(decision.state, user.id)
     disadvantage = list(disadvantage)
     if profile.range_normal_ft is not None:
-        feet = Grid(state.terrain).distance_units(tuple(user.position), point)  # type: ignore[arg-type]
+        feet = grid_of(state).distance_units(tuple(user.position), point)  # type: ignore[arg-type]
         if feet > profile.range_normal_ft:
             disadvantage.append(f"beyond normal range ({feet:g} ft > {profile.range_normal_ft:g} ft, BB-CORE-11)")
     throw = roll_throw(decision.state, user.id, profile, system.throw_modifiers(decision.state, user.id, profile.name), list(advantage), disadvantage, dice)
@@ -614,7 +615,7 @@ def _throw(system: AreaHost, decision: Decision, command: BBThrow, user: Combata
     landed = point
     if not throw.success:
         scatter, vector, squares, feet = roll_scatter(decision.state, dice)
-        landed = drift(Grid(decision.state.terrain), point, vector, squares)
+        landed = drift(grid_of(decision.state), point, vector, squares)
         decision.emit(
             BBScattered(
                 combatant=user.id,

@@ -35,6 +35,7 @@ from firelane.engine.systems.bolt_and_blade.rules import (
     range_band,
     roll_d20,
 )
+from firelane.engine.systems.bolt_and_blade.sight import grid_of
 from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, Weapon
 from firelane.engine.systems.bolt_and_blade.zones import line_touches, sight_blocking_squares
 from firelane.events.bolt_and_blade_schemas import BBOpposedCheck
@@ -50,25 +51,6 @@ from firelane.events.schemas import (
     StateAdjusted,
     TestRolled,
 )
-
-
-@lru_cache(maxsize=64)
-def _grid_for(terrain_json: bytes) -> Grid:
-    from firelane.events.schemas import Terrain
-
-    return Grid(msgspec.json.decode(terrain_json, type=Terrain))
-
-
-_last_grid: list[Any] = [None, None]
-
-
-def grid_of(state: EncounterState) -> Grid:
-    """A Grid for the state's terrain, cached: terrain never changes in an encounter."""
-    if _last_grid[0] is state.terrain:
-        return _last_grid[1]  # type: ignore[no-any-return]
-    grid = _grid_for(msgspec.json.encode(state.terrain))
-    _last_grid[0], _last_grid[1] = state.terrain, grid
-    return grid
 
 
 class AttackPlan(msgspec.Struct, frozen=True, kw_only=True):

@@ -15,11 +15,11 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from firelane.engine.core import BaseRuleSystem, Decision, Rejected
+from firelane.engine.core import BaseRuleSystem, Decision, Rejected, TurnOptions
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Square
 from firelane.engine.state import EncounterState, ReactionWindow
-from firelane.engine.systems.bolt_and_blade import actions, ai, areas, combat, movement, reactions
+from firelane.engine.systems.bolt_and_blade import actions, ai, areas, combat, movement, options, reactions
 from firelane.engine.systems.bolt_and_blade.combat import AttackPlan
 from firelane.engine.systems.bolt_and_blade.constants import BB_DEFAULT_SETTINGS, OVERWATCH, STUNNED
 from firelane.engine.systems.bolt_and_blade.data import load_data
@@ -33,6 +33,7 @@ from firelane.engine.systems.bolt_and_blade.state import (
     check_sheet,
     unknown_sheet_fields,
 )
+from firelane.events.options_schemas import ReactionOption
 from firelane.events.bolt_and_blade_schemas import BB_COMMANDS, BB_EVENTS, BBMarkMoved, BBMovementStopped, BBOpposedCheck, BBShotHeld
 from firelane.events.schemas import (
     ActionTaken,
@@ -255,6 +256,14 @@ class BoltAndBladeSystem(BaseRuleSystem):
 
     def choose_command(self, state: EncounterState, combatant: str) -> Command | None:
         return ai.choose_command(state, combatant)
+
+    # ------------------------------------------------------------ what a combatant may do now (`options`)
+
+    def turn_options(self, state: EncounterState, combatant: str) -> TurnOptions:
+        return options.turn_options(state, combatant)
+
+    def reaction_options(self, state: EncounterState, window: ReactionWindow, combatant: str) -> list[ReactionOption]:
+        return options.reaction_options(state, window, combatant)
 
     # ------------------------------------------------------------ evolve
 
