@@ -220,7 +220,8 @@ def unreachable_reason(state: EncounterState, mover: BoltAndBladeCombatant, squa
         why = f"the cheapest path costs {anywhere[0]:g} ft but {mover.id} has {left:g} ft of movement left ({mode})"
     near = move_destinations(state, mover, left, occupied=held) if final else cheapest_paths(state, mover, left, occupied=held)
     start = tuple(mover.position)  # type: ignore[arg-type]
-    nearest = sorted((s for s in near if s != start), key=lambda s: (distance(s, square), near[s][0], s[1], s[0]))[:3]
+    nearest = sorted((s for s in near if s != start),
+                     key=lambda s: (distance(s, square), (s[0] - square[0]) ** 2 + (s[1] - square[1]) ** 2, near[s][0], s[1], s[0]))[:3]
     offer = ", ".join(f"{s} ({near[s][0]:g} ft)" for s in nearest) if nearest else "none"
     return f"{what} {square} is not reachable: {why}; nearest reachable: {offer}"
 
