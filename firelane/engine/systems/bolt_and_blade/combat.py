@@ -124,7 +124,12 @@ def engaged(state: EncounterState, cid: str) -> bool:
     """An enemy stands within the combatant's melee reach (BB-CMB-16)."""
     me = combatant(state, cid)
     reach = melee_reach_squares(state, me)
-    return any(distance(me.position, e.position) <= reach for e in standing_enemies(state, cid))  # type: ignore[arg-type]
+    x, y = me.position  # type: ignore[misc]
+    for other in state.combatants.values():  # the standing enemies, in any order
+        there = other.position
+        if other.side != me.side and not other.out_of_fight and there is not None and max(abs(there[0] - x), abs(there[1] - y)) <= reach:
+            return True
+    return False
 
 
 def average_damage(weapon: Weapon) -> float:

@@ -274,9 +274,10 @@ def overwatch_choices(state: EncounterState, me: BoltAndBladeCombatant) -> list[
 
 
 def suppress_choices(state: EncounterState, me: BoltAndBladeCombatant) -> list[Choice]:
-    """Each area ``me`` may Suppress (BB-CMB-18): the legal squares of each
-    box the area must fit in (one per box position, every square seen and
-    within normal range), with who would make the save, allies flagged."""
+    """Areas ``me`` may Suppress (BB-CMB-18): the square of each creature it may
+    suppress alone, and the legal squares of each box the area must fit in (one
+    per box position, every square seen and within normal range), with who would
+    make the save, allies flagged. (Any part of a box is legal too.)"""
     if suppress_problem(state, me) is not None:
         return []
     weapon = me.ready
@@ -287,8 +288,13 @@ def suppress_choices(state: EncounterState, me: BoltAndBladeCombatant) -> list[C
     standing = {tuple(c.position): c for c in state.combatants.values() if not c.out_of_fight and c.position is not None and c.id != me.id}
     seen: set[tuple[Square, ...]] = set()
     choices = []
-    for corner in sorted(legal, key=lambda s: (s[1], s[0])):
-        area = tuple(sorted(((corner[0] + dx, corner[1] + dy) for dx in range(box) for dy in range(box) if (corner[0] + dx, corner[1] + dy) in legal), key=lambda s: (s[1], s[0])))
+    alone = [(square,) for square in sorted(legal, key=lambda s: (s[1], s[0])) if square in standing]
+    boxes = [
+        tuple(sorted(((corner[0] + dx, corner[1] + dy) for dx in range(box) for dy in range(box) if (corner[0] + dx, corner[1] + dy) in legal), key=lambda s: (s[1], s[0])))
+        for corner in sorted(legal, key=lambda s: (s[1], s[0]))
+    ]
+    for area in [*alone, *boxes]:
+        corner = area[0]
         if area in seen:
             continue
         seen.add(area)

@@ -26,6 +26,7 @@ from firelane.engine.grid import Square, cover_level_against, distance, has_cove
 from firelane.engine.state import EncounterState
 from firelane.engine.systems.bolt_and_blade import combat
 from firelane.engine.systems.bolt_and_blade.combat import grid_of
+from firelane.engine.systems.bolt_and_blade.sight import steps
 from firelane.engine.systems.bolt_and_blade.constants import DISENGAGED, OVERWATCH, PINNED, STUNNED
 from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, HeldShot
 from firelane.events.bolt_and_blade_schemas import BBMovementStopped
@@ -121,7 +122,7 @@ def cheapest_paths(
     square it can reach within ``budget`` ft: the path a move by destination
     takes, the one its option shows (`move_destinations`, `route`).
 
-    Dijkstra over legal steps (`Grid.steps_from`: adjacent, on the map, no wall,
+    Dijkstra over legal steps (`Grid.steps_from`, as `sight.Steps`: adjacent, on the map, no wall,
     no squeezing between two walls), never through an enemy's square (allies
     may be passed, `path_problem`), each step costing `entry_cost`. It is
     deterministic: squares are settled cheapest first, then by (x, y), and of
@@ -137,7 +138,7 @@ def cheapest_paths(
     enemy_held = {square for square, cid in held.items() if combatants[cid].side != mover.side}
     kinds: dict[tuple[bool, bool], float] = {}
     costs: dict[Square, float] = {}
-    cover_at, difficult, steps_from = grid.cover_at, grid.difficult, grid.steps_from
+    cover_at, difficult, steps_from = grid.cover_at, grid.difficult, steps(state, grid).steps_from  # `Grid.steps_from`, faster
     cheapest: dict[Square, float] = {start: 0.0}
     paths: dict[Square, list[Square]] = {start: []}
     queue: list[tuple[float, Square]] = [(0.0, start)]
