@@ -63,7 +63,7 @@ from firelane.engine.dice import Dice
 from firelane.engine.grid import Square, distance
 from firelane.engine.state import Combatant, EncounterState
 from firelane.engine.systems.bolt_and_blade.rules import d20_notes, parse_dice, roll_d20
-from firelane.engine.systems.bolt_and_blade.sight import grid_of
+from firelane.engine.systems.bolt_and_blade.sight import grid_of, wall_sight
 # The zone record and the sight it blocks live a floor below (`zones`); they
 # are named here too, where the area module's callers have always found them.
 from firelane.engine.systems.bolt_and_blade.zones import PersistentZone, line_touches, sight_blocked_by_zones, sight_blocking_squares
@@ -320,7 +320,7 @@ def relation(state: EncounterState, actor: str, other: str) -> str:
 
 def placement_visible(state: EncounterState, user: Square, point: Square) -> bool:
     """BB-CMB-27: whether the user sees the point a template is placed at."""
-    if not grid_of(state).line_of_sight(user, point):
+    if not wall_sight(state).clear(user, point):  # `Grid.line_of_sight`
         return False
     if state.settings.get("bb_placement_through_smoke", AREA_DEFAULT_SETTINGS["bb_placement_through_smoke"]):
         return True
@@ -517,7 +517,7 @@ def _require_acting(state: EncounterState, actor: str) -> Combatant:
     return user
 
 
-def _validate_point(state: EncounterState, profile: AreaProfile, user: Combatant, point: Square) -> None:
+def validate_point(state: EncounterState, profile: AreaProfile, user: Combatant, point: Square) -> None:
     """Range and placement sight for a template placed at ``point`` (BB-CMB-27, BB-CORE-11)."""
     grid = grid_of(state)
     point = (int(point[0]), int(point[1]))
@@ -533,11 +533,11 @@ def _validate_point(state: EncounterState, profile: AreaProfile, user: Combatant
     require(placement_visible(state, origin, point), f"{user.id} cannot see {point} to place {profile.name} (BB-CMB-27)")
 
 
-def _aimed_footprint(state: EncounterState, profile: AreaProfile, user: Combatant, point: Square | None, direction: tuple[int, int] | None) -> Footprint:
+def aimed_footprint(state: EncounterState, profile: AreaProfile, user: Combatant, point: Square | None, direction: tuple[int, int] | None) -> Footprint:
     if point is not None:
         point = (int(point[0]), int(point[1]))
         if profile.point_targeted:
-            _validate_point(state, profile, user, point)
+            validate_point(state, profile, user, point)
         else:
             require(point != tuple(user.position), f"{profile.name} needs a point other than {user.id}'s own square")  # type: ignore[arg-type]
     template = draw_for(state, profile, tuple(user.position), point, direction)  # type: ignore[arg-type]
@@ -565,7 +565,7 @@ def _spend_action(system: AreaHost, decision: Decision, actor: str, profile: Are
 def _preview(system: AreaHost, decision: Decision, command: BBPreviewArea, user: Combatant) -> None:
     state = decision.state
     profile = require_profile(system, state, user.id, command.weapon)
-    aimed = _aimed_footprint(state, profile, user, command.target, command.direction)
+    aimed = aimed_footprint(state, profile, user, command.target, command.direction)
     decision.emit(
         BBAreaPreviewed(
             combatant=user.id,
@@ -592,7 +592,7 @@ def _throw(system: AreaHost, decision: Decision, command: BBThrow, user: Combata
         return
     _spend_action(system, decision, user.id, profile)
     system.consume_item(decision, user.id, profile.name)
-    aimed = _aimed_footprint(state, profile, user, point, None)
+    aimed = aimed_footprint(state, profile, user, point, None)
     _check_friendly_fire(state, profile, aimed, command.confirm_friendly_fire)
     advantage, disadvantage = system.attack_advantage(decision.state, user.id)
     disadvantage = list(disadvantage)
@@ -637,7 +637,7 @@ def _throw_single_target(system: AreaHost, decision: Decision, profile: AreaProf
     state = decision.state
     _spend_action(system, decision, user.id, profile)
     system.consume_item(decision, user.id, profile.name)
-    _validate_point(state, profile, user, point)
+    validate_point(state, profile, user, point)
     targets = [c.id for c in state.combatants.values() if not c.out_of_fight and c.position is not None and tuple(c.position) == point]
     require(bool(targets), f"no creature at {point} for {profile.name}: it is a single-target charge (BB-CMB-28)")
     require(targets[0] != user.id, f"{user.id} cannot target itself with {profile.name}")
@@ -651,7 +651,7 @@ def _area_attack(system: AreaHost, decision: Decision, command: BBAreaAttack, us
     require(profile.shape != "single", f"{profile.name} has no area; attack with it normally")
     _spend_action(system, decision, user.id, profile)
     system.consume_item(decision, user.id, profile.name)
-    aimed = _aimed_footprint(state, profile, user, command.target, command.direction)
+    aimed = aimed_footprint(state, profile, user, command.target, command.direction)
     _check_friendly_fire(state, profile, aimed, command.confirm_friendly_fire)
     # Placed and point-targeted effects never scatter (BB-CMB-25): they go off where aimed.
     final = footprint(decision.state, user.id, aimed.template)
@@ -865,7 +865,7 @@ def choose_area_command(system: AreaHost, state: EncounterState, combatant_id: s
         for enemy in enemies:
             point: Square = tuple(enemy.position)  # type: ignore[assignment]
             try:
-                aimed = _aimed_footprint(state, profile, me, point, None)
+                aimed = aimed_footprint(state, profile, me, point, None)
             except Rejected:
                 continue
             if aimed.flagged("ally", "self", "neutral"):

@@ -35,7 +35,7 @@ from firelane.engine.systems.bolt_and_blade.rules import (
     range_band,
     roll_d20,
 )
-from firelane.engine.systems.bolt_and_blade.sight import grid_of
+from firelane.engine.systems.bolt_and_blade.sight import grid_of, wall_sight
 from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, Weapon
 from firelane.engine.systems.bolt_and_blade.zones import line_touches, sight_blocking_squares
 from firelane.events.bolt_and_blade_schemas import BBOpposedCheck
@@ -173,8 +173,8 @@ def sight_test(state: EncounterState) -> Callable[[Square, Square], bool]:
     """`sees` for one state, with its smoke gathered once: for callers (the
     AI) asking about many lines in a state that does not change meanwhile.
     Sight is never clearer than the walls allow; with no `sight_blockers`
-    it is exactly the grid's line of sight."""
-    line_of_sight = grid_of(state).line_of_sight
+    it is exactly the grid's line of sight (asked of `sight.WallSight`)."""
+    line_of_sight = wall_sight(state).clear  # `Grid.line_of_sight`, the same answers, faster
     smoke = sight_blockers(state)
     if not smoke:
         return line_of_sight
@@ -523,7 +523,7 @@ def plan_attack(state: EncounterState, attacker_id: str, target_id: str, weapon:
         # Walls stop a shot; smoke only hides the target: shooting through it
         # has Disadvantage (BB-CORE-05). Reactions that need sight of the
         # target (Reactive Fire, Return Fire) check `sees` themselves.
-        require(grid_of(state).line_of_sight(here, there), f"{attacker_id} cannot see {target_id}")
+        require(wall_sight(state).clear(here, there), f"{attacker_id} cannot see {target_id}")
         if through_smoke(state, here, there):
             disadvantage.append("shooting through smoke (BB-CORE-05)")
         band = range_band(distance_ft, weapon.range[0], weapon.range[1])

@@ -242,7 +242,9 @@ class _WalkSoFar(msgspec.Struct, frozen=True):
     threats: tuple[Threat, ...]
 
 
-def move_threats(state: EncounterState, mover_id: str, mode: str, paths: dict[Square, list[Square]]) -> dict[Square, list[Threat]]:
+def move_threats(
+    state: EncounterState, mover_id: str, mode: str, paths: dict[Square, list[Square]], *, lanes: dict[Any, bool] | None = None,
+) -> dict[Square, list[Threat]]:
     """Who could react to the mover walking each of ``paths`` (destination ->
     path from the mover's square, a tree as `paths.cheapest_paths` gives it), in
     the order the walk (`walk`) would offer it, had everyone passed before:
@@ -260,10 +262,13 @@ def move_threats(state: EncounterState, mover_id: str, mode: str, paths: dict[Sq
     The same predicates as the walk decide (`opportunity_problem`,
     `fire_lane_problem`), on the same state: a fire lane is asked with the
     mover where the walk last stopped (its state is updated at windows, not
-    every step)."""
+    every step). ``lanes``: the fire-lane answers of another mode's scan of the
+    same state (the mode does not change them), to share."""
     mover = combat.combatant(state, mover_id)
     start: Square = tuple(mover.position)  # type: ignore[assignment]
-    enemies = combat.standing_enemies(state, mover_id)
+    # Only an enemy that some square of the paths can be within reach or range of matters.
+    radius = max((distance(start, square) for square in paths), default=0)
+    enemies = [e for e in combat.standing_enemies(state, mover_id) if distance(start, e.position) <= radius + enemy_reach(state, e)]  # type: ignore[arg-type]
     # The mover as the walk finds it: Evading if it Evades (applied before the
     # first step), and once a stretch of the move is recorded, no longer
     # taking cover (`Moved`).
@@ -281,7 +286,7 @@ def move_threats(state: EncounterState, mover_id: str, mode: str, paths: dict[Sq
     damaging = [(zone.id, {tuple(s) for s in zone.squares}) for zone in getattr(state, "zones", []) if zone.damage and zone.affected.get(mover_id) != areas.current_turn(state)]
     zone_squares = {tuple(s) for zone in getattr(state, "zones", []) for s in zone.squares}
     states: dict[tuple[Square, bool], EncounterState] = {}
-    lane_memo: dict[tuple[str, Square, Square | None], bool] = {}
+    lane_memo: dict[Any, bool] = lanes if lanes is not None else {}
     chance_memo: dict[tuple[str, Square, str, bool], float | None] = {}
     heavy = {e.id for e in enemies if e.ready is not None and e.ready.has("heavy")}
 
@@ -364,3 +369,13 @@ def move_threats(state: EncounterState, mover_id: str, mode: str, paths: dict[Sq
                 before, here = step(before, here, previous), previous
         walked[square] = step(before, parent, square)
     return {square: list(walked[square].threats) for square in paths if square in walked and paths[square]}
+
+
+def enemy_reach(state: EncounterState, enemy: BoltAndBladeCombatant) -> int:
+    """The farthest, in squares, an enemy can react to a mover: its melee reach
+    (Opportunity Strike) or its ready ranged weapon's maximum range (Reactive Fire)."""
+    reach = combat.melee_reach_squares(state, enemy)
+    weapon = enemy.ready
+    if weapon is not None and weapon.is_ranged:
+        reach = max(reach, int(weapon.range[1] // state.terrain.square_size))
+    return reach

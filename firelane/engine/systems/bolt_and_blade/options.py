@@ -122,9 +122,10 @@ def move_options(state: EncounterState, me: BoltAndBladeCombatant) -> list[MoveO
     (`move_threats`). The command names the destination only."""
     options: list[MoveOption] = []
     occupied = occupied_squares(state, besides=me.id)
+    lanes: dict = {}  # who has a fire lane where: the same for every mode
     for mode in move_modes(me):
         tree = {square: found for square, found in cheapest_paths(state, me, move_allowance(me, mode), occupied=occupied).items() if found[1]}
-        threats = move_threats(state, me.id, mode, {square: path for square, (_cost, path) in tree.items()})
+        threats = move_threats(state, me.id, mode, {square: path for square, (_cost, path) in tree.items()}, lanes=lanes)
         for square, (cost, path) in sorted(tree.items(), key=lambda item: (item[1][0], item[0][1], item[0][0])):
             if square in occupied:
                 continue  # an ally's square: passed, never ended on
@@ -362,7 +363,7 @@ def throw_choices(state: EncounterState, me: BoltAndBladeCombatant, profile: are
     choices = []
     for square in squares_within(state, here, profile.range_max_ft or 0.0):
         try:
-            aimed = areas._aimed_footprint(state, profile, me, square, None)
+            aimed = areas.aimed_footprint(state, profile, me, square, None)
         except Rejected:
             continue
         allowed, confirm = friendly_fire(state, profile, aimed)
@@ -387,7 +388,7 @@ def krak_choices(state: EncounterState, me: BoltAndBladeCombatant, profile: area
     for enemy in combat.standing_enemies(state, me.id):
         square: Square = tuple(enemy.position)  # type: ignore[assignment]
         try:
-            areas._validate_point(state, profile, me, square)
+            areas.validate_point(state, profile, me, square)
             plan = combat.plan_attack(state, me.id, enemy.id, weapon)  # type: ignore[arg-type]
         except Rejected:
             continue
@@ -411,7 +412,7 @@ def area_attack_choices(state: EncounterState, me: BoltAndBladeCombatant, profil
     choices = []
     for point, direction in aims:
         try:
-            aimed = areas._aimed_footprint(state, profile, me, point, direction)
+            aimed = areas.aimed_footprint(state, profile, me, point, direction)
         except Rejected:
             continue
         allowed, confirm = friendly_fire(state, profile, aimed)
