@@ -117,6 +117,7 @@ def path_problem(state: EncounterState, mover: BoltAndBladeCombatant, path: list
 
 def cheapest_paths(
     state: EncounterState, mover: BoltAndBladeCombatant, budget: float, *, occupied: dict[Square, str] | None = None,
+    goal: Square | None = None,
 ) -> dict[Square, tuple[float, list[Square]]]:
     """The cheapest path (and its cost in feet) from the mover's square to every
     square it can reach within ``budget`` ft: the path a move by destination
@@ -130,7 +131,9 @@ def cheapest_paths(
     is kept; so the path to a square does not depend on the budget, as long as
     it reaches it. Every square reached is listed, the start (with an empty
     path) and those where an ally stands (passed, not ended on) included.
-    ``occupied``: `occupied_squares` besides the mover, when the caller has it."""
+    ``occupied``: `occupied_squares` besides the mover, when the caller has it.
+    ``goal``: stop once the path to that square is settled (it is final then;
+    the squares not yet settled may be missing or not yet cheapest)."""
     grid = grid_of(state)
     start: Square = (int(mover.position[0]), int(mover.position[1]))  # type: ignore[index]
     held = occupied if occupied is not None else occupied_squares(state, besides=mover.id)
@@ -146,6 +149,8 @@ def cheapest_paths(
         cost, square = heapq.heappop(queue)
         if cost > cheapest[square]:
             continue  # a stale queue entry: the square was reached more cheaply since
+        if square == goal:
+            break
         path = paths[square]
         for nxt in steps_from(square):
             if nxt in enemy_held:
@@ -201,7 +206,7 @@ def route(state: EncounterState, mover: BoltAndBladeCombatant, to: Square, waypo
     walker = mover
     for index, square in enumerate(stops):
         left = budget - spent
-        found = cheapest_paths(state, walker, left, occupied=held).get(square)
+        found = cheapest_paths(state, walker, left, occupied=held, goal=square).get(square)
         if found is None:
             raise Rejected(unreachable_reason(state, walker, square, left, mode, final=index == len(waypoints), held=held))
         cost, leg = found
