@@ -13,6 +13,7 @@ FLOORS = {
     "reactions": 1,
     "ai": 1,
     "system": 2,
+    "campaign": 2,  # between fights (issue 11)
 }
 
 

@@ -25,6 +25,7 @@ FLOORS = {
     "aux": 1,
     "ai": 1,
     "system": 2,
+    "campaign": 2,  # between fights (issue 11): healing outside combat
 }
 
 
