@@ -193,9 +193,9 @@ async def record_aftermath(event_log: EventLog, encounter: str, final: Encounter
 # ------------------------------------------------------------------ downtime
 
 
-async def _seed_for(stream: CampaignStream, downtime: int) -> bytes:
+async def _seed_for(stream: CampaignStream, downtime: int, seed: bytes | None) -> bytes:
     key = downtime_seed_key(stream.log, downtime)
-    await stream.log.client.execute("SET", key, new_seed().hex(), "NX")
+    await stream.log.client.execute("SET", key, (seed or new_seed()).hex(), "NX")
     return bytes.fromhex((await stream.log.client.execute("GET", key)).decode())
 
 
@@ -219,10 +219,12 @@ async def _finish(stream: CampaignStream) -> list[Event]:
     return await stream.decide_and_append(f"campaign/downtime:{n}:end", decide)
 
 
-async def rest(event_log: EventLog, request: DowntimeRequest | Callable[[CampaignState], DowntimeRequest]) -> list[Event]:
+async def rest(event_log: EventLog, request: DowntimeRequest | Callable[[CampaignState], DowntimeRequest],
+               *, seed: bytes | None = None) -> list[Event]:
     """Rest (see the module doc); ``request`` may be a function of the state
-    (``--party``: whoever can rest). Returns the events of the rest: its start,
-    each character's outcome and the reveal."""
+    (``--party``: whoever can rest). ``seed``: the rest's secret seed (random
+    when not given; a seed already stored for this rest number wins). Returns
+    the events of the rest: its start, each character's outcome and the reveal."""
     stream = CampaignStream(event_log)
     await stream.refresh()
     if stream.state.open_downtime is not None:
@@ -234,8 +236,8 @@ async def rest(event_log: EventLog, request: DowntimeRequest | Callable[[Campaig
         state = stream.state
         asked = request(state) if callable(request) else request
         downtime = state.downtimes + 1
-        seed = await _seed_for(stream, downtime)
-        started = start_downtime(state, asked, commit_seed(seed))
+        rest_seed = await _seed_for(stream, downtime, seed)
+        started = start_downtime(state, asked, commit_seed(rest_seed))
         try:
             if not await stream.append(f"campaign/downtime:{downtime}:start", [started], digest=_digest(asked)):
                 continue  # someone else started this one: take the next number

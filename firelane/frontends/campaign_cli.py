@@ -28,6 +28,12 @@ from firelane.projections.audit import explain_roll
 from firelane.projections.characters import campaign_characters, character_history, downtime_audit
 
 
+def seed_from(text: str) -> bytes:
+    from firelane.frontends.cli import seed_from as cli_seed
+
+    return cli_seed(text)
+
+
 def _store(args: argparse.Namespace, *, announce: bool = True):
     return open_store(redis_url=args.redis, data_dir=args.data_dir,
                       announce=(lambda m: print(m, file=sys.stderr, flush=True)) if announce else None)
@@ -161,7 +167,7 @@ async def cmd_rest(args: argparse.Namespace) -> int:
             return DowntimeRequest(characters=names, days=args.days, healer=args.healer or "",
                                    strenuous=args.strenuous, resupply=args.resupply)
 
-        events = await rest(event_log, request)
+        events = await rest(event_log, request, seed=seed_from(args.seed) if args.seed is not None else None)
     if args.json:
         sys.stdout.buffer.write(msgspec.json.encode(events) + b"\n")
         return 0
@@ -190,11 +196,19 @@ async def cmd_audit_downtime(args: argparse.Namespace) -> int:
     return 1
 
 
+def _warn_unbalanced(verified: Any) -> None:
+    if verified.unbalanced:
+        print(f"warning: {verified.unbalanced} roll(s) whose listed parts do not add up to their total (a rule "
+              f"system's bookkeeping, shown by firelane audit --verify too); every die matches its seed",
+              file=sys.stderr)
+
+
 async def cmd_campaign(args: argparse.Namespace) -> int:
     from firelane.frontends.campaign_io import export_campaign, import_campaign, verify_export
 
     if args.action == "verify":
         verified = await verify_export(args.file)
+        _warn_unbalanced(verified)
         print(f"{args.file}: campaign {verified.campaign!r}, {verified.encounters} encounters, {verified.characters} "
               f"characters, {verified.rests} rests, {verified.entries} entries; hash chain intact (ends {verified.chain}); "
               f"{verified.dice} dice in {verified.rolls} rolls recomputed from the revealed seeds, all match")
@@ -207,6 +221,7 @@ async def cmd_campaign(args: argparse.Namespace) -> int:
         return 0
     async with _store(args, announce=False) as store:
         name, verified = await import_campaign(store, args.file, args.as_name)
+    _warn_unbalanced(verified)
     print(f"imported {args.file} as campaign {name!r}: {verified.encounters} encounters, {verified.characters} characters, "
           f"{verified.rests} rests, {verified.entries} entries; chain {verified.chain} and {verified.dice} dice verified; "
           f"new seat tokens: firelane seats ENCOUNTER --campaign {name}")
@@ -231,6 +246,7 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     resting.add_argument("--strenuous", action="store_true", help="travel or hard work instead of rest")
     resting.add_argument("--resupply", action="store_true", help="refill magazines, grenades and reloads")
     resting.add_argument("--finish", action="store_true", help="only finish a rest that was interrupted")
+    resting.add_argument("--seed", help="any text; the rest's secret seed (default: random)")
     resting.add_argument("--json", action="store_true", help="the rest's events as JSON")
     resting.set_defaults(handler=cmd_rest)
 
