@@ -74,6 +74,7 @@ _GENESIS = hashlib.blake2b(b"firelane-campaign-export", digest_size=32).digest()
 _BATCH = 500  # commands per pipeline on import
 _LOCK_MS = 30_000
 _MAX_LINE = 4 * 1024 * 1024
+_CHAIN = re.compile(rb"[0-9a-f]{64}")
 
 
 class Header(msgspec.Struct, tag_field="x", tag="header", kw_only=True):
@@ -258,8 +259,10 @@ async def _lines(path: Path, bar: Any) -> Any:
             if len(raw) > _MAX_LINE:
                 raise CliError(f"{path} line {number}: longer than {_MAX_LINE:,} bytes")
             given, sep, payload = raw.rstrip(b"\n").partition(b" ")
-            if not sep:
-                raise CliError(f"{path} line {number}: not '<chain> <json>' (is this a firelane campaign export?)")
+            if not sep or not _CHAIN.fullmatch(given):
+                if number == 1:
+                    raise CliError(f"{path} is not a firelane campaign export (its lines are '<chain> <json>')")
+                raise CliError(f"{path} line {number}: not '<chain> <json>'")
             chain = chain_next(chain, payload)
             if given != chain.hex().encode():
                 raise CliError(f"{path} line {number}: the hash chain breaks here (the file was changed, cut or reordered)")
@@ -408,8 +411,8 @@ async def verify_export(path: str | os.PathLike[str], *, progress: bool = True) 
                     event = _check_entry(current, item)
                     totals["entries"] += 1
                     if current.head.kind == "campaign":
-                        totals["characters"] += type(event).__name__ == "CharacterCreated"
-                        totals["rests"] += isinstance(event, DowntimeEnded)
+                        totals["characters"] += item.t == "CharacterCreated"
+                        totals["rests"] += item.t == "DowntimeEnded"
                 elif isinstance(item, Trailer):
                     _close_stream(current, totals)
                     current = None
