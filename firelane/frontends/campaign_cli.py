@@ -164,6 +164,9 @@ async def cmd_rest(args: argparse.Namespace) -> int:
 
         def request(state: CampaignState) -> DowntimeRequest:
             names = party(state) if args.party else list(args.characters)
+            if args.party and not names:
+                raise CliError(f"nobody in campaign {args.campaign!r} can rest: every character is dead or in a fight"
+                               if state.characters else f"campaign {args.campaign!r} has no characters")
             return DowntimeRequest(characters=names, days=args.days, healer=args.healer or "",
                                    strenuous=args.strenuous, resupply=args.resupply)
 
