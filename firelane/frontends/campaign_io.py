@@ -53,7 +53,6 @@ import trio
 
 from firelane.actors.seating import acl_rules, acl_user
 from firelane.actors.sequencer import seats_key, seed_key
-from firelane.engine.dice import commit_seed
 from firelane.engine.registry import UnknownSystem, get_system
 from firelane.engine.seats import default_seats
 from firelane.events import codec
@@ -258,7 +257,7 @@ async def _lines(path: Path, bar: Any) -> Any:
                 bar.update(len(raw))
             if len(raw) > _MAX_LINE:
                 raise CliError(f"{path} line {number}: longer than {_MAX_LINE:,} bytes")
-            given, sep, payload = raw.rstrip(b"\n").partition(b" ")
+            given, sep, payload = raw.rstrip(b"\r\n").partition(b" ")  # a copy with CRLF line ends reads the same
             if not sep or not _CHAIN.fullmatch(given):
                 if number == 1:
                     raise CliError(f"{path} is not a firelane campaign export (its lines are '<chain> <json>')")
@@ -408,7 +407,7 @@ async def verify_export(path: str | os.PathLike[str], *, progress: bool = True) 
                 elif isinstance(item, Entry):
                     if current is None:
                         raise _Problem("an entry before any stream")
-                    event = _check_entry(current, item)
+                    _check_entry(current, item)
                     totals["entries"] += 1
                     if current.head.kind == "campaign":
                         totals["characters"] += item.t == "CharacterCreated"
@@ -592,7 +591,6 @@ async def import_campaign(store: Store, path: str | os.PathLike[str], as_name: s
         current: _StreamState | None = None
         entries: list[Entry] = []
         seen: set[str] = set()
-        totals = {"encounters": 0, "rolls": 0, "dice": 0, "unbalanced": 0}
         chain = _GENESIS
         with _progress(verified.entries, "entry", "import", progress) as bar:
             async for number, item, chain in _lines(Path(path), None):

@@ -58,7 +58,7 @@ class CampaignFold:
                         event = codec.decode_body(fields[3].decode(), int(fields[5]), fields[7])
                         self.state.version = version - 1
                         evolve(self.state, event)
-                    except (ValueError, KeyError, msgspec.ValidationError) as exc:
+                    except Exception as exc:  # noqa: BLE001 - one bad entry never breaks the listing
                         # Counted, so appends stay in step with the stream, and named.
                         self.state.version = version
                         self.problems.append(f"campaign entry v{version} ({fields[3].decode(errors='replace')}) "
