@@ -149,6 +149,13 @@ def _print_rest(events: list[Any]) -> None:
 
 
 async def cmd_rest(args: argparse.Namespace) -> int:
+    if not args.finish:
+        if args.party and args.characters:
+            raise CliError("name the characters who rest, or --party for everyone who can; not both")
+        if not args.party and not args.characters:
+            raise CliError("name the characters who rest, or --party for everyone who can")
+        if args.days is None:
+            raise CliError("--days N: how many days the rest lasts")
     async with _store(args) as store:
         event_log = store.event_log(args.campaign)
         if args.finish:
@@ -157,10 +164,6 @@ async def cmd_rest(args: argparse.Namespace) -> int:
                 print("no downtime was left unfinished")
             _print_rest(events)
             return 0
-        if args.party and args.characters:
-            raise CliError("name the characters who rest, or --party for everyone who can; not both")
-        if args.days is None:
-            raise CliError("--days N: how many days the rest lasts")
 
         def request(state: CampaignState) -> DowntimeRequest:
             names = party(state) if args.party else list(args.characters)

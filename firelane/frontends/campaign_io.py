@@ -199,7 +199,11 @@ async def export_campaign(store: Store, campaign: str, path: str | os.PathLike[s
     target = Path(path)
     partial = target.with_name(target.name + ".partial")
     try:
-        with open(partial, "wb") as handle:
+        handle = open(partial, "wb")
+    except OSError as exc:
+        raise CliError(f"cannot write {target}: {exc.strerror}") from None
+    try:
+        with handle:
             writer = _Writer(handle)
             writer.write(Header(format=FORMAT, version=FORMAT_VERSION, campaign=campaign))
             writer.write(StreamHead(kind="campaign"))
