@@ -62,57 +62,69 @@ async def _ended(event_log: EventLog, encounter: str) -> bool:
     return any(dict(zip(fields[::2], fields[1::2])).get(b"t") == b"SeedRevealed" for _id, fields in page or [])
 
 
-WORKERS_KEY = "firelane:workers"  # hash worker id -> {"running": n, "at": unix time}
+# The engine hosts of a store (one hash tag, so the claim script also runs on a cluster):
+WORKERS_BEAT_KEY = "firelane:{workers}:beat"  # host id -> the server time of its last heartbeat
+WORKERS_LOAD_KEY = "firelane:{workers}:load"  # host id -> encounters it runs or is claiming
 _HEARTBEAT_S = 1.0
-_WORKER_STALE_S = 5.0
+_WORKER_STALE_S = 5
+
+# Reserve one more encounter for host ARGV[1] if no live host (heartbeat within
+# ARGV[2] s of the server's clock) runs fewer; atomic, so two hosts never both
+# decide on counts that are already out of date.
+_RESERVE = """
+local now = tonumber(redis.call('TIME')[1])
+local mine = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+local beats = redis.call('HGETALL', KEYS[1])
+for i = 1, #beats, 2 do
+  if beats[i] ~= ARGV[1] and now - tonumber(beats[i + 1]) < tonumber(ARGV[2]) then
+    if tonumber(redis.call('HGET', KEYS[2], beats[i]) or '0') < mine then
+      return 0
+    end
+  end
+end
+redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+return 1
+"""
+
+_BEAT = """
+redis.call('HSET', KEYS[1], ARGV[1], redis.call('TIME')[1])
+return 1
+"""
 
 
 @dataclass
 class EngineHost:
     """Runs the engine of every live encounter of the store, with any other
     hosts (`firelane serve --workers N`): each encounter's lease says who runs
-    it, and a host claims a free encounter only while it runs no more than the
-    least busy live host, so encounters spread over the workers. When a
-    worker dies its leases expire and the others take its encounters over."""
+    it, and a host reserves a free encounter (atomically, in Redis) only while
+    no live host runs fewer, so encounters spread evenly over the workers. When
+    a worker dies its leases expire and the others take its encounters over."""
 
     store: Store
     running: dict[tuple[str, str], str] = field(default_factory=dict)  # (campaign, encounter) -> status
     finished: int = 0
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
 
-    @property
-    def busy(self) -> int:
-        """Encounters this host runs or is claiming."""
-        return sum(1 for status in self.running.values() if status in ("running", "claiming"))
-
-    async def _report(self) -> None:
-        await self.store.client.execute("HSET", WORKERS_KEY, self.worker_id,
-                                        msgspec.json.encode({"running": self.busy, "at": time.time()}))
-
     async def _heartbeat(self) -> None:
+        client = self.store.client
         try:
+            await client.execute("HSET", WORKERS_LOAD_KEY, self.worker_id, 0)
             while True:
-                await self._report()
+                await client.evalsha_or_load(_BEAT, (WORKERS_BEAT_KEY,), (self.worker_id,))
                 await trio.sleep(_HEARTBEAT_S)
         finally:
             with trio.CancelScope(shield=True):
-                await self.store.client.execute("HDEL", WORKERS_KEY, self.worker_id)
+                await client.execute("HDEL", WORKERS_BEAT_KEY, self.worker_id)
+                await client.execute("HDEL", WORKERS_LOAD_KEY, self.worker_id)
 
-    async def _may_claim(self) -> bool:
-        """Whether this host takes on another encounter now: it runs no more than any live host."""
-        raw = await self.store.client.execute("HGETALL", WORKERS_KEY) or []
-        now = time.time()
-        loads = []
-        for worker, value in zip(raw[::2], raw[1::2]):
-            if worker.decode() == self.worker_id:
-                continue
-            try:
-                info = msgspec.json.decode(value)
-            except msgspec.DecodeError:
-                continue
-            if isinstance(info, dict) and now - float(info.get("at", 0)) < _WORKER_STALE_S:
-                loads.append(int(info.get("running", 0)))
-        return not loads or self.busy <= min(loads)
+    async def _reserve(self) -> bool:
+        """Take on one more encounter if no live host runs fewer (see _RESERVE)."""
+        return bool(await self.store.client.evalsha_or_load(
+            _RESERVE, (WORKERS_BEAT_KEY, WORKERS_LOAD_KEY), (self.worker_id, _WORKER_STALE_S)))
+
+    async def _release(self) -> None:
+        with trio.CancelScope(shield=True):
+            await self.store.client.execute("HINCRBY", WORKERS_LOAD_KEY, self.worker_id, -1)
 
     async def run(self, nursery: trio.Nursery) -> None:
         nursery.start_soon(self._heartbeat)
@@ -151,43 +163,40 @@ class EngineHost:
             while True:
                 if await _ended(event_log, encounter):
                     return
-                if not await self._may_claim():
+                if not await self._reserve():
                     self.running[key] = "waiting"
                     await trio.sleep(0.2)
                     continue
-                self.running[key] = "claiming"  # counted at once, so the other hosts see it
-                await self._report()
+                self.running[key] = "running"
                 try:
                     setup = await encounter_setup(event_log, encounter)
                     system = get_system(setup.system)
                     await provision_seat_users(event_log, encounter, default_seats(setup), await seat_tokens(event_log, encounter))
-                    self.running[key] = "running"
                     policies = default_policies(system, {c.id: c.policy for c in setup.combatants})
                     await run_encounter(event_log, encounter, system, policies, lease_wait_s=0.3)
                     self.finished += 1
                     return
-                except EncounterBusy:
-                    self.running[key] = "run elsewhere"
-                    await self._report()
-                    await trio.sleep(2)  # another engine has it; take over if it goes away
-                    continue
                 except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - one encounter never stops the rest
-                    busy = isinstance(exc, BaseExceptionGroup) and exc.subgroup(lambda e: isinstance(e, EncounterBusy))
+                    busy = isinstance(exc, EncounterBusy) or (
+                        isinstance(exc, BaseExceptionGroup) and exc.subgroup(lambda e: isinstance(e, EncounterBusy)))
                     if busy:
                         self.running[key] = "run elsewhere"
-                        await self._report()
-                        await trio.sleep(2)
+                        await self._release()
+                        await trio.sleep(2)  # another engine has it; take over if it goes away
                         continue
+                    await self._release()
                     delay = _BACKOFF_S[min(failures, len(_BACKOFF_S) - 1)]
                     failures += 1
                     self.running[key] = f"failed {failures}x: {exc!r}"[:200]
                     log.warning("engine failed; restarting", campaign=campaign, encounter=encounter,
                                 failures=failures, delay_s=delay, error=repr(exc)[:300])
                     await trio.sleep(delay)
+                    continue
+                finally:
+                    if self.running.get(key) == "running":
+                        await self._release()
         finally:
             self.running.pop(key, None)
-            with trio.CancelScope(shield=True):
-                await self._report()
 
 
 async def _register(store: Store, info: ServeInfo) -> None:
@@ -292,10 +301,7 @@ async def _wait_for_workers(store: Store, count: int, timeout: float = 20) -> No
     are spread over all of them rather than taken by this process alone."""
     with trio.move_on_after(timeout):
         while True:
-            raw = await store.client.execute("HGETALL", WORKERS_KEY) or []
-            now = time.time()
-            live = [v for v in raw[1::2] if now - float(msgspec.json.decode(v).get("at", 0)) < _WORKER_STALE_S]
-            if len(live) >= count:
+            if len(await store.client.execute("HKEYS", WORKERS_BEAT_KEY) or []) >= count:
                 return
             await trio.sleep(0.1)
 

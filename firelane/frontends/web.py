@@ -55,6 +55,7 @@ from firelane.projections.turn_state import system_of
 log = get_logger("firelane.web")
 
 _FEED_BACKLOG = 20_000  # events a feed keeps in memory for clients that (re)connect
+MAX_WATCHERS = 256  # WebSocket clients per encounter
 
 
 def event_message(stored: StoredEvent) -> bytes:
@@ -135,7 +136,11 @@ class EncounterFeed:
         finally:
             self.running = False
 
-    def subscribe(self) -> trio.MemoryReceiveChannel[StoredEvent]:
+    def subscribe(self) -> trio.MemoryReceiveChannel[StoredEvent] | None:
+        """A channel of every new event, or None when the encounter has as
+        many watchers as it may have (a bound, so no client can exhaust the server)."""
+        if len(self._subscribers) >= MAX_WATCHERS:
+            return None
         send, receive = trio.open_memory_channel[StoredEvent](10_000)
         self._subscribers.add(send)
         return receive
@@ -351,6 +356,9 @@ def make_app(api: Api) -> Starlette:
         await socket.accept()
         feed = await api.feed(campaign, encounter)
         live = feed.subscribe()
+        if live is None:
+            await socket.close(code=4429, reason=f"this encounter has {MAX_WATCHERS} watchers already; try again later")
+            return
         sent = after
         try:
             async with live:

@@ -344,6 +344,9 @@ class EmbeddedRedis:
             "--dir", str(data_dir),
             "--daemonize", "no",
             "--save", "",
+            # No value a client sends may be larger (Redis's default is 512 MB):
+            # a seat's inbox entry is refused by the engine above 64 KiB anyway.
+            "--proto-max-bulk-len", "16mb",
             "--logfile", "",
             "--pidfile", str(data_dir / "redis-server.pid"),
             *(
