@@ -20,6 +20,7 @@ import socket
 import trio
 
 from firelane.events.log import EventLog
+from firelane.redisio.server import pid_alive
 
 _TAKE_OVER = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -56,16 +57,6 @@ def lease_key(campaign: str, encounter: str) -> str:
     return f"firelane:{{{campaign}}}:enc:{encounter}:sequencer"
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class SequencerLease:
     def __init__(self, event_log: EventLog, encounter: str, *, ttl_ms: int = 5000, wait_s: float = 6.0) -> None:
         self.log = event_log
@@ -98,7 +89,7 @@ class SequencerLease:
     def _held_by_a_dead_local_process(self, holder: str) -> bool:
         host, _, rest = holder.partition(":")
         pid_text = rest.split(":", 1)[0]
-        return host == self.host and pid_text.isdigit() and int(pid_text) != os.getpid() and not _pid_alive(int(pid_text))
+        return host == self.host and pid_text.isdigit() and int(pid_text) != os.getpid() and not pid_alive(int(pid_text))
 
     async def keep(self) -> None:
         """Renew the lease every third of its lifetime until cancelled."""

@@ -41,6 +41,7 @@ from firelane.redisio.server import (
     RedisBinary,
     RedisServerError,
     find_redis_server,
+    pid_alive,
     probe_binary,
     request_sync,
 )
@@ -240,16 +241,6 @@ def _server_pid(data_dir: DataDir) -> int | None:
         return None
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 async def _shutdown(data_dir: DataDir, password: str, timeout: float = 30.0) -> None:
     """SHUTDOWN (which fsyncs the AOF) and wait until the process is gone."""
     pid = _server_pid(data_dir)
@@ -258,7 +249,7 @@ async def _shutdown(data_dir: DataDir, password: str, timeout: float = 30.0) -> 
     except (OSError, RedisServerError):
         pass  # the connection closes as the server exits
     deadline = time.monotonic() + timeout
-    while pid is not None and _pid_alive(pid):
+    while pid is not None and pid_alive(pid):
         try:
             os.waitpid(pid, os.WNOHANG)  # reap it if it is our child
         except ChildProcessError:

@@ -89,6 +89,17 @@ def _new_enough(binary: RedisBinary) -> bool:
     return binary.version_tuple[:2] >= MINIMUM_VERSION
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (it may belong to another user)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def find_redis_server() -> str:
     """Path of the redis-server binary to run (Redis or Valkey, 7.0 or newer).
 
