@@ -110,7 +110,8 @@ def test_submit_reports_a_rejection_from_a_running_engine(redis_url: str, tmp_pa
                 process.kill()
                 process.communicate()
     assert "Encounter h1 (toy) begins" in watched
-    assert "rejected ? from ?: malformed JSON" in watched and "unknown combatant 'zed'" in watched
+    assert "refused an unreadable command from an unknown sender: malformed JSON" in watched
+    assert "unknown combatant 'zed'" in watched
     assert "Encounter over: no winner (called off)" in watched and "seed revealed" in watched
 
 

@@ -42,3 +42,44 @@ def test_colour_marks_hits_and_sides() -> None:
             coloured.append(narrator.line(state.version, event, state))
     joined = "\n".join(coloured)
     assert "\x1b[31;1mHIT" in joined and "\x1b[36;1m" in joined and "\x1b[35;1m" in joined
+
+
+def narrate_demo(system_name: str, seed: bytes) -> list[str]:
+    system = get_system(system_name)
+    narrator = Narrator(colour=False)
+    state = system.initial_state()
+    state.encounter = "headless"
+    lines = []
+    for _c, events, _s in run_headless(system, demo_setup(system_name), seed):
+        for event in events:
+            system.evolve(state, event)
+            lines.append(narrator.line(state.version, event, state))
+    return lines
+
+
+@pytest.mark.parametrize("system_name", ["bolt-and-blade", "d100-degrees", "d100-zones", "rond6"])
+def test_the_narration_shows_no_python_reprs_nor_internal_ids(system_name: str) -> None:
+    """Issue 9: no `ammo={'autogun': 23}`, no `start_of_turn:flamer-grue`, no
+    `ReactionWindowResumed window=7`, no combatant ids where a name is meant."""
+    import re
+
+    lines = narrate_demo(system_name, b"r" * 32)
+    text = "\n".join(lines)
+    ids = [c.id for c in demo_setup(system_name).combatants if len(c.id) >= 3]
+    for line in lines:
+        assert not re.search(r"\{'|': |\[\(|=\{|=\[", line), line
+        assert "start_of_turn:" not in line and "end_of_turn:" not in line, line
+        assert "ReactionWindowResumed" not in line, line
+        for cid in ids:
+            assert not re.search(rf"(?<![A-Za-z0-9_.-]){re.escape(cid)}(?![A-Za-z0-9_.-])", line), (cid, line)
+    assert "Encounter over:" in text
+
+
+def test_windows_say_their_number_deadline_and_who_is_awaited_and_rounds_their_order() -> None:
+    lines = narrate_demo("bolt-and-blade", b"w" * 32)
+    opened = [line for line in lines if "⚡ window" in line]
+    assert opened and all("s to answer" in line and "waiting for" in line for line in opened)
+    ordered = [line for line in lines if "arbiter order" in line]
+    assert ordered and all(line.split()[1] == "window" for line in ordered)
+    later_rounds = [line for line in lines if "══ Round" in line and "Round 1 ══" not in line]
+    assert later_rounds and all("initiative order:" in line for line in later_rounds)

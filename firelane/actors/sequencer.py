@@ -35,7 +35,7 @@ import trio
 
 from firelane.actors.lease import SequencerLease
 from firelane.actors.seating import provision_seat_users
-from firelane.engine.core import SEQUENCER, BaseRuleSystem, reject
+from firelane.engine.core import SEQUENCER, BaseRuleSystem, Rejected, reject, resting_points
 from firelane.engine.dice import SeededDice, commit_seed
 from firelane.engine.registry import get_system
 from firelane.engine.seats import ENGINE_SEAT, authorize, default_seats
@@ -43,8 +43,8 @@ from firelane.engine.setup_check import check_setup
 from firelane.engine.state import EncounterState, copy_state
 from firelane.events import codec
 from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, MAX_ECHOED_ID_CHARS, bounded, json_too_deep
-from firelane.events.envelope import parse_inbox_cursor
-from firelane.events.log import Batch, EventLog, InboxEntry, VersionConflict
+from firelane.events.envelope import format_inbox_cursors, parse_inbox_cursors
+from firelane.events.log import FIELD_COMMAND, Batch, EventLog, InboxEntry, VersionConflict
 from firelane.events.schemas import (
     ClaimReaction,
     CloseReactionWindow,
@@ -52,9 +52,13 @@ from firelane.events.schemas import (
     CommandRejected,
     EncounterSetup,
     Event,
+    EncounterRewound,
+    EndTurn,
     PassReaction,
+    RewindEncounter,
     SeedRevealed,
     StartEncounter,
+    TimeOutTurn,
 )
 from firelane.logs import get_logger
 from firelane.projections.snapshots import encode_snapshot, load_snapshot, snapshot_key
@@ -228,6 +232,8 @@ class Sequencer:
         self._policies: dict[str, str] = {}  # combatant -> "ai" or "human"
         self._window_deadline: float | None = None
         self._window_seen: int | None = None
+        self._turn_deadline: float | None = None  # a human's turn timer, on trio's clock
+        self._turn_seen: int | None = None  # the TurnStarted version it was set for
         self._since_trim = 0
         self.commands_handled = 0
 
@@ -276,11 +282,18 @@ class Sequencer:
             if self._window_deadline is not None and trio.current_time() >= self._window_deadline:
                 await self._close_window_on_deadline()
                 continue
+            if self._turn_deadline is not None and trio.current_time() >= self._turn_deadline:
+                await self._time_out_turn()
+                continue
+            if self._ai_turn_pending():
+                await self._play_timed_out_turn()
+                continue
             entries: list[InboxEntry] = []
-            # The deadline is a trio deadline (not Redis's BLOCK timeout), so it
-            # follows trio's clock (MockClock in tests); cancelling the blocked
-            # read is safe: the client drops that connection.
-            with trio.move_on_at(self._window_deadline if self._window_deadline is not None else math.inf):
+            # The deadlines are trio deadlines (not Redis's BLOCK timeout), so
+            # they follow trio's clock (MockClock in tests); cancelling the
+            # blocked read is safe: the client drops that connection.
+            wake = min(d for d in (self._window_deadline, self._turn_deadline, math.inf) if d is not None)
+            with trio.move_on_at(wake):
                 entries = await self.log.read_inboxes(self.encounter, dict(self._read), block_ms=1000, count=256)
             for entry in entries:
                 self._read[entry.seat] = entry.entry_id
@@ -325,6 +338,9 @@ class Sequencer:
             await self._append([reject(command, refused)], received.key, self._cursor_after(received),
                                causation=received.causation, digest=body_digest(command))
             return
+        if isinstance(command, RewindEncounter):
+            await self._rewind(received)
+            return
         window = self.state.window
         if isinstance(command, (ClaimReaction, PassReaction)) and command.actor in self._buffer:
             if self._buffer[command.actor].key == received.key:
@@ -338,7 +354,7 @@ class Sequencer:
             and command.window == window.window
             and command.actor in window.unanswered()
         ):
-            dry_run = self.system.decide_or_reject(self.state, command, SeededDice(self.seed, self.state.version))
+            dry_run = self.system.decide_or_reject(self.state, command, SeededDice(self.seed, self.state.branch_version))
             if dry_run and isinstance(dry_run[0], CommandRejected):
                 await self._apply(received, self._cursor_after(received))  # the rejection, recorded at once
                 return
@@ -388,9 +404,7 @@ class Sequencer:
                 self._safe[seat] = self._read[seat]
             self._track_window()
             for batch in batches:
-                parsed = parse_inbox_cursor(batch.inbox_cursor)
-                if parsed is not None:
-                    self._logged_cursors[parsed[0]] = parsed[1]
+                self._logged_cursors.update(parse_inbox_cursors(batch.inbox_cursor))
             written = [r.entry_ids[-1] for r in results if r.entry_ids]
             if written:
                 await self._note_appended(written[-1], "")
@@ -411,7 +425,7 @@ class Sequencer:
 
     def _decide(self, state: EncounterState, command: Command) -> list[Event]:
         try:
-            return self.system.decide_or_reject(state, command, SeededDice(self.seed, state.version))
+            return self.system.decide_or_reject(state, command, SeededDice(self.seed, state.branch_version))
         except Exception as exc:  # a bug in a rule system must not stop the encounter
             log.exception("decide failed", encounter=self.encounter, command=type(command).__name__)
             return [CommandRejected(command_id=command.command_id, actor=command.actor,
@@ -466,9 +480,11 @@ class Sequencer:
             return result
         for event in events:
             self.system.evolve(self.state, event)
-        parsed = parse_inbox_cursor(inbox_cursor)
-        if parsed is not None and not any(b.seat == parsed[0] for b in self._buffer.values()):
-            self._safe[parsed[0]] = parsed[1]
+        for seat, cursor in parse_inbox_cursors(inbox_cursor):
+            if not any(b.seat == seat for b in self._buffer.values()):
+                self._safe[seat] = cursor
+        if any(isinstance(e, EncounterRewound) for e in events):
+            self._window_seen = self._turn_seen = None  # the restored window or turn runs its time again
         self._know_seats()
         self._track_window()
         if result.entry_ids:
@@ -478,9 +494,7 @@ class Sequencer:
     async def _note_appended(self, entry_id: str, inbox_cursor: str) -> None:
         """Events up to ``entry_id`` are in the log: every ``snapshot_every``
         events, snapshot the state there (one SET, so resuming folds only the tail)."""
-        parsed = parse_inbox_cursor(inbox_cursor)
-        if parsed is not None:
-            self._logged_cursors[parsed[0]] = parsed[1]
+        self._logged_cursors.update(parse_inbox_cursors(inbox_cursor))
         if self.snapshot_every and self.state.version - self._snapshot_version >= self.snapshot_every:
             self._snapshot_version = self.state.version
             snapshot = encode_snapshot(self.system, self.state, entry_id, self._logged_cursors)
@@ -492,7 +506,71 @@ class Sequencer:
             if cursor != "0-0":
                 await self.log.trim_inbox(self.encounter, seat, cursor)
 
+    async def _rewind(self, received: _Received) -> None:
+        """A GM's rewind: check it, fold the log to the version asked for, and
+        append the EncounterRewound that restores it. Answers held for a window
+        of the abandoned branch are dropped (the rewind records every seat's
+        inbox as handled up to what was read)."""
+        command = received.command
+        assert isinstance(command, RewindEncounter)
+        try:
+            ids: list[str] = []
+            async for rows in self.log.iter_pages(self.encounter):
+                ids.extend(row[1][FIELD_COMMAND].decode() for row in rows)
+            points = resting_points(ids)
+            self.system.check_rewind(self.state, command, points)
+            past = self.system.initial_state()
+            past.encounter = self.encounter
+            await fold_stream(self.system, past, self.log, self.encounter, upto=command.to_version)
+            restore = self.system.rewind_to(self.state, command, past, points)
+        except Rejected as rejection:
+            await self._append([reject(command, rejection.reason)], received.key, self._cursor_after(received),
+                               causation=received.causation, digest=body_digest(command))
+            return
+        self._buffer.clear()
+        cursors = format_inbox_cursors({seat: cursor for seat, cursor in self._read.items() if cursor != "0-0"})
+        await self._append(self._decide(self.state, restore), received.key, cursors,
+                           causation=received.causation, digest=body_digest(command))
+
+    async def _time_out_turn(self) -> None:
+        state = self.state
+        self._turn_deadline = None
+        if state.active is None or state.window is not None:
+            return
+        log.info("turn timer ran out", encounter=self.encounter, combatant=state.active)
+        timeout = TimeOutTurn(command_id=f"timeout-{state.turn_started_at}", actor=SEQUENCER, combatant=state.active)
+        await self._append(self._decide(state, timeout), command_key(SEQUENCER, timeout.command_id), "",
+                           causation=f"deadline:turn-{state.turn_started_at}")
+
+    def _ai_turn_pending(self) -> bool:
+        state = self.state
+        return state.ai_plays is not None and state.active == state.ai_plays and state.window is None and not state.ended
+
+    async def _play_timed_out_turn(self) -> None:
+        """The setting on_turn_timeout "ai": the AI plays the rest of a timed-out
+        human's turn, one command at a time (each decided on the state it follows)."""
+        state = self.state
+        combatant = state.active
+        assert combatant is not None
+        command = self.system.choose_command(state, combatant) or EndTurn(command_id=f"{combatant}@v{state.version}",
+                                                                           actor=combatant)
+        events = self._decide(state, command)
+        if events and all(type(e).__name__ == "CommandRejected" for e in events):
+            events = self._decide(state, EndTurn(command_id=command.command_id, actor=combatant))
+        await self._append(events, command_key(SEQUENCER, f"ai-{command.command_id}"), "",
+                           causation=f"timeout:ai-plays-{combatant}")
+
+    def _track_turn(self) -> None:
+        state = self.state
+        if state.turn_deadline_ms is None or state.active is None or state.ended:
+            self._turn_deadline = None
+            self._turn_seen = None
+        elif state.turn_started_at != self._turn_seen:
+            self._turn_seen = state.turn_started_at
+            self._turn_deadline = trio.current_time() + state.turn_deadline_ms / 1000
+
     def _track_window(self) -> None:
+        self._track_turn()
         window = self.state.window
         if window is None:
             self._window_deadline = None

@@ -159,6 +159,18 @@ class TurnOptions(msgspec.Struct, kw_only=True):
     actions: list[ActionOption] = []
 
 
+def resting_points(batch_command_ids: list[str]) -> set[int]:
+    """The versions between commands, from the command id of each log entry in
+    order (a batch is a run of entries with one id; an entry without one is a
+    batch of its own): where a rewind may take an encounter back to."""
+    points = set()
+    for version, command_id in enumerate(batch_command_ids, start=1):
+        following = batch_command_ids[version] if version < len(batch_command_ids) else None
+        if not command_id or following != command_id:
+            points.add(version)
+    return points
+
+
 def command_json(command: Command) -> dict[str, Any]:
     """A command as an option shows it: its JSON without ``command_id`` (the sender adds one)."""
     body = msgspec.to_builtins(command)
@@ -659,6 +671,16 @@ class BaseRuleSystem:
             raise Rejected(f"version {command.to_version} falls inside a command's events; "
                            f"rewind to a version between commands (e.g. {nearest})")
 
+    def rewind_to(self, state: EncounterState, command: RewindEncounter, past: EncounterState,
+                  resting_points: set[int]) -> RestoreState:
+        """The engine's half of a GM's rewind: check it, and the command that
+        restores ``past`` (the state folded to ``command.to_version``)."""
+        self.check_rewind(state, command, resting_points)
+        if past.version != command.to_version:
+            raise Rejected(f"the state given is at version {past.version}, not {command.to_version}")
+        return RestoreState(command_id=command.command_id, actor=SEQUENCER, to_version=command.to_version,
+                            from_version=state.version, reason=command.reason, state=msgspec.to_builtins(past))
+
     def _restore(self, decision: Decision, command: RestoreState) -> None:
         state = decision.state
         restored = msgspec.convert(command.state, self.state_type)
@@ -811,6 +833,7 @@ def _on_initiative(system: BaseRuleSystem, state: EncounterState, event: Initiat
 def _on_turn_started(system: BaseRuleSystem, state: EncounterState, event: TurnStarted) -> None:
     state.active = event.combatant
     state.turn_deadline_ms = event.deadline_ms
+    state.turn_started_at = state.version
     if system.reaction_resets == "own_turn":
         state.combatants[event.combatant].reaction_used = False
 
@@ -932,12 +955,15 @@ def _on_gm_ruled(system: BaseRuleSystem, state: EncounterState, event: GMRuled) 
 
 def _on_rewound(system: BaseRuleSystem, state: EncounterState, event: EncounterRewound) -> None:
     """Become the state the event carries, keeping the count of log entries."""
-    version = state.version
+    version, windows_opened = state.version, state.windows_opened
     restored = msgspec.convert(event.state, type(state))
     for field in state.__struct_fields__:
         setattr(state, field, getattr(restored, field))
     state.version = version
     state.branch_version = event.branch_version
+    # Window numbers stay unique across branches, so a late answer meant for a
+    # window of the abandoned branch can never land in a new one.
+    state.windows_opened = max(windows_opened, restored.windows_opened)
 
 
 _GENERIC_EVOLVERS: dict[type, Any] = {

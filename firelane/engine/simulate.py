@@ -15,9 +15,9 @@ message happened to arrive first.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from firelane.engine.core import SEQUENCER, BaseRuleSystem, next_command_id
+from firelane.engine.core import SEQUENCER, BaseRuleSystem, Rejected, next_command_id, reject, resting_points
 from firelane.engine.dice import SeededDice, commit_seed
 from firelane.engine.state import EncounterState
 from firelane.events.schemas import (
@@ -28,6 +28,7 @@ from firelane.events.schemas import (
     EndTurn,
     Event,
     PassReaction,
+    RewindEncounter,
     SeedRevealed,
     StartEncounter,
 )
@@ -46,28 +47,40 @@ def fallback_command(state: EncounterState, combatant: str) -> Command:
     return EndTurn(command_id=command_id, actor=combatant)
 
 
-def next_ai_command(system: BaseRuleSystem, state: EncounterState, last_rejected: set[str]) -> Command | None:
-    """The next command the AI side gives, or None when nobody is awaited."""
-    awaiting = system.awaiting(state)
-    if not awaiting.combatants:
-        return None
-    combatant = awaiting.combatants[0]
+# The people at a table: what a human combatant's player does in a state
+# (None: nothing yet). Without them, the AI plays every combatant.
+People = Callable[[EncounterState, str], "Command | None"]
+
+
+def _answer(system: BaseRuleSystem, state: EncounterState, combatant: str, last_rejected: set[str],
+            people: People | None) -> Command | None:
     if combatant in last_rejected:
         return fallback_command(state, combatant)
+    if people is not None and state.combatants[combatant].policy == "human":
+        return people(state, combatant)
     return system.choose_command(state, combatant) or fallback_command(state, combatant)
 
 
-def window_answers(system: BaseRuleSystem, state: EncounterState, last_rejected: set[str]) -> list[Command]:
+def next_ai_command(system: BaseRuleSystem, state: EncounterState, last_rejected: set[str],
+                    people: People | None = None) -> Command | None:
+    """The next command the awaited combatant gives, or None when nobody is awaited."""
+    awaiting = system.awaiting(state)
+    if not awaiting.combatants:
+        return None
+    return _answer(system, state, awaiting.combatants[0], last_rejected, people)
+
+
+def window_answers(system: BaseRuleSystem, state: EncounterState, last_rejected: set[str],
+                   people: People | None = None) -> list[Command]:
     """Every unanswered reactor's answer to the open window, decided on this one
     state, in the window's reactor order (empty when no window is open)."""
     if state.window is None:
         return []
     answers = []
     for combatant in state.window.unanswered():
-        if combatant in last_rejected:
-            answers.append(fallback_command(state, combatant))
-        else:
-            answers.append(system.choose_command(state, combatant) or fallback_command(state, combatant))
+        answer = _answer(system, state, combatant, last_rejected, people)
+        if answer is not None:
+            answers.append(answer)
     return answers
 
 
@@ -78,28 +91,61 @@ def run_headless(
     *,
     encounter: str = "headless",
     max_commands: int = 10_000,
+    people: People | None = None,
+    gm: Callable[[EncounterState], Command | None] | None = None,
 ) -> Iterator[tuple[Command, list[Event], EncounterState]]:
-    """Yield (command, events, state after) for every command until the encounter ends."""
+    """Yield (command, events, state after) for every command until the encounter ends.
+
+    ``people``: the players of "human" combatants (without them the AI plays
+    everyone); ``gm``: the GM, asked before anyone else at every step between
+    commands (a command it returns goes first). A GM's RewindEncounter is
+    carried out as the live sequencer does (the state folded to the version
+    asked for, restored).
+    """
     state = system.initial_state()
     state.encounter = encounter
     start = StartEncounter(command_id="start", actor=SEQUENCER, setup=setup, seed_commitment=commit_seed(seed))
     pending: Command | None = start
     rejected_last: set[str] = set()
     queued: list[Command] = []
+    history: list[Event] = []  # every event so far, for a rewind to fold
+    batch_ids: list[str] = []  # the command of each event (a batch per command), for the rewind's resting points
     for _ in range(max_commands):
+        if pending is None and not queued and gm is not None and state.started:
+            pending = gm(state)
         if pending is None and not queued:
-            queued = window_answers(system, state, rejected_last)
+            queued = window_answers(system, state, rejected_last, people)
         if pending is None and queued:
             pending = queued.pop(0)
         if pending is None:
-            pending = next_ai_command(system, state, rejected_last)
+            pending = next_ai_command(system, state, rejected_last, people)
         if pending is None:
             break
         command = pending
         pending = None
-        events = system.decide_or_reject(state, command, SeededDice(seed, state.version))
+        if isinstance(command, RewindEncounter):
+            queued = []  # answers decided on the abandoned branch go with it
+            try:
+                system.check_rewind(state, command, resting_points(batch_ids))
+                past = system.initial_state()
+                past.encounter = encounter
+                for event in history[: command.to_version]:
+                    system.evolve(past, event)
+                command = system.rewind_to(state, command, past, resting_points(batch_ids))
+            except Rejected as rejection:
+                events = [reject(command, rejection.reason)]
+                for event in events:
+                    system.evolve(state, event)
+                history += events
+                batch_ids += [command.command_id] * len(events)
+                rejected_last = {command.actor}
+                yield command, events, state
+                continue
+        events = system.decide_or_reject(state, command, SeededDice(seed, state.branch_version))
         for event in events:
             system.evolve(state, event)
+        history += events
+        batch_ids += [command.command_id] * len(events)
         rejected_last = {command.actor} if any(isinstance(e, CommandRejected) for e in events) else set()
         if state.ended and not state.seed_revealed:
             reveal = SeedRevealed(seed=seed.hex())
@@ -110,7 +156,7 @@ def run_headless(
             return
     if not state.ended:
         stop = EndEncounter(command_id="stop", actor=SEQUENCER, reason=f"command limit ({max_commands}) reached")
-        events = system.decide_or_reject(state, stop, SeededDice(seed, state.version))
+        events = system.decide_or_reject(state, stop, SeededDice(seed, state.branch_version))
         for event in events:
             system.evolve(state, event)
         yield stop, events, state

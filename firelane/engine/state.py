@@ -85,6 +85,7 @@ class EncounterState(msgspec.Struct, kw_only=True):
     seed_revealed: str = ""
     rejected_commands: int = 0
     turn_deadline_ms: int | None = None  # the active human's turn timer, when one runs
+    turn_started_at: int = 0  # the version of the running turn's TurnStarted
     gm_rulings: list[str] = []  # ids of the GM calls settled so far
     ai_plays: str | None = None  # a timed-out human whose turn the AI plays (setting on_turn_timeout "ai")
 

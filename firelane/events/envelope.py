@@ -12,7 +12,8 @@ The log stores each event as a Redis Stream entry with these fields:
     k  causation: what caused it, "inbox:<seat>:<inbox entry ID>" for a command
        from a seat's inbox, "deadline:window-N" for a timeout...
     q  command-inbox cursor: "<seat>=<inbox entry ID>", how far that seat's
-       inbox is handled once this batch is in ("" for the engine's own commands)
+       inbox is handled once this batch is in ("" for the engine's own commands;
+       several "seat=id" joined by ";" for a rewind)
     h  MAC of all the fields above and the encounter (see signing.py), so an
        entry the engine did not write is recognised
 
@@ -50,7 +51,17 @@ class StoredEvent(msgspec.Struct, frozen=True, kw_only=True):
     problem: str = ""
 
 
-def parse_inbox_cursor(text: str) -> tuple[str, str] | None:
-    """``("<seat>", "<entry id>")`` from an envelope's ``q`` (``"<seat>=<entry id>"``), or None."""
-    seat, sep, entry_id = text.partition("=")
-    return (seat, entry_id) if sep and seat and entry_id else None
+def parse_inbox_cursors(text: str) -> list[tuple[str, str]]:
+    """The ``(seat, entry id)`` pairs of an envelope's ``q``:
+    ``"<seat>=<entry id>"``, or several joined by ``;`` (a rewind records every
+    seat's inbox as handled)."""
+    pairs = []
+    for part in text.split(";") if text else ():
+        seat, sep, entry_id = part.partition("=")
+        if sep and seat and entry_id:
+            pairs.append((seat, entry_id))
+    return pairs
+
+
+def format_inbox_cursors(cursors: dict[str, str]) -> str:
+    return ";".join(f"{seat}={entry_id}" for seat, entry_id in cursors.items())

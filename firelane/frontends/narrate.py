@@ -24,8 +24,11 @@ from firelane.events.schemas import (
     ConditionRemoved,
     DamageDealt,
     EncounterEnded,
+    EncounterRewound,
     EncounterStarted,
     Event,
+    GMAdjusted,
+    GMRuled,
     InitiativeRolled,
     Moved,
     ReactionClaimed,
@@ -34,6 +37,7 @@ from firelane.events.schemas import (
     ReactionsOrdered,
     ReactionWindowClosed,
     ReactionWindowOpened,
+    ReactionWindowResumed,
     Roll,
     RoundStarted,
     SeedRevealed,
@@ -42,6 +46,7 @@ from firelane.events.schemas import (
     TurnEnded,
     TurnSkipped,
     TurnStarted,
+    TurnTimedOut,
 )
 from firelane.frontends.narrate_systems import SENTENCES
 from firelane.projections.audit import explain_roll
@@ -78,7 +83,9 @@ class Narrator:
     def line(self, version: int, event: Event, state: EncounterState) -> str:
         """Narrate ``event`` given ``state`` AFTER it was applied."""
         text = self._describe(event, state)
-        return self.paint(f"{version:>5} ", "dim") + text if text else ""
+        if not text:
+            return ""
+        return self.paint(f"{version:>5} ", "dim") + _with_names(text, state)
 
     def _describe(self, event: Event, state: EncounterState) -> str:  # noqa: C901 - one branch per event type
         n = lambda cid: self.name(state, cid)  # noqa: E731
@@ -91,13 +98,23 @@ class Narrator:
             return self.paint(f"Encounter {setup.name or event.encounter} ({setup.system}) begins — {roster}", "bold") + self.paint(
                 f"  seed commitment {event.seed_commitment[:16]}…", "dim")
         if isinstance(event, RoundStarted):
-            return self.paint(f"══ Round {event.round} ══", "bold", "yellow")
+            heading = self.paint(f"══ Round {event.round} ══", "bold", "yellow")
+            # Systems that roll initiative each round show the new roll next; the others keep the order.
+            if state.turn_order and not _rolls_each_round(state.system):
+                order = ", ".join(f"{n(c)} {state.combatants[c].initiative}" for c in state.turn_order
+                                  if not state.combatants[c].out_of_fight)
+                heading += f"  initiative order: {order}"
+            return heading
         if isinstance(event, InitiativeRolled):
             totals = {e.combatant: e.total for e in event.entries}
             order = ", ".join(f"{n(c)} {totals.get(c, '')}" for c in event.order)
             return f"Initiative{f' ({event.rule})' if event.rule else ''}: {order}"
         if isinstance(event, TurnStarted):
-            return self.paint("▶ ", "bold") + f"{n(event.combatant)}'s turn"
+            timer = f" ({_seconds(event.deadline_ms)} on the clock)" if event.deadline_ms else ""
+            return self.paint("▶ ", "bold") + f"{n(event.combatant)}'s turn{timer}"
+        if isinstance(event, TurnTimedOut):
+            then = "the AI plays the rest of it" if event.then == "ai" else "the turn ends"
+            return self.paint(f"⏱ {state.combatants[event.combatant].name}'s time is up: {then}", "yellow")
         if isinstance(event, TurnEnded):
             return self.paint(f"  {state.combatants[event.combatant].name} ends the turn", "dim")
         if isinstance(event, TurnSkipped):
@@ -108,12 +125,12 @@ class Narrator:
             mode = "" if event.mode == "move" else f" ({event.mode.replace('_', ' ')})"
             return f"{n(event.combatant)} moves{mode} to {path}{f', {event.cost:g}' if event.cost else ''}{exposed}"
         if isinstance(event, ActionTaken):
-            details = _fields(event.details)
-            return f"{n(event.combatant)} uses {event.action} ({event.slot}){f' {details}' if details else ''}"
+            details = _fields(event.details, state)
+            return f"{n(event.combatant)} uses {event.action.replace('_', ' ')} ({event.slot}){f' {details}' if details else ''}"
         if isinstance(event, AttackResolved):
             verdict = self.paint("HIT", "red", "bold") if event.hit else self.paint("miss", "green")
             crit = self.paint(" CRITICAL", "red", "bold") if event.critical else ""
-            kind = "" if event.kind == "attack" else self.paint(f" [{event.kind}]", "yellow")
+            kind = "" if event.kind == "attack" else self.paint(f" ({event.kind.replace('_', ' ')})", "yellow")
             text = f"{n(event.attacker)} → {n(event.target)} with {event.weapon}{kind}: {verdict}{crit}  " + self.paint(
                 explain_roll(event.roll, details=self.details), "dim")
             if event.defense is not None:
@@ -127,37 +144,56 @@ class Narrator:
             verdict = self.paint("passes", "green") if event.success else self.paint("fails", "red")
             return f"{n(event.combatant)} {verdict} {event.test}  " + self.paint(explain_roll(event.roll, details=self.details), "dim")
         if isinstance(event, ConditionApplied):
-            until = f" until {event.until}" if event.until else ""
+            until = f" {_until(event.until, state)}" if event.until else ""
             return f"{n(event.combatant)} is {self.paint(event.condition, 'yellow')}{until}{f' ({event.rule})' if event.rule else ''}"
         if isinstance(event, ConditionRemoved):
             return f"{n(event.combatant)} is no longer {event.condition}{f': {event.reason}' if event.reason else ''}"
         if isinstance(event, CombatantDown):
             return self.paint("✖ ", "red") + f"{n(event.combatant)} is down: {event.reason}"
         if isinstance(event, StateAdjusted):
-            return self.paint(f"  {state.combatants[event.combatant].name}: {_fields(event.changes)}"
+            return self.paint(f"  {state.combatants[event.combatant].name}: {_fields(event.changes, state)}"
                               f"{f' — {event.reason}' if event.reason else ''}", "dim")
+        if isinstance(event, GMAdjusted):
+            return self.paint("GM: ", "bold", "magenta") + (f"{n(event.combatant)} — {_fields(event.changes, state)}"
+                                                            f" ({event.reason})")
+        if isinstance(event, GMRuled):
+            on = f" on {event.call}" if event.call else ""
+            return self.paint("GM rules", "bold", "magenta") + f"{on}: {event.ruling}{f' ({event.reason})' if event.reason else ''}"
+        if isinstance(event, EncounterRewound):
+            return self.paint(f"⟲ GM rewinds the encounter to version {event.to_version} (from {event.from_version}): "
+                              f"{event.reason}", "bold", "magenta")
         if isinstance(event, ReactionWindowOpened):
-            reactors = ", ".join(f"{n(r.combatant)} ({'/'.join(r.reactions)})" for r in event.reactors)
-            return self.paint("⚡ ", "yellow") + f"{event.trigger.replace('_', ' ')} by {n(event.actor)} — may react: {reactors}"
+            reactors = ", ".join(f"{n(r.combatant)} ({' or '.join(x.replace('_', ' ') for x in r.reactions)})"
+                                 for r in event.reactors)
+            nested = f", inside window {event.nested_in}" if event.nested_in is not None else ""
+            return (self.paint(f"⚡ window {event.window}", "yellow") + f" ({_seconds(event.deadline_ms)} to answer{nested}): "
+                    f"{event.trigger.replace('_', ' ')} by {n(event.actor)} — waiting for {reactors}")
+        if isinstance(event, ReactionWindowResumed):
+            return self.paint(f"  window {event.window} goes on with its remaining claims", "dim")
         if isinstance(event, ReactionClaimed):
-            return f"  {n(event.combatant)} claims {self.paint(event.reaction, 'yellow')}"
+            chosen = f" ({_readable(event.options, state)})" if event.options else ""
+            return f"  {n(event.combatant)} claims {self.paint(event.reaction.replace('_', ' '), 'yellow')}{chosen} in window {event.window}"
         if isinstance(event, ReactionPassed):
-            return self.paint(f"  {state.combatants[event.combatant].name} holds", "dim")
+            return self.paint(f"  {state.combatants[event.combatant].name} passes in window {event.window}", "dim")
         if isinstance(event, ReactionsOrdered):
+            timed = (f" (no answer in time: {', '.join(state.combatants[c].name for c in event.timed_out if c in state.combatants)})"
+                     if event.timed_out else "")
             if not event.order:
-                timed = f" (timed out: {', '.join(event.timed_out)})" if event.timed_out else ""
-                return self.paint(f"  no reactions{timed}", "dim")
-            order = "; ".join(f"{i}. {n(c.combatant)} {c.reaction}" for i, c in enumerate(event.order, start=1))
-            return f"  arbiter order: {order}"
+                return self.paint(f"  window {event.window}: no reactions{timed}", "dim")
+            order = "; ".join(f"{i}. {n(c.combatant)} {c.reaction.replace('_', ' ')}" for i, c in enumerate(event.order, start=1))
+            return f"  window {event.window}, arbiter order: {order}{timed}"
         if isinstance(event, ReactionDenied):
-            return f"  {n(event.combatant)}'s {event.reaction} is denied: {event.reason}"
+            return f"  {n(event.combatant)}'s {event.reaction.replace('_', ' ')} is denied: {event.reason}"
         if isinstance(event, ReactionWindowClosed):
             return ""
         if isinstance(event, CommandRejected):
-            return self.paint(f"✗ rejected {event.command_type} from {event.actor or '?'}: {event.reason}", "yellow")
+            what = event.command_type if event.command_type != "?" else "an unreadable command"
+            who = state.combatants[event.actor].name if event.actor in state.combatants else (event.actor or "an unknown sender")
+            return self.paint(f"✗ refused {what} from {who}: {event.reason}", "yellow")
         if isinstance(event, EncounterEnded):
             winner = f"{event.winner} wins" if event.winner else "no winner"
-            return self.paint(f"Encounter over: {winner} ({event.reason})", "bold", "green")
+            by = " — called by the GM" if event.by == "gm" else ""
+            return self.paint(f"Encounter over: {winner} ({event.reason}){by}", "bold", "green")
         if isinstance(event, SeedRevealed):
             return self.paint(f"seed revealed: {event.seed}", "dim")
         return self._generic(event, state)
@@ -176,19 +212,95 @@ class Narrator:
             if isinstance(value, Roll):
                 parts.append(f"{field}: {explain_roll(value, details=self.details)}")
             elif value not in ({}, [], None, ""):
-                parts.append(f"{field}={_short(value)}")
-        return f"{tag} " + ", ".join(parts)
+                parts.append(f"{field.replace('_', ' ')} {_readable(value, state)}")
+        return f"{_words(tag)}: " + ", ".join(parts)
 
 
-def _short(value: Any) -> str:
+_ID_CHARS = "A-Za-z0-9_.-"
+_patterns: dict[tuple[str, ...], Any] = {}
+
+
+def _with_names(text: str, state: EncounterState) -> str:
+    """The rules write combatant ids into roll purposes and reasons
+    ("Defense of sgt-kell"); a reader wants names. Ids too short to be told
+    from words (the toy's "a", "b") are left alone."""
+    ids = tuple(sorted((cid for cid in state.combatants if len(cid) >= 3), key=len, reverse=True))
+    if not ids:
+        return text
+    pattern = _patterns.get(ids)
+    if pattern is None:
+        import re
+
+        pattern = _patterns[ids] = re.compile(
+            rf"(?<![{_ID_CHARS}])(" + "|".join(re.escape(cid) for cid in ids) + rf")(?![{_ID_CHARS}])")
+    return pattern.sub(lambda match: state.combatants[match.group(1)].name, text)
+
+
+def _words(tag: str) -> str:
+    """'BBMarkMoved' -> 'mark moved' (the system prefix dropped)."""
+    for prefix in ("D100D", "D100Z", "BB", "R6"):
+        if tag.startswith(prefix) and tag[len(prefix):][:1].isupper():
+            tag = tag[len(prefix):]
+            break
+    return "".join(f" {c.lower()}" if c.isupper() else c for c in tag).strip()
+
+
+def _readable(value: Any, state: EncounterState | None = None, depth: int = 0) -> str:
+    """A value as a person reads it: names for combatant ids, "a 23, b 4" for
+    a mapping, squares as (x, y); never a Python repr."""
     if isinstance(value, msgspec.Struct):
         value = msgspec.to_builtins(value)
-    text = str(value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, str):
+        if state is not None and value in state.combatants:
+            return state.combatants[value].name
+        return value.replace("_", " ")
+    if isinstance(value, (list, tuple)):
+        if len(value) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            return f"({value[0]}, {value[1]})"
+        if depth > 2:
+            return f"{len(value)} items"
+        text = ", ".join(_readable(v, state, depth + 1) for v in value) or "none"
+    elif isinstance(value, dict):
+        if depth > 2:
+            return f"{len(value)} entries"
+        text = ", ".join(f"{_readable(k, state, depth + 1)} {_readable(v, state, depth + 1)}" for k, v in value.items()) or "none"
+    else:
+        text = f"{value:g}" if isinstance(value, float) else str(value)
     return text if len(text) < 120 else text[:117] + "…"
 
 
-def _fields(mapping: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={_short(v)}" for k, v in mapping.items())
+def _fields(mapping: dict[str, Any], state: EncounterState | None = None) -> str:
+    return ", ".join(f"{k.replace('_', ' ')} {_readable(v, state)}" for k, v in mapping.items())
+
+
+def _seconds(milliseconds: int | None) -> str:
+    return f"{(milliseconds or 0) / 1000:g} s"
+
+
+def _until(until: str, state: EncounterState) -> str:
+    """A condition's expiry as a sentence: 'start_of_turn:kell' -> "until the start of Kell's turn"."""
+    kind, _, who = until.partition(":")
+    name = state.combatants[who].name if who in state.combatants else _readable(who, state)
+    if kind in ("start_of_turn", "end_of_turn") and who:
+        return f"until the {'start' if kind == 'start_of_turn' else 'end'} of {name}'s turn"
+    if kind == "end_of_turn":
+        return "until the end of the turn"
+    if kind == "start_of_turn":
+        return "until the start of the next turn"
+    if kind == "round" and who:
+        return f"until round {who}"
+    return f"until {_readable(until, state)}"
+
+
+def _rolls_each_round(system_name: str) -> bool:
+    from firelane.engine.registry import UnknownSystem, get_system
+
+    try:
+        return bool(get_system(system_name).initiative_each_round) if system_name else False
+    except UnknownSystem:
+        return False
 
 
 def print_line(text: str, stream: TextIO = sys.stdout) -> None:

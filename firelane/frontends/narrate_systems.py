@@ -36,8 +36,19 @@ def _bb_shot_held(n: Any, e: Any, s: EncounterState) -> str:
 
 
 def _bb_exchange(n: Any, e: Any, s: EncounterState) -> str:
-    return (f"exchange of fire ({e.rule}): {n.name(s, e.attacker)} {e.attacker_total} vs "
-            f"{n.name(s, e.defender)} {e.defender_total} — {e.outcome}")
+    # Each shot is measured against its target's Defense, not against the other
+    # shot: say so, then which shots land (a higher total only breaks a double hit).
+    def shot(who: str, total: int, would_hit: bool, target: str) -> str:
+        verdict = n.paint("would hit", "red") if would_hit else n.paint("would miss", "green")
+        return f"{n.name(s, who)}'s shot {total} {verdict} against {s.combatants[target].name}'s Defense"
+
+    landed = [s.combatants[who].name for who, hits in ((e.attacker, e.attacker_hits), (e.defender, e.defender_hits)) if hits]
+    result = f"{' and '.join(landed)} land{'s' if len(landed) == 1 else ''}" if landed else "neither lands"
+    tie_break = ""
+    if e.attacker_would_hit and e.defender_would_hit:
+        tie_break = " (both would hit: the higher total lands, a tie lands both)"
+    return (f"exchange of fire ({e.rule}): {shot(e.attacker, e.attacker_total, e.attacker_would_hit, e.defender)}; "
+            f"{shot(e.defender, e.defender_total, e.defender_would_hit, e.attacker)} — {result}{tie_break}")
 
 
 def _bb_attack_recomputed(n: Any, e: Any, s: EncounterState) -> str:

@@ -19,7 +19,7 @@ from firelane.engine.core import BaseRuleSystem
 from firelane.engine.registry import get_system
 from firelane.engine.state import EncounterState
 from firelane.events import codec
-from firelane.events.envelope import StoredEvent, parse_inbox_cursor
+from firelane.events.envelope import StoredEvent, parse_inbox_cursors
 from firelane.events.log import EventLog
 from firelane.events.schemas import EncounterStarted, Event
 from firelane.projections.snapshots import load_snapshot, save_snapshot
@@ -98,9 +98,7 @@ async def fold_stream(
                     decode = decoders[key] = codec.body_decoder(fields[3].decode(), int(fields[5]))
                 evolve(state, decode(fields[7]))
                 if fields[13]:
-                    parsed = parse_inbox_cursor(fields[13].decode())
-                    if parsed is not None:
-                        cursors[parsed[0]] = parsed[1]
+                    cursors.update(parse_inbox_cursors(fields[13].decode()))
             last_version = int(rows[-1][1][1])
             if state.version != last_version:
                 raise ValueError(f"encounter {encounter!r}: folded to v{state.version} but the log's entry says "

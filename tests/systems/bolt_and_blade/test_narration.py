@@ -32,6 +32,7 @@ def test_every_roll_the_audit_explains_is_in_the_narration_line_of_its_event() -
     from firelane.engine.simulate import run_headless
     from firelane.engine.systems.bolt_and_blade import SYSTEM, demo_setup
     from firelane.events.schemas import InitiativeRolled
+    from firelane.frontends.narrate import _with_names
     from firelane.projections.audit import explain_roll, iter_rolls
 
     narrator = Narrator(colour=False)
@@ -47,6 +48,8 @@ def test_every_roll_the_audit_explains_is_in_the_narration_line_of_its_event() -
                     if isinstance(event, InitiativeRolled):
                         assert f" {roll.total}" in line
                     else:
-                        assert explain_roll(roll, details=False) in line, (type(event).__name__, explain_roll(roll, details=False), line)
+                        # (the narration names combatants where the audit keeps their ids)
+                        explained = _with_names(explain_roll(roll, details=False), state)
+                        assert explained in line, (type(event).__name__, explained, line)
                     checked.add(type(event).__name__)
     assert {"AttackResolved", "DamageDealt", "TestRolled", "BBAreaResolved", "BBThrown"} <= checked

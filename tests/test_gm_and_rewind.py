@@ -1,0 +1,310 @@
+"""The GM's hand: adjustments, skipped turns, rulings, the winner, turn timers,
+and rewinds (pure engine and live on a real redis-server)."""
+
+from __future__ import annotations
+
+from contextlib import aclosing
+
+import pytest
+import trio
+import trio.testing
+
+from firelane.actors.policies import AIPolicy
+from firelane.actors.runtime import run_encounter
+from firelane.actors.sequencer import Sequencer, command_key, create_encounter, fold_log, load_seed
+from firelane.engine.core import Rejected, resting_points
+from firelane.engine.dice import FixedDice
+from firelane.engine.registry import register_system
+from firelane.engine.simulate import run_headless
+from firelane.events import codec
+from firelane.events.log import EventLog
+from firelane.events.schemas import (
+    CombatantSetup,
+    EncounterEnded,
+    EncounterRewound,
+    EncounterSetup,
+    EndEncounter,
+    EndTurn,
+    GMAdjust,
+    GMAdjusted,
+    GMRule,
+    GMRuled,
+    GMSkipTurn,
+    PassReaction,
+    RewindEncounter,
+    SeatSetup,
+    TurnEnded,
+    TurnTimedOut,
+)
+from firelane.projections.audit import verify
+from firelane.redisio import connect
+from tests.test_runtime import wait_for_state
+from tests.toy_system import TOY, Step, Strike
+
+register_system(TOY, "tests.toy_system")
+SEED = b"gm" * 16
+
+
+def table_setup(**settings) -> EncounterSetup:
+    """Ann (red) is played by seat alice; Bo and Cy (blue) by the AI."""
+    return EncounterSetup(
+        system="toy", settings=settings,
+        combatants=[
+            CombatantSetup(id="a", name="Ann", side="red", position=(0, 0), sheet={"speed": 9, "hp": 6}, policy="human"),
+            CombatantSetup(id="b", name="Bo", side="blue", position=(3, 0), sheet={"speed": 0}),
+            CombatantSetup(id="c", name="Cy", side="blue", position=(4, 0), sheet={"speed": 1}),
+        ],
+        seats=[SeatSetup(id="alice", combatants=["a"])],
+    )
+
+
+def started(setup: EncounterSetup | None = None, faces=(6, 1, 2)):
+    state = TOY.initial_state()
+    from firelane.events.schemas import StartEncounter
+
+    for event in TOY.decide(state, StartEncounter(command_id="s", actor="sequencer", setup=setup or table_setup(),
+                                                  seed_commitment="x"), FixedDice(faces)):
+        TOY.evolve(state, event)
+    return state
+
+
+def act(state, command, faces=()):
+    events = TOY.decide_or_reject(state, command, FixedDice(faces))
+    for event in events:
+        TOY.evolve(state, event)
+    return events
+
+
+# -- GM commands, pure ---------------------------------------------------------------
+
+
+def test_gm_adjust_checks_each_change_and_records_it_with_its_reason() -> None:
+    state = started()
+    (adjusted,) = act(state, GMAdjust(command_id="g1", actor="gm", combatant="b", reason="the medic patched him up",
+                                      changes={"hp": 5, "position": [6, 2], "conditions": {"add": ["inspired"]}}))
+    assert isinstance(adjusted, GMAdjusted) and adjusted.reason == "the medic patched him up"
+    assert adjusted.changes == {"hp": 5, "position": [6, 2], "conditions": {"add": ["inspired"], "remove": []}}
+    b = state.combatants["b"]
+    assert (b.hp, b.position, b.conditions) == (5, (6, 2), {"inspired": ""})
+    for changes, reason in [
+        ({"position": [99, 0]}, "position (99, 0) is outside the 24x16 map"),
+        ({"position": [0, 0]}, "position (0, 0) is taken by a"),
+        ({"hp": "lots"}, "hp: Expected `int`, got `str`"),
+        ({"name": "Bob"}, "'name' is not a field the GM can set; one of:"),
+        ({"conditions": {"remove": ["asleep"]}}, "b is not asleep"),
+        ({}, "GMAdjust needs at least one change"),
+    ]:
+        (rejection,) = act(state, GMAdjust(command_id="g", actor="gm", combatant="b", changes=changes, reason="why"))
+        assert rejection.reason.startswith(reason), rejection.reason
+    (no_reason,) = act(state, GMAdjust(command_id="g", actor="gm", combatant="b", changes={"hp": 1}, reason=" "))
+    assert "needs a reason" in no_reason.reason
+
+
+def test_taking_the_last_enemy_out_ends_the_fight_and_the_gm_names_a_winner_or_none() -> None:
+    state = started()
+    act(state, GMAdjust(command_id="g1", actor="gm", combatant="b", changes={"out_of_fight": True}, reason="fled"))
+    events = act(state, GMAdjust(command_id="g2", actor="gm", combatant="c", changes={"out_of_fight": True}, reason="fled"))
+    assert isinstance(events[-1], EncounterEnded) and events[-1].winner == "red"
+    other = started()
+    (bad,) = act(other, EndEncounter(command_id="e", actor="gm", winner="green"))
+    assert bad.reason == "the winner must be one of the sides (blue, red) or none, not 'green'"
+    (ended,) = act(other, EndEncounter(command_id="e2", actor="gm", winner="blue", reason="the red side surrenders"))
+    assert (ended.winner, ended.by, other.winner) == ("blue", "gm", "blue")
+
+
+def test_the_gm_skips_a_stalled_turn_or_closes_a_stalled_window() -> None:
+    state = started()
+    assert state.active == "a"
+    events = act(state, GMSkipTurn(command_id="k", actor="gm", reason="Alice stepped away"))
+    assert isinstance(events[0], GMRuled) and events[0].ruling == "skip a's turn" and events[0].reason == "Alice stepped away"
+    assert isinstance(events[1], TurnEnded) and state.active in ("b", "c")
+    mover = state.active
+    act(state, Step(command_id="s", actor=mover, to=(state.combatants[mover].position[0], 1)))
+    assert state.window is not None and state.window.unanswered() == ["a"]
+    window = state.window.window
+    events = act(state, GMSkipTurn(command_id="k2", actor="gm", reason="no answer coming"))
+    assert events[0].ruling == f"close reaction window {window} (not answered: a)" and state.window is None
+    (nothing,) = act(started(), GMRule(command_id="r", actor="gm", call="c1", ruling="yes"))
+    assert nothing.reason == "no pending GM call 'c1'; pending: none"
+
+
+# -- rewind, pure --------------------------------------------------------------------
+
+
+def people(state, combatant: str):
+    """Alice's play for Ann: pass in windows; on her turn step (which opens a
+    window for the foes) or strike the first foe standing, then end the turn."""
+    window = state.window
+    if window is not None:
+        return PassReaction(command_id=f"alice-{state.version}", actor=combatant, window=window.window)
+    if state.active != combatant:
+        return None
+    struck = state.combatants[combatant].conditions.get("struck") is not None
+    foes = sorted(c for c, x in state.combatants.items() if x.side != "red" and not x.out_of_fight)
+    me = state.combatants[combatant]
+    if state.version % 3 == 0 and me.position is not None and me.position[1] < 15:
+        return Step(command_id=f"alice-{state.version}", actor=combatant, to=(me.position[0], me.position[1] + 1))
+    if foes and not struck and state.version % 2 == 0:
+        return Strike(command_id=f"alice-{state.version}", actor=combatant, target=foes[0])
+    return EndTurn(command_id=f"alice-{state.version}", actor=combatant)
+
+
+def first_window_point(setup: EncounterSetup) -> int:
+    """A version between commands at which a reaction window is open (on a run without a rewind)."""
+    ids: list[str] = []
+    windows = {}
+    for command, events, state in run_headless(TOY, setup, SEED, people=people):
+        ids += [command.command_id] * len(events)
+        windows[state.version] = state.window is not None
+    return min(v for v in resting_points(ids) if windows.get(v))
+
+
+def gm_rewinds_once(to_version: int):
+    def gm(state):
+        if state.branch_version == state.version and state.round == 3 and state.active == "a" and state.window is None:
+            return RewindEncounter(command_id="rewind-1", actor="gm", to_version=to_version, reason="we misread the map")
+        return None
+    return gm
+
+
+def test_a_rewind_into_an_open_window_restores_it_and_the_dice_there_are_the_same() -> None:
+    setup = table_setup(brace=False)
+    point = first_window_point(setup)
+    steps = list(run_headless(TOY, setup, SEED, people=people, gm=gm_rewinds_once(point)))
+    events = [e for _c, batch, _s in steps for e in batch]
+    rewinds = [e for e in events if isinstance(e, EncounterRewound)]
+    assert len(rewinds) == 1 and rewinds[0].to_version == point and rewinds[0].reason == "we misread the map"
+    # The state right after the rewind is the state at `point` (but for the counters that keep going).
+    at_point = TOY.initial_state()
+    at_point.encounter = "headless"
+    for event in events[:point]:
+        TOY.evolve(at_point, event)
+    after = TOY.initial_state()
+    after.encounter = "headless"
+    index = events.index(rewinds[0])
+    for event in events[: index + 1]:
+        TOY.evolve(after, event)
+    assert after.window is not None and after.window.window == at_point.window.window
+    same = {f: getattr(after, f) for f in after.__struct_fields__ if f not in ("version", "branch_version", "windows_opened")}
+    assert same == {f: getattr(at_point, f) for f in at_point.__struct_fields__ if f not in ("version", "branch_version", "windows_opened")}
+    assert after.branch_version == point and after.version == index + 1
+    # Whatever is rolled first after the rewind is what was rolled first after `point`: no fishing.
+    def first_die_after(batch_events):
+        for event in batch_events:
+            for roll in [getattr(event, "roll", None)]:
+                if roll is not None and roll.dice:
+                    return roll.dice[0]
+        return None
+    original = first_die_after(events[point:index])
+    again = first_die_after(events[index + 1:])
+    assert original is not None and again is not None
+    assert (again.at, again.k, again.face) == (original.at, original.k, original.face)
+
+
+def test_a_rewind_must_land_between_commands_while_the_fight_runs() -> None:
+    setup = table_setup()
+    ids: list[str] = []
+    state = None
+    for command, events, state in run_headless(TOY, setup, SEED, people=people):
+        ids += [command.command_id] * len(events)
+        if state.round == 2:
+            break
+    inside = next(v for v in range(2, state.version) if v not in resting_points(ids))
+    past = TOY.initial_state()
+    with pytest.raises(Rejected, match="falls inside a command's events"):
+        TOY.check_rewind(state, RewindEncounter(command_id="r", actor="gm", to_version=inside, reason="x"), resting_points(ids))
+    with pytest.raises(Rejected, match="to_version must be between 1 and"):
+        TOY.check_rewind(state, RewindEncounter(command_id="r", actor="gm", to_version=state.version, reason="x"), resting_points(ids))
+    with pytest.raises(Rejected, match="needs a reason"):
+        TOY.check_rewind(state, RewindEncounter(command_id="r", actor="gm", to_version=1, reason=""), resting_points(ids))
+    assert past.version == 0
+
+
+# -- live -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def event_log(redis_url: str):
+    client = await connect(redis_url)
+    try:
+        yield EventLog(client, "gm", server_key=b"k" * 32)
+    finally:
+        await client.aclose()
+
+
+async def play_table(event_log: EventLog, encounter: str, gm) -> None:
+    """The people at the table, live: follow the log and send what `people`
+    and `gm` say, through their own seats, once per state."""
+    state = TOY.initial_state()
+    state.encounter = encounter
+    sent: set[tuple[int, str]] = set()
+    async with aclosing(event_log.follow(encounter, "0-0", block_ms=200)) as batches:
+        async for batch in batches:
+            for stored in batch:
+                TOY.evolve(state, codec.decode_event(stored))
+            if state.ended:
+                return
+            if batch[-1].version < await event_log.version(encounter):
+                continue  # not caught up
+            command = gm(state) if state.started else None
+            if command is not None and (state.version, "gm") not in sent:
+                sent.add((state.version, "gm"))
+                await event_log.submit(encounter, codec.encode_command(command), seat="gm")
+                continue
+            awaited = TOY.awaiting(state).combatants
+            if "a" in awaited and (state.version, "a") not in sent:
+                answer = people(state, "a")
+                if answer is not None:
+                    sent.add((state.version, "a"))
+                    await event_log.submit(encounter, codec.encode_command(answer), seat="alice")
+
+
+async def test_live_and_pure_agree_after_a_rewind_and_a_restarted_engine_resumes_it(event_log: EventLog) -> None:
+    setup = table_setup(brace=False)
+    point = first_window_point(setup)
+    gm = gm_rewinds_once(point)
+    await create_encounter(event_log, "rw", setup, SEED)
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play_table, event_log, "rw", gm)
+            state = await run_encounter(event_log, "rw", TOY, {"b": AIPolicy(TOY), "c": AIPolicy(TOY)})
+            nursery.cancel_scope.cancel()
+    stored = await event_log.read("rw")
+    live = [codec.decode_event(s) for s in stored]
+    reference = [e for _c, events, _s in run_headless(TOY, setup, SEED, encounter="rw", people=people, gm=gm) for e in events]
+    assert live == reference
+    assert sum(isinstance(e, EncounterRewound) for e in live) == 1
+    rewind_entry = next(s for s in stored if s.type == "EncounterRewound")
+    assert rewind_entry.command_id == command_key("gm", "rewind-1")
+    assert state.ended and verify(stored).ok, verify(stored).problems
+    # A restarted engine folds to exactly the live state.
+    folded, _cursors = await fold_log(event_log, "rw", TOY, use_snapshot=False)
+    assert folded == state
+
+
+async def test_a_human_turn_times_out_and_ends_or_is_played_by_the_ai(event_log: EventLog, mock_clock) -> None:
+    for then in ("end_turn", "ai"):
+        encounter = f"timer-{then}"
+        await create_encounter(event_log, encounter, table_setup(turn_timer_ms=5000, on_turn_timeout=then), SEED)
+        sequencer = Sequencer(event_log, encounter, TOY, await load_seed(event_log, encounter))
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(sequencer.run)
+            state = await wait_for_state(event_log, encounter, lambda s: s.active == "a", pause=0)
+            assert state.turn_deadline_ms == 5000
+            mock_clock.jump(4.9)
+            await trio.testing.wait_all_tasks_blocked(0.05)
+            assert (await wait_for_state(event_log, encounter, lambda s: True, pause=0)).active == "a"
+            mock_clock.jump(0.2)
+            state = await wait_for_state(event_log, encounter, lambda s: s.active != "a", pause=0)
+            nursery.cancel_scope.cancel()
+        events = [(s, codec.decode_event(s)) for s in await event_log.read(encounter)]
+        timed_out = [(s, e) for s, e in events if isinstance(e, TurnTimedOut)]
+        assert len(timed_out) == 1 and timed_out[0][1].then == then and timed_out[0][1].combatant == "a"
+        after = events[events.index(timed_out[0]) + 1:]
+        if then == "end_turn":
+            assert isinstance(after[0][1], TurnEnded) and after[0][1].combatant == "a"
+        else:
+            # The AI played Ann's turn: its commands are the engine's, one decided at a time.
+            played = [s for s, _e in after if s.command_id.startswith("sequencer/ai-")]
+            assert played and all(s.causation == "timeout:ai-plays-a" for s in played)
+            assert any(isinstance(e, TurnEnded) and e.combatant == "a" for _s, e in after)
