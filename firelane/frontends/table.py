@@ -34,8 +34,8 @@ from starlette.staticfiles import StaticFiles
 from firelane.engine.state import EncounterState
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
-from firelane.events.schemas import EncounterRewound, EncounterStarted, Event, GMAdjusted, GMRuled, ReactionWindowOpened, TurnStarted, TurnTimedOut
-from firelane.frontends.narrate import Narrator
+from firelane.events.schemas import EncounterStarted, Event, ReactionWindowOpened, TurnStarted
+from firelane.frontends.narrate import Narrator, _with_names
 from firelane.projections.audit import iter_rolls
 from firelane.projections.turn_state import system_of
 
@@ -68,20 +68,7 @@ class SegmentNarrator(Narrator):
         return self.paint(c.name, f"side{sides.index(c.side) % 6}", "bold")
 
     def segments(self, event: Event, state: EncounterState) -> list[list[str]]:
-        if isinstance(event, EncounterRewound):
-            text = self.paint(f"⟲ The GM rewinds the fight to version {event.to_version}", "bold", "yellow") + f": {event.reason}"
-        elif isinstance(event, GMAdjusted):
-            changes = ", ".join(f"{k} → {v}" for k, v in event.changes.items())
-            text = self.paint("GM", "bold", "yellow") + f" adjusts {self.name(state, event.combatant)}: {changes} ({event.reason})"
-        elif isinstance(event, GMRuled):
-            text = self.paint("GM", "bold", "yellow") + f" rules{f' on {event.call}' if event.call else ''}: {event.ruling}" + (
-                f" ({event.reason})" if event.reason else "")
-        elif isinstance(event, TurnTimedOut):
-            then = "the AI plays the rest" if event.then == "ai" else "the turn ends"
-            text = self.paint(f"⏱ {self.name(state, event.combatant)}'s turn timer ran out: {then}", "yellow")
-        else:
-            text = self._describe(event, state)
-        return split_segments(text)
+        return split_segments(_with_names(self._describe(event, state), state))
 
 
 def split_segments(text: str) -> list[list[str]]:

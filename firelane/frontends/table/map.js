@@ -47,7 +47,7 @@ function Token({ state, combatant, extras, mine, selected, active, target, onCli
   const title = `${combatant.name} (${combatant.side})` +
     (health ? ` — ${health.label} ${health.wounds !== undefined ? `(${health.wounds} wounds)` : `${health.value}/${health.max}`}` : "") +
     (conditions.length ? ` — ${conditions.join(", ")}` : "") + (combatant.out_of_fight ? " — out of the fight" : "");
-  return html`<g class=${classes.join(" ")} data-token=${combatant.id} data-side=${combatant.side}
+  return html`<g class=${classes.join(" ")} data-token=${combatant.id} data-side=${combatant.side} data-pos=${`${x},${y}`}
       onClick=${(e) => { e.stopPropagation(); onClick(combatant.id); }}
       onMouseEnter=${() => onHover({ token: combatant.id })} onMouseLeave=${() => onHover(null)}>
     <title>${title}</title>
@@ -68,13 +68,16 @@ function Token({ state, combatant, extras, mine, selected, active, target, onCli
   </g>`;
 }
 
-function Bands({ bands, at }) {
-  // d100-zones: the Chebyshev distance bands around the focused combatant (D100Z-02).
+function Bands({ bands, at, terrain }) {
+  // d100-zones: the Chebyshev distance bands around the focused combatant
+  // (D100Z-02), cut to the map's edges.
   return bands.map((band) => {
     const r = band.squares;
-    return html`<g key=${band.name} class=${"band band-" + band.name}>
-      <rect x=${(at[0] - r) * S} y=${(at[1] - r) * S} width=${(2 * r + 1) * S} height=${(2 * r + 1) * S} rx="6" />
-      <text x=${(at[0] - r) * S + 4} y=${(at[1] - r) * S + 12}>${band.name} ≤ ${band.metres} m</text>
+    const x0 = Math.max(0, at[0] - r), y0 = Math.max(0, at[1] - r);
+    const x1 = Math.min(terrain.width, at[0] + r + 1), y1 = Math.min(terrain.height, at[1] + r + 1);
+    return html`<g key=${band.name} class=${"band band-" + band.name} data-band=${band.name}>
+      <rect x=${x0 * S} y=${y0 * S} width=${(x1 - x0) * S} height=${(y1 - y0) * S} rx="6" />
+      <text x=${x0 * S + 4} y=${y0 * S + 12}>${band.name} ≤ ${band.metres} m</text>
     </g>`;
   });
 }
@@ -150,7 +153,7 @@ export function GameMap({ view, mine, selected, moves, targets, picks, onSquare,
         return html`<rect key=${"w" + x + "," + y} class="wall" x=${x * S} y=${y * S} width=${S} height=${S} />`;
       })}
       ${(terrain.cover || []).map((c, i) => html`<g key=${"c" + i} class="cover-feature"><title>${c.level} cover</title>${coverBars(c)}</g>`)}
-      ${focusCombatant?.position && (view.bands || []).length > 0 && html`<${Bands} bands=${view.bands} at=${focusCombatant.position} />`}
+      ${focusCombatant?.position && (view.bands || []).length > 0 && html`<${Bands} bands=${view.bands} at=${focusCombatant.position} terrain=${terrain} />`}
       ${overlays}
       ${preview && html`<g class="template preview">${preview.squares.map(([x, y]) => html`<rect x=${x * S} y=${y * S} width=${S} height=${S} />`)}</g>`}
       ${hoveredMove && hoveredMove.path.length > 0 && html`<polyline class="path"
