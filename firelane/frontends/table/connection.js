@@ -8,6 +8,8 @@
 // version, so after a reload or a dropped connection nothing is lost or
 // shown twice.
 
+const REFRESH_MS = 100;
+
 export class Connection {
   constructor({ campaign, encounter, token, onChange }) {
     this.campaign = campaign;
@@ -26,6 +28,8 @@ export class Connection {
     this.arrivals = [];        // [version, ms since epoch] of each event received (bench and tests)
     this._refreshing = null;
     this._again = false;
+    this._timer = null;
+    this._lastRefresh = -Infinity;
     this._socket = null;
     this._retry = 250;
     this._commands = 0;
@@ -107,12 +111,20 @@ export class Connection {
     };
   }
 
-  // One view request at a time; events arriving meanwhile ask for one more.
+  // One view request at a time, at most one per REFRESH_MS: events arriving
+  // meanwhile ask for one more. A burst of events is drawn at once, and the
+  // server answers a few views a second however fast the fight goes.
   scheduleRefresh() {
-    if (this._refreshing) {
+    if (this._refreshing || this._timer) {
       this._again = true;
       return;
     }
+    const wait = this._lastRefresh + REFRESH_MS - performance.now();
+    if (wait > 0) {
+      this._timer = setTimeout(() => { this._timer = null; this.scheduleRefresh(); }, wait);
+      return;
+    }
+    this._lastRefresh = performance.now();
     this._refreshing = this.refresh()
       .catch((error) => {
         this.status = "reconnecting";
