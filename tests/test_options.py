@@ -47,10 +47,7 @@ def sampled_states(system_name: str, seed: bytes, every: int = 3):
             yield system, msgspec.msgpack.decode(msgspec.msgpack.encode(state), type=type(state))
 
 
-@pytest.mark.parametrize("system_name", [
-    *SYSTEMS[:3],
-    pytest.param("rond6", marks=pytest.mark.xfail(strict=True, reason="RonD6's claims need options its reaction_options does not list yet (issue 9, in progress)")),
-])
+@pytest.mark.parametrize("system_name", SYSTEMS)
 def test_every_listed_command_is_accepted_by_decide(system_name: str) -> None:
     union = codec.command_union(get_system(system_name).command_types)
     chooser = random.Random(7)

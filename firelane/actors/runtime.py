@@ -1,25 +1,26 @@
-"""Running an encounter live: the sequencer and one actor per combatant under
-supervision, on a trio nursery.
+"""Running an encounter live: the sequencer, with the engine's own players, under supervision.
+
+The combatants the engine plays (AI, scripted) are played inside the
+sequencer, on its one folded state (see Sequencer): nothing is decoded, folded
+or sent through Redis twice for them. Combatants played from outside (a
+human's frontend, a bot, another process running a `CombatantActor`) answer
+through their seats' inboxes.
 
 Supervision: a task that fails is logged and restarted from the log (the
-sequencer refolds it; an actor refollows from the start) with a short backoff,
-up to ``max_restarts`` times; the encounter stops only when it has ended or a
-task keeps failing. Restarting is safe because appends are idempotent and
-actors recompute the same commands.
+sequencer refolds it) with a short backoff, up to ``max_restarts`` times; the
+encounter stops only when it has ended or a task keeps failing. Restarting is
+safe because appends are idempotent and players recompute the same commands.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from functools import partial
 
 import trio
 
-from firelane.actors.combatant import CombatantActor
 from firelane.actors.lease import EncounterBusy
 from firelane.actors.policies import AIPolicy, HumanPolicy, Policy
 from firelane.actors.sequencer import Sequencer, load_seed
-from firelane.actors.tap import LogTap
 from firelane.engine.core import BaseRuleSystem
 from firelane.engine.state import EncounterState
 from firelane.events.log import EventLog
@@ -47,9 +48,12 @@ async def supervise(
             raise  # another engine runs this encounter: retrying would not help
         except Exception as exc:
             failures += 1
-            log.warning("task failed", task=name, failures=failures, error=repr(exc))
+            cause: BaseException = exc
+            while isinstance(cause, BaseExceptionGroup) and len(cause.exceptions) == 1:
+                cause = cause.exceptions[0]  # the error itself, not trio's wrapping of it
+            log.warning("task failed", task=name, failures=failures, error=repr(cause))
             if failures > max_restarts:
-                raise TaskKeptFailing(f"{name} failed {failures} times; last error: {exc!r}") from exc
+                raise TaskKeptFailing(f"{name} failed {failures} times; last error: {cause!r}") from exc
             await trio.sleep(backoff * failures)
 
 
@@ -77,30 +81,14 @@ async def run_encounter(
 ) -> EncounterState:
     """Run the sequencer and the actors until the encounter ends; return its final state."""
     seed = await load_seed(event_log, encounter)
-    sequencer = Sequencer(event_log, encounter, system, seed)
+    players = {combatant: policy for combatant, policy in policies.items() if not isinstance(policy, HumanPolicy)}
+    sequencer = Sequencer(event_log, encounter, system, seed, players=players)
     result: list[EncounterState] = []
-
-    async def run_sequencer() -> None:
+    async with trio.open_nursery() as nursery:
+        for observer in observers:
+            nursery.start_soon(observer)
         result.append(await supervise("sequencer", sequencer.run, max_restarts=max_restarts))  # type: ignore[arg-type]
-
-    tap = LogTap(event_log, encounter)
-    async with trio.open_nursery() as outer:
-        # The tap follows forever; it stops once the actors and observers are done.
-        outer.start_soon(partial(supervise, "tap", tap.run, max_restarts=max_restarts))
-        async with trio.open_nursery() as nursery:
-            for combatant, policy in policies.items():
-                if isinstance(policy, HumanPolicy):
-                    continue  # a frontend answers for this combatant
-
-                def make_actor(combatant: str = combatant, policy: Policy = policy) -> Awaitable[object]:
-                    return CombatantActor(event_log, encounter, combatant, system, policy, tap=tap).run()
-
-                nursery.start_soon(partial(supervise, f"actor:{combatant}", make_actor, max_restarts=max_restarts))
-            for observer in observers:
-                nursery.start_soon(observer)
-            await run_sequencer()
-            # Actors and observers stop on their own once they read the end;
-            # give them a moment to print the last events, then stop the rest.
-            nursery.cancel_scope.deadline = trio.current_time() + 10
-        outer.cancel_scope.cancel()
+        # Observers stop on their own once they read the end; give them a
+        # moment to print the last events, then stop them.
+        nursery.cancel_scope.deadline = trio.current_time() + 10
     return result[0]

@@ -28,6 +28,7 @@ import hashlib
 import math
 import re
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import msgspec
@@ -35,7 +36,8 @@ import trio
 
 from firelane.actors.lease import SequencerLease
 from firelane.actors.seating import provision_seat_users
-from firelane.engine.core import SEQUENCER, BaseRuleSystem, Rejected, reject, resting_points
+from firelane.actors.policies import AIPolicy, Policy
+from firelane.engine.core import SEQUENCER, Applied, BaseRuleSystem, Rejected, reject, resting_points
 from firelane.engine.dice import SeededDice, commit_seed
 from firelane.engine.registry import get_system
 from firelane.engine.seats import ENGINE_SEAT, authorize, default_seats
@@ -71,6 +73,8 @@ _COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@#-]{1,64}")
 # Consumed inbox entries are trimmed after this many commands (the log records
 # how far each inbox is handled, so nothing before that is ever read again).
 TRIM_EVERY = 100
+# Commands the engine's own players make before the sequencer reads the inboxes again.
+PLAY_SLICE = 32
 
 
 def seed_key(campaign: str, encounter: str) -> str:
@@ -198,11 +202,13 @@ def body_digest(command: Command) -> str:
 
 @dataclass
 class _Received:
-    """A command read from a seat's inbox, checked and authorised."""
+    """A command to apply: from a seat's inbox (checked and authorised), or
+    from one of the engine's own players in this process (no inbox entry)."""
 
     seat: str
     inbox_id: str
     command: Command
+    cause: str = ""  # for in-process players: what the log records as its causation
 
     @property
     def key(self) -> str:
@@ -210,12 +216,25 @@ class _Received:
 
     @property
     def causation(self) -> str:
-        return f"inbox:{self.seat}:{self.inbox_id}"
+        return self.cause or f"inbox:{self.seat}:{self.inbox_id}"
 
 
 class Sequencer:
+    """Serves one encounter: reads its seats' inboxes, plays the engine's own
+    combatants (``players``: their policies, run in this process on the
+    sequencer's state, so nothing is decoded, folded or sent twice), decides,
+    and appends.
+
+    The engine's players are asked exactly as the pure loop asks them
+    (engine/simulate.py): the awaited combatant on its turn; every unanswered
+    reactor of a window at once, on the state the window opened in. So a fight
+    of AI combatants gives the same log live as in the pure loop, whatever the
+    timing; a combatant played from outside (a human's frontend, a bot on
+    Redis) answers through its seat's inbox.
+    """
+
     def __init__(self, event_log: EventLog, encounter: str, system: BaseRuleSystem, seed: bytes, *, lease_wait_s: float = 6.0,
-                 snapshot_every: int = 1000) -> None:
+                 snapshot_every: int = 1000, players: Mapping[str, Policy] | None = None) -> None:
         self.lease_wait_s = lease_wait_s
         self.snapshot_every = snapshot_every  # events between snapshots (0: none)
         self._snapshot_version = 0
@@ -224,17 +243,21 @@ class Sequencer:
         self.encounter = encounter
         self.system = system
         self.seed = seed
+        self.players: dict[str, Policy] = dict(players or {})
+        self._timed_out_player = AIPolicy(system)  # plays a timed-out human's turn (on_turn_timeout "ai")
         self.state: EncounterState = system.initial_state()
         self._union = codec.command_union(system.command_types)
         self._read: dict[str, str] = {}  # seat -> last inbox entry read
         self._safe: dict[str, str] = {}  # seat -> every entry up to here is handled
         self._buffer: dict[str, _Received] = {}  # held window answers, by answering combatant
         self._policies: dict[str, str] = {}  # combatant -> "ai" or "human"
+        self._last_rejected: set[str] = set()  # whose last command was refused (its player falls back)
         self._window_deadline: float | None = None
         self._window_seen: int | None = None
         self._turn_deadline: float | None = None  # a human's turn timer, on trio's clock
         self._turn_seen: int | None = None  # the TurnStarted version it was set for
         self._since_trim = 0
+        self._unread_seats = False
         self.commands_handled = 0
 
     async def load(self) -> None:
@@ -247,6 +270,7 @@ class Sequencer:
         self._logged_cursors = dict(cursors)
         self._snapshot_version = self.state.version
         self._buffer.clear()
+        self._last_rejected = set()
         self._window_seen = None
         self._track_window()
 
@@ -255,7 +279,9 @@ class Sequencer:
         for seat in self.state.seats:
             if seat.role != "spectator" and seat.id not in self._read:
                 self._read[seat.id] = self._safe[seat.id] = "0-0"
-        self._policies = {cid: c.policy for cid, c in self.state.combatants.items()}
+                self._unread_seats = True  # read what they sent before the engine's players go on
+        if len(self._policies) != len(self.state.combatants):
+            self._policies = {cid: c.policy for cid, c in self.state.combatants.items()}
 
     async def run(self, *, stop_when_ended: bool = True) -> EncounterState:
         """Serve the encounter until it has ended (and its seed is revealed),
@@ -275,6 +301,7 @@ class Sequencer:
         await self.load()
         log.info("sequencer started", encounter=self.encounter, version=self.state.version)
         while True:
+            await self._play()
             if self.state.ended:
                 await self._reveal_seed()
                 if stop_when_ended:
@@ -285,21 +312,81 @@ class Sequencer:
             if self._turn_deadline is not None and trio.current_time() >= self._turn_deadline:
                 await self._time_out_turn()
                 continue
-            if self._ai_turn_pending():
-                await self._play_timed_out_turn()
-                continue
             entries: list[InboxEntry] = []
             # The deadlines are trio deadlines (not Redis's BLOCK timeout), so
             # they follow trio's clock (MockClock in tests); cancelling the
             # blocked read is safe: the client drops that connection.
             wake = min(d for d in (self._window_deadline, self._turn_deadline, math.inf) if d is not None)
             with trio.move_on_at(wake):
-                entries = await self.log.read_inboxes(self.encounter, dict(self._read), block_ms=1000, count=256)
+                # Players waiting to act: only look; else wait for a command.
+                block = None if self._players_awaited() else 1000
+                self._unread_seats = False
+                entries = await self.log.read_inboxes(self.encounter, dict(self._read), block_ms=block, count=256)
             for entry in entries:
                 self._read[entry.seat] = entry.entry_id
                 await self._handle(entry)
             if self._since_trim >= TRIM_EVERY:
                 await self._trim_inboxes()
+
+    # ------------------------------------------------------------ the engine's own players
+
+    def _player(self, combatant: str) -> Policy | None:
+        if combatant in self.players:
+            return self.players[combatant]
+        if self.state.ai_plays == combatant:
+            return self._timed_out_player
+        return None
+
+    def _players_awaited(self) -> bool:
+        state = self.state
+        if state.ended:
+            return False
+        if state.window is not None:
+            return any(self._player(c) is not None and c not in self._buffer for c in state.window.unanswered())
+        awaited = self.system.awaiting(state).combatants
+        return bool(awaited) and self._player(awaited[0]) is not None
+
+    async def _play(self) -> None:
+        """Let the engine's players act while the encounter waits for them, a
+        slice at a time: between slices the inboxes are read, so a GM (or
+        anyone) is heard even in a fight the engine plays alone."""
+        if self._unread_seats:
+            return
+        for _ in range(PLAY_SLICE):
+            if self.state.ended:
+                return
+            state = self.state
+            window = state.window
+            if window is not None:
+                # Every unanswered reactor this process plays answers now, on this one state.
+                answers = []
+                for combatant in window.unanswered():
+                    player = self._player(combatant)
+                    if player is not None and combatant not in self._buffer:
+                        command = player.choose(state, combatant, last_rejected=combatant in self._last_rejected)
+                        if command is not None:
+                            answers.append(_Received(ENGINE_SEAT, "", command, cause=f"player:{combatant}"))
+                for received in answers:
+                    self._buffer[received.command.actor] = received
+                if answers and set(window.unanswered()) <= set(self._buffer):
+                    await self._flush_window_answers()
+                    continue
+                return
+            awaited = self.system.awaiting(state).combatants
+            player = self._player(awaited[0]) if awaited else None
+            if player is None:
+                return
+            combatant = awaited[0]
+            command = player.choose(state, combatant, last_rejected=combatant in self._last_rejected)
+            if command is None:
+                return
+            if state.ai_plays == combatant and combatant not in self.players:
+                received = _Received(SEQUENCER, "", msgspec.structs.replace(command, command_id=f"ai-{command.command_id}"),
+                                     cause=f"timeout:ai-plays-{combatant}")
+            else:
+                received = _Received(ENGINE_SEAT, "", command, cause=f"player:{combatant}")
+            applied = await self._commit(received, "", in_place=True)
+            self._last_rejected = {combatant} if applied.rejected else set()
 
     # ------------------------------------------------------------ handling
 
@@ -354,64 +441,125 @@ class Sequencer:
             and command.window == window.window
             and command.actor in window.unanswered()
         ):
-            dry_run = self.system.decide_or_reject(self.state, command, SeededDice(self.seed, self.state.branch_version))
-            if dry_run and isinstance(dry_run[0], CommandRejected):
-                await self._apply(received, self._cursor_after(received))  # the rejection, recorded at once
+            # Checked at once, so a bad answer is refused now; a good one waits for the others.
+            try:
+                self.system.decide(self.state, command, SeededDice(self.seed, self.state.branch_version))
+            except Rejected:
+                await self._commit(received, self._cursor_after(received))  # the rejection, recorded at once
                 return
             self._buffer[command.actor] = received
             if set(window.unanswered()) <= set(self._buffer):
                 await self._flush_window_answers()
             return
-        await self._apply(received, self._cursor_after(received))
+        await self._commit(received, self._cursor_after(received))
 
     def _cursor_after(self, received: _Received) -> str:
         """The inbox cursor an append may record for this command's seat: up to
         it, unless an earlier answer of that seat is still held for a window."""
-        held = any(b.seat == received.seat for b in self._buffer.values())
+        if not received.inbox_id:
+            return ""  # one of this process's players: nothing read from an inbox
+        held = any(b.seat == received.seat and b.inbox_id for b in self._buffer.values())
         return f"{received.seat}={self._safe[received.seat] if held else received.inbox_id}"
+
+    def _apply(self, command: Command, *, in_place: bool) -> Applied:
+        """Decide and evolve ``command`` (see BaseRuleSystem.apply); a bug in a
+        rule system becomes a rejection and never stops the encounter."""
+        try:
+            return self.system.apply(self.state, command, SeededDice(self.seed, self.state.branch_version), in_place=in_place)
+        except Exception as exc:  # noqa: BLE001
+            log.exception("decide failed", encounter=self.encounter, command=type(command).__name__)
+            rejection = CommandRejected(command_id=command.command_id, actor=command.actor,
+                                        command_type=type(command).__name__, reason=bounded(f"internal error: {exc!r}"))
+            return Applied(events=[rejection], entries=[codec.encode_event(rejection)], state=self.state,
+                           rejected=True, spoiled=in_place)
+
+    async def _commit(self, received: _Received, inbox_cursor: str, *, in_place: bool = False) -> Applied:
+        """Decide a command and append what it did, under its key."""
+        expected = self.state.version  # (deciding in place moves the state's version ahead of the log's)
+        applied = self._apply(received.command, in_place=in_place)
+        digest = body_digest(received.command)
+        batch = Batch(entries=applied.entries, command_id=received.key, inbox_cursor=inbox_cursor,
+                      causation=received.causation, digest=digest)
+        results = await self._append_batches([batch], applied.state if not applied.spoiled else None, [applied], expected)
+        if results and results[0].conflicting_body:
+            command = received.command
+            rejection = reject(command, f"command_id {command.command_id!r} was already used by seat "
+                                        f"{received.seat!r} for another command; send a new command_id")
+            await self._append([rejection], command_key(received.seat, f"inbox:{received.inbox_id}"), inbox_cursor,
+                               causation=received.causation)
+        return applied
 
     async def _flush_window_answers(self) -> None:
         """Apply the held answers in the window's reactor order, as one atomic
-        multi-batch append (one round trip, one wake-up for every follower)."""
+        multi-batch append (one round trip, one wake-up for every follower).
+        Each is decided once, in place, on the state the earlier ones left."""
         window = self.state.window
         order = [r.combatant for r in window.reactors] if window is not None else []
         order += sorted(c for c in self._buffer if c not in order)
         held = [self._buffer.pop(c) for c in order if c in self._buffer]
         if not held:
             return
-        last_of_seat = {received.seat: index for index, received in enumerate(held)}
-        scratch = copy_state(self.state)
-        batches = []
+        last_of_seat = {received.seat: index for index, received in enumerate(held) if received.inbox_id}
+        expected = self.state.version
+        batches, applied_all = [], []
         for index, received in enumerate(held):
-            events = self._decide(scratch, received.command)
-            for event in events:
-                self.system.evolve(scratch, event)
-            # The seat's inbox is handled up to what was read once its last held answer is in.
-            seat = received.seat
-            cursor = self._read[seat] if last_of_seat[seat] == index else self._safe[seat]
-            batches.append(Batch(entries=[codec.encode_event(e) for e in events], command_id=received.key,
-                                 inbox_cursor=f"{seat}={cursor}", causation=received.causation,
-                                 digest=body_digest(received.command)))
+            applied = self._apply(received.command, in_place=True)
+            applied_all.append(applied)
+            cursor = ""
+            if received.inbox_id:
+                # The seat's inbox is handled up to what was read once its last held answer is in.
+                seat = received.seat
+                cursor = f"{seat}={self._read[seat] if last_of_seat[seat] == index else self._safe[seat]}"
+            batches.append(Batch(entries=applied.entries, command_id=received.key, inbox_cursor=cursor,
+                                 causation=received.causation, digest=body_digest(received.command)))
+        spoiled = any(a.spoiled for a in applied_all)
+        results = await self._append_batches(batches, None if spoiled else self.state, applied_all, expected)
+        if results is not None:
+            for seat in last_of_seat:
+                self._safe[seat] = self._read[seat]
+        # As the pure loop does: a player whose answer (the last one applied) was refused falls back next time.
+        last = held[-1]
+        self._last_rejected = {last.command.actor} if applied_all[-1].rejected and not last.inbox_id else set()
+
+    async def _append_batches(self, batches: list[Batch], after: EncounterState | None,
+                              applied: list[Applied], expected: int):  # -> list[AppendResult] | None
+        """Append decided batches at log version ``expected``; ``after`` is the
+        state they lead to (None: spoiled, rebuild it). On a duplicate or a
+        conflict the state is rebuilt from the log; returns the results when
+        everything was written."""
         try:
-            results = await self.log.append_batches(self.encounter, self.state.version, batches)
+            results = await self.log.append_batches(self.encounter, expected, batches)
         except VersionConflict:
+            # Another writer appended: our state is stale. Rebuild and let the
+            # command be handled again (it is a duplicate if the other applied it).
             log.warning("version conflict, reloading", encounter=self.encounter, version=self.state.version)
             await self.load()
             raise
-        if len(results) == len(batches) and not any(r.duplicate for r in results):
-            self.state = scratch
-            for seat in last_of_seat:
-                self._safe[seat] = self._read[seat]
-            self._track_window()
-            for batch in batches:
-                self._logged_cursors.update(parse_inbox_cursors(batch.inbox_cursor))
-            written = [r.entry_ids[-1] for r in results if r.entry_ids]
-            if written:
-                await self._note_appended(written[-1], "")
-        else:
-            # Some answers were already in the log (a restart re-read them):
-            # refold and re-read the inboxes from the recorded cursors.
+        # (Cancelled or failed mid-append, a state changed in place may hold what
+        # the log does not: that ends this run, and the next one reloads.)
+        if len(results) != len(batches) or any(r.duplicate for r in results):
+            # Already in the log (a restart re-read it) or a reused id: nothing
+            # was written. A state decided in place went ahead of the log: refold.
+            if any(a.state is self.state for a in applied) or after is None:
+                await self.load()
+            return results if results and results[0].conflicting_body else None
+        if after is None:
             await self.load()
+        else:
+            self.state = after
+        for batch in batches:
+            for seat, cursor in parse_inbox_cursors(batch.inbox_cursor):
+                if not any(b.seat == seat and b.inbox_id for b in self._buffer.values()):
+                    self._safe[seat] = cursor
+            self._logged_cursors.update(parse_inbox_cursors(batch.inbox_cursor))
+        if any(isinstance(e, EncounterRewound) for a in applied for e in a.events):
+            self._window_seen = self._turn_seen = None  # the restored window or turn runs its time again
+        self._know_seats()
+        self._track_window()
+        written = [r.entry_ids[-1] for r in results if r.entry_ids]
+        if written:
+            await self._note_appended(written[-1])
+        return results
 
     async def _close_window_on_deadline(self) -> None:
         window = self.state.window
@@ -420,27 +568,7 @@ class Sequencer:
         await self._flush_window_answers()
         if self.state.window is not None and self.state.window.window == window.window:
             close = CloseReactionWindow(command_id=f"close-window-{window.window}", actor=SEQUENCER, window=window.window)
-            await self._append(self._decide(self.state, close), command_key(SEQUENCER, close.command_id), "",
-                               causation=f"deadline:window-{window.window}")
-
-    def _decide(self, state: EncounterState, command: Command) -> list[Event]:
-        try:
-            return self.system.decide_or_reject(state, command, SeededDice(self.seed, state.branch_version))
-        except Exception as exc:  # a bug in a rule system must not stop the encounter
-            log.exception("decide failed", encounter=self.encounter, command=type(command).__name__)
-            return [CommandRejected(command_id=command.command_id, actor=command.actor,
-                                    command_type=type(command).__name__, reason=bounded(f"internal error: {exc!r}"))]
-
-    async def _apply(self, received: _Received, inbox_cursor: str) -> None:
-        events = self._decide(self.state, received.command)
-        result = await self._append(events, received.key, inbox_cursor, causation=received.causation,
-                                    digest=body_digest(received.command))
-        if result is not None and result.conflicting_body:
-            command = received.command
-            rejection = reject(command, f"command_id {command.command_id!r} was already used by seat "
-                                        f"{received.seat!r} for another command; send a new command_id")
-            await self._append([rejection], command_key(received.seat, f"inbox:{received.inbox_id}"), inbox_cursor,
-                               causation=received.causation)
+            await self._commit(_Received(SEQUENCER, "", close, cause=f"deadline:window-{window.window}"), "", in_place=True)
 
     async def _append_rejection(self, entry: InboxEntry, reason: str) -> None:
         """Record that an inbox entry was refused, echoing nothing unbounded."""
@@ -458,43 +586,26 @@ class Sequencer:
                     command_id = raw["command_id"]
         rejection = CommandRejected(command_id=command_id, actor=actor, command_type="?", reason=reason)
         received_key = command_key(entry.seat, f"inbox:{entry.entry_id}")
-        held = any(b.seat == entry.seat for b in self._buffer.values())
+        held = any(b.seat == entry.seat and b.inbox_id for b in self._buffer.values())
         cursor = f"{entry.seat}={self._safe[entry.seat] if held else entry.entry_id}"
         await self._append([rejection], received_key, cursor, causation=f"inbox:{entry.seat}:{entry.entry_id}")
 
     async def _append(self, events: list[Event], key: str, inbox_cursor: str, *, causation: str = "",
-                      digest: str = ""):  # -> AppendResult | None
-        entries = [codec.encode_event(e) for e in events]
-        try:
-            result = await self.log.append(
-                self.encounter, self.state.version, entries, command_id=key, inbox_cursor=inbox_cursor,
-                causation=causation, digest=digest,
-            )
-        except VersionConflict:
-            # Another writer appended: our state is stale. Rebuild and let the
-            # command be handled again (it is a duplicate if the other applied it).
-            log.warning("version conflict, reloading", encounter=self.encounter, version=self.state.version)
-            await self.load()
-            raise
-        if result.duplicate:
-            return result
+                      digest: str = ""):  # -> list[AppendResult] | None
+        """Append events that are not a decision (rejections, the seed's reveal):
+        the state follows once they are in the log."""
+        after = copy_state(self.state)
         for event in events:
-            self.system.evolve(self.state, event)
-        for seat, cursor in parse_inbox_cursors(inbox_cursor):
-            if not any(b.seat == seat for b in self._buffer.values()):
-                self._safe[seat] = cursor
-        if any(isinstance(e, EncounterRewound) for e in events):
-            self._window_seen = self._turn_seen = None  # the restored window or turn runs its time again
-        self._know_seats()
-        self._track_window()
-        if result.entry_ids:
-            await self._note_appended(result.entry_ids[-1], inbox_cursor)
-        return result
+            self.system.evolve(after, event)
+        entries = [codec.encode_event(e) for e in events]
+        applied = Applied(events=events, entries=entries, state=after,
+                          rejected=any(isinstance(e, CommandRejected) for e in events))
+        batch = Batch(entries=entries, command_id=key, inbox_cursor=inbox_cursor, causation=causation, digest=digest)
+        return await self._append_batches([batch], after, [applied], self.state.version)
 
-    async def _note_appended(self, entry_id: str, inbox_cursor: str) -> None:
+    async def _note_appended(self, entry_id: str) -> None:
         """Events up to ``entry_id`` are in the log: every ``snapshot_every``
         events, snapshot the state there (one SET, so resuming folds only the tail)."""
-        self._logged_cursors.update(parse_inbox_cursors(inbox_cursor))
         if self.snapshot_every and self.state.version - self._snapshot_version >= self.snapshot_every:
             self._snapshot_version = self.state.version
             snapshot = encode_snapshot(self.system, self.state, entry_id, self._logged_cursors)
@@ -529,8 +640,10 @@ class Sequencer:
             return
         self._buffer.clear()
         cursors = format_inbox_cursors({seat: cursor for seat, cursor in self._read.items() if cursor != "0-0"})
-        await self._append(self._decide(self.state, restore), received.key, cursors,
-                           causation=received.causation, digest=body_digest(command))
+        applied = self._apply(restore, in_place=False)
+        batch = Batch(entries=applied.entries, command_id=received.key, inbox_cursor=cursors,
+                      causation=received.causation, digest=body_digest(command))
+        await self._append_batches([batch], applied.state, [applied], self.state.version)
 
     async def _time_out_turn(self) -> None:
         state = self.state
@@ -539,26 +652,8 @@ class Sequencer:
             return
         log.info("turn timer ran out", encounter=self.encounter, combatant=state.active)
         timeout = TimeOutTurn(command_id=f"timeout-{state.turn_started_at}", actor=SEQUENCER, combatant=state.active)
-        await self._append(self._decide(state, timeout), command_key(SEQUENCER, timeout.command_id), "",
-                           causation=f"deadline:turn-{state.turn_started_at}")
-
-    def _ai_turn_pending(self) -> bool:
-        state = self.state
-        return state.ai_plays is not None and state.active == state.ai_plays and state.window is None and not state.ended
-
-    async def _play_timed_out_turn(self) -> None:
-        """The setting on_turn_timeout "ai": the AI plays the rest of a timed-out
-        human's turn, one command at a time (each decided on the state it follows)."""
-        state = self.state
-        combatant = state.active
-        assert combatant is not None
-        command = self.system.choose_command(state, combatant) or EndTurn(command_id=f"{combatant}@v{state.version}",
-                                                                           actor=combatant)
-        events = self._decide(state, command)
-        if events and all(type(e).__name__ == "CommandRejected" for e in events):
-            events = self._decide(state, EndTurn(command_id=command.command_id, actor=combatant))
-        await self._append(events, command_key(SEQUENCER, f"ai-{command.command_id}"), "",
-                           causation=f"timeout:ai-plays-{combatant}")
+        await self._commit(_Received(SEQUENCER, "", timeout, cause=f"deadline:turn-{state.turn_started_at}"), "",
+                           in_place=True)
 
     def _track_turn(self) -> None:
         state = self.state

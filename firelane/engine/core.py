@@ -28,6 +28,7 @@ from firelane.engine.reactions import order_claims
 # seats, which decide who may use them; re-exported here for the systems.
 from firelane.engine.seats import ENGINE_SEAT, GM, RESERVED_ACTORS, SEQUENCER, default_seats, seat_by_id
 from firelane.events import codec
+from firelane.events.envelope import NewEntry
 from firelane.events.limits import bounded
 from firelane.events.options_schemas import (
     ActionOption,
@@ -127,18 +128,22 @@ class RuleSystem(Protocol):
 
 
 class Decision:
-    """Collects the events of one decision, applying each to a scratch copy so
-    later steps of the same decision see the state earlier ones produced.
+    """Collects the events of one decision, applying each to the state so
+    later steps of the same decision see the state earlier ones produced: a
+    scratch copy (``decide``: the input is left alone), or the state itself
+    (``apply``: no copy, for the engine's own commands; see there).
 
     Each event is passed through the codec first, so the decision, the live
     state and a replay all see exactly what the log holds (a tuple inside a
-    free-form dict comes back from JSON as a list, for one).
+    free-form dict comes back from JSON as a list, for one); the encoded
+    entries are kept for the log, so an event is encoded once.
     """
 
-    def __init__(self, system: BaseRuleSystem, state: EncounterState) -> None:
+    def __init__(self, system: BaseRuleSystem, state: EncounterState, *, in_place: bool = False) -> None:
         self.system = system
-        self.state = copy_state(state)
+        self.state = state if in_place else copy_state(state)
         self.events: list[Event] = []
+        self.entries: list[NewEntry] = []
         # (window, next claim index) while a window's claims are being resolved,
         # so a window opened meanwhile is recorded as nested in it.
         self.resolving: tuple[int, int] | None = None
@@ -147,8 +152,22 @@ class Decision:
         entry = codec.encode_event(event)
         event = codec.decode_body(entry.type, entry.schema, entry.data)
         self.events.append(event)
+        self.entries.append(entry)
         self.system.evolve(self.state, event)
         return event
+
+
+class Applied(msgspec.Struct, kw_only=True):
+    """What `BaseRuleSystem.apply` did: the events (or the one rejection), their
+    encoded log entries, the state after them, and whether a rejection came
+    after events had already changed the state in place (``spoiled``: rebuild
+    it from the log)."""
+
+    events: list[Event]
+    entries: list[NewEntry]
+    state: EncounterState
+    rejected: bool = False
+    spoiled: bool = False
 
 
 class TurnOptions(msgspec.Struct, kw_only=True):
@@ -248,6 +267,30 @@ class BaseRuleSystem:
             return self.decide(state, command, dice)
         except Rejected as rejection:
             return [reject(command, rejection.reason)]
+
+    def apply(self, state: EncounterState, command: Command, dice: Dice, *, in_place: bool = False) -> Applied:
+        """Decide and evolve at once, with the encoded entries for the log.
+
+        ``in_place``: decide on ``state`` itself instead of a copy, so nothing
+        is copied (the engine's own AI commands, which are almost never
+        refused). A refusal before any event leaves the state as it was (but
+        for the rejection count); one after events have been applied spoils it,
+        and the caller rebuilds it from its log. Without ``in_place`` the
+        input is untouched and ``Applied.state`` is a new state.
+        """
+        decision = Decision(self, state, in_place=in_place)
+        try:
+            self._handle(decision, command, dice)
+        except Rejected as rejection:
+            spoiled = in_place and bool(decision.events)
+            rejected = reject(command, rejection.reason)
+            entry = codec.encode_event(rejected)
+            # The state as it was (a copy is clean unless events were applied to it), plus the rejection.
+            after = decision.state if in_place or not decision.events else copy_state(state)
+            if not spoiled:
+                self.evolve(after, rejected)
+            return Applied(events=[rejected], entries=[entry], state=after, rejected=True, spoiled=spoiled)
+        return Applied(events=decision.events, entries=decision.entries, state=decision.state)
 
     def evolve(self, state: EncounterState, event: Event) -> EncounterState:
         state.version += 1
@@ -565,7 +608,7 @@ class BaseRuleSystem:
             window = self._require_window(state, command.window)
             self._close_window(decision, dice, timed_out=window.unanswered())
             return
-        if command.actor != SEQUENCER:
+        if command.actor not in (SEQUENCER, GM):  # a system's GM command (authority "gm") names no combatant
             self.require_combatant(state, command.actor)
         if isinstance(command, (ClaimReaction, PassReaction)):
             self._answer_window(decision, command, dice)

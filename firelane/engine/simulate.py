@@ -141,9 +141,16 @@ def run_headless(
                 rejected_last = {command.actor}
                 yield command, events, state
                 continue
-        events = system.decide_or_reject(state, command, SeededDice(seed, state.branch_version))
-        for event in events:
-            system.evolve(state, event)
+        # Decided in place (nothing copied); a refusal after events were applied
+        # spoils the state, which is then rebuilt from the history.
+        applied = system.apply(state, command, SeededDice(seed, state.branch_version), in_place=True)
+        events = applied.events
+        if applied.spoiled:
+            state = system.initial_state()
+            state.encounter = encounter
+            for event in history:
+                system.evolve(state, event)
+            system.evolve(state, events[0])
         history += events
         batch_ids += [command.command_id] * len(events)
         rejected_last = {command.actor} if any(isinstance(e, CommandRejected) for e in events) else set()

@@ -56,7 +56,10 @@ class ReactionWindow(msgspec.Struct, kw_only=True):
         return combatant in self.passed or any(c.combatant == combatant for c in self.claims)
 
     def unanswered(self) -> list[str]:
-        return [r.combatant for r in self.reactors if not self.answered(r.combatant)]
+        # One pass (not `answered` per reactor), so a window of N reactors costs O(N) here.
+        answered = set(self.passed)
+        answered.update(c.combatant for c in self.claims)
+        return [r.combatant for r in self.reactors if r.combatant not in answered]
 
 
 class EncounterState(msgspec.Struct, kw_only=True):

@@ -17,9 +17,13 @@ ChainLink = str | tuple[int, int]
 
 
 class D100DMove(Command):
-    """Half Action: move along ``path`` (squares entered, in order)."""
+    """Half Action: move along ``path`` (squares entered, in order), or name only
+    the destination ``to`` (with optional ``waypoints`` on the way): the engine
+    then takes the path its options show (`firelane.engine.routes`)."""
 
-    path: list[tuple[int, int]]
+    path: list[tuple[int, int]] = []
+    to: tuple[int, int] | None = None
+    waypoints: list[tuple[int, int]] = []
 
 
 class D100DBasicAttack(Command):

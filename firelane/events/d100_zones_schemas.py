@@ -11,9 +11,13 @@ from firelane.events.schemas import Command, Event, Roll
 
 class D100ZMove(Command):
     """Move along ``path`` (squares entered, in order). Up to one zone (15 m) a
-    turn is free; up to 50 m costs the action (D100Z-02/03)."""
+    turn is free; up to 50 m costs the action (D100Z-02/03). A move may name
+    only its destination ``to`` (with optional ``waypoints``): the engine then
+    takes the path its options show (`firelane.engine.routes`)."""
 
-    path: list[tuple[int, int]]
+    path: list[tuple[int, int]] = []
+    to: tuple[int, int] | None = None
+    waypoints: list[tuple[int, int]] = []
 
 
 class D100ZAttack(Command):

@@ -33,11 +33,15 @@ class R6Move(Command):
     Extreme terrain ("+5 or more").
     """
 
-    path: list[tuple[int, int]]
+    path: list[tuple[int, int]] = []
     mode: str = "walk"
     pace: str = "partial"
     terrain: str = ""
     terrain_extra: int = 0
+    # Or only the destination (with optional waypoints): the engine takes the
+    # path its options show (`firelane.engine.routes`).
+    to: tuple[int, int] | None = None
+    waypoints: list[tuple[int, int]] = []
 
 
 class R6Jump(Command):

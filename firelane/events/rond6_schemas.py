@@ -13,7 +13,7 @@ Imports nothing from the project but the generic schemas (layering rule).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from firelane.events.schemas import Command, Event, Roll
 
@@ -127,8 +127,11 @@ class R6RecoverStun(Command):
 
 
 class R6MortalWoundCheck(Command):
-    """R6-21: the GM (sequencer) rolls a Mortally Wounded combatant's Strength at
-    the end of a minute; less than the minutes elapsed and the character dies."""
+    """R6-21: the GM rolls a Mortally Wounded combatant's Strength at the end of
+    a minute; less than the minutes elapsed and the character dies. Only the GM
+    seat sends it (actor "gm"); the engine's own actor is accepted too."""
+
+    authority: ClassVar[str] = "gm"
 
     combatant: str
 

@@ -12,6 +12,7 @@ FLOORS = {
     "actions": 1,
     "reactions": 1,
     "ai": 1,
+    "options": 1,
     "system": 2,
 }
 

@@ -15,6 +15,7 @@ FLOORS = {
     "data": 0,
     "contract": 0,
     "sheets": 0,
+    "odds": 0,
     "actions": 1,
     "reactions": 1,
     "combat": 1,
@@ -24,6 +25,7 @@ FLOORS = {
     "healing": 1,
     "aux": 1,
     "ai": 1,
+    "options": 1,
     "system": 2,
 }
 

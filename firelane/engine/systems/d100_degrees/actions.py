@@ -21,6 +21,7 @@ from firelane.engine.systems.d100_degrees.rules import ACTION_LABELS, ALL_OUT, F
 from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState, Weapon
 from firelane.engine.systems.percentile import (
     area_fire_candidates,
+    declared_path,
     metres,
     occupied_squares,
     parse_damage,
@@ -121,7 +122,9 @@ def move(system: BaseRuleSystem, decision: Decision, command: D100DMove, dice: D
     actor = state.combatants[command.actor]
     require_action(state, actor, "move", HALF)
     allowance = half_move_metres(state, actor)
-    path = [(int(x), int(y)) for x, y in command.path]
+    path = declared_path(state, actor.id, position(actor), command.path, command.to, command.waypoints,
+                         half_move_squares(state, actor))
+    require(bool(path), "a move needs a path or a destination ('to')")
     grid = Grid(state.terrain)
     error = path_error(grid, position(actor), path, occupied_squares(state, ignore=[actor.id]))
     require(error is None, f"cannot move: {error}")
@@ -129,6 +132,11 @@ def move(system: BaseRuleSystem, decision: Decision, command: D100DMove, dice: D
     require(walked <= allowance, f"{actor.id} can move {allowance:g} m in a Half Action, not {walked:g} m (house default)")
     spend(decision, actor.id, "move", HALF, "D100D-02", {"metres": walked, "allowance_m": allowance})
     decision.emit(Moved(combatant=actor.id, path=path, cost=walked, rule="house default: movement"))
+
+
+def half_move_squares(state: D100DState, actor: D100DCombatant) -> int:
+    """How many squares a Half Action's move covers (house default)."""
+    return int(half_move_metres(state, actor) / float(state.settings["square_metres"]) + 1e-9)
 
 
 def half_move_metres(state: D100DState, actor: D100DCombatant) -> float:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from firelane.engine.core import BaseRuleSystem, Decision, Rejected, require
+from firelane.engine.core import BaseRuleSystem, Decision, Rejected, TurnOptions, require
 from firelane.engine.dice import Dice
 from firelane.engine.state import Combatant, EncounterState, ReactionWindow
-from firelane.engine.systems.d100_degrees import actions, ai, reactions, rules
+from firelane.engine.systems.d100_degrees import actions, ai, options, reactions, rules
 from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState, Weapon
 from firelane.engine.systems.percentile import PERCENT, SheetCheck, require_free_squares, require_square, settle_square_metres
 from firelane.events.d100_degrees_schemas import (
@@ -23,6 +23,7 @@ from firelane.events.d100_degrees_schemas import (
     D100DMove,
     D100DSuppressingFire,
 )
+from firelane.events.options_schemas import ReactionOption
 from firelane.events.schemas import (
     ActionTaken,
     CombatantSetup,
@@ -200,6 +201,35 @@ class D100DegreesSystem(BaseRuleSystem):
                     target.jammed = list(value)
                 elif field in ("wounds", "armour"):
                     setattr(target, field, int(value))
+
+    # ------------------------------------------------------------ what a combatant may do now (issue 9)
+
+    def turn_options(self, state: EncounterState, combatant: str) -> TurnOptions:
+        return options.turn_options(state, combatant)  # type: ignore[arg-type]
+
+    def reaction_options(self, state: EncounterState, window: ReactionWindow, combatant: str) -> list[ReactionOption]:
+        return options.reaction_options(state, window, combatant)  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------ the GM's adjustments
+
+    def check_gm_change(self, state: EncounterState, combatant: Combatant, field: str, value: Any) -> None:
+        """Ranges of the sheet fields the GM may set (docs/systems/d100-degrees.md)."""
+        me: D100DCombatant = combatant  # type: ignore[assignment]
+        if field in ("weapon_skill", "ballistic_skill", "agility", "willpower"):
+            require(PERCENT[0] <= value <= PERCENT[1], f"{field} must be between 0 and 100, not {value}")
+        elif field == "wounds":
+            require(0 <= value <= me.max_wounds, f"wounds must be between 0 and {me.id}'s max_wounds {me.max_wounds}, not {value}")
+        elif field == "max_wounds":
+            require(value >= max(1, me.wounds), f"max_wounds must be at least 1 and at least wounds {me.wounds}, not {value}")
+        elif field == "armour":
+            require(value >= 0, f"armour must be 0 or more, not {value}")
+        elif field == "half_actions_used":
+            require(0 <= value <= 2, f"half_actions_used must be 0, 1 or 2 (D100D-02), not {value}")
+        elif field == "jammed":
+            guns = [w.name for w in me.weapons if w.kind == "ranged"]
+            require(all(name in guns for name in value), f"jammed names {me.id}'s ranged weapons ({', '.join(guns) or 'none'}), not {value}")
+        elif field == "weapons":
+            raise Rejected("weapons are part of the sheet: the GM cannot swap them mid-fight")
 
     # ------------------------------------------------------------ AI
 

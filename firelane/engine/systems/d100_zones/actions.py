@@ -22,6 +22,7 @@ from firelane.engine.systems.d100_zones import rules
 from firelane.engine.systems.d100_zones.state import MELEE, RANGED, UNARMED, D100ZCombatant, D100ZState, ZWeapon
 from firelane.engine.systems.percentile import (
     area_fire_candidates,
+    declared_path,
     metres,
     never_below_zero,
     occupied_squares,
@@ -130,6 +131,7 @@ def require_economy(me: D100ZCombatant, what: str) -> None:
 def plan_move(state: D100ZState, me: D100ZCombatant, path: list[Square]) -> dict[str, Any]:
     """Validate a move and work out what it costs and whom it provokes (D100Z-02/03/13/15)."""
     require(not me.aimed_this_turn, f"{me.id} aimed this turn and cannot move in the same turn (D100Z-12)")
+    require(bool(path), "a move needs a path or a destination ('to')")
     grid = Grid(state.terrain)
     start = position(me)
     error = path_error(grid, start, path, occupied_squares(state, ignore=[me.id]))
@@ -162,7 +164,8 @@ def plan_move(state: D100ZState, me: D100ZCombatant, path: list[Square]) -> dict
 def move(system: BaseRuleSystem, decision: Decision, command: D100ZMove, dice: Dice) -> None:
     state: D100ZState = decision.state  # type: ignore[assignment]
     me = state.combatants[command.actor]
-    path = [(int(x), int(y)) for x, y in command.path]
+    steps = int((rules.MAX_MOVE_M - me.moved_m) / float(state.settings["square_metres"]) + 1e-9)
+    path = declared_path(state, me.id, position(me), command.path, command.to, command.waypoints, max(0, steps))
     plan = plan_move(state, me, path)
     if plan["costs"]:
         decision.emit(ActionTaken(combatant=me.id, action="move", slot="action", rule=plan["rule"], details={"because": plan["costs"]}))

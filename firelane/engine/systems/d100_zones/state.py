@@ -61,3 +61,7 @@ class D100ZCombatant(Combatant):
 
 class D100ZState(EncounterState):
     combatants: dict[str, D100ZCombatant] = {}  # type: ignore[assignment]
+    # D100Z-04: every 90+ attack roll ("something goes wrong: your GM decides"),
+    # in the order rolled: {"id", "attacker", "target", "weapon", "face", "round"};
+    # those without a GMRuled of that id are the GM's pending calls.
+    complications: list[dict[str, Any]] = []

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from firelane.engine.core import BaseRuleSystem, Decision, Rejected, require
+from firelane.engine.core import BaseRuleSystem, Decision, Rejected, TurnOptions, require
 from firelane.engine.dice import Dice
 from firelane.engine.state import Combatant, EncounterState, ReactionWindow
-from firelane.engine.systems.d100_zones import actions, ai, reactions, rules
+from firelane.engine.systems.d100_zones import actions, ai, options, reactions, rules
 from firelane.engine.systems.d100_zones.state import MELEE, RANGED, UNARMED, D100ZCombatant, D100ZState, ZWeapon
 from firelane.engine.systems.percentile import PERCENT, SheetCheck, parse_damage, require_free_squares, require_square, settle_square_metres
 from firelane.events.d100_zones_schemas import (
@@ -24,8 +24,10 @@ from firelane.events.d100_zones_schemas import (
     D100ZRevived,
     D100ZSuppressiveFire,
 )
+from firelane.events.options_schemas import ReactionOption
 from firelane.events.schemas import (
     ActionTaken,
+    AttackResolved,
     ClaimReaction,
     CombatantSetup,
     Command,
@@ -230,6 +232,12 @@ class D100ZonesSystem(BaseRuleSystem):
                 me.aim_target = str(event.details["target"])
         elif isinstance(event, Moved):
             combatants[event.combatant].moved_m += event.cost
+        elif isinstance(event, AttackResolved) and event.roll.details.get("complication"):
+            zones: D100ZState = state  # type: ignore[assignment]
+            number = len(zones.complications) + 1
+            zones.complications.append({
+                "id": f"complication-{number}", "attacker": event.attacker, "target": event.target,
+                "weapon": event.weapon, "face": event.roll.total, "round": state.round})
         elif isinstance(event, DamageDealt) and event.remaining is not None:
             combatants[event.target].hp = event.remaining
         elif isinstance(event, StateAdjusted):
@@ -251,6 +259,50 @@ class D100ZonesSystem(BaseRuleSystem):
             revived = combatants[event.combatant]
             revived.out_of_fight = False
             revived.hp = event.hp
+
+    # ------------------------------------------------------------ what a combatant may do now (issue 9)
+
+    def turn_options(self, state: EncounterState, combatant: str) -> TurnOptions:
+        return options.turn_options(self, state, combatant)  # type: ignore[arg-type]
+
+    def reaction_options(self, state: EncounterState, window: ReactionWindow, combatant: str) -> list[ReactionOption]:
+        return options.reaction_options(state, window, combatant)  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------ the GM's calls and adjustments
+
+    def gm_calls(self, state: EncounterState) -> dict[str, str]:
+        """D100Z-04: each 90+ attack roll not yet ruled on ("Your GM decides the consequence")."""
+        zones: D100ZState = state  # type: ignore[assignment]
+        return {
+            c["id"]: (f"{c['attacker']} rolled {c['face']} attacking {c['target']} with {c['weapon']} (round {c['round']}): "
+                      "an automatic miss, and something goes wrong; the GM decides the consequence (D100Z-04)")
+            for c in zones.complications if c["id"] not in state.gm_rulings
+        }
+
+    def settle_gm_call(self, decision: Decision, call: str, ruling: str, dice: Dice) -> None:
+        """The text names no effect for a 90+: the GMRuled event records the ruling;
+        any change it makes to a combatant is a GMAdjust (docs/systems/d100-zones.md)."""
+
+    def check_gm_change(self, state: EncounterState, combatant: Combatant, field: str, value: Any) -> None:
+        """Ranges of the sheet fields the GM may set (docs/systems/d100-zones.md)."""
+        me: D100ZCombatant = combatant  # type: ignore[assignment]
+        if field in ("strength", "dexterity", "intelligence", "speed", "melee", "ranged", "brawling", "medicine"):
+            require(PERCENT[0] <= value <= PERCENT[1], f"{field} must be between 0 and 100, not {value}")
+        elif field == "hp":
+            low = int(state.settings["death_at_hp"])
+            require(low <= value <= me.max_hp, f"hp must be between {low} (death) and {me.id}'s max_hp {me.max_hp}, not {value}")
+        elif field == "max_hp":
+            require(value >= max(1, me.hp), f"max_hp must be at least 1 and at least hp {me.hp}, not {value}")
+        elif field == "dr":
+            require(value >= 0, f"dr must be 0 or more, not {value}")
+        elif field == "moved_m":
+            require(0 <= value <= rules.MAX_MOVE_M, f"moved_m must be between 0 and {rules.MAX_MOVE_M:g}, not {value}")
+        elif field == "attacks":
+            names = [*(w.name for w in me.weapons), "unarmed"]
+            require(len(value) <= 2 and all(n in names for n in value),
+                    f"attacks lists at most two of {me.id}'s weapons ({', '.join(names)}), not {value}")
+        elif field == "aim_target":
+            require(value is None or value in state.combatants, f"aim_target must be a combatant or null, not {value!r}")
 
     # ------------------------------------------------------------ AI
 

@@ -10,16 +10,19 @@ Pure code: no I/O, no trio, no logging (DESIGN.md layering).
 """
 
 from firelane.engine.systems.percentile.damage import DamageCode, never_below_zero, parse_damage, roll_damage
-from firelane.engine.systems.percentile.paths import occupied_squares, path_error, shortest_path, step_path
+from firelane.engine.systems.percentile.paths import declared_path, occupied_squares, path_error, shortest_path, step_path
 from firelane.engine.systems.percentile.positions import area_fire_candidates, metres, position
-from firelane.engine.systems.percentile.rolls import percentile_test, tens_digit, target_of
+from firelane.engine.systems.percentile.rolls import chance_at_most, d100_chance, percentile_test, tens_digit, target_of
 from firelane.engine.systems.percentile.setup import PERCENT, SheetCheck, require_free_squares, require_square, settle_square_metres
 
 __all__ = [
     "PERCENT",
     "DamageCode",
+    "declared_path",
     "SheetCheck",
     "area_fire_candidates",
+    "chance_at_most",
+    "d100_chance",
     "metres",
     "never_below_zero",
     "occupied_squares",

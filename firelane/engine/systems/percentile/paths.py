@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable
 
+from firelane.engine.core import Rejected
 from firelane.engine.grid import Grid, Square, adjacent
+from firelane.engine.routes import reachable, reachable_summary, route
 from firelane.engine.state import EncounterState
 
 
@@ -84,3 +86,34 @@ def step_path(
 
 def shortest_path(grid: Grid, start: Square, goal: Square, blocked: set[Square]) -> list[Square] | None:
     return step_path(grid, start, lambda square: square == goal, blocked - {goal}, toward=goal)
+
+
+def declared_path(
+    state: EncounterState,
+    mover: str,
+    start: Square,
+    path: list[tuple[int, int]],
+    to: tuple[int, int] | None,
+    waypoints: list[tuple[int, int]],
+    max_steps: int,
+) -> list[Square]:
+    """The squares a move command walks: its ``path`` as given, or (a move by
+    destination) the path `firelane.engine.routes` shows to ``to`` through
+    ``waypoints``. Refused with what is reachable when there is none."""
+    squares = [(int(x), int(y)) for x, y in path]
+    if to is None:
+        if waypoints:
+            raise Rejected("waypoints need a destination: give 'to' as well")
+        return squares
+    goal = (int(to[0]), int(to[1]))
+    if squares:
+        if squares[-1] != goal:
+            raise Rejected(f"the path ends at {squares[-1]}, not at the destination {goal}: give one or the other")
+        return squares
+    grid = Grid(state.terrain)
+    blocked = occupied_squares(state, ignore=[mover])
+    found = route(grid, start, goal, list(waypoints), blocked, max_steps)
+    if isinstance(found, str):
+        options = reachable(grid, start, blocked, max_steps)
+        raise Rejected(f"cannot move to {goal}: {found}; within {max_steps} step{'s' if max_steps != 1 else ''}, {reachable_summary(options)}")
+    return found

@@ -11,7 +11,7 @@ audit log.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from firelane.engine.dice import Dice
@@ -57,3 +57,14 @@ def percentile_test(
         notes=list(notes or []),
         details={"target": "sum of the modifiers (characteristic first)", **(details or {})},
     )
+
+
+def d100_chance(succeeds: Callable[[int], bool]) -> float:
+    """The exact chance that a d100 face satisfies ``succeeds``: the faces 1..100
+    that do, counted, over 100 (no sampling)."""
+    return sum(1 for face in range(1, D100 + 1) if succeeds(face)) / D100
+
+
+def chance_at_most(target: int) -> float:
+    """The chance of a d100 face at or under ``target`` (a plain percentile test)."""
+    return d100_chance(lambda face: face <= target)

@@ -107,6 +107,31 @@ def strike_weapon(system: SystemContract, attacker: RonD6Combatant, step: dict[s
     return system.weapon(attacker, step["weapon"])
 
 
+def strike_terms(
+    system: SystemContract, state: RonD6State, attacker: RonD6Combatant, target: RonD6Combatant, step: dict[str, Any]
+) -> tuple[Weapon, str, list[Modifier]] | str:
+    """The weapon, range band and flat terms of one strike's attack roll (the
+    step's own, range R6-14, prone R6-35), or why the strike can no longer be made.
+    The options (`options`) preview an attack's odds with these same terms."""
+    weapon = strike_weapon(system, attacker, step)
+    band = ""
+    flat = flat_mods_from(step["attack_flat"])
+    if weapon.kind != "interaction":
+        if weapon.kind != "unarmed" and weapon.id not in attacker.readied:
+            return f"{attacker.id}'s {weapon.name or weapon.id} is no longer in hand"
+        problem, band = actions.reach_problem(system, state, attacker, target, weapon, lunge=bool(step["lunge"]))
+        if problem is not None:
+            return problem
+        if band in rules.RANGE_MODIFIER and rules.RANGE_MODIFIER[band]:
+            flat.append(Modifier(source=f"range: {band.replace('_', ' ')}", rule=rules.R_RANGE, value=rules.RANGE_MODIFIER[band]))
+        if "prone" in target.conditions:
+            if weapon.kind in ("melee", "unarmed"):
+                flat.append(Modifier(source="target prone (melee)", rule=rules.R_PRONE, value=5))
+            elif band != "point_blank":
+                flat.append(Modifier(source="target prone (ranged)", rule=rules.R_PRONE, value=-5))
+    return weapon, band, flat
+
+
 def strike_step(system: SystemContract, decision: Decision, step: dict[str, Any], queue: Queue, dice: Dice) -> None:
     """One attack roll against one target (R6-13) and its effect."""
     state: RonD6State = decision.state  # type: ignore[assignment]
@@ -119,24 +144,11 @@ def strike_step(system: SystemContract, decision: Decision, step: dict[str, Any]
     if target.out_of_fight:
         lose(decision, attacker.id, label, f"{target.id} is already out of the fight")
         return
-    weapon = strike_weapon(system, attacker, step)
-    band = ""
-    flat = flat_mods_from(step["attack_flat"])
-    if weapon.kind != "interaction":
-        if weapon.kind != "unarmed" and weapon.id not in attacker.readied:
-            lose(decision, attacker.id, label, f"{attacker.id}'s {weapon.name or weapon.id} is no longer in hand")
-            return
-        problem, band = actions.reach_problem(system, state, attacker, target, weapon, lunge=bool(step["lunge"]))
-        if problem is not None:
-            lose(decision, attacker.id, label, problem)
-            return
-        if band in rules.RANGE_MODIFIER and rules.RANGE_MODIFIER[band]:
-            flat.append(Modifier(source=f"range: {band.replace('_', ' ')}", rule=rules.R_RANGE, value=rules.RANGE_MODIFIER[band]))
-        if "prone" in target.conditions:
-            if weapon.kind in ("melee", "unarmed"):
-                flat.append(Modifier(source="target prone (melee)", rule=rules.R_PRONE, value=5))
-            elif band != "point_blank":
-                flat.append(Modifier(source="target prone (ranged)", rule=rules.R_PRONE, value=-5))
+    terms = strike_terms(system, state, attacker, target, step)
+    if isinstance(terms, str):
+        lose(decision, attacker.id, label, terms)
+        return
+    weapon, band, flat = terms
     defense, defense_info = defense_value(system, state, attacker, target, step["attack_kind"], band)
     roll = roll_test(
         dice, state.settings, attacker, step["skill"],

@@ -42,6 +42,7 @@ from typing import Any
 import msgspec
 
 from firelane.engine.core import SEQUENCER, Decision, next_command_id, require
+from firelane.engine.seats import GM
 from firelane.engine.dice import Dice
 from firelane.engine.grid import distance
 from firelane.engine.systems.rond6 import combat, rolling
@@ -182,7 +183,7 @@ def decide_heal(system: Any, decision: Decision, command: R6Heal, dice: Dice) ->
 def _natural(system: Any, decision: Decision, command: R6Heal, patient: Any, dice: Dice) -> None:
     """R6-42: the patient's Stamina: Fortitude test after its recovery time (the GM's command)."""
     state = decision.state
-    require(command.actor == SEQUENCER, "natural healing takes days: only the GM/sequencer orders it")
+    require(command.actor in (SEQUENCER, GM), "natural healing takes days: only the GM/sequencer orders it")
     recovery = recovery_time(patient.wounds, is_stunned(patient))
     assert recovery is not None
     plan = natural_healing_plan(recovery, command.rested_minutes, command.rested)
@@ -210,7 +211,7 @@ def _natural(system: Any, decision: Decision, command: R6Heal, patient: Any, dic
 def _assisted(system: Any, decision: Decision, command: R6Heal, patient: Any, dice: Dice) -> None:
     """R6-43: a Medicine test by a healer; once per injury."""
     state = decision.state
-    in_combat = command.actor != SEQUENCER
+    in_combat = command.actor not in (SEQUENCER, GM)
     healer_id = command.actor if in_combat else command.healer
     require(bool(healer_id), "the GM/sequencer names the healer of an assisted healing")
     require(not (in_combat and command.healer and command.healer != command.actor),

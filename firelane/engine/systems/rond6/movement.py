@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from firelane.engine.core import SEQUENCER, Decision, Rejected, require
+from firelane.engine.seats import GM
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid, adjacent, direction, distance
+from firelane.engine.routes import reachable, reachable_summary, route
 from firelane.engine.systems.rond6 import combat, rolling, rules
 from firelane.engine.systems.rond6.movement_rules import (  # re-exported: callers and tests read them here too
     BASIC_ACTION_MULTIPLE,
@@ -156,11 +160,50 @@ def require_not_exhausted(state: Any, combatant: Any) -> None:
     )
 
 
+def pace_steps(mover: Any, mode: str, pace: str, settings: Any) -> int:
+    """The most Spaces a move at this pace may cover: half the mode's Move (partial),
+    the Move (full), or up to 6x Move with a movement test (run), R6-09/11."""
+    allowed = mode_move(mover, mode, settings)
+    if pace == "partial":
+        return halve(allowed, movement_settings(settings)["partial_move_rounding"])
+    if pace == "full":
+        return allowed
+    return allowed * MAX_MOVE_MULTIPLE
+
+
+def with_route(state: Any, command: R6Move) -> R6Move:
+    """A move by destination (``to``, optional ``waypoints``) with the path the
+    options show (`firelane.engine.routes`) filled in; a move with a path as is."""
+    if command.to is None:
+        require(not command.waypoints, "waypoints need a destination: give 'to' as well")
+        return command
+    goal = (int(command.to[0]), int(command.to[1]))
+    if command.path:
+        last = (int(command.path[-1][0]), int(command.path[-1][1]))
+        require(last == goal, f"the path ends at {last}, not at the destination {goal}: give one or the other")
+        return command
+    mover = state.combatants[command.actor]
+    require(mover.position is not None, f"{command.actor} is not on the map")
+    require(command.mode in MOVE_MODES, f"unknown movement mode {command.mode!r}; use one of {', '.join(MOVE_MODES)}")
+    require(command.pace in MOVE_PACES, f"unknown pace {command.pace!r}; use one of {', '.join(MOVE_PACES)}")
+    start = (int(mover.position[0]), int(mover.position[1]))
+    grid = Grid(state.terrain)
+    blocked = {(int(c.position[0]), int(c.position[1])) for c in state.combatants.values()
+               if c.id != mover.id and not c.out_of_fight and c.position is not None}
+    steps = pace_steps(mover, command.mode, command.pace, state.settings)
+    found = route(grid, start, goal, list(command.waypoints), blocked, steps)
+    if isinstance(found, str):
+        raise Rejected(f"cannot move to {goal}: {found}; at a {command.pace} {command.mode} ({steps} Spaces), "
+                       f"{reachable_summary(reachable(grid, start, blocked, steps))}")
+    return msgspec.structs.replace(command, path=found)
+
+
 def decide_move(system: Any, decision: Decision, command: R6Move, dice: Dice) -> None:
     state = decision.state
     mover = require_acting(system, state, command.actor)
     require(command.mode in MOVE_MODES, f"unknown movement mode {command.mode!r}; use one of {', '.join(MOVE_MODES)}")
     require(command.pace in MOVE_PACES, f"unknown pace {command.pace!r}; use one of {', '.join(MOVE_PACES)}")
+    command = with_route(state, command)
     require(bool(command.path), "a move needs at least one Space in its path")
     path = [(int(x), int(y)) for x, y in command.path]
     _check_path(state, mover, mover.position, path, "move")
@@ -269,7 +312,7 @@ def decide_jump(system: Any, decision: Decision, command: R6Jump, dice: Dice) ->
 
 def decide_hold_breath(system: Any, decision: Decision, command: R6HoldBreath, dice: Dice) -> None:
     state = decision.state
-    require(command.actor != SEQUENCER, "the GM/sequencer does not breathe")
+    require(command.actor not in (SEQUENCER, GM), "the GM/sequencer does not breathe")
     combatant = system.require_combatant(state, command.actor)
     require(not combatant.out_of_fight, f"{combatant.id} is out of the fight")
     fortitude, source = rules.skill_code(combatant.attributes, combatant.skills, "fortitude")

@@ -116,3 +116,7 @@ class RonD6State(EncounterState):
     # Set only on scratch copies while a Wait interruption is checked or
     # resolved (never by an event, so always "" in a live or replayed state).
     interrupting: str = ""
+    # What the rules leave to the GM (issue 9): each Wild Die complication
+    # (R6-01) and each Setback (R6-18/22), in the order they happened:
+    # {"id", "kind", "combatant", "text"}; those without a GMRuled of that id are pending.
+    gm_flags: list[dict[str, Any]] = []

@@ -49,11 +49,12 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from firelane.engine.core import SEQUENCER, BaseRuleSystem, Decision, Rejected, require
+from firelane.engine.core import SEQUENCER, BaseRuleSystem, Decision, Rejected, TurnOptions, require
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid
+from firelane.engine.seats import GM
 from firelane.engine.state import ReactionWindow
-from firelane.engine.systems.rond6 import actions, ai, areas, combat, reactions, rules, sheets
+from firelane.engine.systems.rond6 import actions, ai, areas, combat, options, reactions, rules, sheets
 from firelane.engine.systems.rond6 import aux as _aux
 from firelane.engine.systems.rond6.pools import (
     COMPLICATION_RULES,
@@ -70,6 +71,8 @@ from firelane.engine.systems.rond6.rolling import (
 )
 from firelane.engine.systems.rond6.rules import DEFENSE_REACTIONS, INTERRUPT, RESIST
 from firelane.engine.systems.rond6.state import UNARMED, RonD6Combatant, RonD6State, Weapon
+from firelane.engine.systems.rond6.movement import with_route
+from firelane.events.rond6_aux_schemas import R6Move
 from firelane.events.rond6_schemas import (
     R6_COMMANDS,
     R6_EVENTS,
@@ -82,6 +85,7 @@ from firelane.events.rond6_schemas import (
     R6ResistanceBoosted,
     R6Wait,
 )
+from firelane.events.options_schemas import ReactionOption
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,
@@ -96,6 +100,7 @@ from firelane.events.schemas import (
     InitiativeEntry,
     InitiativeRolled,
     OrderedClaim,
+    Roll,
     RoundStarted,
     StateAdjusted,
     TurnStarted,
@@ -369,7 +374,7 @@ class RonD6System(BaseRuleSystem):
     def decide_action(self, decision: Decision, command: Command, dice: Dice) -> None:
         state: RonD6State = decision.state  # type: ignore[assignment]
         if isinstance(command, AUX_COMMANDS):
-            if command.actor == SEQUENCER or state.active != command.actor:
+            if command.actor in (SEQUENCER, GM) or state.active != command.actor:
                 _aux.decide_aux_command(self, decision, command, dice)  # out of turn: the aux rules validate
                 return
             self.declare(decision, command, dice)
@@ -379,7 +384,7 @@ class RonD6System(BaseRuleSystem):
             super().decide_action(decision, command, dice)
             return
         if spec.sequencer_only:
-            require(command.actor == SEQUENCER, f"{type(command).__name__} is the GM's (sequencer's) command")
+            require(command.actor in (SEQUENCER, GM), f"{type(command).__name__} is the GM's (sequencer's) command")
             spec.perform(self, decision, command.actor, command, dice, [])
             return
         self.require_turn(state, command.actor)
@@ -393,8 +398,14 @@ class RonD6System(BaseRuleSystem):
         """Declare an action (R6-08): validate it, record the declaration, give
         waiting combatants their window, else resolve it at once."""
         state: RonD6State = decision.state  # type: ignore[assignment]
+        if isinstance(command, R6Move):
+            command = with_route(state, command)  # the declaration records the path the options showed
         self.check_command(state, command.actor, command)
         payload = msgspec.to_builtins(command)
+        if isinstance(command, R6Move) and command.path:
+            # The path is what the engine walks; a move by destination records it, not "to".
+            payload.pop("to", None)
+            payload.pop("waypoints", None)
         decision.emit(R6ActionDeclared(combatant=command.actor, action=action_name(command), command=payload))
         step = {"step": "resolve", "command": payload, "interrupt": False}
         # Declaring a Wait is not something to interrupt: the waiter does nothing yet.
@@ -506,7 +517,60 @@ class RonD6System(BaseRuleSystem):
         handler = _EVOLVERS.get(type(event))
         if handler is not None:
             handler(state, event)
+        _flag_for_gm(state, event)
         _aux.evolve_aux_event(self, state, event)
+
+    # ================================================================ what a combatant may do now (issue 9)
+
+    def turn_options(self, state: Any, combatant: str) -> TurnOptions:
+        return options.turn_options(self, state, combatant)
+
+    def reaction_options(self, state: Any, window: ReactionWindow, combatant: str) -> list[ReactionOption]:
+        return options.reaction_options(self, state, window, combatant)
+
+    # ================================================================ the GM's calls and adjustments
+
+    def gm_calls(self, state: Any) -> dict[str, str]:
+        """Each Wild Die complication (R6-01) and Setback (R6-18/22) not yet ruled on."""
+        return {flag["id"]: flag["text"] for flag in state.gm_flags if flag["id"] not in state.gm_rulings}
+
+    def settle_gm_call(self, decision: Decision, call: str, ruling: str, dice: Dice) -> None:
+        """GMRuled records the ruling. A Setback "lasts only until the complication
+        has been resolved" (R6-22): a ruling that starts with "resolved" ends it,
+        and "drops its weapon" (the text's first example) empties its hands."""
+        state: RonD6State = decision.state  # type: ignore[assignment]
+        flag = next(f for f in state.gm_flags if f["id"] == call)
+        combatant = state.combatants.get(flag["combatant"])
+        if flag["kind"] != "setback" or combatant is None:
+            return
+        words = ruling.strip().lower()
+        if "drops its weapon" in words and combatant.readied:
+            decision.emit(StateAdjusted(combatant=combatant.id, changes={"readied": []}, reason=f"Setback: {ruling}", rule=rules.R_CONDITIONS))
+        if words.startswith("resolved") and "setback" in combatant.conditions:
+            decision.emit(ConditionRemoved(combatant=combatant.id, condition="setback", reason=f"the GM: {ruling}", rule=rules.R_CONDITIONS))
+
+    def check_gm_change(self, state: Any, combatant: Any, field: str, value: Any) -> None:
+        """Ranges of the fields the GM may set (docs/systems/rond6.md)."""
+        counts = {"wounds": (0, 4), "fatigue": (0, int(state.settings.get("fatigue_limit", 3)) + 1),
+                  "character_points": (0, None), "fate_points": (0, None), "actions_used": (0, combatant.declared_actions),
+                  "actions_lost": (0, None), "declared_actions": (0, self.action_limit(state, combatant, True)),
+                  "mortal_minutes": (0, None), "free_actions_this_turn": (0, None), "defense_bonus": (0, None)}
+        if field in counts:
+            low, high = counts[field]
+            require(isinstance(value, int) and value >= low and (high is None or value <= high),
+                    f"{field} must be a whole number from {low}" + (f" to {high}" if high is not None else " up") + f", not {value!r}")
+        elif field in ("ammo", "reloads"):
+            weapons = {w.id: w for w in combatant.weapons}
+            for weapon_id, count in value.items():
+                require(weapon_id in weapons, f"{field}: {combatant.id} has no weapon {weapon_id!r} ({', '.join(weapons) or 'none'})")
+                top = weapons[weapon_id].capacity if field == "ammo" else None
+                require(count >= 0 and (top is None or count <= top),
+                        f"{field}[{weapon_id}] must be from 0" + (f" to its capacity {top}" if top is not None else " up") + f", not {count}")
+        elif field == "readied":
+            known = {w.id for w in combatant.weapons}
+            require(len(value) <= 2 and all(w in known for w in value), f"readied lists at most two of {combatant.id}'s weapons ({', '.join(sorted(known))})")
+        elif field in ("attributes", "skills", "weapons", "talents"):
+            raise Rejected(f"{field} are part of the sheet: the GM cannot change them mid-fight")
 
     # ================================================================ AI
 
@@ -560,6 +624,25 @@ class _ProbeDice(Dice):
 
 
 # ---------------------------------------------------------------- evolve handlers
+
+
+def _flag_for_gm(state: RonD6State, event: Event) -> None:
+    """Record what the rules leave to the GM: a Wild Die complication on any roll
+    an event carries (R6-01), and each Setback applied (R6-18/22)."""
+    if isinstance(event, ConditionApplied) and event.condition == "setback":
+        number = len(state.gm_flags) + 1
+        state.gm_flags.append({"id": f"setback-{number}", "kind": "setback", "combatant": event.combatant,
+                               "text": f"{event.combatant} suffers a Setback (round {state.round}): introduce a minor complication "
+                                       "(a dropped weapon, lost footing...), never damage; it lasts until resolved (R6-22)"})
+        return
+    roll = getattr(event, "roll", None)
+    if isinstance(roll, Roll) and roll.details.get("complication"):
+        who = next((str(getattr(event, name)) for name in ("combatant", "attacker", "source", "healer") if getattr(event, name, "")), "")
+        number = len(state.gm_flags) + 1
+        state.gm_flags.append({"id": f"complication-{number}", "kind": "complication", "combatant": who,
+                               "text": f"{who or 'someone'}'s Wild Die showed 1 on {roll.purpose} (round {state.round}): "
+                                       f"a complication; the dice rule '{roll.details.get('complication_rule')}' is applied, "
+                                       "the GM may add what goes wrong (R6-01)"})
 
 
 def _on_round(state: RonD6State, event: RoundStarted) -> None:

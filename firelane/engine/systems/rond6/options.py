@@ -1,0 +1,355 @@
+"""What a RonD6 combatant may do now (issue 9): the answers behind
+`RonD6System.turn_options` and `reaction_options`.
+
+Each candidate is checked with the engine's own validation (`check_command`,
+the Spec checks, `validate_claim`), so a listed command is one `decide` accepts.
+
+* Before its first action of a round a combatant declares how many it takes
+  (R6-05/06): one choice per count, with and without a Fate Point.
+* Attacks: each enemy, each weapon in hand and fists, each attack option the
+  weapon allows (normal, All-Out, Full Auto, Sweep, Burst as Single, Lunge) and
+  each Called Shot of a ranged weapon; each with its terms (flat terms as they
+  are; dice terms marked ``[dice]``, their value counted in dice), the number to
+  reach (a standing Active Defense, else Passive Defense) and the exact chance
+  (`odds`: the pool with its Wild Die, convolved). When the target can still
+  claim an Active Defense the notes give the opposed chance too.
+* Moves: a walk at each pace (partial: half Move, an action; full: Move, a Full
+  Action; run: farther, with a movement test) to every reachable Space, with
+  the path the engine takes (`firelane.engine.routes`) and, as threats, each
+  Waiting enemy that could interrupt the move with an attack (R6-08), with its
+  chance to hit the mover where it stands.
+* Other actions: Wait, Active/Full Defense, Ready and reload, Stand, Recover,
+  Escape, Grapple, Charge, Heads Down at each enemy's Space.
+* Windows: Wait interruptions (each attack the waiter could make, fully formed),
+  Active Defenses (with each count of actions to declare when none is declared
+  yet), and Character/Fate Point spends on a hit (every legal spend).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from firelane.engine.core import Rejected, TurnOptions, command_json
+from firelane.engine.dice import Dice
+from firelane.engine.grid import Grid
+from firelane.engine.routes import reachable
+from firelane.engine.state import ReactionWindow
+from firelane.engine.systems.rond6 import actions, combat, odds, reactions, rules
+from firelane.engine.systems.rond6.contract import SystemContract
+from firelane.engine.systems.rond6.movement import BASIC_ACTION_MULTIPLE, MOVE_PACES, pace_steps
+from firelane.engine.systems.rond6.pools import DieCode
+from firelane.engine.systems.rond6.rolling import dice_mods_from, roll_test
+from firelane.engine.systems.rond6.rules import DEFENSE_REACTIONS, INTERRUPT, RESIST
+from firelane.engine.systems.rond6.state import UNARMED, RonD6Combatant, RonD6State, Weapon
+from firelane.events.options_schemas import ActionOption, AttackOption, Choice, MoveOption, ReactionOption, Threat
+from firelane.events.rond6_aux_schemas import R6Move
+from firelane.events.rond6_schemas import (
+    R6Attack,
+    R6Charge,
+    R6DeclareActions,
+    R6Defend,
+    R6DropProne,
+    R6Escape,
+    R6Grapple,
+    R6HeadsDown,
+    R6Ready,
+    R6RecoverStun,
+    R6Stand,
+    R6Wait,
+)
+from firelane.events.schemas import ClaimReaction, Command, Die, Modifier, Roll
+
+
+class _Twos(Dice):
+    """Shows 2 on every die: no explosion, no complication; a roll made with it
+    tells the pool's code and flat terms without rolling anything that counts."""
+
+    def roll(self, sides: int) -> Die:
+        return Die(sides=sides, face=2, at=-1, k=0)
+
+
+def pool_of(roll: Roll) -> tuple[DieCode, int]:
+    """The code a roll was made with and its flat terms (pips aside)."""
+    code = DieCode.parse(str(roll.details["code"]))
+    return code, sum(m.value for m in roll.modifiers) - code.pips
+
+
+def distribution_of(state: RonD6State, combatant: RonD6Combatant, roll: Roll) -> odds.Distribution:
+    code, constant = pool_of(roll)
+    return odds.pool_total(code, constant, stymied="stymied" in combatant.conditions,
+                           complication_rule=str(state.settings.get("complication_rule", "remove")))
+
+
+def enemies(state: RonD6State, me: RonD6Combatant) -> list[RonD6Combatant]:
+    return sorted((c for c in state.combatants.values() if c.side != me.side and not c.out_of_fight and c.position is not None),
+                  key=lambda c: c.id)
+
+
+def legal(system: SystemContract, state: RonD6State, actor: str, command: Command, *, interrupt: bool = False) -> bool:
+    try:
+        system.check_command(state, actor, command, interrupt=interrupt)
+    except Rejected:
+        return False
+    return True
+
+
+# ---------------------------------------------------------------- attacks and their odds
+
+
+def strike_odds(system: SystemContract, state: RonD6State, strike: dict[str, Any]) -> tuple[list[Modifier], int, float, list[str]] | None:
+    """The terms, number to reach, exact chance and notes of one strike as the engine would roll it now."""
+    attacker = state.combatants[strike["attacker"]]
+    target = state.combatants[strike["target"]]
+    terms = combat.strike_terms(system, state, attacker, target, strike)
+    if isinstance(terms, str):
+        return None
+    _weapon, band, flat = terms
+    defense, info = combat.defense_value(system, state, attacker, target, strike["attack_kind"], band)
+    dice_mods = dice_mods_from(strike["attack_dice"])
+    roll = roll_test(_Twos(), state.settings, attacker, strike["skill"], purpose="preview", rule=strike["rule"],
+                     target=defense, action_penalty=system.penalty_dice(attacker), dice_mods=dice_mods, flat=flat)
+    attack = distribution_of(state, attacker, roll)
+    chance = odds.chance_at_least(attack, defense)
+    shown = [Modifier(source=f"{strike['skill']} {roll.details['base_code']} [dice]", rule=strike["rule"],
+                      value=DieCode.parse(str(roll.details["base_code"])).dice)]
+    shown += [Modifier(source=f"{m['source']} [dice]", rule=m["rule"], value=int(m["dice"])) for m in roll.details["dice_modifiers"]]
+    shown += list(roll.modifiers)
+    notes = [f"rolls {roll.details['code']} with the Wild Die against {info['kind']} defense {defense}", odds.TRUNCATION_NOTE]
+    offered = reactions.defense_options(system, state, target, strike["attack_kind"])
+    if offered and info["kind"] == "passive":
+        defense_roll = roll_test(_Twos(), state.settings, target, DEFENSE_REACTIONS[offered[0]], purpose="preview",
+                                 rule=rules.R_ACTIVE, action_penalty=max(0, target.declared_actions - 1) if target.declared_actions else
+                                 max(0, reactions.declare_count(system, state, target, {}) - 1))
+        opposed = odds.opposed_chance(attack, distribution_of(state, target, defense_roll))
+        notes.append(f"{target.id} may defend actively ({offered[0]}, R6-16): the attack then hits with {opposed:.4f}")
+    return shown, defense, chance, notes
+
+
+def attack_candidates(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> list[R6Attack]:
+    in_hand: list[Weapon] = [w for w in me.weapons if w.id in me.readied] + [UNARMED]
+    table = state.settings.get("called_shots", rules.CALLED_SHOTS)
+    found = []
+    for target in enemies(state, me):
+        for weapon in in_hand:
+            for option in actions.ATTACK_OPTIONS:
+                shots = [""] + (sorted(table) if weapon.kind in ("ranged", "thrown") and option == "normal" else [])
+                for called in shots:
+                    found.append(R6Attack(command_id="", actor=me.id, target=target.id, weapon=weapon.id, option=option, called_shot=called))
+    return found
+
+
+def attack_option(system: SystemContract, state: RonD6State, command: R6Attack) -> AttackOption | None:
+    if not legal(system, state, command.actor, command):
+        return None
+    plan = actions.check_attack(system, state, command.actor, command)
+    preview = strike_odds(system, state, plan["strikes"][0])
+    if preview is None:
+        return None
+    terms, defense, chance, notes = preview
+    mode = command.option + (f", called shot: {command.called_shot}" if command.called_shot else "")
+    if plan["spend"][0][1] == "full":
+        notes.append("a Full Action: the round's only action (R6-07)")
+    return AttackOption(target=command.target, weapon=command.weapon, mode=mode, modifiers=terms, target_number=defense,
+                        hit_chance=chance, notes=notes, rule=plan["rule"], command=command_json(command))
+
+
+# ---------------------------------------------------------------- the turn
+
+
+def turn_options(system: SystemContract, state: RonD6State, combatant_id: str) -> TurnOptions:
+    me = state.combatants[combatant_id]
+    if system.cannot_act_reason(state, me) is not None:  # type: ignore[attr-defined]
+        return TurnOptions()
+    found_actions: list[ActionOption] = []
+    if me.declared_actions == 0:
+        limit = system.action_limit(state, me)
+        choices = [Choice(label=f"declare {n} action{'s' if n > 1 else ''} (-{max(0, n - 1)}D to each)", rule=rules.R_MULTI,
+                          command=command_json(R6DeclareActions(command_id="", actor=me.id, count=n))) for n in range(1, limit + 1)]
+        if me.fate_points > 0 and "confused" not in me.conditions:
+            doubled = system.action_limit(state, me, True)
+            choices += [Choice(label=f"spend a Fate Point and declare {n} actions", rule=rules.R_LIMIT,
+                               command=command_json(R6DeclareActions(command_id="", actor=me.id, count=n, fate_point=True)))
+                        for n in range(limit + 1, doubled + 1)]
+        found_actions.append(ActionOption(action="R6DeclareActions", label="declare the round's actions", rule=rules.R_MULTI, choices=choices))
+        return TurnOptions(actions=found_actions + non_action_options(system, state, me))
+    attacks = [o for o in (attack_option(system, state, c) for c in attack_candidates(system, state, me)) if o is not None]
+    return TurnOptions(moves=move_options(system, state, me), attacks=attacks,
+                       actions=other_actions(system, state, me) + non_action_options(system, state, me))
+
+
+def non_action_options(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> list[ActionOption]:
+    command = R6DropProne(command_id="", actor=me.id)
+    try:
+        actions.SPECS[R6DropProne].check(system, state, me.id, command)
+    except Rejected:
+        return []
+    return [ActionOption(action="R6DropProne", label="drop prone (free)", rule=rules.R_PRONE,
+                         choices=[Choice(label="drop prone", command=command_json(command))])]
+
+
+def interrupt_threats(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> list[Threat]:
+    """R6-08: each Waiting enemy with an action left may interrupt a declared move; its best attack's odds."""
+    threats = []
+    for waiter in enemies(state, me):
+        if not waiter.waiting or system.action_unavailable(state, waiter) is not None:
+            continue
+        best: float | None = None
+        for weapon in [w for w in waiter.weapons if w.id in waiter.readied] + [UNARMED]:
+            command = R6Attack(command_id="", actor=waiter.id, target=me.id, weapon=weapon.id)
+            if legal(system, state, waiter.id, command, interrupt=True):
+                preview = strike_odds(system, state, actions.check_attack(system, state, waiter.id, command)["strikes"][0])
+                if preview is not None and (best is None or preview[2] > best):
+                    best = preview[2]
+        threats.append(Threat(reactor=waiter.id, reaction="wait_interrupt", at=None, hit_chance=best, rule=rules.R_WAIT))
+    return threats
+
+
+def move_options(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> list[MoveOption]:
+    if me.position is None:
+        return []
+    start = (int(me.position[0]), int(me.position[1]))
+    blocked = {(int(c.position[0]), int(c.position[1])) for c in state.combatants.values()
+               if c.id != me.id and not c.out_of_fight and c.position is not None}
+    grid = Grid(state.terrain)
+    threats = interrupt_threats(system, state, me)
+    options: list[MoveOption] = []
+    listed: set[tuple[int, int]] = set()
+    shorter = 0
+    for pace in MOVE_PACES:
+        steps = pace_steps(me, "walk", pace, state.settings)
+        found = {sq: path for sq, path in reachable(grid, start, blocked, steps).items() if sq not in listed and len(path) > shorter}
+        shorter = max(shorter, steps)
+        # One probe per pace and action kind: the costs and tests of a run up to
+        # 2x Move (an action) or farther (a Full Action) are the same for each Space.
+        allowed = pace_steps(me, "walk", "full", state.settings)
+        probed: dict[bool, bool] = {}
+        for square, path in found.items():
+            farther = pace == "run" and len(path) > BASIC_ACTION_MULTIPLE * allowed
+            if farther not in probed:
+                probed[farther] = legal(system, state, me.id, R6Move(command_id="", actor=me.id, path=path, pace=pace))
+            if not probed[farther]:
+                continue
+            listed.add(square)
+            options.append(MoveOption(to=square, cost=float(len(path)), path=path, mode=pace, threats=threats,
+                                      command=command_json(R6Move(command_id="", actor=me.id, to=square, pace=pace))))
+    return options
+
+
+def other_actions(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> list[ActionOption]:
+    groups: list[tuple[str, str, str, list[tuple[str, Command]]]] = [
+        ("R6Wait", "Wait (interrupt a later action)", rules.R_WAIT, [("wait", R6Wait(command_id="", actor=me.id))]),
+        ("R6Defend", "Active Defense", rules.R_ACTIVE, [
+            (f"{'full ' if full else ''}defense: {name}", R6Defend(command_id="", actor=me.id, skill=name, full=full))
+            for name in ("dodge", "parry", "block") for full in (False, True)]),
+        ("R6Ready", "Ready or reload a weapon", rules.R_READY, [
+            (f"{'reload' if reload else 'draw'} {w.name or w.id}", R6Ready(command_id="", actor=me.id, weapon=w.id, reload=reload))
+            for w in me.weapons for reload in (False, True)]),
+        ("R6Stand", "Stand up", rules.R_PRONE, [("stand", R6Stand(command_id="", actor=me.id))]),
+        ("R6RecoverStun", "Recover from Stunned", rules.R_DAMAGE, [("recover", R6RecoverStun(command_id="", actor=me.id))]),
+        ("R6Escape", "Escape a grapple", rules.R_ESCAPE, [("escape", R6Escape(command_id="", actor=me.id))]),
+        ("R6Grapple", "Grapple", rules.R_ESCAPE, [(f"grapple {e.id}", R6Grapple(command_id="", actor=me.id, target=e.id)) for e in enemies(state, me)]),
+        ("R6Charge", "Charge", rules.R_CHARGE, [(f"charge {e.id}", R6Charge(command_id="", actor=me.id, target=e.id)) for e in enemies(state, me)]),
+        ("R6HeadsDown", "Heads Down", rules.R_HEADS_DOWN, [
+            (f"heads down at {e.id}'s Space", R6HeadsDown(command_id="", actor=me.id, center=(int(e.position[0]), int(e.position[1]))))
+            for e in enemies(state, me) if e.position is not None]),
+    ]
+    found = []
+    for action, label, rule, candidates in groups:
+        choices = []
+        for text, command in candidates:
+            if legal(system, state, me.id, command) if actions.SPECS[type(command)].is_action else _non_action_ok(system, state, me.id, command):
+                choices.append(Choice(label=text, rule=rule, command=command_json(command)))
+        if choices:
+            found.append(ActionOption(action=action, label=label, rule=rule, choices=choices))
+    return found
+
+
+def _non_action_ok(system: SystemContract, state: RonD6State, actor: str, command: Command) -> bool:
+    try:
+        actions.SPECS[type(command)].check(system, state, actor, command)
+    except Rejected:
+        return False
+    return True
+
+
+# ---------------------------------------------------------------- windows
+
+
+def reaction_options(system: SystemContract, state: RonD6State, window: ReactionWindow, combatant_id: str) -> list[ReactionOption]:
+    reactor = window.eligible(combatant_id)
+    if reactor is None:
+        return []
+    me = state.combatants[combatant_id]
+    found = []
+    for reaction in reactor.reactions:
+        if reaction == INTERRUPT:
+            choices = interrupt_choices(system, state, window, me)
+            label, rule = "interrupt from Wait", rules.R_WAIT
+        elif reaction == RESIST:
+            choices = resist_choices(window, me)
+            label, rule = "spend Character/Fate Points on Damage Resistance", rules.R_DR
+        elif reaction in DEFENSE_REACTIONS:
+            choices = defense_choices(system, state, window, me, reaction)
+            label, rule = f"Active Defense: {reaction}", rules.R_ACTIVE
+        else:
+            continue
+        legal_choices = [c for c in choices if _claim_ok(system, state, window, c.command)]
+        if legal_choices:
+            found.append(ReactionOption(reaction=reaction, label=label, rule=rule, choices=legal_choices))
+    return found
+
+
+def _claim(window: ReactionWindow, actor: str, reaction: str, options: dict[str, Any]) -> dict[str, Any]:
+    return command_json(ClaimReaction(command_id="", actor=actor, window=window.window, reaction=reaction, options=options))
+
+
+def _claim_ok(system: SystemContract, state: RonD6State, window: ReactionWindow, body: dict[str, Any]) -> bool:
+    try:
+        reactions.validate_claim(system, state, window, msgspec.convert({**body, "command_id": ""}, ClaimReaction))
+    except Rejected:
+        return False
+    return True
+
+
+def interrupt_choices(system: SystemContract, state: RonD6State, window: ReactionWindow, me: RonD6Combatant) -> list[Choice]:
+    choices = []
+    for command in attack_candidates(system, state, me):
+        if command.option != "normal" or command.called_shot:
+            continue
+        if not legal(system, state, me.id, command, interrupt=True):
+            continue
+        payload = {k: v for k, v in command_json(command).items() if k != "actor"}
+        preview = strike_odds(system, state, actions.check_attack(system, state, me.id, command)["strikes"][0])
+        choices.append(Choice(label=f"interrupt: attack {command.target} with {command.weapon}", rule=rules.R_WAIT,
+                              hit_chance=preview[2] if preview else None,
+                              command=_claim(window, me.id, INTERRUPT, {"command": payload})))
+    for defend in ("dodge", "parry", "block"):
+        command = R6Defend(command_id="", actor=me.id, skill=defend)
+        if legal(system, state, me.id, command, interrupt=True):
+            payload = {k: v for k, v in command_json(command).items() if k != "actor"}
+            choices.append(Choice(label=f"interrupt: Active Defense ({defend})", rule=rules.R_WAIT,
+                                  command=_claim(window, me.id, INTERRUPT, {"command": payload})))
+    return choices
+
+
+def defense_choices(system: SystemContract, state: RonD6State, window: ReactionWindow, me: RonD6Combatant, reaction: str) -> list[Choice]:
+    skill = DEFENSE_REACTIONS[reaction]
+    if me.declared_actions:
+        return [Choice(label=f"{reaction} ({skill}), spending one of its declared actions", rule=rules.R_ACTIVE,
+                       command=_claim(window, me.id, reaction, {}))]
+    limit = system.action_limit(state, me)
+    return [Choice(label=f"{reaction} ({skill}), declaring {n} action{'s' if n > 1 else ''} this round (-{n - 1}D to each)",
+                   rule=rules.R_ACTIVE, command=_claim(window, me.id, reaction, {"declare": n})) for n in range(1, limit + 1)]
+
+
+def resist_choices(window: ReactionWindow, me: RonD6Combatant) -> list[Choice]:
+    choices = []
+    for fate in ((False, True) if me.fate_points > 0 else (False,)):
+        for points in range(0 if fate else 1, me.character_points + 1):
+            spend = f"{points} Character Point{'s' if points != 1 else ''}" if points else ""
+            text = " and ".join(x for x in (spend, "a Fate Point (doubles the rolled Damage Resistance)" if fate else "") if x)
+            choices.append(Choice(label=f"spend {text}", rule=rules.R_DR,
+                                  command=_claim(window, me.id, RESIST, {"character_points": points, "fate_point": fate})))
+    return choices
