@@ -123,10 +123,13 @@ function Table({ where }) {
   const shown = inReplay ? replay.view || null : live;
   const state = (shown || live).state;
   const acting = !inReplay && mineOptions?.its_turn;
-  const moves = acting && !pick ? mineOptions.moves.filter((m) => m.mode === mode) : [];
+  // The action being aimed (its squares on the map), found again in each new view's options.
+  const pickedAction = pick && options?.combatants?.find((c) => c.combatant === pick.combatant)?.actions
+    .find((a) => a.action + ":" + a.label === pick.key);
+  const moves = acting && !pickedAction ? mineOptions.moves.filter((m) => m.mode === mode) : [];
   const targets = new Map();
-  if (acting && !pick) for (const a of mineOptions.attacks) targets.set(a.target, [...(targets.get(a.target) || []), a]);
-  const picks = inReplay ? null : promptPicks || (pick ? pick.action.choices.filter((c) => c.square).map((c) => ({
+  if (acting && !pickedAction) for (const a of mineOptions.attacks) targets.set(a.target, [...(targets.get(a.target) || []), a]);
+  const picks = inReplay ? null : promptPicks || (pickedAction ? pickedAction.choices.filter((c) => c.square).map((c) => ({
     ...c, allies: (c.notes || []).some((n) => /ally|allies|friendly/i.test(n)) })) : null);
   const role = seat?.role || "spectator";
 

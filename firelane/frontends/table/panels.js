@@ -202,10 +202,11 @@ export function ActionPanel({ view, options, selected, select, moveMode, setMove
                 return html`<button key=${action.action + action.label} class="action" data-action=${action.action} disabled=${busy}
                   title=${action.rule} onClick=${() => send(choice.command, action.label)}>${action.label}</button>`;
               }
-              const picking = pick?.action === action;
+              const key = action.action + ":" + action.label;
+              const picking = pick?.combatant === c.combatant && pick?.key === key;
               return html`<div key=${action.action + action.label} class="action-group" data-action=${action.action}>
                 <button class=${"action" + (picking ? " on" : "")} disabled=${busy} title=${action.rule}
-                  onClick=${() => setPick(picking ? null : { action, combatant: c.combatant })}>${action.label} ▸</button>
+                  onClick=${() => setPick(picking ? null : { key, combatant: c.combatant })}>${action.label} ▸</button>
                 ${picking && html`<div class="sub-choices">
                   ${squares.length > 0 && html`<div class="hint">pick a square on the map${squares.some((s) => (s.notes || []).some((n) => /ally|allies|friendly/i.test(n))) ? " (⚠ marks squares that catch allies)" : ""}</div>`}
                   ${action.choices.filter((ch) => !ch.square).map((ch, i) => html`<button key=${i} class="choice" disabled=${busy}
