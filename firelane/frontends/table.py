@@ -5,6 +5,7 @@
                                             link's fragment (``#token=...``), which no browser sends
     GET /table/assets/...                   its modules, styles and vendored libraries (package data)
     GET /api/campaigns/{c}/encounters/{e}/view?after=V[&at=W]
+    GET /api/campaigns/{c}/encounters/{e}/preview?command=JSON   who an area choice would catch
 
 ``view`` is what the page draws, in one answer: the state after the newest
 event (or, with ``at``, at version W: the replay view), who the encounter
@@ -13,6 +14,12 @@ the seat's options (``firelane.events.options_schemas``), the area templates
 and zones to draw, and the narration of every event after version V. Each
 narration line is the CLI narrator's sentence as styled segments, with every
 roll found in the event in full (dice, each modifier with its rule ID).
+
+``preview`` answers, for an area choice of the seat's options (a grenade
+thrown at a square, a flamer's cone), the squares it would cover and who it
+would catch, allies flagged: the system's own preview command (Bolt & Blade's
+`BBPreviewArea`, BB-CMB-24) decided on a copy of the state, never appended,
+with dice that refuse to roll.
 
 The page itself only reads (``view``, the WebSocket) and sends commands
 through the seat's own ``POST …/commands``: it has no authority of its own.
@@ -31,7 +38,9 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from firelane.engine.state import EncounterState
+from firelane.engine.core import Rejected
+from firelane.engine.dice import DiceExhausted, FixedDice
+from firelane.engine.state import EncounterState, copy_state
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
 from firelane.events.schemas import EncounterStarted, Event, ReactionWindowOpened, TurnStarted
@@ -279,6 +288,40 @@ def _combatant_extras(state: EncounterState) -> dict[str, Any]:
     return {cid: {"health": health_of(c)} for cid, c in state.combatants.items()}
 
 
+# ------------------------------------------------------------------ area previews
+
+# A command whose area the page may preview -> the system's preview command
+# (same fields, changes nothing, rolls nothing).
+PREVIEW_COMMANDS = {"BBThrow": "BBPreviewArea", "BBAreaAttack": "BBPreviewArea"}
+
+
+def preview_area(system: Any, state: EncounterState, raw: dict[str, Any], seat: Any) -> dict[str, Any]:
+    """The footprint an area command would have now, for the seat that may send it."""
+    kind = raw.get("type")
+    preview_type = PREVIEW_COMMANDS.get(kind) if isinstance(kind, str) else None
+    if preview_type is None:
+        raise ValueError(f"no preview for {str(kind)[:40]!r} (previews: {', '.join(sorted(PREVIEW_COMMANDS))})")
+    actor = raw.get("actor")
+    if actor not in seat.combatants:
+        raise PermissionError(f"seat {seat.id!r} does not control {str(actor)[:64]!r}")
+    fields = {k: raw[k] for k in ("weapon", "target", "direction") if k in raw}
+    command = codec.decode_command(msgspec.json.encode({"type": preview_type, "command_id": "preview", "actor": actor, **fields}),
+                                   codec.command_union(system.command_types))
+    try:
+        events = system.decide(copy_state(state), command, FixedDice([]))
+    except Rejected as exc:
+        return {"squares": [], "caught": [], "allies_caught": [], "refused": exc.reason}
+    except DiceExhausted:  # a preview that would roll is no preview
+        return {"squares": [], "caught": [], "allies_caught": [], "refused": "this needs dice"}
+    for event in events:
+        squares = getattr(event, "squares", None)
+        if squares is not None:
+            data = msgspec.to_builtins(event)
+            return {"squares": data["squares"], "caught": data.get("caught", []),
+                    "allies_caught": data.get("allies_caught", []), "blocked": data.get("blocked", [])}
+    return {"squares": [], "caught": [], "allies_caught": []}
+
+
 # ------------------------------------------------------------------ routes
 
 
@@ -337,11 +380,29 @@ def table_routes(api: Any) -> list[BaseRoute]:
         )
         return json_response(body)
 
+    async def preview(request: Request) -> Response:
+        campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
+        seat, _system = await api.seat(campaign, encounter, api_token(request))
+        try:
+            raw = msgspec.json.decode(request.query_params.get("command", "").encode())
+        except msgspec.DecodeError:
+            return json_response({"error": "command must be a JSON object"}, status=400)
+        fold, _feed = await caught_up(campaign, encounter)
+        if fold.state is None or not isinstance(raw, dict):
+            return json_response({"error": "nothing to preview"}, status=400)
+        try:
+            return json_response(preview_area(fold.system, fold.state, raw, seat))
+        except PermissionError as exc:
+            return json_response({"error": str(exc)}, status=403)
+        except (ValueError, codec.CommandDecodeError) as exc:
+            return json_response({"error": str(exc)[:300]}, status=400)
+
     return [
         Route("/", page),
         Mount("/table/assets", app=StaticFiles(directory=ASSETS), name="table-assets"),  # before the page's route
         Route("/table/{campaign}/{encounter}", page),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/view", view),
+        Route("/api/campaigns/{campaign}/encounters/{encounter}/preview", preview),
     ]
 
 

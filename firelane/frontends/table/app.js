@@ -170,7 +170,7 @@ function Table({ where }) {
       <div class="center">
         ${!inReplay && html`<${Prompt} view=${live} options=${options} now=${() => conn.serverNow()} send=${send} busy=${busy} onPickSquares=${setPromptPicks} />`}
         ${shown ? html`<${GameMap} view=${shown} mine=${mineIds} selected=${selected} moves=${moves} targets=${targets} picks=${picks}
-          onSquare=${onSquare} onToken=${onToken} focus=${focus || selected || state.active} />` : html`<div class="map-wrap loading">…</div>`}
+          onSquare=${onSquare} onToken=${onToken} focus=${focus || selected || state.active} previewArea=${(c) => conn.preview(c)} />` : html`<div class="map-wrap loading">…</div>`}
         ${attackOn && attackOptions.length > 0 && html`<div class="attack-pop" data-attack-on=${attackOn}>
           <div class="pop-head">Attack <b>${combatantName(state, attackOn)}</b>?</div>
           ${attackOptions.map((a, i) => html`<div class="pop-row" key=${i}>

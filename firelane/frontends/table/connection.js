@@ -162,6 +162,17 @@ export class Connection {
     return view;
   }
 
+  // Who an area choice would catch (GET …/preview), kept per command.
+  async preview(command) {
+    const key = JSON.stringify(command);
+    this._previews = this._previews || new Map();
+    if (!this._previews.has(key)) {
+      this._previews.set(key, this.get(`preview?command=${encodeURIComponent(key)}`).catch(() => null));
+      if (this._previews.size > 200) this._previews.delete(this._previews.keys().next().value);
+    }
+    return this._previews.get(key);
+  }
+
   // Send a command as this seat; resolves to {rejected, reason, events}.
   async send(command) {
     this._commands += 1;

@@ -31,7 +31,7 @@ function coverBars(feature) {
   });
 }
 
-function Token({ state, combatant, extras, mine, selected, active, target, onClick, onHover }) {
+function Token({ state, combatant, extras, mine, selected, active, target, caughtAlly, onClick, onHover }) {
   const [x, y] = combatant.position;
   const cx = x * S + S / 2, cy = y * S + S / 2;
   const health = extras?.health;
@@ -42,6 +42,7 @@ function Token({ state, combatant, extras, mine, selected, active, target, onCli
   if (selected) classes.push("selected");
   if (active) classes.push("active");
   if (target) classes.push("targetable");
+  if (caughtAlly) classes.push("caught-ally");
   const ratio = health ? Math.max(0, Math.min(1, health.value / health.max)) : null;
   const best = target ? Math.max(...target.map((a) => a.hit_chance)) : null;
   const title = `${combatant.name} (${combatant.side})` +
@@ -53,6 +54,7 @@ function Token({ state, combatant, extras, mine, selected, active, target, onCli
     <title>${title}</title>
     ${active && html`<circle class="active-ring" cx=${cx} cy=${cy} r=${S * 0.47} />`}
     ${target && html`<circle class="target-ring" cx=${cx} cy=${cy} r=${S * 0.49} />`}
+    ${caughtAlly && html`<g class="ally-warning"><circle cx=${cx} cy=${cy} r=${S * 0.49} /><text x=${cx + S * 0.3} y=${cy - S * 0.25}>⚠</text></g>`}
     <circle class="body" cx=${cx} cy=${cy} r=${S * 0.36} />
     <text class="initials" x=${cx} y=${cy + 4.5} text-anchor="middle">${initials(combatant.name)}</text>
     ${ratio !== null && html`<g class="health">
@@ -82,8 +84,17 @@ function Bands({ bands, at, terrain }) {
   });
 }
 
-export function GameMap({ view, mine, selected, moves, targets, picks, onSquare, onToken, focus }) {
+const PREVIEWABLE = new Set(["BBThrow", "BBAreaAttack"]); // area commands the server can preview (table.py)
+
+export function GameMap({ view, mine, selected, moves, targets, picks, onSquare, onToken, focus, previewArea }) {
   const [hover, setHover] = useState(null);
+  const [areaPreview, setAreaPreview] = useState(null); // {key, squares, allies_caught, caught}
+  const hoverPick = (pick) => {
+    setHover({ square: sq(pick.square) });
+    if (previewArea && PREVIEWABLE.has(pick.command?.type)) {
+      previewArea(pick.command).then((found) => found && setAreaPreview({ key: sq(pick.square), ...found }));
+    }
+  };
   const state = view.state;
   const terrain = state.terrain;
   const width = terrain.width * S, height = terrain.height * S;
@@ -117,10 +128,11 @@ export function GameMap({ view, mine, selected, moves, targets, picks, onSquare,
     overlays.push(html`<rect key=${"p" + sq(pick.square)} class=${"pick" + (pick.allies ? " hits-allies" : "")}
       data-pick=${sq(pick.square)} x=${pick.square[0] * S + 3} y=${pick.square[1] * S + 3} width=${S - 6} height=${S - 6} rx="5"
       onClick=${(e) => { e.stopPropagation(); onSquare(pick.square, pick); }}
-      onMouseEnter=${() => setHover({ square: sq(pick.square) })} onMouseLeave=${() => setHover(null)} />`);
+      onMouseEnter=${() => hoverPick(pick)} onMouseLeave=${() => setHover(null)} />`);
   }
 
-  const preview = hoveredPick?.area || null;
+  const preview = hoveredPick && areaPreview?.key === hover.square ? areaPreview : null;
+  const alliesCaught = new Set(preview?.allies_caught || []);
   const area = view.area;
   const tooltip = hoveredMove || hoveredPick;
 
@@ -155,12 +167,12 @@ export function GameMap({ view, mine, selected, moves, targets, picks, onSquare,
       ${(terrain.cover || []).map((c, i) => html`<g key=${"c" + i} class="cover-feature"><title>${c.level} cover</title>${coverBars(c)}</g>`)}
       ${focusCombatant?.position && (view.bands || []).length > 0 && html`<${Bands} bands=${view.bands} at=${focusCombatant.position} terrain=${terrain} />`}
       ${overlays}
-      ${preview && html`<g class="template preview">${preview.squares.map(([x, y]) => html`<rect x=${x * S} y=${y * S} width=${S} height=${S} />`)}</g>`}
+      ${preview && html`<g class="template preview" data-preview=${preview.key}>${preview.squares.map(([x, y]) => html`<rect x=${x * S} y=${y * S} width=${S} height=${S} />`)}</g>`}
       ${hoveredMove && hoveredMove.path.length > 0 && html`<polyline class="path"
         points=${[selected && state.combatants[selected]?.position, ...hoveredMove.path].filter(Boolean).map(([x, y]) => `${x * S + S / 2},${y * S + S / 2}`).join(" ")} />`}
       ${hoveredMove && hoveredMove.threats.map((t, i) => t.at && html`<circle key=${"t" + i} class="threat-at" cx=${t.at[0] * S + S / 2} cy=${t.at[1] * S + S / 2} r="6" />`)}
       ${combatants.map((c) => html`<${Token} key=${c.id} state=${state} combatant=${c} extras=${view.extras?.[c.id]}
-        mine=${mine.has(c.id)} selected=${selected === c.id} active=${state.active === c.id}
+        mine=${mine.has(c.id)} selected=${selected === c.id} active=${state.active === c.id} caughtAlly=${alliesCaught.has(c.id)}
         target=${targets?.get(c.id)} onClick=${onToken} onHover=${setHover} />`)}
     </svg>
     ${tooltip && html`<div class="map-tip">${hoveredMove ? html`
@@ -168,6 +180,7 @@ export function GameMap({ view, mine, selected, moves, targets, picks, onSquare,
         ${hoveredMove.threats.length === 0 ? html`<div class="ok">no one can react</div>` : hoveredMove.threats.map((t) => html`
           <div class="threat">${combatantName(state, t.reactor)}: ${humanize(t.reaction)}${t.at ? ` at (${t.at[0]},${t.at[1]})` : ""}${t.hit_chance != null ? ` — ${pct(t.hit_chance)} to hit` : ""}${t.rule ? html` <span class="rule">${t.rule}</span>` : ""}</div>`)}`
       : html`<b>${hoveredPick.label}</b>${hoveredPick.hit_chance != null ? ` — ${pct(hoveredPick.hit_chance)}` : ""}
+        ${preview && preview.allies_caught.length > 0 && html`<div class="threat">⚠ catches your side: ${preview.allies_caught.map((id) => combatantName(state, id)).join(", ")}</div>`}
         ${(hoveredPick.notes || []).map((n) => html`<div class=${/ally|allies|friendly/i.test(n) ? "threat" : ""}>${n}</div>`)}`}
     </div>`}
   </div>`;
