@@ -39,7 +39,7 @@ What each key measures (docs/benchmarks.md says how to read them):
   fights' campaign (logs, inboxes, applied-command hashes...) per event;
   ``event_body_bytes_mean``: the JSON bodies alone.
 - ``sim_2_over_1``: wall time of ``firelane sim`` on 1 worker over 2 workers.
-- ``workers_2_over_1``: ``firelane serve --workers`` (null until it exists).
+- ``workers_2_over_1``: 64 concurrent encounters run by ``firelane serve --workers 2`` against ``--workers 1``.
 """
 
 from __future__ import annotations
@@ -413,6 +413,70 @@ def sim_seconds(workers: int, runs: int) -> float:
     return time.perf_counter() - began
 
 
+# --------------------------------------------------------------------------- firelane serve --workers
+
+
+async def serve_throughput(workers: int, encounters: int, system_name: str) -> dict[str, float]:
+    """``encounters`` AI fights created on a fresh store, then run by `firelane
+    serve --workers N`: events per wall second until every one has ended, and
+    the reaction windows' latency as a follower of the log sees it."""
+    from firelane.redisio.datadir import shared_server
+
+    data = tempfile.mkdtemp(prefix="firelane-bench-serve-")
+    try:
+        async with shared_server(data) as server:
+            from firelane.redisio.datadir import DataDir
+
+            client = await connect(server.url, max_connections=64)
+            event_log = EventLog(client, "serve", server_key=bytes.fromhex(DataDir(data).secrets().log_key))
+            names = [f"f{i:03d}" for i in range(encounters)]
+            for i, name in enumerate(names):
+                await create_encounter(event_log, name, demo_setup(system_name), seed_of(i))
+            serve = subprocess.Popen([sys.executable, "-m", "firelane.frontends.cli", "serve", "--data-dir", data,
+                                      "--port", "0", "--workers", str(workers)], cwd=REPO,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            latencies: list[float] = []
+
+            async def watch(name: str) -> None:
+                opened: dict[int, float] = {}
+                async with aclosing(event_log.follow(name, "0-0", block_ms=200)) as batches:
+                    async for batch in batches:
+                        now = time.perf_counter()
+                        for stored in batch:
+                            if stored.type == "ReactionWindowOpened":
+                                opened[codec.decode_event(stored).window] = now
+                            elif stored.type == "ReactionWindowClosed":
+                                latencies.append(now - opened.pop(codec.decode_event(stored).window, now))
+                            elif stored.type == "SeedRevealed":
+                                return
+
+            try:
+                async with trio.open_nursery() as nursery:
+                    for name in names[:4]:
+                        nursery.start_soon(watch, name)
+                    with trio.fail_after(900):
+                        # The clock starts with the first event (process start-up is not the engine's rate).
+                        while not any([await event_log.version(name) for name in names]):
+                            await trio.sleep(0.005)
+                        began = time.perf_counter()
+                        pending = set(names)
+                        while pending:
+                            await trio.sleep(0.05)
+                            for name in list(pending):
+                                last = await client.execute("XREVRANGE", event_log.log_key(name), "+", "-", "COUNT", 1)
+                                if last and dict(zip(last[0][1][::2], last[0][1][1::2])).get(b"t") == b"SeedRevealed":
+                                    pending.discard(name)
+                elapsed = time.perf_counter() - began
+                events = sum([await event_log.version(name) for name in names])
+            finally:
+                serve.terminate()
+                serve.wait(timeout=60)
+                await client.aclose()
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+    return {"events_per_s": events / elapsed, "window_p99_ms": percentile(latencies, 0.99) * 1000 if latencies else 0.0}
+
+
 # --------------------------------------------------------------------------- the run
 
 
@@ -521,8 +585,17 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     notes["sim"] = f"wall time of the whole command (process start-up included), {runs} fights"
 
     # 6. the multi-worker server
-    result["workers_2_over_1"] = None
-    result["workers_2_over_1_note"] = "firelane serve --workers does not exist yet"
+    encounters = 64
+    progress(f"firelane serve: {encounters} concurrent d100-degrees fights on 1 worker, then on 2")
+    one_worker = await serve_throughput(1, encounters, "d100-degrees")
+    two_workers = await serve_throughput(2, encounters, "d100-degrees")
+    result["workers_2_over_1"] = round(two_workers["events_per_s"] / one_worker["events_per_s"], 2)
+    result["serve_events_per_s_1"] = round(one_worker["events_per_s"])
+    result["serve_window_p99_ms_1"] = round(one_worker["window_p99_ms"], 1)
+    result["serve_window_p99_ms_2"] = round(two_workers["window_p99_ms"], 1)
+    notes["workers"] = (f"{encounters} d100-degrees demo fights created first, then run by firelane serve --workers N "
+                        "on the same store; events per wall second from the first event until all have ended; window "
+                        "latency (Evasion windows) seen by a follower of 4 of them")
     result["live_detail"] = detail
     result["load_avg_1min_end"] = os.getloadavg()[0]
     notes["load_avg"] = "the machine's 1-minute load average at the start and the end (2 cores; above 1, others were using it)"

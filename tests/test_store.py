@@ -201,3 +201,54 @@ def _proc_state(pid: int) -> str:
         return Path(f"/proc/{pid}/status").read_text().lower()
     except OSError:
         return "zombie"
+
+
+def lease_holders(data: Path, encounters: list[str]) -> dict[str, int | None]:
+    from firelane.redisio.datadir import DataDir
+    from firelane.redisio.server import request_sync
+
+    secrets = DataDir(data).secrets()
+    holders: dict[str, int | None] = {}
+    for encounter in encounters:
+        raw = request_sync(str(data / "redis.sock"), "GET", f"firelane:{{default}}:enc:{encounter}:sequencer",
+                           password=secrets.admin_password)
+        holders[encounter] = int(raw.decode().split(":")[1]) if raw else None  # type: ignore[union-attr]
+    return holders
+
+
+def test_serve_spreads_encounters_over_its_workers_and_takes_over_those_of_a_dead_one(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    setup = tmp_path / "humans.json"
+    setup.write_text(json.dumps(HUMANS))
+    served = Served(data, "--workers", "2")
+    try:
+        encounters = [f"w{i}" for i in range(6)]
+        for encounter in encounters:
+            assert firelane("create", encounter, "--setup", str(setup), "--data-dir", str(data)).returncode == 0
+        wait_until(lambda: None not in lease_holders(data, encounters).values(), what="every encounter to be run")
+        holders = lease_holders(data, encounters)
+        counts = {pid: list(holders.values()).count(pid) for pid in set(holders.values())}
+        assert len(counts) == 2 and sorted(counts.values()) == [3, 3], counts
+        worker = next(pid for pid in counts if pid != served.process.pid)
+        os.kill(worker, signal.SIGKILL)
+        # Its leases expire; the main process and the worker started in its place take its encounters over.
+        wait_until(lambda: worker not in lease_holders(data, encounters).values()
+                   and None not in lease_holders(data, encounters).values(), timeout=40, what="the take-over")
+        assert set(lease_holders(data, encounters).values()) <= {served.process.pid} | set(_children(served.process.pid))
+    finally:
+        code, stderr = served.stop()
+    assert code == 0 and "Traceback" not in stderr
+    wait_until(lambda: not redis_servers_of(data), what="the redis-server to stop")
+
+
+def _children(pid: int) -> list[int]:
+    children = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(stat[1]) == pid:
+                children.append(int(entry.name))
+    return children

@@ -39,7 +39,7 @@ from typing import Any
 import msgspec
 
 from firelane.events.envelope import NewEntry, StoredEvent
-from firelane.events.signing import campaign_key, entry_mac, macs_equal
+from firelane.events.signing import campaign_key, entry_mac, macs_equal, raw_entry_mac
 from firelane.redisio.client import CommandClient, Durability
 
 __all__ = ["CAMPAIGNS_KEY", "CREATED_KEY", "AppendResult", "Batch", "EventLog", "InboxEntry", "VersionConflict",
@@ -220,12 +220,10 @@ def _checked_row(encounter: str, row: list[Any], key: bytes | None) -> tuple[lis
         for name in ENVELOPE_FIELDS:
             flat += (name, fields.get(name, b""))
     if key is not None:
-        try:
-            expected = entry_mac(key, encounter, int(flat[1]), flat[3].decode(), int(flat[5]), flat[7],
-                                 flat[9].decode(), flat[11].decode(), flat[13].decode())
-        except (ValueError, UnicodeDecodeError) as exc:
-            return None, f"unreadable entry ({type(exc).__name__})"
-        if not isinstance(flat[15], bytes) or not macs_equal(expected, flat[15].decode("ascii", "replace")):
+        if not all(isinstance(part, bytes) for part in flat[1::2]):
+            return None, "malformed entry"
+        expected = raw_entry_mac(key, encounter.encode(), flat[1], flat[3], flat[5], flat[7], flat[9], flat[11], flat[13])
+        if not macs_equal(expected, flat[15]):
             return None, "not written by this engine (its signature does not match)"
     return [raw_id, flat], ""
 

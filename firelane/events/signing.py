@@ -26,9 +26,19 @@ def campaign_key(server_key: bytes, campaign: str) -> bytes:
 
 def entry_mac(key: bytes, encounter: str, version: int, type_: str, schema: int,
               data: bytes, command_id: str, causation: str, inbox_cursor: str) -> str:
-    header = "\x00".join((encounter, str(version), type_, str(schema), command_id, causation, inbox_cursor, ""))
-    return hashlib.blake2b(header.encode() + data, key=key, digest_size=MAC_BYTES).hexdigest()
+    return raw_entry_mac(key, encounter.encode(), str(version).encode(), type_.encode(), str(schema).encode(), data,
+                         command_id.encode(), causation.encode(), inbox_cursor.encode()).decode()
 
 
-def macs_equal(expected: str, given: str) -> bool:
-    return hmac.compare_digest(expected.encode(), given.encode())
+def raw_entry_mac(key: bytes, encounter: bytes, version: bytes, type_: bytes, schema: bytes, data: bytes,
+                  command_id: bytes, causation: bytes, inbox_cursor: bytes) -> bytes:
+    """The MAC (hex, as bytes) over the fields as the stream stores them: what
+    readers check, without decoding a field first."""
+    header = b"\x00".join((encounter, version, type_, schema, command_id, causation, inbox_cursor, b""))
+    return hashlib.blake2b(header + data, key=key, digest_size=MAC_BYTES).hexdigest().encode()
+
+
+def macs_equal(expected: str | bytes, given: str | bytes) -> bool:
+    expected = expected.encode() if isinstance(expected, str) else expected
+    given = given.encode() if isinstance(given, str) else given
+    return hmac.compare_digest(expected, given)

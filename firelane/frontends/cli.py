@@ -554,7 +554,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", parents=[common], help="run every encounter of the store and serve the HTTP/WebSocket API")
     serve.add_argument("--host", default="127.0.0.1", help="address of the HTTP API (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8740, help="port of the HTTP API (default 8740; 0 picks a free one)")
-    serve.add_argument("--workers", type=int, default=1, help="engine processes (default 1)")
+    serve.add_argument("--workers", type=int, default=1,
+                       help="engine processes; encounters are spread over them and taken over when one dies (default 1)")
+    serve.add_argument("--engine-only", action="store_true", help=argparse.SUPPRESS)  # a worker of another serve
     serve.add_argument("--appendfsync", choices=("everysec", "always"),
                        help="AOF fsync policy of the embedded redis-server, kept in the data dir "
                             "(everysec: may lose the last second on a power cut; always: loses no acknowledged command)")
@@ -626,7 +628,7 @@ def main(argv: list[str] | None = None) -> int:
         return trio.run(_run_with_signals, args)
     except _Interrupted as stop:
         if args is not None and args.command == "serve":
-            return 0  # serve said goodbye itself
+            return 0  # serve said goodbye itself (a worker says nothing)
         print(f"firelane: interrupted ({stop}); nothing is lost: the log keeps every event"
               + ("; resume with: firelane run ENCOUNTER" if args is not None and args.command in ("run", "demo") else ""),
               file=sys.stderr)

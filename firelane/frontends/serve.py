@@ -20,7 +20,9 @@ from __future__ import annotations
 import argparse
 import os
 import socket
+import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 
 import msgspec
@@ -60,15 +62,60 @@ async def _ended(event_log: EventLog, encounter: str) -> bool:
     return any(dict(zip(fields[::2], fields[1::2])).get(b"t") == b"SeedRevealed" for _id, fields in page or [])
 
 
+WORKERS_KEY = "firelane:workers"  # hash worker id -> {"running": n, "at": unix time}
+_HEARTBEAT_S = 1.0
+_WORKER_STALE_S = 5.0
+
+
 @dataclass
 class EngineHost:
-    """Runs the engine of every live encounter of the store."""
+    """Runs the engine of every live encounter of the store, with any other
+    hosts (`firelane serve --workers N`): each encounter's lease says who runs
+    it, and a host claims a free encounter only while it runs no more than the
+    least busy live host, so encounters spread over the workers. When a
+    worker dies its leases expire and the others take its encounters over."""
 
     store: Store
     running: dict[tuple[str, str], str] = field(default_factory=dict)  # (campaign, encounter) -> status
     finished: int = 0
+    worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+
+    @property
+    def busy(self) -> int:
+        """Encounters this host runs or is claiming."""
+        return sum(1 for status in self.running.values() if status in ("running", "claiming"))
+
+    async def _report(self) -> None:
+        await self.store.client.execute("HSET", WORKERS_KEY, self.worker_id,
+                                        msgspec.json.encode({"running": self.busy, "at": time.time()}))
+
+    async def _heartbeat(self) -> None:
+        try:
+            while True:
+                await self._report()
+                await trio.sleep(_HEARTBEAT_S)
+        finally:
+            with trio.CancelScope(shield=True):
+                await self.store.client.execute("HDEL", WORKERS_KEY, self.worker_id)
+
+    async def _may_claim(self) -> bool:
+        """Whether this host takes on another encounter now: it runs no more than any live host."""
+        raw = await self.store.client.execute("HGETALL", WORKERS_KEY) or []
+        now = time.time()
+        loads = []
+        for worker, value in zip(raw[::2], raw[1::2]):
+            if worker.decode() == self.worker_id:
+                continue
+            try:
+                info = msgspec.json.decode(value)
+            except msgspec.DecodeError:
+                continue
+            if isinstance(info, dict) and now - float(info.get("at", 0)) < _WORKER_STALE_S:
+                loads.append(int(info.get("running", 0)))
+        return not loads or self.busy <= min(loads)
 
     async def run(self, nursery: trio.Nursery) -> None:
+        nursery.start_soon(self._heartbeat)
         client = self.store.client
         # Read the notification stream's end first, then scan: nothing created
         # in between is missed.
@@ -104,23 +151,31 @@ class EngineHost:
             while True:
                 if await _ended(event_log, encounter):
                     return
+                if not await self._may_claim():
+                    self.running[key] = "waiting"
+                    await trio.sleep(0.2)
+                    continue
+                self.running[key] = "claiming"  # counted at once, so the other hosts see it
+                await self._report()
                 try:
                     setup = await encounter_setup(event_log, encounter)
                     system = get_system(setup.system)
                     await provision_seat_users(event_log, encounter, default_seats(setup), await seat_tokens(event_log, encounter))
                     self.running[key] = "running"
                     policies = default_policies(system, {c.id: c.policy for c in setup.combatants})
-                    await run_encounter(event_log, encounter, system, policies)
+                    await run_encounter(event_log, encounter, system, policies, lease_wait_s=0.3)
                     self.finished += 1
                     return
                 except EncounterBusy:
                     self.running[key] = "run elsewhere"
+                    await self._report()
                     await trio.sleep(2)  # another engine has it; take over if it goes away
                     continue
                 except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - one encounter never stops the rest
                     busy = isinstance(exc, BaseExceptionGroup) and exc.subgroup(lambda e: isinstance(e, EncounterBusy))
                     if busy:
                         self.running[key] = "run elsewhere"
+                        await self._report()
                         await trio.sleep(2)
                         continue
                     delay = _BACKOFF_S[min(failures, len(_BACKOFF_S) - 1)]
@@ -131,6 +186,8 @@ class EngineHost:
                     await trio.sleep(delay)
         finally:
             self.running.pop(key, None)
+            with trio.CancelScope(shield=True):
+                await self._report()
 
 
 async def _register(store: Store, info: ServeInfo) -> None:
@@ -192,9 +249,62 @@ async def _apply_settings(store: Store, args: argparse.Namespace) -> StoreSettin
     return settings
 
 
+def _worker_command(args: argparse.Namespace) -> list[str]:
+    command = [sys.executable, "-m", "firelane.frontends.cli", "serve", "--engine-only"]
+    if args.redis:
+        command += ["--redis", args.redis]
+    if args.data_dir:
+        command += ["--data-dir", str(args.data_dir)]
+    if args.log:
+        command += ["--log", args.log]
+    return command
+
+
+async def _keep_workers(args: argparse.Namespace, count: int) -> None:
+    """Run ``count`` engine-only worker processes beside this one; restart one
+    that dies (its encounters are taken over meanwhile by the other hosts)."""
+    workers: list[subprocess.Popen[bytes]] = []
+    try:
+        for _ in range(count):
+            workers.append(subprocess.Popen(_worker_command(args), stdin=subprocess.DEVNULL))
+        while True:
+            await trio.sleep(1)
+            for index, worker in enumerate(workers):
+                if worker.poll() is not None:
+                    log.warning("engine worker exited; starting another", pid=worker.pid, code=worker.returncode)
+                    workers[index] = subprocess.Popen(_worker_command(args), stdin=subprocess.DEVNULL)
+    finally:
+        with trio.CancelScope(shield=True):
+            for worker in workers:
+                if worker.poll() is None:
+                    worker.terminate()
+            deadline = time.monotonic() + 15
+            for worker in workers:
+                while worker.poll() is None and time.monotonic() < deadline:
+                    await trio.sleep(0.05)
+                if worker.poll() is None:
+                    worker.kill()
+                    worker.wait()
+
+
+async def _wait_for_workers(store: Store, count: int, timeout: float = 20) -> None:
+    """Give the workers a moment to come up, so the encounters found at start
+    are spread over all of them rather than taken by this process alone."""
+    with trio.move_on_after(timeout):
+        while True:
+            raw = await store.client.execute("HGETALL", WORKERS_KEY) or []
+            now = time.time()
+            live = [v for v in raw[1::2] if now - float(msgspec.json.decode(v).get("at", 0)) < _WORKER_STALE_S]
+            if len(live) >= count:
+                return
+            await trio.sleep(0.1)
+
+
 async def serve(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise ServeError("--workers must be at least 1")
+    if args.engine_only:
+        return await _engine_only(args)
     async with open_store(redis_url=args.redis, data_dir=args.data_dir, client_name="firelane-serve") as store:
         settings = await _apply_settings(store, args)
         config = Config()
@@ -215,13 +325,17 @@ async def serve(args: argparse.Namespace) -> int:
                 await _register(store, info)
                 try:
                     nursery.start_soon(_keep_registered, store, info)
+                    if args.workers > 1:
+                        nursery.start_soon(_keep_workers, args, args.workers - 1)
+                        await _wait_for_workers(store, args.workers - 1)
                     nursery.start_soon(host.run, nursery)
                     where = "" if store.socket_path is None else f" ({store.data_dir.path})"
                     binary = ""
                     if store.socket_path is not None:
                         binary = f"{store.data_dir.binary().describe()} — "
+                    workers = f"; {args.workers} engine processes" if args.workers > 1 else ""
                     _say(f"{binary}Redis at {redis_for_seats}{where}; API and table at {api_url}/ "
-                         f"(appendfsync {settings.appendfsync}); Ctrl-C stops")
+                         f"(appendfsync {settings.appendfsync}{workers}); Ctrl-C stops")
                     await trio.sleep_forever()
                 finally:
                     with trio.CancelScope(shield=True):
@@ -231,4 +345,12 @@ async def serve(args: argparse.Namespace) -> int:
             live = sum(1 for status in host.running.values() if status == "running")
             _say(f"stopped; {live} running encounter{'s' if live != 1 else ''} safe in the log, "
                  f"{host.finished} finished while serving")
+    return 0
+
+
+async def _engine_only(args: argparse.Namespace) -> int:
+    """One more engine process of a `firelane serve --workers N` (started by it)."""
+    async with open_store(redis_url=args.redis, data_dir=args.data_dir, client_name="firelane-worker") as store:
+        async with trio.open_nursery() as nursery:
+            await EngineHost(store).run(nursery)
     return 0
