@@ -115,7 +115,10 @@ def _answer_once(table: Table, encounter: str, pages: dict[str, object], token: 
     page = pages[who]
     before = len(table.events(encounter, token))
     if awaiting["kind"] == "reactions":
-        page.click(f"[data-prompt='{who}'] .pass")
+        prompt = page.locator(f"[data-prompt='{who}'][data-window='{awaiting['window']}']")
+        prompt.wait_for()
+        table.shot(page, "table-prompt")
+        prompt.locator(".pass").click()
     elif end_turns:
         page.click(f"[data-mine='{who}'] .end-turn")
     else:

@@ -155,7 +155,7 @@ function Table({ where }) {
       <div class="brand">firelane</div>
       <div class="title"><b>${title}</b> <span class="system">${live.system_title || conn.system}</span></div>
       <div class="round">round ${state.round || "—"}${state.active ? html` · <span class=${sideClass(state, state.combatants[state.active]?.side)}>${combatantName(state, state.active)}</span>'s turn` : ""}</div>
-      <div class="seat" data-seat=${seat?.id} data-role=${role}>${ROLE_LABEL[role] || role}${role === "spectator" ? "" : seat?.name ? `: ${seat.name}` : seat?.id ? `: ${seat.id}` : ""}</div>
+      <div class="seat" data-seat=${seat?.id} data-role=${role}>${ROLE_LABEL[role] || role}${role === "spectator" ? "" : seat?.name && seat.name !== ROLE_LABEL[role] ? `: ${seat.name}` : role === "gm" ? "" : `: ${seat?.id}`}</div>
       <div class=${"status " + conn.status} title=${conn.status}>${conn.status === "live" ? "● live" : conn.status === "error" ? "● " + conn.error : "● " + conn.status}</div>
       ${!inReplay && html`<button class="to-replay" onClick=${() => setReplay({ at: live.version, view: null })}>Replay</button>`}
     </header>
