@@ -62,11 +62,12 @@ class Table:
 
     # ------------------------------------------------------------ encounters
 
-    def create(self, encounter: str, setup: dict[str, Any]) -> dict[str, dict[str, str]]:
+    def create(self, encounter: str, setup: dict[str, Any], *, seed: str | None = None) -> dict[str, dict[str, str]]:
         """Create an encounter; each seat's token and join link."""
         path = self.tmp_path / f"{encounter}.json"
         path.write_text(json.dumps(setup))
-        result = firelane("create", encounter, "--setup", str(path), "--data-dir", str(self.served.data_dir), "--json")
+        result = firelane("create", encounter, "--setup", str(path), "--data-dir", str(self.served.data_dir), "--json",
+                          *(["--seed", seed] if seed else []))
         assert result.returncode == 0, result.stderr
         seats = json.loads(result.stdout)["seats"]
         return {seat["seat"]: {"token": seat["token"], "link": seat["link"]} for seat in seats}
