@@ -9,17 +9,22 @@ from typing import Any
 
 import pytest
 
-from tests.browser.table_helpers import Table, table_setup, wait_until
+from tests.browser.table_helpers import Table, page_version, table_setup, wait_until
 
 OWNER = {"kell": "alice", "vass": "bruno"}
 
 
-def _asked(table: Table, encounter: str, token: str) -> dict | None:
+def _asked(table: Table, encounter: str, token: str, answered: set[tuple[str, int]]) -> dict | None:
+    """The state when a player is asked (or the fight ended). A window's
+    answers stay with the engine until every reactor has answered, so a
+    player who answered is still listed: ``answered`` leaves them out."""
     body = table.state(encounter, token)
     awaiting = body.get("awaiting") or {}
     if awaiting.get("kind") == "ended":
         return body
-    if awaiting.get("kind") in ("turn", "reactions") and any(c in OWNER for c in awaiting.get("combatants", [])):
+    waiting = [c for c in awaiting.get("combatants", []) if c in OWNER and (c, awaiting.get("window")) not in answered]
+    if awaiting.get("kind") in ("turn", "reactions") and waiting:
+        body["who"] = waiting[0]
         return body
     return None
 
@@ -39,10 +44,11 @@ def _square_towards_enemies(page: Any, state: dict[str, Any], who: str) -> str:
 
 def test_two_players_and_the_ai_play_a_fight_to_the_end_by_clicks(table: Table) -> None:
     encounter = "bb-clicks"
-    seats = table.create(encounter, table_setup(reaction_deadline_ms=30_000, max_rounds=8), seed="table-test-1")
+    seats = table.create(encounter, table_setup(reaction_deadline_ms=30_000, max_rounds=8), seed="table-test-2")
     token = seats["gm"]["token"]
     pages = {"kell": table.open(seats["alice"]["link"]), "vass": table.open(seats["bruno"]["link"])}
-    first = wait_until(lambda: _asked(table, encounter, token), timeout=30, what="a player's first turn")
+    answered: set[tuple[str, int]] = set()
+    first = wait_until(lambda: _asked(table, encounter, token, answered), timeout=30, what="a player's first turn")
     if first["awaiting"]["kind"] == "turn":
         active = first["awaiting"]["combatants"][0]
         pages[active].wait_for_selector(f"[data-mine='{active}'] .end-turn")
@@ -51,13 +57,15 @@ def test_two_players_and_the_ai_play_a_fight_to_the_end_by_clicks(table: Table) 
     done = {"move": 0, "attack": 0, "reactive_fire": 0, "dive_for_cover": 0}
     moved_in: set[tuple[str, int]] = set()
     for _ in range(400):
-        body = wait_until(lambda: _asked(table, encounter, token), timeout=45, what="a player to be asked",
+        body = wait_until(lambda: _asked(table, encounter, token, answered), timeout=45, what="a player to be asked",
                           describe=lambda: table.state(encounter, token)["awaiting"])
         awaiting, state = body["awaiting"], body["state"]
         if awaiting["kind"] == "ended":
             break
-        who = next(c for c in awaiting["combatants"] if c in OWNER)
+        who = body["who"]
         page = pages[who]
+        # A person acts on what the page shows: wait until it shows this version.
+        wait_until(lambda: page_version(page) >= body["version"], what=f"{who}'s page to catch up")
         before = len(table.events(encounter, token))
         if awaiting["kind"] == "reactions":
             prompt = page.locator(f"[data-prompt='{who}'][data-window='{awaiting['window']}']")
@@ -75,6 +83,10 @@ def test_two_players_and_the_ai_play_a_fight_to_the_end_by_clicks(table: Table) 
                 (keep.first if keep.count() else prompt.locator(".pass")).click()
             else:
                 done[chosen] += 1
+            answered.add((who, awaiting["window"]))
+            # The page says the answer is in, and shows no prompt for it any more.
+            page.wait_for_selector(f"[data-prompt='{who}'][data-window='{awaiting['window']}']", state="detached")
+            continue
         else:
             card = page.locator(f"[data-mine='{who}']")
             card.locator(".end-turn").wait_for()
@@ -83,7 +95,7 @@ def test_two_players_and_the_ai_play_a_fight_to_the_end_by_clicks(table: Table) 
             if targets.count():
                 # Attack: the chance to hit is on the target before the click.
                 target = targets.first
-                assert target.locator(".chance-badge text").inner_text().endswith("%")
+                assert target.locator(".chance-badge text").text_content().endswith("%")
                 table.shot(page, "table-bolt-and-blade")
                 target.click()
                 page.locator(".attack-pop .confirm-attack").first.click()
@@ -95,7 +107,9 @@ def test_two_players_and_the_ai_play_a_fight_to_the_end_by_clicks(table: Table) 
                 done["move"] += 1
             else:
                 card.locator(".end-turn").click()
-        wait_until(lambda: len(table.events(encounter, token)) > before, what=f"{who}'s click to land")
+        wait_until(lambda: len(table.events(encounter, token)) > before, what=f"{who}'s click to land",
+                   describe=lambda: (page.locator(".toast").all_inner_texts(), table.state(encounter, token)["awaiting"],
+                                     [(e["n"], e["type"]) for e in table.events(encounter, token)[-4:]]))
     final = table.state(encounter, token)["state"]
     assert final["ended"], "the fight did not reach its end"
     events = table.events(encounter, token)

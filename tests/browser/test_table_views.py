@@ -105,13 +105,17 @@ def _end_turns(table: Table, encounter: str, pages: dict[str, object], token: st
         ended += _answer_once(table, encounter, pages, token)
 
 
+_ANSWERED: set[tuple[str, str, int]] = set()  # (encounter, combatant, window) passed: the engine holds it until all answer
+
+
 def _answer_once(table: Table, encounter: str, pages: dict[str, object], token: str, *, end_turns: bool = True) -> int:
     """Wait until a player is asked; pass the prompt or (``end_turns``) end the
     turn with a click. Returns 1 if a turn was ended."""
     body = wait_until(lambda: _waiting_for(table, encounter, token, pages), timeout=40, what="a player to be asked",
                       describe=lambda: table.state(encounter, token)["awaiting"])
     awaiting = body["awaiting"]
-    who = next(c for c in awaiting["combatants"] if c in pages)
+    who = next(c for c in awaiting["combatants"] if c in pages and (encounter, c, awaiting.get("window")) not in _ANSWERED)
+    wait_until(lambda: page_version(pages[who]) >= body["version"], what=f"{who}'s page to catch up")
     page = pages[who]
     before = len(table.events(encounter, token))
     if awaiting["kind"] == "reactions":
@@ -119,6 +123,9 @@ def _answer_once(table: Table, encounter: str, pages: dict[str, object], token: 
         prompt.wait_for()
         table.shot(page, "table-prompt")
         prompt.locator(".pass").click()
+        _ANSWERED.add((encounter, who, awaiting["window"]))
+        prompt.wait_for(state="detached")
+        return 0
     elif end_turns:
         page.click(f"[data-mine='{who}'] .end-turn")
     else:
@@ -130,7 +137,8 @@ def _answer_once(table: Table, encounter: str, pages: dict[str, object], token: 
 def _waiting_for(table: Table, encounter: str, token: str, pages: dict[str, object]) -> dict | None:
     body = table.state(encounter, token)
     awaiting = body.get("awaiting") or {}
-    if awaiting.get("kind") in ("turn", "reactions") and any(c in pages for c in awaiting.get("combatants", [])):
+    if awaiting.get("kind") in ("turn", "reactions") and any(
+            c in pages and (encounter, c, awaiting.get("window")) not in _ANSWERED for c in awaiting.get("combatants", [])):
         return body
     return None
 

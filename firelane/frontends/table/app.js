@@ -46,6 +46,9 @@ function Table({ where }) {
   const [replay, setReplay] = useState(where.replay ? { at: where.at, view: null } : null);
   const [playing, setPlaying] = useState(false);
   const [rewindTo, setRewindTo] = useState(null);
+  // Windows this page answered ("combatant:window"): the engine holds answers
+  // until every reactor has answered, so the options still list them.
+  const [answered, setAnswered] = useState(() => new Set());
   const toastId = useRef(0);
   const painted = useRef(false);
 
@@ -66,6 +69,9 @@ function Table({ where }) {
     setAttackOn(null);
     try {
       const answer = await conn.send(command);
+      if (!answer.rejected && (command.type === "ClaimReaction" || command.type === "PassReaction")) {
+        setAnswered((done) => new Set(done).add(`${command.actor}:${command.window}`));
+      }
       if (answer.rejected) toast(`Refused (${what}): ${answer.reason || "rejected"}`, "error");
       else if (answer.pending) toast(`${what}: sent, waiting for the others`, "info");
     } catch (error) {
@@ -168,7 +174,7 @@ function Table({ where }) {
         ${role === "spectator" && !inReplay && html`<section class="panel spectating"><h2>Spectating</h2><p>You watch the fight as it happens; the players and the GM act.</p></section>`}
       </aside>
       <div class="center">
-        ${!inReplay && html`<${Prompt} view=${live} options=${options} now=${() => conn.serverNow()} send=${send} busy=${busy} onPickSquares=${setPromptPicks} />`}
+        ${!inReplay && html`<${Prompt} view=${live} options=${options} answered=${answered} now=${() => conn.serverNow()} send=${send} busy=${busy} onPickSquares=${setPromptPicks} />`}
         ${shown ? html`<${GameMap} view=${shown} mine=${mineIds} selected=${selected} moves=${moves} targets=${targets} picks=${picks}
           onSquare=${onSquare} onToken=${onToken} focus=${focus || selected || state.active} previewArea=${(c) => conn.preview(c)} />` : html`<div class="map-wrap loading">…</div>`}
         ${attackOn && attackOptions.length > 0 && html`<div class="attack-pop" data-attack-on=${attackOn}>

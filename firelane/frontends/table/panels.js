@@ -118,12 +118,17 @@ export function Countdown({ until, total, now }) {
 
 // ------------------------------------------------------------ prompts (reaction windows, decisions)
 
-export function Prompt({ view, options, now, send, busy, onPickSquares }) {
+export function Prompt({ view, options, answered, now, send, busy, onPickSquares }) {
   const state = view.state;
-  const mine = (options?.combatants || []).filter((c) => c.window);
-  if (!mine.length) return null;
+  const asked = (options?.combatants || []).filter((c) => c.window);
+  const mine = asked.filter((c) => !answered.has(`${c.combatant}:${c.window.window}`));
+  const held = asked.filter((c) => answered.has(`${c.combatant}:${c.window.window}`));
+  if (!asked.length) return null;
   const awaiting = view.awaiting || {};
-  return html`<div class="prompts">${mine.map((c) => {
+  return html`<div class="prompts">${held.map((c) => html`<div class="prompt held" key=${"held" + c.combatant} data-held=${c.combatant}>
+      ${combatantName(state, c.combatant)} has answered; waiting for ${c.window.awaited.filter((id) => id !== c.combatant).map((id) => combatantName(state, id)).join(", ") || "the others"}
+      <${Countdown} until=${awaiting.deadline_at_ms} total=${c.window.deadline_ms} now=${now} /></div>`)}
+    ${mine.map((c) => {
     const w = c.window;
     const who = combatantName(state, c.combatant);
     return html`<div class="prompt" key=${c.combatant + w.window} data-prompt=${c.combatant} data-window=${w.window}>
