@@ -2,7 +2,7 @@
 """The table page's two figures, measured on a real `firelane serve` and Debian's chromium.
 
 Usage:
-    .venv/bin/python scripts/bench_web.py [--json] [--runs 5] [--clients 20] [--rate 100] [--events 1000]
+    .venv/bin/python scripts/bench_web.py [--json] [--runs 5] [--clients 20] [--rate 25] [--turns 400]
 
 - ``web_first_paint_ms_500``: milliseconds from navigation start until the
   page has drawn an ended Bolt & Blade encounter of ``web_first_paint_events``
@@ -13,9 +13,10 @@ Usage:
 - ``ws_event_p99_ms_20`` (and ``_p50``, ``_max``): for each event and each of
   ``--clients`` WebSocket clients connected at once, the time from the
   event's append (its Redis stream entry ID is the server's clock, in ms) to
-  the client receiving it. The events come from GM adjustments sent to the GM
-  seat's inbox at ``--rate`` per second (each is one ``GMAdjusted`` event),
-  so the load is steady and the same every run.
+  the client receiving it. The load: every combatant of the table setup is a
+  player's, and the bench ends the running turn through its player's inbox
+  ``--rate`` times a second (``--turns`` in all): each turn is TurnEnded and
+  TurnStarted (and a round's start), so the load is steady and alike every run.
 - ``ws_page_event_p99_ms`` (and ``_p50``, ``_max``): the same for one real
   page connected beside them (its socket's receive times), and
   ``ws_page_caught_up``: whether the page drew the last event's narration line.
