@@ -493,7 +493,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--setup", metavar="FILE", help="EncounterSetup JSON for a new encounter")
     run.add_argument("--demo-setup", metavar="SYSTEM", help="use a system's demo setup for a new encounter")
     run.add_argument("--seed", help="seed text for a new encounter")
-    run.add_argument("--pace", type=float, default=0.0)
+    run.add_argument("--pace", type=float, default=0.0,
+                     help="seconds between the AI's commands; the fight is then served in a browser while it runs")
     run.add_argument("--quiet", action="store_true")
     run.set_defaults(handler=cmd_run)
 
