@@ -68,7 +68,7 @@ def test_the_spectator_watches_and_can_do_nothing(table: Table) -> None:
 
 
 def _active(table: Table, encounter: str, token: str) -> str | None:
-    return table.state(encounter, token)["state"]["active"]
+    return (table.state(encounter, token)["state"] or {}).get("active")  # None before the start, too
 
 
 def test_a_seat_cannot_act_for_another(table: Table) -> None:
@@ -191,7 +191,7 @@ def test_the_replay_view_shows_the_map_at_any_version(table: Table) -> None:
     setup = dict(__import__("msgspec").to_builtins(demo_setup("bolt-and-blade")))
     seats = table.create("replayed", setup)
     token = seats["spectator"]["token"]
-    wait_until(lambda: table.state("replayed", token)["state"]["ended"], timeout=60, what="the AI fight to end")
+    wait_until(lambda: (table.state("replayed", token)["state"] or {}).get("ended"), timeout=60, what="the AI fight to end")
     events = table.events("replayed", token)
     moved = [e["n"] for e in events if e["type"] == "Moved"]
     page = table.open(seats["spectator"]["link"] + "&replay")
