@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import msgspec
 import trio
 
+from firelane.actors.campaign import enlistment, record_aftermath
 from firelane.actors.lease import SequencerLease
 from firelane.actors.seating import provision_seat_users
 from firelane.actors.policies import AIPolicy, Policy
@@ -118,10 +119,18 @@ async def create_encounter(event_log: EventLog, encounter: str, setup: Encounter
     an encounter ID that is already taken is refused, so a campaign's history is
     never mixed with a new fight. Returns the setup as it will start.
     """
+    enlisting = await enlistment(event_log, encounter, setup)  # campaign characters' sheets written in
+    setup = enlisting.setup
     resolved = check_setup(get_system(setup.system), setup)
     created = await event_log.client.execute("SET", seed_key(event_log.campaign, encounter), seed.hex(), "NX")
     if created is None:
         raise EncounterExists(f"encounter {encounter!r} already exists in campaign {event_log.campaign!r}")
+    try:
+        await enlisting.record()
+    except BaseException:
+        with trio.CancelScope(shield=True):  # the characters are taken: leave the encounter ID free
+            await event_log.client.execute("DEL", seed_key(event_log.campaign, encounter))
+        raise
     await _store_tokens(event_log, encounter, setup)
     meta = codec.encode_json({"system": setup.system, "name": setup.name or encounter})
     await event_log.register_encounter(encounter, meta)
@@ -134,10 +143,13 @@ async def ensure_encounter(event_log: EventLog, encounter: str, setup: Encounter
     point of creation (the seed and tokens are kept once, the start command is
     idempotent). Returns the seed in force (the stored one if the encounter
     already had one)."""
+    enlisting = await enlistment(event_log, encounter, setup)  # campaign characters' sheets written in
+    setup = enlisting.setup
     check_setup(get_system(setup.system), setup)
     key = seed_key(event_log.campaign, encounter)
     await event_log.client.execute("SET", key, seed.hex(), "NX")
     stored_seed = bytes.fromhex((await event_log.client.execute("GET", key)).decode())
+    await enlisting.record()
     await _store_tokens(event_log, encounter, setup)
     meta = codec.encode_json({"system": setup.system, "name": setup.name or encounter})
     await event_log.register_encounter(encounter, meta)
@@ -677,5 +689,8 @@ class Sequencer:
     async def _reveal_seed(self) -> None:
         if self.state.seed_revealed:
             return
+        # Before the reveal, so an engine restarted in between (which finds the
+        # seed unrevealed and comes here again) still writes it; once per encounter.
+        await record_aftermath(self.log, self.encounter, self.state)
         await self._append([SeedRevealed(seed=self.seed.hex())], command_key(SEQUENCER, "reveal-seed"), "",
                            causation="encounter-ended")

@@ -787,7 +787,8 @@ class BaseRuleSystem:
             decision.emit(ReactionClaimed(window=window.window, combatant=actor, reaction=command.reaction, options=command.options))
         else:
             decision.emit(ReactionPassed(window=window.window, combatant=actor))
-        if not state.window.unanswered():  # type: ignore[union-attr]
+        answered = state.window  # type: ignore[union-attr]
+        if len(answered.passed) + len(answered.claims) >= len(answered.reactors) and not answered.unanswered():
             self._close_window(decision, dice, timed_out=[])
 
     def _close_window(self, decision: Decision, dice: Dice, timed_out: list[str]) -> None:

@@ -95,6 +95,10 @@ def check_setup(system: BaseRuleSystem, setup: EncounterSetup) -> EncounterSetup
         if combatant.id in RESERVED_ACTORS:
             raise SetupError(f"{where}.id: {combatant.id!r} is reserved")
         where = f"combatants[{index}] ({combatant.id})"
+        if combatant.character and not combatant.name:
+            # Resolution (actors/campaign.py) always writes the character's name in.
+            raise SetupError(f"{where}.character: names campaign character {combatant.character[:64]!r}, which only "
+                             f"an encounter created in a campaign can use (firelane create/run)")
         if not combatant.name or len(combatant.name) > MAX_NAME:
             raise SetupError(f"{where}.name: must be 1 to {MAX_NAME} characters")
         if not _ID.fullmatch(combatant.side):

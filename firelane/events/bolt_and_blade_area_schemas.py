@@ -6,7 +6,7 @@ Tags are prefixed ``BB`` so they stay globally unique.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -79,7 +79,17 @@ class BBThrown(Event):
 
 
 class BBScattered(Event):
-    """A poor throw drifted from ``aimed`` to ``landed`` (BB-CMB-25)."""
+    """A poor throw drifted from ``aimed`` to ``landed`` (BB-CMB-25).
+
+    ``roll`` is the drift: its distance dice (kept) and the direction d8 (not
+    counted), its total the number of drift steps (dice plus the expression's
+    bonus, a modifier); ``distance_ft`` is those steps in feet (steps x
+    ``bb_scatter_step_ft``), ``distance_squares`` how far it actually went
+    (a wall or the map edge may stop it short). Schema 2: schema 1 recorded
+    the distance in feet as the roll's total, which did not add up from its
+    parts (upcast by the Bolt & Blade system)."""
+
+    schema_version: ClassVar[int] = 2
 
     combatant: str
     weapon: str
@@ -88,6 +98,7 @@ class BBScattered(Event):
     direction: tuple[int, int]
     distance_squares: int
     roll: Roll
+    distance_ft: float = 0.0
     rule: str = "BB-CMB-25"
 
 

@@ -20,7 +20,11 @@ Square = tuple[int, int]
 
 
 class BBMove(Command):
-    """Move along ``path`` (the squares entered, in order).
+    """Move to ``to``, passing the ``waypoints`` in order if given: the engine
+    takes the cheapest path there, the one ``options`` shows for that square
+    (diagonals cost one square, entering cover 5 ft, never through an enemy's
+    square). Or give the whole ``path`` (the squares entered, in order), as
+    older commands do; not both.
 
     ``mode``: "tactical" (Movement, BB-CMB-06), "dash" (spends the Action for
     Movement again, BB-CMB-07) or "evade" (spends the Action, moves up to your
@@ -32,7 +36,9 @@ class BBMove(Command):
     window); passing it, or its deadline, keeps this choice.
     """
 
-    path: list[Square]
+    path: list[Square] = []
+    to: Square | None = None
+    waypoints: list[Square] = []
     mode: str = "tactical"
     on_reactive_fire: str = ""
 

@@ -118,14 +118,19 @@ class CombatantSetup(msgspec.Struct, frozen=True, kw_only=True):
 
     ``sheet`` is the rule system's own character data (attributes, skills,
     weapons); the system validates it and turns it into typed state.
+    ``character`` names a campaign character instead (docs/campaigns.md):
+    when the encounter is created its current sheet (and its name, unless one
+    is given) is written in here, so `EncounterStarted` records both the
+    character and the sheet it fought with.
     """
 
     id: str
-    name: str
+    name: str = ""
     side: str
     position: tuple[int, int] | None = None
     sheet: dict[str, Any] = {}
     policy: str = "ai"
+    character: str = ""
 
 
 class SeatSetup(msgspec.Struct, frozen=True, kw_only=True):

@@ -9,7 +9,10 @@
     firelane replay ENCOUNTER [--at V]   narrate a stored fight; show the state at version V
     firelane watch ENCOUNTER             narrate an encounter live while another engine runs it
     firelane audit ENCOUNTER [--verify]  every roll with its modifiers and rule IDs; recompute every die
-    firelane encounters                  the campaign's roster of encounters
+    firelane encounters [--page P]       the campaign's roster of encounters
+    firelane characters [ID]             the campaign's characters; one character's history
+    firelane rest CHARACTER --days N     downtime between fights, rolled with verifiable dice
+    firelane campaign export|import      move a whole campaign (verifiable file) between stores
     firelane submit ENCOUNTER JSON       send a command as a frontend would, and show the answer
     firelane schema [--system S]         JSON Schema of the commands (or --events) for frontends
     firelane sim SETUP --runs 1000       Monte-Carlo balance runs: win rates, rounds, damage, reactions
@@ -51,6 +54,7 @@ from firelane.engine.setup_check import SetupError, decode_setup
 from firelane.events import codec
 from firelane.events.log import EventLog
 from firelane.events.schemas import CommandRejected, EncounterSetup, SeedRevealed
+from firelane.frontends import campaign_cli
 from firelane.frontends import sim as sim_command
 from firelane.frontends.backend import CliError, ServeInfo, Store, open_store
 from firelane.engine.core import Rejected
@@ -60,7 +64,7 @@ from firelane.frontends.table_server import DEFAULT_PORT, PacedLog, serve_table,
 from firelane.logs import configure_logging
 from firelane.projections.audit import Verifier, audit_entries, revealed_seed, verify
 from firelane.projections.replay import stream_frames
-from firelane.projections.roster import campaign_roster
+from firelane.projections.roster import roster_page
 from firelane.projections.turn_state import fold_stream, log_system, system_of
 from firelane.redisio import RedisConnectionError, RedisError, RedisServerError
 
@@ -296,6 +300,10 @@ async def cmd_watch(args: argparse.Namespace) -> int:
 
 
 async def cmd_audit(args: argparse.Namespace) -> int:
+    if args.downtime or args.encounter is None:
+        if args.encounter is not None or not args.downtime:
+            raise CliError("give an ENCOUNTER, or --downtime for the campaign's rests")
+        return await campaign_cli.cmd_audit_downtime(args)
     async with _store(args, announce=False) as store:
         event_log = store.event_log(args.campaign)
         await _check_stored(event_log, args.encounter)
@@ -335,13 +343,21 @@ async def cmd_audit(args: argparse.Namespace) -> int:
 
 
 async def cmd_encounters(args: argparse.Namespace) -> int:
+    if args.page < 1 or not 1 <= args.per_page <= 1000:
+        raise CliError("--page must be at least 1 and --per-page from 1 to 1000")
     async with _store(args, announce=False) as store:
-        roster = await campaign_roster(store.event_log(args.campaign))
-    if not roster:
+        page = await roster_page(store.event_log(args.campaign), args.page, args.per_page)
+    if args.json:
+        sys.stdout.buffer.write(msgspec.json.encode(page) + b"\n")
+        return 0
+    if not page.total:
         print(f"campaign {args.campaign!r} has no encounters yet (try: firelane demo)")
         return 0
-    for row in roster:
+    for row in page.rows:
         print(row.describe())
+    if page.pages > 1:
+        print(f"page {page.page} of {page.pages} ({page.total} encounters); next: --page {page.page + 1}"
+              if page.page < page.pages else f"page {page.page} of {page.pages} ({page.total} encounters)")
     return 0
 
 
@@ -512,13 +528,18 @@ def build_parser() -> argparse.ArgumentParser:
     watch.set_defaults(handler=cmd_watch)
 
     audit = sub.add_parser("audit", parents=[common], help="every roll explained; --verify recomputes the dice")
-    audit.add_argument("encounter")
+    audit.add_argument("encounter", nargs="?", help="the encounter (or --downtime for the campaign's rests)")
+    audit.add_argument("--downtime", action="store_true", help="the rolls of the campaign's downtime instead")
     audit.add_argument("--verify", action="store_true", help="recompute every die from the revealed seed")
     audit.add_argument("--json", action="store_true", help="machine-readable entries")
     audit.set_defaults(handler=cmd_audit)
 
     encounters = sub.add_parser("encounters", parents=[common], help="the campaign's roster")
+    encounters.add_argument("--page", type=int, default=1, help="which page of the roster (default 1)")
+    encounters.add_argument("--per-page", type=int, default=100, help="encounters per page (default 100, at most 1000)")
+    encounters.add_argument("--json", action="store_true", help="machine-readable")
     encounters.set_defaults(handler=cmd_encounters)
+    campaign_cli.add_parsers(sub, common)
 
     schema = sub.add_parser("schema", parents=[common], help="JSON Schema of a system's commands (or --events) for frontends")
     schema.add_argument("--system", default="bolt-and-blade", help=f"rule system: {', '.join(system_names())}")

@@ -65,6 +65,14 @@ def _bb_thrown(n: Any, e: Any, s: EncounterState) -> str:
     return f"{n.name(s, e.combatant)} throws a {e.weapon} at ({e.aimed[0]},{e.aimed[1]}): {landed}{roll}"
 
 
+def _bb_scattered(n: Any, e: Any, s: EncounterState) -> str:
+    way = e.roll.details.get("direction", f"{e.direction}")
+    drift = f"{e.distance_ft:g} ft {way}" if e.distance_ft else way
+    roll = n.paint(f"  {explain_roll(e.roll, details=n.details)}", "dim")
+    return (f"{n.name(s, e.combatant)}'s {e.weapon} scatters {drift}, from ({e.aimed[0]},{e.aimed[1]}) "
+            f"to ({e.landed[0]},{e.landed[1]}) ({e.rule}){roll}")
+
+
 def _bb_area_resolved(n: Any, e: Any, s: EncounterState) -> str:
     caught = ", ".join(n.name(s, c.combatant) for c in e.caught) or "no one"
     blocked = f"; shielded by walls: {', '.join(n.name(s, b) for b in e.blocked)}" if e.blocked else ""
@@ -117,6 +125,7 @@ SENTENCES: dict[str, Sentence] = {
     "BBExchangeResolved": _bb_exchange,
     "BBAttackRecomputed": _bb_attack_recomputed,
     "BBThrown": _bb_thrown,
+    "BBScattered": _bb_scattered,
     "BBAreaResolved": _bb_area_resolved,
     "R6ActionsDeclared": _r6_actions_declared,
     "R6ActionDeclared": _r6_action_declared,

@@ -283,6 +283,9 @@ def simulate_parallel(setup: EncounterSetup, runs: int, seed_text: str, workers:
 
 def check_setup(setup: EncounterSetup) -> None:
     """Refuse, with the system's reason, a setup the encounter would not start with."""
+    named = [c.id for c in setup.combatants if c.character]
+    if named:  # a campaign's characters exist only in a store (docs/campaigns.md)
+        raise SimError(f"combatant {named[0]!r} names a campaign character; a sim needs its sheet in the setup")
     system = get_system(setup.system)
     start = StartEncounter(command_id="start", actor=SEQUENCER, setup=setup, seed_commitment=commit_seed(b"\0" * 32))
     try:

@@ -8,7 +8,9 @@ authorises it there.
 
     GET  /api/health
     GET  /api/schema?system=S[&events=1]                     JSON Schema of commands (or events)
-    GET  /api/campaigns/{c}/encounters                       the roster
+    GET  /api/campaigns/{c}/encounters[?page=P&per_page=N]   the roster (all of it, or one page)
+    GET  /api/campaigns/{c}/characters                       the campaign's characters, as they stand
+    GET  /api/campaigns/{c}/characters/{id}                  one character and its history
     GET  /api/campaigns/{c}/encounters/{e}/seat              who the token is
     GET  /api/campaigns/{c}/encounters/{e}/events?after=V    events after version V (paged: &limit=N)
     GET  /api/campaigns/{c}/encounters/{e}/state             the seat's view of the state
@@ -49,7 +51,8 @@ from firelane.events.schemas import GENERIC_EVENTS, CommandRejected, SeatSetup
 from firelane.frontends.backend import Store
 from firelane.frontends.table import table_routes
 from firelane.logs import get_logger
-from firelane.projections.roster import campaign_roster
+from firelane.projections.characters import campaign_characters, character_history
+from firelane.projections.roster import campaign_roster, roster_page
 from firelane.projections.turn_state import system_of
 
 log = get_logger("firelane.web")
@@ -242,8 +245,26 @@ def make_app(api: Api) -> Starlette:
         return _json(msgspec.json.schema(target))
 
     async def roster(request: Request) -> Response:
-        rows = await campaign_roster(api.event_log(request.path_params["campaign"]))
-        return _json({"encounters": rows})
+        event_log = api.event_log(request.path_params["campaign"])
+        if "page" not in request.query_params and "per_page" not in request.query_params:
+            return _json({"encounters": await campaign_roster(event_log)})
+        page = await roster_page(event_log, _int_param(request, "page", 1, low=1),
+                                 _int_param(request, "per_page", 100, low=1, high=1000))
+        return _json({"encounters": page.rows, "page": page.page, "per_page": page.per_page, "pages": page.pages,
+                      "total": page.total})
+
+    async def characters(request: Request) -> Response:
+        return _json(await campaign_characters(api.event_log(request.path_params["campaign"])))
+
+    async def character(request: Request) -> Response:
+        event_log = api.event_log(request.path_params["campaign"])
+        try:
+            found, history = await character_history(event_log, validate_id("character", request.path_params["character"]))
+        except ValueError as exc:
+            raise ApiError(400, str(exc)) from None
+        except LookupError as exc:
+            raise ApiError(404, str(exc)) from None
+        return _json({"character": found, "history": history})
 
     async def seat_info(request: Request) -> Response:
         seat, system = await api.seat(request.path_params["campaign"], request.path_params["encounter"], _token(request))
@@ -363,6 +384,8 @@ def make_app(api: Api) -> Starlette:
         Route("/api/health", health),
         Route("/api/schema", schema),
         Route("/api/campaigns/{campaign}/encounters", roster),
+        Route("/api/campaigns/{campaign}/characters", characters),
+        Route("/api/campaigns/{campaign}/characters/{character}", character),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/seat", seat_info),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/events", events),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/state", state),

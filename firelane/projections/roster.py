@@ -1,10 +1,18 @@
-"""The campaign roster: every encounter of a campaign, its system, status and who stands."""
+"""The campaign roster: every encounter of a campaign, its system, status and who stands.
+
+One broken encounter never breaks the listing: whatever is wrong with it (an
+unreadable id, metadata or log, entries that are not the engine's) becomes
+its row's status, and the other rows are listed as ever. The roster pages
+(`roster_page`): a page reads only its own encounters (by their creation
+order, one ZRANGE), and each row folds from the encounter's checkpoint, so a
+page costs the same in a campaign of ten encounters or of ten thousand.
+"""
 
 from __future__ import annotations
 
 import msgspec
 
-from firelane.events.log import EventLog
+from firelane.events.log import EventLog, validate_id
 from firelane.projections.turn_state import TurnStateProjection
 
 
@@ -28,15 +36,42 @@ class RosterRow(msgspec.Struct, kw_only=True):
         return text
 
 
+class RosterPage(msgspec.Struct, kw_only=True):
+    rows: list[RosterRow]
+    page: int
+    per_page: int
+    pages: int
+    total: int
+
+
 async def campaign_roster(event_log: EventLog) -> list[RosterRow]:
-    """One row per encounter; an encounter that cannot be read gets a row
-    saying why, and never stops the others from being listed."""
+    """One row per encounter (every page); see `roster_page`."""
     rows = []
-    for encounter in await event_log.encounters():
+    total = await event_log.client.execute("ZCARD", event_log.encounters_key)
+    for start in range(0, total, 1000):
+        rows += await _rows(event_log, start, start + 999)
+    return rows
+
+
+async def roster_page(event_log: EventLog, page: int = 1, per_page: int = 100) -> RosterPage:
+    """Page ``page`` (from 1) of the roster, ``per_page`` encounters in creation order."""
+    if page < 1 or per_page < 1:
+        raise ValueError("page and per_page must be at least 1")
+    total = int(await event_log.client.execute("ZCARD", event_log.encounters_key))
+    start = (page - 1) * per_page
+    rows = await _rows(event_log, start, start + per_page - 1) if start < total else []
+    return RosterPage(rows=rows, page=page, per_page=per_page, pages=max(1, -(-total // per_page)), total=total)
+
+
+async def _rows(event_log: EventLog, start: int, stop: int) -> list[RosterRow]:
+    rows = []
+    for raw in await event_log.client.execute("ZRANGE", event_log.encounters_key, start, stop):
+        encounter = raw.decode("utf-8", "replace")
         try:
+            validate_id("encounter", encounter)
             rows.append(await _row(event_log, encounter))
         except Exception as exc:  # noqa: BLE001 - one broken encounter must not hide the rest
-            rows.append(RosterRow(encounter=encounter, system="?", name=encounter,
+            rows.append(RosterRow(encounter=encounter[:64], system="?", name=encounter[:64],
                                   status=f"unreadable ({type(exc).__name__}: {str(exc)[:120]})"))
     return rows
 

@@ -20,6 +20,7 @@ from firelane.engine.core import SEQUENCER
 from firelane.engine.dice import FixedDice, SeededDice
 from firelane.engine.simulate import run_headless
 from firelane.engine.systems.bolt_and_blade import SYSTEM, demo_setup, load_data, sheet_from_template
+from firelane.projections.audit import sum_problem
 from firelane.engine.systems.bolt_and_blade.areas import PersistentZone, choose_area_command, sight_blocked_by_zones
 from firelane.events.bolt_and_blade_area_schemas import (
     BBAreaAttack,
@@ -253,7 +254,8 @@ def test_bb_cmb_25_a_poor_throw_scatters_and_detonates_where_it_lands() -> None:
     assert (thrown.on_target, thrown.roll.total, thrown.roll.success) == (False, 7, False)
     scattered = only(events, BBScattered)
     assert (scattered.aimed, scattered.landed, scattered.direction, scattered.distance_squares) == ((10, 10), (13, 10), (1, 0), 3)
-    assert scattered.roll.total == 15 and [d.sides for d in scattered.roll.dice] == [6, 8] and scattered.roll.details["direction"] == "E"
+    assert (scattered.roll.total, scattered.distance_ft) == (3, 15.0) and [d.sides for d in scattered.roll.dice] == [6, 8] and scattered.roll.details["direction"] == "E"
+    assert sum_problem(scattered.roll) is None  # 3 drift steps: the d6 kept, the d8 only points the way
     resolved = only(events, BBAreaResolved)
     assert resolved.origin == (13, 10) and [c.combatant for c in resolved.caught] == ["c2", "c3"]
     assert damage_taken(events) == [("c2", 4), ("c3", 2)]
@@ -563,3 +565,16 @@ def test_bb_cmb_26_walking_into_a_damaging_zone_burns_once_per_move() -> None:
     assert [(e.combatant, e.trigger) for e in of(events, BBZoneEntered)] == [("sgt", "enter")]
     assert [(d.target, d.amount, d.rule) for d in of(events, DamageDealt)] == [("sgt", 3, "BB-CMB-26")]
     assert state.combatants["sgt"].position == (10, 10) and state.combatants["sgt"].vitality == 18 - 3
+
+
+def test_bb_cmb_25_a_scatter_record_written_under_schema_1_is_upcast_to_add_up() -> None:
+    """BB-CMB-25: schema 1 of BBScattered gave the distance in feet as the roll's
+    total (d6:3 d8:3 = 15); read back it records 3 drift steps and 15 ft apart."""
+    from firelane.events import codec
+
+    body = (b'{"type":"BBScattered","combatant":"sgt","weapon":"frag grenade","aimed":[10,10],"landed":[13,10],'
+            b'"direction":[1,0],"distance_squares":3,"roll":{"purpose":"scatter","rule":"BB-CMB-25",'
+            b'"dice":[[6,3,-1,0],[8,3,-1,1]],"modifiers":[],"total":15,"kept":[0]}}')
+    event = codec.decode_body("BBScattered", 1, body)
+    assert isinstance(event, BBScattered) and (event.roll.total, event.distance_ft) == (3, 15.0)
+    assert sum_problem(event.roll) is None

@@ -320,7 +320,7 @@ def test_bb_cmb_25_poor_throw_scatters_then_detonates_where_it_lands() -> None:
     assert not thrown.on_target and thrown.roll.total == 6 and thrown.roll.success is False
     scattered = only(events, BBScattered)
     assert (scattered.aimed, scattered.landed, scattered.direction, scattered.distance_squares) == ((10, 10), (13, 10), (1, 0), 3)
-    assert scattered.roll.total == 15 and scattered.roll.details["direction"] == "E"
+    assert (scattered.roll.total, scattered.distance_ft) == (3, 15.0) and scattered.roll.details["direction"] == "E"
     resolved = only(events, BBAreaResolved)
     assert resolved.origin == (13, 10)
     # e1 at (10,10) is now 3 squares away and safe; e2 at (11,11) is 2 squares away and caught.
@@ -353,7 +353,7 @@ def test_bb_cmb_25_scatter_distance_is_configurable() -> None:
     state = start(SQUAD, bb_scatter_dice="2d4", bb_scatter_step_ft=10)
     events = play(state, BBThrow(command_id="t", actor="a", target=(10, 10), weapon="smoke grenade"), [2, 2, 1, 5])
     scattered = only(events, BBScattered)
-    assert scattered.roll.total == 30 and scattered.landed == (10, 16)
+    assert (scattered.roll.total, scattered.distance_ft) == (3, 30.0) and scattered.landed == (10, 16)
     state = start(SQUAD, bb_scatter_dice="1d4+1")  # d4 = 2, +1: 3 steps of 5 ft, east
     assert only(play(state, BBThrow(command_id="t", actor="a", target=(10, 10), weapon="smoke grenade"), [2, 2, 3]), BBScattered).landed == (13, 10)
     state = start(SQUAD, bb_scatter_dice="lots")

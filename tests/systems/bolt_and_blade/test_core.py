@@ -286,7 +286,7 @@ def test_bolt_pistol_range_in_play() -> None:
     roll = one(act(state, attack("a", "b"), [15, 4]), AttackResolved).roll
     assert len(roll.dice) == 2 and roll.kept == [1] and roll.total == 8 and roll.details["disadvantage"] == ["beyond normal range (45 ft > 40 ft, BB-CORE-11)"]
     state = duel(pistol, distance=25)
-    assert rejected(act(state, attack("a", "b"))) == "b is 125 ft away, beyond bolt pistol's maximum range of 120 ft (BB-CORE-11)"
+    assert rejected(act(state, attack("a", "b"))) == "b is 125 ft away, beyond bolt pistol's maximum range of 120 ft (BB-CORE-11); a's bolt pistol has no target it can attack from here"
 
 
 # ---------------------------------------------------------------- BB-CORE-12..15
@@ -411,11 +411,11 @@ def test_bad_commands_are_rejected_with_reasons() -> None:
 
     setup = arena([fighter("a", "red", (1, 1), **sheet()), fighter("f", "red", (1, 3), **knife_only()), fighter("b", "blue", (5, 1), **knife_only())])
     state = start(setup, ["a", "b", "f"])
-    assert rejected(act(state, attack("a", "zed"))) == "unknown target 'zed'"
-    assert rejected(act(state, attack("a", "f", "combat knife"))) == "f is on a's side"
+    assert rejected(act(state, attack("a", "zed"))) == "unknown target 'zed'; lasgun can attack: b"
+    assert rejected(act(state, attack("a", "f", "combat knife"))) == "f is on a's side; a's combat knife has no target it can attack from here"
     assert rejected(act(state, attack("a", "b", "plasma gun"))) == "a does not carry 'plasma gun'"
     assert rejected(act(state, attack("b", "a"))) == "it is not b's turn (active: a)"
-    assert rejected(act(state, attack("a", "b", "combat knife"))) == "b is 20 ft away, beyond combat knife's reach of 5 ft"
+    assert rejected(act(state, attack("a", "b", "combat knife"))) == "b is 20 ft away, beyond combat knife's reach of 5 ft; a's combat knife has no target it can attack from here"
     assert rejected(act(state, move("a", (1, 2), mode="fly"))) == "unknown move mode 'fly'; use one of tactical, dash, evade"
     assert rejected(act(state, move("a", (1, 2), on_reactive_fire="duck"))) == "on_reactive_fire must be 'continue' or 'stop', not 'duck'"
     assert rejected(act(state, move("a", (1, 2), (1, 3)))) == "illegal path: cannot end the move on (1, 3): f stands there"

@@ -53,3 +53,18 @@ def test_every_roll_the_audit_explains_is_in_the_narration_line_of_its_event() -
                         assert explained in line, (type(event).__name__, explained, line)
                     checked.add(type(event).__name__)
     assert {"AttackResolved", "DamageDealt", "TestRolled", "BBAreaResolved", "BBThrown"} <= checked
+
+
+def test_bb_cmb_25_a_scatter_reads_as_a_sentence_with_its_roll() -> None:
+    """BB-CMB-25 in words: how far and which way the grenade drifted, and the drift roll (steps) as the audit writes it."""
+    from firelane.events.bolt_and_blade_area_schemas import BBScattered, BBThrow
+    from firelane.projections.audit import explain_roll
+
+    state = start(arena([fighter("s", "red", (2, 10), **sheet(weapons=["frag grenade"], ready_weapon="frag grenade")),
+                         fighter("c", "blue", (10, 10), **knife_only())]), ["s", "c"])
+    # throw 3 + 2 < DC 10: drifts d6 3 steps east (d8 3); damage 2 + 2; c's save 19
+    events = act(state, BBThrow(command_id="t", actor="s", target=(8, 10), weapon="frag grenade"), [3, 3, 3, 2, 2, 19])
+    scattered = next(e for e in events if isinstance(e, BBScattered))
+    line = next(line for line, e in zip(narrated(state, events), events) if e is scattered)
+    assert line.startswith("S's frag grenade scatters 15 ft E, from (8,10) to (11,10) (BB-CMB-25)")
+    assert explain_roll(scattered.roll, details=False) in line and "= 3" in line

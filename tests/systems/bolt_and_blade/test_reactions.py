@@ -313,7 +313,7 @@ def test_ranged_attack_in_melee_reach() -> None:
     assert roll.details["disadvantage"] == [] and len(roll.dice) == 1
     state = start(setup, ["a", "b"])
     state.combatants["a"].ready_weapon = "heavy stubber"
-    assert rejected(act(state, attack("a", "b"))) == "heavy stubber is a heavy weapon and cannot fire while a is engaged in melee (BB-CMB-16)"
+    assert rejected(act(state, attack("a", "b"))) == "heavy stubber is a heavy weapon and cannot fire while a is engaged in melee (BB-CMB-16); a's heavy stubber has no target it can attack from here"
 
 
 # ---------------------------------------------------------------- BB-CMB-17

@@ -115,7 +115,7 @@ def test_directional_cover_light_heavy_total() -> None:
     heavy = one(act(cover_duel([CoverFeature(x=6, y=6, level="heavy", facing=WEST)], (1, 6)), attack("a", "b"), [12]), AttackResolved)
     assert heavy.defense.total == 15 and not heavy.hit
     state = cover_duel([CoverFeature(x=6, y=6, level="total", facing=WEST)], (1, 6))
-    assert rejected(act(state, attack("a", "b"))) == "b has total cover against a and cannot be targeted (BB-CMB-04)"
+    assert rejected(act(state, attack("a", "b"))) == "b has total cover against a and cannot be targeted (BB-CMB-04); a's lasgun has no target it can attack from here"
     custom = one(act(cover_duel(light, (1, 6), cover_bonus={"light": 3, "heavy": 6}), attack("a", "b"), [9]), AttackResolved)
     assert custom.defense.total == 13
 
@@ -141,7 +141,7 @@ def test_take_cover_improves_one_step() -> None:
     act(tall, end("a"))
     act(tall, BBTakeCover(command_id=cid(), actor="b"))
     act(tall, end("b"))
-    assert rejected(act(tall, attack("a", "b"))) == "b has total cover against a and cannot be targeted (BB-CMB-04)"
+    assert rejected(act(tall, attack("a", "b"))) == "b has total cover against a and cannot be targeted (BB-CMB-04); a's lasgun has no target it can attack from here"
     act(tall, end("a"))
     act(tall, move("b", (6, 7)))
     assert not tall.combatants["b"].taking_cover  # moving gives the position up

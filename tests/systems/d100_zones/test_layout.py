@@ -14,6 +14,7 @@ FLOORS = {
     "ai": 1,
     "options": 1,
     "system": 2,
+    "campaign": 2,  # between fights (issue 11)
 }
 
 

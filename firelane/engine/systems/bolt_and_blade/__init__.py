@@ -7,15 +7,17 @@ live in `areas`). The full rules-to-code map is ``docs/systems/bolt-and-blade.md
 **Floors.** Each module imports only modules on floors below its own
 (tests/systems/bolt_and_blade/test_package_floors.py checks it):
 
-0. `rules` (pure math), `zones` (zone records, what smoke blocks), `data` (the catalogue);
+0. `rules` (pure math), `zones` (zone records, what smoke blocks), `data` (the catalogue),
+   `sight` (the terrain's cached Grid, and fast exact sight, cover and steps for the AI);
 1. `constants` (condition names, house defaults), `state` (typed state, sheets);
-2. `combat` (sight, cover, Defense, checks, attacks, damage, the action economy);
-3. `paths` (move costs, legality, who may react to a move, ending a move), `areas`;
-4. `reactions` (each reaction, declared attacks, what a hit sets off);
-5. `movement` (starting and walking a move);
-6. `actions` (everything else done on a turn);
-7. `ai` (the policy);
-8. `system` (the `BaseRuleSystem` class wiring the hooks to the floors below).
+2. `combat` (sight, cover, Defense, checks, attacks and their exact odds, damage, the action economy);
+3. `paths` (move costs, the path a move takes, legality, who may react to a move, ending a move), `areas`;
+4. `reactions` (each reaction, declared attacks, what a hit sets off, the GM's dive call);
+5. `movement` (starting and walking a move, who could react on the way);
+6. `actions` (everything else done on a turn, and each action's check);
+7. `options` (what a combatant may do now, each with its command);
+8. `ai` (the policy, picking from the options);
+9. `system` (the `BaseRuleSystem` class wiring the hooks to the floors below).
 
 **House defaults** — where a setting changes one, its key is in brackets
 (``EncounterSetup.settings``):

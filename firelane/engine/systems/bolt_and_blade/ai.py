@@ -11,25 +11,40 @@ enemy's approach or Takes Cover; then ends its turn.
 In a reaction window it claims Dive for Cover, Return Fire, Opportunity Strike,
 and Reactive Fire when the shot is worth the Reaction, and passes otherwise.
 No randomness and no dice: equal states give equal commands.
+
+It picks from what the options offer (`options`): its attacks are the listed
+attacks' plans and exact chances, its moves name a destination the options
+list (the engine walks the path shown there, `paths.cheapest_paths`), its
+Reactive Fire names a listed square with its listed chance.
+
+**Cost.** A combatant weighs the squares it could move to against the
+enemies it pays attention to: the `ATTENTION` nearest standing enemies (all
+of them in the 8-combatant demo, which has four a side), so the cost of a
+decision does not grow with the size of the battle. Sight along each line is
+asked of the walls once (`sight.WallSight`), cover only where a square has
+some; everything a decision works out is remembered for that decision only
+(`Survey`).
 """
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cached_property
+
 import msgspec
 
 from firelane.engine.core import Rejected, next_command_id
-from firelane.engine.grid import Sightline, Square, cover_rank, distance, has_cover_feature, sightline_in_fire_lane
+from firelane.engine.grid import Square, cover_rank, distance
 from firelane.engine.state import EncounterState, ReactionWindow
 from firelane.engine.systems.bolt_and_blade import combat
-from firelane.engine.systems.bolt_and_blade.actions import take_cover_gain
-from firelane.engine.systems.bolt_and_blade.combat import AttackPlan, average_damage, grid_of
+from firelane.engine.systems.bolt_and_blade.actions import attack_weapons, take_cover_gain
+from firelane.engine.systems.bolt_and_blade.combat import AttackPlan, average_damage, grid_of, hit_probability
 from firelane.engine.systems.bolt_and_blade.constants import AIMING, PINNED
-from firelane.engine.systems.bolt_and_blade.paths import fire_lane_shooters, ground_cost, movement_left, occupied_squares
-from firelane.engine.systems.bolt_and_blade.reactions import dive_squares, plan_reactive_fire
-from firelane.engine.systems.bolt_and_blade.rules import range_band
+from firelane.engine.systems.bolt_and_blade.options import fire_square_odds
+from firelane.engine.systems.bolt_and_blade.paths import cheapest_paths, movement_left, occupied_squares
+from firelane.engine.systems.bolt_and_blade.reactions import dive_squares
+from firelane.engine.systems.bolt_and_blade.rules import d20_mode, range_band
+from firelane.engine.systems.bolt_and_blade.sight import cover_lookup, wall_sight
 from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, Weapon
 from firelane.events.bolt_and_blade_area_schemas import BBThrow
 from firelane.events.bolt_and_blade_schemas import BBAim, BBAttack, BBMove, BBOverwatch, BBRally, BBReload, BBSuppress, BBTakeCover
@@ -38,23 +53,12 @@ from firelane.events.schemas import ClaimReaction, Command, EndTurn, PassReactio
 GOOD_SHOT = 0.45  # shoot from where you stand at these odds or better
 FAIR_SHOT = 0.3  # after moving, shoot at these odds rather than Overwatch
 ANY_SHOT = 0.2  # with nothing better to do, take any shot at least this likely
-
-
-def hit_chance(bonus: int, defense: int, mode: str) -> float:
-    """Chance a d20 + bonus meets Defense (natural 1 misses, natural 20 hits)."""
-    single = min(0.95, max(0.05, (21 - (defense - bonus)) / 20))
-    if mode == "advantage":
-        return 1 - (1 - single) ** 2
-    if mode == "disadvantage":
-        return single**2
-    return single
+ATTENTION = 6  # a move is weighed against this many of the nearest enemies
 
 
 def plan_odds(plan: AttackPlan) -> float:
-    """The chance a planned attack hits, with its Advantage and Disadvantage."""
-    disadvantage = bool(plan.disadvantage)
-    mode = "cancelled" if plan.advantage and disadvantage else "advantage" if plan.advantage else "disadvantage" if disadvantage else "normal"
-    return hit_chance(sum(m.value for m in plan.modifiers), plan.defense.total, mode)
+    """The chance a planned attack hits: the options' exact chance (`combat.plan_hit_chance`)."""
+    return combat.plan_hit_chance(plan)
 
 
 def plan_chance(state: EncounterState, attacker: str, target: str, weapon: Weapon) -> float:
@@ -68,18 +72,11 @@ def plan_chance(state: EncounterState, attacker: str, target: str, weapon: Weapo
 def best_fire_square(state: EncounterState, me: BoltAndBladeCombatant, window: ReactionWindow) -> tuple[float, Square, bool] | None:
     """(chance, square, on Overwatch there) of the best square the window offers
     ``me`` for its Reactive Fire (BB-CMB-10): the best chance to hit, and of
-    equal chances the earliest (the mover may stop before a later one)."""
-    mover = window.actor
-    mode = str(window.continuation.get("mode", "tactical"))
+    equal chances the earliest (the mover may stop before a later one). The
+    squares and chances are the options' (`options.fire_square_odds`)."""
     best: tuple[float, Square, bool] | None = None
-    for raw in window.continuation.get("fire_squares", {}).get(me.id, []):
-        square: Square = (int(raw[0]), int(raw[1]))
-        try:
-            plan, overwatch, _waived = plan_reactive_fire(state, me.id, mover, square, mode)
-        except Rejected:
-            continue
-        chance = plan_odds(plan)
-        if best is None or chance > best[0]:
+    for square, chance, overwatch in fire_square_odds(state, me.id, window):
+        if chance is not None and (best is None or chance > best[0]):
             best = (chance, square, overwatch)
     return best
 
@@ -96,9 +93,13 @@ def choose_reaction(state: EncounterState, me: BoltAndBladeCombatant) -> Command
     if window.trigger == "reactive_fire_choice":
         # BB-CMB-12: the AI keeps the choice its move declared.
         return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction=str(window.continuation["default"]))
-    for reaction in ("dive_for_cover", "opportunity_strike"):
-        if reaction in offered.reactions:
-            return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction=reaction)
+    if "dive_for_cover" in offered.reactions:
+        attacker_square: Square = tuple(window.continuation["attacker_square"])  # type: ignore[assignment]
+        squares = dive_squares(state, me.id, attacker_square)
+        options = {"to": list(squares[0])} if squares else {}  # the best cover, as an unnamed dive takes
+        return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction="dive_for_cover", options=options)
+    if "opportunity_strike" in offered.reactions:
+        return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction="opportunity_strike")
     if "return_fire" in offered.reactions and me.ready is not None:
         attacker = combat.combatant(state, window.actor)
         chance = plan_chance(state, me.id, attacker.id, me.ready)
@@ -116,28 +117,34 @@ def choose_reaction(state: EncounterState, me: BoltAndBladeCombatant) -> Command
 # ---------------------------------------------------------------- targets
 
 
-def best_target(state: EncounterState, me: BoltAndBladeCombatant) -> tuple[str, str, float] | None:
-    """(target, weapon, expected damage x chance) of the best attack from here."""
-    best: tuple[float, str, str] | None = None
-    weapons = [w for w in me.weapons if w.template is None and w.kind != "thrown" and (w.is_melee or w.name == me.ready_weapon)]
-    for enemy in combat.standing_enemies(state, me.id):
-        for weapon in weapons:
-            if weapon.is_ranged and combat.weapon_problem(state, me, weapon) is not None:
-                continue
+def best_target(state: EncounterState, me: BoltAndBladeCombatant) -> tuple[str, str, float, float] | None:
+    """(target, weapon, expected damage x chance, chance) of the best attack from
+    here, among the attacks the options list (every weapon a `BBAttack` may use,
+    every enemy it reaches, `options.attack_options`)."""
+    best: tuple[float, str, str, float] | None = None
+    here: Square = tuple(me.position)  # type: ignore[assignment]
+    enemies = combat.standing_enemies(state, me.id)
+    for weapon in attack_weapons(me):
+        if weapon.is_ranged and combat.weapon_problem(state, me, weapon) is not None:
+            continue
+        reach_ft = weapon.range[0] if weapon.is_melee else weapon.range[1]
+        damage = average_damage(weapon)
+        for enemy in enemies:
+            if distance(here, enemy.position) * state.terrain.square_size > reach_ft:  # type: ignore[arg-type]
+                continue  # beyond reach or maximum range: no attack
             chance = plan_chance(state, me.id, enemy.id, weapon)
             if chance <= 0:
                 continue
-            value = chance * average_damage(weapon) * (1.5 if enemy.vitality <= average_damage(weapon) else 1.0)
-            key = (value, weapon.name, enemy.id)
-            if best is None or key > (best[0], best[2], best[1]):
-                best = (value, enemy.id, weapon.name)
+            value = chance * damage * (1.5 if enemy.vitality <= damage else 1.0)
+            if best is None or (value, weapon.name, enemy.id) > (best[0], best[2], best[1]):
+                best = (value, enemy.id, weapon.name, chance)
     if best is None:
         return None
-    return best[1], best[2], best[0]
+    return best[1], best[2], best[0], best[3]
 
 
 def estimate_from(state: EncounterState, me: BoltAndBladeCombatant, square: Square, survey: Survey | None = None) -> float:
-    """Best chance to hit any enemy with the ready ranged weapon from ``square``."""
+    """Best chance to hit an enemy it pays attention to with the ready ranged weapon from ``square``."""
     return (survey or Survey(state, me)).square_terms(square).chance
 
 
@@ -155,6 +162,17 @@ class SquareTerms(msgspec.Struct, frozen=True, gc=False):
     lane_watchers: frozenset[str]  # enemies with their Reaction left whose fire lane covers it
 
 
+class Watcher(msgspec.Struct, frozen=True, gc=False):
+    """An enemy as a move is weighed against it: where it stands, the reach of
+    its fire lane in squares (None: no lane, or no Reaction left to fire along
+    it), and the cover on its own square (by the square it faces)."""
+
+    enemy: BoltAndBladeCombatant
+    at: Square
+    lane_reach: int | None
+    covered: bool  # any cover feature on its square
+
+
 class Survey:
     """The field as ``me`` sees it in one state, for one decision.
 
@@ -170,15 +188,21 @@ class Survey:
         self.state = state
         self.me = me
         self.grid = grid_of(state)
-        self.entry_costs: dict[Square, float] = {}  # filled by entry_cost
-        self._ground_costs: dict[tuple[bool, bool], float] = {}
+        self.walls = wall_sight(state, self.grid)
+        self.cover = cover_lookup(state, self.grid)
         self.odds: dict[tuple[str, str, str | None, bool], float] = {}  # filled by shot_odds
         self._square_terms: dict[Square, SquareTerms] = {}
         self._range_bands: dict[int, str] = {}
+        self._paths: dict[float, dict[Square, tuple[float, list[Square]]]] = {}
 
     @cached_property
     def enemies(self) -> list[BoltAndBladeCombatant]:
-        return combat.standing_enemies(self.state, self.me.id)
+        """The `ATTENTION` standing enemies nearest to ``me`` (then by ID), by ID."""
+        enemies = combat.standing_enemies(self.state, self.me.id)
+        if len(enemies) > ATTENTION:
+            here: Square = tuple(self.me.position)  # type: ignore[assignment]
+            enemies = sorted(sorted(enemies, key=lambda e: (distance(here, e.position), e.id))[:ATTENTION], key=lambda e: e.id)  # type: ignore[arg-type]
+        return enemies
 
     @cached_property
     def sees(self) -> Callable[[Square, Square], bool]:
@@ -187,21 +211,24 @@ class Survey:
     @cached_property
     def smoke(self) -> bool:
         """Whether anything besides walls blocks sight. Without, sight is the
-        terrain's (`Grid.sightline`, memoised); with, each line the terrain
-        leaves open is also asked of `sees`."""
+        walls' (`WallSight`); with, each line the walls leave open is also
+        asked of `sees`."""
         return bool(combat.sight_blockers(self.state))
 
     @cached_property
-    def enemy_lanes(self) -> list[tuple[BoltAndBladeCombatant, Square, int | None, dict[Square, Sightline]]]:
-        """(enemy, its square, the reach of its fire lane, `Grid.sightlines_to`
-        its square) for each enemy. Only an enemy with its Reaction left can
-        fire at a mover crossing its lane, so only those lanes count against a
-        path; the others have no reach (None)."""
-        lane_reach = {enemy: reach for enemy, _there, reach in fire_lane_shooters(self.state, self.me.id)}
-        return [
-            (enemy, enemy.position, None if enemy.reaction_used else lane_reach.get(enemy.id), self.grid.sightlines_to(enemy.position))  # type: ignore[arg-type, misc]
-            for enemy in self.enemies
-        ]
+    def watchers(self) -> list[Watcher]:
+        """Each enemy paid attention to, as a move is weighed against it: only
+        an enemy with its Reaction left can fire at a mover crossing its lane,
+        so only those lanes count against a path (BB-CMB-02, -10)."""
+        square_ft = self.state.terrain.square_size
+        cover_at = self.grid.cover_at
+        found = []
+        for enemy in self.enemies:
+            weapon = enemy.ready
+            reach = int(weapon.range[1] // square_ft) if weapon is not None and weapon.is_ranged and not enemy.reaction_used else None
+            there: Square = (enemy.position[0], enemy.position[1])  # type: ignore[index]
+            found.append(Watcher(enemy=enemy, at=there, lane_reach=reach, covered=there in cover_at))
+        return found
 
     @cached_property
     def gun(self) -> Weapon | None:
@@ -214,33 +241,23 @@ class Survey:
         return occupied_squares(self.state, besides=self.me.id)
 
     @cached_property
-    def enemy_held(self) -> set[Square]:
-        """Squares a path may not pass (`path_problem`: allies may be passed, enemies not)."""
-        return {square for square, cid in self.occupied.items() if self.state.combatants[cid].side != self.me.side}
-
-    @cached_property
     def best_attack(self) -> tuple[str, Weapon, float] | None:
         """(target, weapon, chance to hit) of the `best_target` attack from where ``me`` stands."""
         target = best_target(self.state, self.me)
         if target is None:
             return None
-        target_id, weapon_name, _value = target
+        target_id, weapon_name, _value, chance = target
         weapon = self.me.weapon(weapon_name)
         if weapon is None:
             return None
-        return target_id, weapon, plan_chance(self.state, self.me.id, target_id, weapon)
+        return target_id, weapon, chance
 
-    def entry_cost(self, square: Square) -> float:
-        """`entry_cost` for ``me``, remembered in `entry_costs`: worked out once
-        for each kind of ground (`ground_cost`)."""
-        cost = self.entry_costs.get(square)
-        if cost is None:
-            kind = (has_cover_feature(self.grid, square), square in self.grid.difficult)
-            cost = self._ground_costs.get(kind)
-            if cost is None:
-                cost = self._ground_costs[kind] = ground_cost(self.state, self.me, cover=kind[0], difficult=kind[1])
-            self.entry_costs[square] = cost
-        return cost
+    def paths(self, budget: float) -> dict[Square, tuple[float, list[Square]]]:
+        """`paths.cheapest_paths` within ``budget`` ft: the paths moves by destination take."""
+        found = self._paths.get(budget)
+        if found is None:
+            found = self._paths[budget] = cheapest_paths(self.state, self.me, budget, occupied=self.occupied)
+        return found
 
     def shot_odds(self, enemy: BoltAndBladeCombatant, weapon: Weapon, band: str, feature_level: str | None, *, through_smoke: bool = False) -> float:
         """The chance to hit ``enemy`` with the ready ``weapon`` at this range
@@ -261,56 +278,92 @@ class Survey:
                 exposed = cover[0] == "none"  # `combat.exposed_to` the square shot from
                 bonus = base + (int(state.settings.get("exposed_attack_bonus", 2)) if exposed else 0)
                 defense = combat.defense_with_cover(state, enemy, cover).total  # as defense_roll(ranged=True) from that square
-                odds = hit_chance(bonus, defense, "disadvantage" if band == "long" or through_smoke else "normal")
+                odds = hit_probability(bonus, defense, "disadvantage" if band == "long" or through_smoke else "normal")
             self.odds[key] = odds
         return odds
 
     def square_terms(self, square: Square) -> SquareTerms:
-        """`SquareTerms` of ``square``, worked out once per square, in one pass
-        over the enemies."""
+        """`SquareTerms` of ``square``, worked out once per square (`weigh`)."""
         terms = self._square_terms.get(square)
-        if terms is not None:
-            return terms
+        if terms is None:
+            self.weigh([square])
+            terms = self._square_terms[square]
+        return terms
+
+    def weigh(self, squares: Iterable[Square]) -> None:
+        """Work out the `SquareTerms` of every square of ``squares`` not yet known,
+        in one pass over the enemies paid attention to (enemy by enemy: a move
+        weighs a hundred squares or more against the same few enemies)."""
+        known_terms = self._square_terms
+        todo = [square for square in squares if square not in known_terms]
+        if not todo:
+            return
         state, grid, sees, smoke, gun = self.state, self.grid, self.sees, self.smoke, self.gun
+        lines, work_out = self.walls.known, self.walls.work_out  # `Grid.line_of_sight`, remembered both ways
+        facing = self.cover.facing  # `Grid.cover_facing`
+        covered = [square in grid.cover_at for square in todo]
+        count = len(todo)
+        nearest: list[int | None] = [None] * count
+        chance = [0.0] * count
+        cover = [0.0] * count
+        watching: list[list[str] | None] = [None] * count
         if gun is not None:
             normal_ft, maximum_ft = gun.range
             square_ft = state.terrain.square_size
             bands = self._range_bands  # by distance in squares
             known_odds = self.odds  # looked up here first: asked for every enemy seen from every square
-        nearest: int | None = None
-        chance = 0.0
-        cover = 0.0
-        watchers = []
-        for enemy, there, lane_reach, lines_to_enemy in self.enemy_lanes:
-            line = lines_to_enemy.get(square) or grid.sightline(square, there)
-            away, clear_to_enemy, clear_from_enemy, cover_here, _cover_there, _feature_here, feature_there = line
-            if nearest is None or away < nearest:
-                nearest = away
-            # The enemy sees the square: the cover on it counts, and so may the enemy's fire lane.
-            if clear_from_enemy and (not smoke or sees(there, square)):
-                cover += cover_rank(cover_here) - 1.0
-                if lane_reach is not None and sightline_in_fire_lane(line, lane_reach, sees=True):
-                    watchers.append(enemy.id)
-            # The shot from the square at the enemy.
-            if gun is not None:
-                band = bands.get(away)
-                if band is None:
-                    band = bands[away] = range_band(away * square_ft, normal_ft, maximum_ft)
-                if band != "out" and clear_to_enemy:
-                    hazy = smoke and not sees(square, there)  # walls clear, smoke on the line
-                    odds = known_odds.get((enemy.id, band, feature_there, hazy))
-                    if odds is None:
-                        odds = self.shot_odds(enemy, gun, band, feature_there, through_smoke=hazy)
-                    chance = max(chance, odds)
-        terms = self._square_terms[square] = SquareTerms(nearest, chance, cover, has_cover_feature(grid, square), frozenset(watchers) if watchers else NO_WATCHERS)
-        return terms
+        for watcher in self.watchers:
+            there = watcher.at
+            tx, ty = there
+            enemy, lane_reach, enemy_covered = watcher.enemy, watcher.lane_reach, watcher.covered
+            enemy_id = enemy.id
+            for index, square in enumerate(todo):
+                sx, sy = square
+                away = max(abs(sx - tx), abs(sy - ty))
+                closest = nearest[index]
+                if closest is None or away < closest:
+                    nearest[index] = away
+                seen = lines.get((sx, sy, tx, ty))
+                if seen is None:
+                    seen = work_out(square, there)
+                if not seen:
+                    continue  # a wall between: neither sees the other (sight is symmetric)
+                hazy = smoke and not sees(there, square)  # walls clear, smoke on the line
+                # The enemy sees the square: the cover on it counts, and so may the enemy's fire lane.
+                if not hazy:
+                    cover_here = facing(square, there)[1] if covered[index] else "none"
+                    cover[index] += cover_rank(cover_here) - 1.0
+                    if lane_reach is not None and away <= lane_reach and cover_here == "none":
+                        found = watching[index]
+                        if found is None:
+                            watching[index] = [enemy_id]
+                        else:
+                            found.append(enemy_id)
+                # The shot from the square at the enemy.
+                if gun is not None:
+                    band = bands.get(away)
+                    if band is None:
+                        band = bands[away] = range_band(away * square_ft, normal_ft, maximum_ft)
+                    if band != "out":
+                        feature = facing(there, square)[0] if enemy_covered else None
+                        feature_there = feature.level if feature is not None else None
+                        odds = known_odds.get((enemy_id, band, feature_there, hazy))
+                        if odds is None:
+                            odds = self.shot_odds(enemy, gun, band, feature_there, through_smoke=hazy)
+                        if odds > chance[index]:
+                            chance[index] = odds
+        for index, square in enumerate(todo):
+            found = watching[index]
+            known_terms[square] = SquareTerms(nearest[index], chance[index], cover[index], covered[index], frozenset(found) if found else NO_WATCHERS)
 
     def lanes_crossed(self, path: list[Square]) -> set[str]:
         """Enemies with their Reaction left whose fire lane some step of ``path`` enters."""
         crossed: set[str] = set()
         known = self._square_terms
         for step in path:
-            crossed |= (known.get(step) or self.square_terms(step)).lane_watchers
+            watchers = (known.get(step) or self.square_terms(step)).lane_watchers
+            if watchers:
+                crossed |= watchers
         return crossed
 
 
@@ -318,36 +371,13 @@ class Survey:
 
 
 def reachable(state: EncounterState, me: BoltAndBladeCombatant, budget: float, survey: Survey | None = None) -> dict[Square, tuple[float, list[Square]]]:
-    """Cheapest paths to every square within ``budget`` ft (Dijkstra, deterministic:
-    squares are settled cheapest first, then by (x, y), and of equally cheap
-    paths to a square the one through the square settled first is kept)."""
+    """The squares a move within ``budget`` ft may end on (and the start), each
+    with its cost and the path a move by destination takes there: the move
+    options' (`paths.cheapest_paths`)."""
     survey = survey or Survey(state, me)
-    start: Square = me.position  # type: ignore[assignment]
-    cheapest: dict[Square, float] = {start: 0.0}
-    paths: dict[Square, list[Square]] = {start: []}
-    queue: list[tuple[float, Square]] = [(0.0, start)]
-    steps_from, enemy_held = survey.grid.steps_from, survey.enemy_held
-    entry_costs = survey.entry_costs  # looked up here first: the search asks for every step
-    while queue:
-        cost, square = heapq.heappop(queue)
-        if cost > cheapest[square]:
-            continue  # a stale queue entry: the square was reached more cheaply since
-        path = paths[square]
-        for nxt in steps_from(square):
-            if nxt in enemy_held:
-                continue
-            step_cost = entry_costs.get(nxt)
-            if step_cost is None:
-                step_cost = survey.entry_cost(nxt)
-            total = cost + step_cost
-            if total > budget:
-                continue
-            known = cheapest.get(nxt)
-            if known is None or total < known:
-                cheapest[nxt] = total
-                paths[nxt] = path + [nxt]
-                heapq.heappush(queue, (total, nxt))
-    return {sq: (cost, paths[sq]) for sq, cost in cheapest.items() if sq == start or sq not in survey.occupied}
+    start = tuple(me.position)  # type: ignore[arg-type]
+    occupied = survey.occupied
+    return {square: found for square, found in survey.paths(budget).items() if square == start or square not in occupied}
 
 
 def square_score(state: EncounterState, me: BoltAndBladeCombatant, square: Square, path: list[Square], survey: Survey | None = None) -> float:
@@ -362,18 +392,19 @@ def square_score(state: EncounterState, me: BoltAndBladeCombatant, square: Squar
     lanes = len(survey.lanes_crossed(path))
     score = 4.0 * chance + 0.6 * cover - 0.3 * lanes
     if chance < FAIR_SHOT:
-        score -= 0.35 * nearest  # no fair shot from here: close in
+        score -= 0.35 * nearest  # type: ignore[operator]  # no fair shot from here: close in
     if in_cover:
         score += 0.3
     return score - 0.01 * len(path)
 
 
-def best_move(state: EncounterState, me: BoltAndBladeCombatant, budget: float, survey: Survey | None = None) -> tuple[list[Square], float] | None:
-    """The path to the best square within ``budget`` ft and its score, or None to stay."""
+def best_move(state: EncounterState, me: BoltAndBladeCombatant, budget: float, survey: Survey | None = None) -> tuple[Square, float] | None:
+    """The best square within ``budget`` ft to move to and its score, or None to stay."""
     if budget < state.terrain.square_size or me.movement_halted:
         return None
     survey = survey or Survey(state, me)
     options = reachable(state, me, budget, survey)
+    survey.weigh(survey.paths(budget))  # every square a path to a destination enters, at once
     here: Square = me.position  # type: ignore[assignment]
     best: Square | None = None
     best_score = 0.0
@@ -384,7 +415,7 @@ def best_move(state: EncounterState, me: BoltAndBladeCombatant, budget: float, s
             best, best_score = square, score
     if best is None or best == here or best_score <= square_score(state, me, here, [], survey) + 0.05:
         return None
-    return options[best][1], best_score
+    return best, best_score
 
 
 # ---------------------------------------------------------------- turn
@@ -395,14 +426,17 @@ def grenade_throw(state: EncounterState, me: BoltAndBladeCombatant) -> BBThrow |
     if grenade is None or me.ammo.get(grenade.name, 0) <= 0:
         return None
     here: Square = me.position  # type: ignore[assignment]
-    friends = [c for c in state.combatants.values() if c.side == me.side and not c.out_of_fight]
-    for enemy in combat.standing_enemies(state, me.id):
+    enemies = combat.standing_enemies(state, me.id)
+    friends = None
+    for enemy in enemies:
         point: Square = enemy.position  # type: ignore[assignment]
         if distance(here, point) * state.terrain.square_size > grenade.range[0] or not combat.sees(state, here, point):
             continue
+        if friends is None:
+            friends = [c for c in state.combatants.values() if c.side == me.side and not c.out_of_fight]
         if any(distance(f.position, point) <= 2 for f in friends):  # type: ignore[arg-type]
             continue
-        caught = [e for e in combat.standing_enemies(state, me.id) if distance(e.position, point) <= 2]  # type: ignore[arg-type]
+        caught = [e for e in enemies if distance(e.position, point) <= 2]  # type: ignore[arg-type]
         if len(caught) >= 2:
             return BBThrow(command_id=next_command_id(state, me.id), actor=me.id, target=point, weapon=grenade.name)
     return None
@@ -432,6 +466,7 @@ def suppress_target(state: EncounterState, me: BoltAndBladeCombatant) -> list[Sq
 
 
 def overwatch_point(state: EncounterState, me: BoltAndBladeCombatant) -> Square | None:
+    """The visible square within range nearest the nearest enemy (then lowest y, x)."""
     weapon = me.ready
     if weapon is None or not weapon.is_ranged or weapon.template is not None or combat.weapon_problem(state, me, weapon) is not None:
         return None
@@ -442,15 +477,18 @@ def overwatch_point(state: EncounterState, me: BoltAndBladeCombatant) -> Square 
     nearest = min(enemies, key=lambda e: (distance(here, e.position), e.id))  # type: ignore[arg-type]
     reach = int(weapon.range[1] // state.terrain.square_size)
     grid = grid_of(state)
+    sees = combat.sight_test(state)
     best: tuple[int, int, int, Square] | None = None
-    for y in range(state.terrain.height):
-        for x in range(state.terrain.width):
+    # Only the squares within reach can qualify: the box around ``here``, row by row.
+    for y in range(max(0, here[1] - reach), min(state.terrain.height, here[1] + reach + 1)):
+        for x in range(max(0, here[0] - reach), min(state.terrain.width, here[0] + reach + 1)):
             square = (x, y)
-            if not grid.passable(square) or distance(here, square) > reach or not combat.sees(state, here, square):
-                continue
             key = (distance(square, nearest.position), y, x, square)  # type: ignore[arg-type]
-            if best is None or key < best:
-                best = key
+            if best is not None and key >= best:
+                continue
+            if not grid.passable(square) or not sees(here, square):
+                continue
+            best = key
     return best[3] if best else None
 
 
@@ -490,18 +528,18 @@ def choose_command(state: EncounterState, combatant: str) -> Command | None:
             return shot
     if not me.movement_halted and movement_left(me) >= state.terrain.square_size:
         walked = best_move(state, me, movement_left(me), survey)
-        no_shot = estimate_from(state, me, walked[0][-1] if walked else me.position, survey) < ANY_SHOT  # type: ignore[arg-type]
+        no_shot = estimate_from(state, me, walked[0] if walked else me.position, survey) < ANY_SHOT  # type: ignore[arg-type]
         if no_shot and not me.action_used and PINNED not in me.conditions:
             dashed = best_move(state, me, movement_left(me) + me.movement_ft, survey)
             if dashed is not None and (walked is None or dashed[1] > walked[1] + 0.5):
-                return BBMove(command_id=command_id, actor=combatant, path=dashed[0], mode="dash")
+                return BBMove(command_id=command_id, actor=combatant, to=dashed[0], mode="dash")
         if walked is not None:
-            return BBMove(command_id=command_id, actor=combatant, path=walked[0])
+            return BBMove(command_id=command_id, actor=combatant, to=walked[0])
     if not me.action_used:
         # Poor odds: pin them down with a burst or heavy weapon, or watch their approach.
         area = suppress_target(state, me)
         if area is not None and shot_command(state, me, GOOD_SHOT, survey) is None:
-            return BBSuppress(command_id=command_id, actor=combatant, area=area)
+            return BBSuppress(command_id=command_id, actor=combatant, area=area, weapon=me.ready_weapon)
         shot = shot_command(state, me, FAIR_SHOT, survey)
         if shot is not None:
             return shot
@@ -516,5 +554,3 @@ def choose_command(state: EncounterState, combatant: str) -> Command | None:
         if take_cover_gain(state, me) is not None:
             return BBTakeCover(command_id=command_id, actor=combatant)
     return EndTurn(command_id=command_id, actor=combatant)
-
-

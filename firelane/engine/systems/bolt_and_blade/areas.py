@@ -60,12 +60,14 @@ import msgspec
 
 from firelane.engine.core import Decision, Rejected, require
 from firelane.engine.dice import Dice
-from firelane.engine.grid import Grid, Square, distance
+from firelane.engine.grid import Square, distance
 from firelane.engine.state import Combatant, EncounterState
 from firelane.engine.systems.bolt_and_blade.rules import d20_notes, parse_dice, roll_d20
+from firelane.engine.systems.bolt_and_blade.sight import grid_of, wall_sight
 # The zone record and the sight it blocks live a floor below (`zones`); they
 # are named here too, where the area module's callers have always found them.
 from firelane.engine.systems.bolt_and_blade.zones import PersistentZone, line_touches, sight_blocked_by_zones, sight_blocking_squares
+from firelane.events import codec
 from firelane.engine.templates import (
     COMPASS_NAMES,
     D8_DIRECTIONS,
@@ -318,7 +320,7 @@ def relation(state: EncounterState, actor: str, other: str) -> str:
 
 def placement_visible(state: EncounterState, user: Square, point: Square) -> bool:
     """BB-CMB-27: whether the user sees the point a template is placed at."""
-    if not Grid(state.terrain).line_of_sight(user, point):
+    if not wall_sight(state).clear(user, point):  # `Grid.line_of_sight`
         return False
     if state.settings.get("bb_placement_through_smoke", AREA_DEFAULT_SETTINGS["bb_placement_through_smoke"]):
         return True
@@ -361,7 +363,7 @@ def draw_for(state: EncounterState, profile: AreaProfile, user: Square, point: S
 
 def footprint(state: EncounterState, actor: str, template: Template) -> Footprint:
     """Who a template at its place catches (line of effect from its source) and who a wall shields."""
-    grid = Grid(state.terrain)
+    grid = grid_of(state)
     reached, shielded = split_by_line_of_effect(grid, template.source, template.squares)
     reached_set, shielded_set = set(reached), set(shielded)
     caught: list[CaughtCombatant] = []
@@ -428,8 +430,13 @@ def roll_throw(
     )
 
 
-def roll_scatter(state: EncounterState, dice: Dice) -> tuple[Roll, tuple[int, int], int]:
-    """BB-CMB-25: roll the drift; returns (roll, direction vector, squares)."""
+def roll_scatter(state: EncounterState, dice: Dice) -> tuple[Roll, tuple[int, int], int, float]:
+    """BB-CMB-25: roll the drift; returns (roll, direction vector, squares, feet).
+
+    The roll adds up from its parts: its total is the number of drift steps,
+    the distance dice (kept) plus the expression's bonus (a modifier); the d8
+    only points the way (listed, not counted). The feet are those steps times
+    ``bb_scatter_step_ft``, recorded beside it (`BBScattered.distance_ft`)."""
     try:
         expression = parse_dice(str(state.settings.get("bb_scatter_dice", AREA_DEFAULT_SETTINGS["bb_scatter_dice"])))
     except ValueError as exc:
@@ -437,7 +444,13 @@ def roll_scatter(state: EncounterState, dice: Dice) -> tuple[Roll, tuple[int, in
     step_ft = float(state.settings.get("bb_scatter_step_ft", AREA_DEFAULT_SETTINGS["bb_scatter_step_ft"]))
     distance_dice = dice.roll_many(expression.count, expression.sides) if expression.count else []
     direction_die = dice.roll(8)
-    steps = max(0, sum(d.face for d in distance_dice) + expression.bonus)
+    rolled = sum(d.face for d in distance_dice) + expression.bonus
+    steps = max(0, rolled)
+    modifiers = []
+    if expression.bonus:
+        modifiers.append(Modifier(source=f"{expression} bonus", rule="BB-CMB-25", value=expression.bonus))
+    if steps != rolled:  # a negative bonus cannot pull the grenade back past the point aimed at
+        modifiers.append(Modifier(source="drift is never negative", rule="BB-CMB-25", value=steps - rolled))
     count = len(distance_dice)
     feet = steps * step_ft
     squares = feet_to_squares(feet, state.terrain.square_size)
@@ -446,12 +459,34 @@ def roll_scatter(state: EncounterState, dice: Dice) -> tuple[Roll, tuple[int, in
         purpose="scatter",
         rule="BB-CMB-25",
         dice=[*distance_dice, direction_die],
-        total=int(feet),
+        modifiers=modifiers,
+        total=steps,
         kept=list(range(count)),
-        notes=[f"drifts {feet:g} ft {COMPASS_NAMES[vector]} (d8 {direction_die.face})"],
-        details={"feet": feet, "squares": squares, "direction": COMPASS_NAMES[vector], "d8": direction_die.face},
+        none_kept=count == 0,
+        notes=[f"drifts {steps} x {step_ft:g} ft = {feet:g} ft {COMPASS_NAMES[vector]} (d8 {direction_die.face})"],
+        details={"steps": steps, "step_ft": step_ft, "feet": feet, "squares": squares, "direction": COMPASS_NAMES[vector], "d8": direction_die.face},
     )
-    return roll, vector, squares
+    return roll, vector, squares, feet
+
+
+def upcast_scattered_v1(body: dict[str, Any]) -> dict[str, Any]:
+    """`BBScattered` schema 1 -> 2: schema 1's roll total was the distance in
+    feet (d6:3 d8:3 = 15), not a sum of its parts. The feet move to
+    ``distance_ft``; the roll's total becomes its kept dice (the drift steps:
+    schema 1 recorded no bonus, so a drift bonus of a non-default
+    ``bb_scatter_dice`` is not recoverable and is said so in a note)."""
+    roll = dict(body["roll"])
+    body = {**body, "distance_ft": float(roll["total"])}
+    dice = roll.get("dice", [])
+    kept = roll.get("kept") or list(range(len(dice)))
+    faces = [die[1] if isinstance(die, list) else die["face"] for die in dice]
+    roll["total"] = sum(faces[i] for i in kept if 0 <= i < len(faces))
+    roll["notes"] = [*roll.get("notes", []), "recorded under schema 1: total recomputed as the kept dice; the feet are in distance_ft"]
+    body["roll"] = roll
+    return body
+
+
+codec.register_upcaster("BBScattered", 1, upcast_scattered_v1)
 
 
 # ---------------------------------------------------------------- deciding commands
@@ -482,9 +517,9 @@ def _require_acting(state: EncounterState, actor: str) -> Combatant:
     return user
 
 
-def _validate_point(state: EncounterState, profile: AreaProfile, user: Combatant, point: Square) -> None:
+def validate_point(state: EncounterState, profile: AreaProfile, user: Combatant, point: Square) -> None:
     """Range and placement sight for a template placed at ``point`` (BB-CMB-27, BB-CORE-11)."""
-    grid = Grid(state.terrain)
+    grid = grid_of(state)
     point = (int(point[0]), int(point[1]))
     require(grid.in_bounds(point), f"{point} is off the map")
     require(point not in grid.walls, f"{point} is a wall")
@@ -498,11 +533,11 @@ def _validate_point(state: EncounterState, profile: AreaProfile, user: Combatant
     require(placement_visible(state, origin, point), f"{user.id} cannot see {point} to place {profile.name} (BB-CMB-27)")
 
 
-def _aimed_footprint(state: EncounterState, profile: AreaProfile, user: Combatant, point: Square | None, direction: tuple[int, int] | None) -> Footprint:
+def aimed_footprint(state: EncounterState, profile: AreaProfile, user: Combatant, point: Square | None, direction: tuple[int, int] | None) -> Footprint:
     if point is not None:
         point = (int(point[0]), int(point[1]))
         if profile.point_targeted:
-            _validate_point(state, profile, user, point)
+            validate_point(state, profile, user, point)
         else:
             require(point != tuple(user.position), f"{profile.name} needs a point other than {user.id}'s own square")  # type: ignore[arg-type]
     template = draw_for(state, profile, tuple(user.position), point, direction)  # type: ignore[arg-type]
@@ -530,7 +565,7 @@ def _spend_action(system: AreaHost, decision: Decision, actor: str, profile: Are
 def _preview(system: AreaHost, decision: Decision, command: BBPreviewArea, user: Combatant) -> None:
     state = decision.state
     profile = require_profile(system, state, user.id, command.weapon)
-    aimed = _aimed_footprint(state, profile, user, command.target, command.direction)
+    aimed = aimed_footprint(state, profile, user, command.target, command.direction)
     decision.emit(
         BBAreaPreviewed(
             combatant=user.id,
@@ -557,12 +592,12 @@ def _throw(system: AreaHost, decision: Decision, command: BBThrow, user: Combata
         return
     _spend_action(system, decision, user.id, profile)
     system.consume_item(decision, user.id, profile.name)
-    aimed = _aimed_footprint(state, profile, user, point, None)
+    aimed = aimed_footprint(state, profile, user, point, None)
     _check_friendly_fire(state, profile, aimed, command.confirm_friendly_fire)
     advantage, disadvantage = system.attack_advantage(decision.state, user.id)
     disadvantage = list(disadvantage)
     if profile.range_normal_ft is not None:
-        feet = Grid(state.terrain).distance_units(tuple(user.position), point)  # type: ignore[arg-type]
+        feet = grid_of(state).distance_units(tuple(user.position), point)  # type: ignore[arg-type]
         if feet > profile.range_normal_ft:
             disadvantage.append(f"beyond normal range ({feet:g} ft > {profile.range_normal_ft:g} ft, BB-CORE-11)")
     throw = roll_throw(decision.state, user.id, profile, system.throw_modifiers(decision.state, user.id, profile.name), list(advantage), disadvantage, dice)
@@ -579,8 +614,8 @@ def _throw(system: AreaHost, decision: Decision, command: BBThrow, user: Combata
     )
     landed = point
     if not throw.success:
-        scatter, vector, squares = roll_scatter(decision.state, dice)
-        landed = drift(Grid(decision.state.terrain), point, vector, squares)
+        scatter, vector, squares, feet = roll_scatter(decision.state, dice)
+        landed = drift(grid_of(decision.state), point, vector, squares)
         decision.emit(
             BBScattered(
                 combatant=user.id,
@@ -590,6 +625,7 @@ def _throw(system: AreaHost, decision: Decision, command: BBThrow, user: Combata
                 direction=vector,
                 distance_squares=distance(point, landed),
                 roll=scatter,
+                distance_ft=feet,
             )
         )
     final = footprint(decision.state, user.id, draw_for(decision.state, profile, tuple(user.position), landed, None))  # type: ignore[arg-type]
@@ -601,7 +637,7 @@ def _throw_single_target(system: AreaHost, decision: Decision, profile: AreaProf
     state = decision.state
     _spend_action(system, decision, user.id, profile)
     system.consume_item(decision, user.id, profile.name)
-    _validate_point(state, profile, user, point)
+    validate_point(state, profile, user, point)
     targets = [c.id for c in state.combatants.values() if not c.out_of_fight and c.position is not None and tuple(c.position) == point]
     require(bool(targets), f"no creature at {point} for {profile.name}: it is a single-target charge (BB-CMB-28)")
     require(targets[0] != user.id, f"{user.id} cannot target itself with {profile.name}")
@@ -615,7 +651,7 @@ def _area_attack(system: AreaHost, decision: Decision, command: BBAreaAttack, us
     require(profile.shape != "single", f"{profile.name} has no area; attack with it normally")
     _spend_action(system, decision, user.id, profile)
     system.consume_item(decision, user.id, profile.name)
-    aimed = _aimed_footprint(state, profile, user, command.target, command.direction)
+    aimed = aimed_footprint(state, profile, user, command.target, command.direction)
     _check_friendly_fire(state, profile, aimed, command.confirm_friendly_fire)
     # Placed and point-targeted effects never scatter (BB-CMB-25): they go off where aimed.
     final = footprint(decision.state, user.id, aimed.template)
@@ -829,7 +865,7 @@ def choose_area_command(system: AreaHost, state: EncounterState, combatant_id: s
         for enemy in enemies:
             point: Square = tuple(enemy.position)  # type: ignore[assignment]
             try:
-                aimed = _aimed_footprint(state, profile, me, point, None)
+                aimed = aimed_footprint(state, profile, me, point, None)
             except Rejected:
                 continue
             if aimed.flagged("ally", "self", "neutral"):

@@ -10,6 +10,7 @@ function of its arguments; nothing is cached but the terrain's `Grid`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
@@ -24,6 +25,7 @@ from firelane.engine.systems.bolt_and_blade.rules import (
     DEFAULT_PROFICIENCY_TABLE,
     D20Result,
     cover_bonus,
+    d20_mode,
     d20_notes,
     damage_dice_count,
     improved_cover,
@@ -33,6 +35,7 @@ from firelane.engine.systems.bolt_and_blade.rules import (
     range_band,
     roll_d20,
 )
+from firelane.engine.systems.bolt_and_blade.sight import grid_of, wall_sight
 from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, Weapon
 from firelane.engine.systems.bolt_and_blade.zones import line_touches, sight_blocking_squares
 from firelane.events.bolt_and_blade_schemas import BBOpposedCheck
@@ -48,25 +51,6 @@ from firelane.events.schemas import (
     StateAdjusted,
     TestRolled,
 )
-
-
-@lru_cache(maxsize=64)
-def _grid_for(terrain_json: bytes) -> Grid:
-    from firelane.events.schemas import Terrain
-
-    return Grid(msgspec.json.decode(terrain_json, type=Terrain))
-
-
-_last_grid: list[Any] = [None, None]
-
-
-def grid_of(state: EncounterState) -> Grid:
-    """A Grid for the state's terrain, cached: terrain never changes in an encounter."""
-    if _last_grid[0] is state.terrain:
-        return _last_grid[1]  # type: ignore[no-any-return]
-    grid = _grid_for(msgspec.json.encode(state.terrain))
-    _last_grid[0], _last_grid[1] = state.terrain, grid
-    return grid
 
 
 class AttackPlan(msgspec.Struct, frozen=True, kw_only=True):
@@ -140,7 +124,12 @@ def engaged(state: EncounterState, cid: str) -> bool:
     """An enemy stands within the combatant's melee reach (BB-CMB-16)."""
     me = combatant(state, cid)
     reach = melee_reach_squares(state, me)
-    return any(distance(me.position, e.position) <= reach for e in standing_enemies(state, cid))  # type: ignore[arg-type]
+    x, y = me.position  # type: ignore[misc]
+    for other in state.combatants.values():  # the standing enemies, in any order
+        there = other.position
+        if other.side != me.side and not other.out_of_fight and there is not None and max(abs(there[0] - x), abs(there[1] - y)) <= reach:
+            return True
+    return False
 
 
 def average_damage(weapon: Weapon) -> float:
@@ -184,8 +173,8 @@ def sight_test(state: EncounterState) -> Callable[[Square, Square], bool]:
     """`sees` for one state, with its smoke gathered once: for callers (the
     AI) asking about many lines in a state that does not change meanwhile.
     Sight is never clearer than the walls allow; with no `sight_blockers`
-    it is exactly the grid's line of sight."""
-    line_of_sight = grid_of(state).line_of_sight
+    it is exactly the grid's line of sight (asked of `sight.WallSight`)."""
+    line_of_sight = wall_sight(state).clear  # `Grid.line_of_sight`, the same answers, faster
     smoke = sight_blockers(state)
     if not smoke:
         return line_of_sight
@@ -534,7 +523,7 @@ def plan_attack(state: EncounterState, attacker_id: str, target_id: str, weapon:
         # Walls stop a shot; smoke only hides the target: shooting through it
         # has Disadvantage (BB-CORE-05). Reactions that need sight of the
         # target (Reactive Fire, Return Fire) check `sees` themselves.
-        require(grid_of(state).line_of_sight(here, there), f"{attacker_id} cannot see {target_id}")
+        require(wall_sight(state).clear(here, there), f"{attacker_id} cannot see {target_id}")
         if through_smoke(state, here, there):
             disadvantage.append("shooting through smoke (BB-CORE-05)")
         band = range_band(distance_ft, weapon.range[0], weapon.range[1])
@@ -577,6 +566,54 @@ def plan_attack(state: EncounterState, attacker_id: str, target_id: str, weapon:
     )
 
 
+def attack_hits(natural: int, total: int, defense: int) -> bool:
+    """Whether an attack roll hits: a natural 20 always does (a Critical Hit,
+    BB-CORE-12), a natural 1 never (BB-CORE-14), else the total must reach the
+    Defense (BB-CORE-07). `roll_attack` decides with it, and the exact chances
+    (`hit_probability`) count the faces it says hit."""
+    return natural == 20 or (natural != 1 and total >= defense)
+
+
+def kept_face_weights(mode: str) -> tuple[Fraction, ...]:
+    """The exact chance of each natural d20 face (index 0 is face 1) being the
+    one that counts (`rules.roll_d20`): 1/20 each for one die (no Advantage, or
+    both cancelled, BB-CORE-05); with Advantage the higher of two, face f kept
+    in 2f - 1 of the 400 pairs; with Disadvantage the lower, in 41 - 2f."""
+    return _FACE_WEIGHTS[mode]
+
+
+_FACE_WEIGHTS: dict[str, tuple[Fraction, ...]] = {
+    "normal": tuple(Fraction(1, 20) for _face in range(1, 21)),
+    "cancelled": tuple(Fraction(1, 20) for _face in range(1, 21)),
+    "advantage": tuple(Fraction(2 * face - 1, 400) for face in range(1, 21)),
+    "disadvantage": tuple(Fraction(41 - 2 * face, 400) for face in range(1, 21)),
+}
+
+
+@lru_cache(maxsize=4096)
+def hit_probability(bonus: int, defense: int, mode: str) -> float:
+    """The exact chance that d20 + ``bonus`` hits ``defense`` with the d20 rolled
+    in ``mode`` (`d20_mode`): the kept faces `attack_hits` says hit, each by
+    its weight (`kept_face_weights`). Computed from the dice, not sampled."""
+    weights = kept_face_weights(mode)
+    return float(sum(weights[face - 1] for face in range(1, 21) if attack_hits(face, face + bonus, defense)))
+
+
+@lru_cache(maxsize=4096)
+def check_probability(bonus: int, dc: int, mode: str = "normal") -> float:
+    """The exact chance that a check or save, d20 + ``bonus`` against ``dc``,
+    succeeds: natural 20s and 1s decide nothing (BB-CORE-13, -15)."""
+    weights = kept_face_weights(mode)
+    return float(sum(weights[face - 1] for face in range(1, 21) if face + bonus >= dc))
+
+
+
+def plan_hit_chance(plan: AttackPlan) -> float:
+    """The exact chance a planned attack hits: its modifiers against its Defense,
+    with its Advantage and Disadvantage (BB-CORE-05, -07, -12, -14)."""
+    return hit_probability(sum(m.value for m in plan.modifiers), plan.defense.total, d20_mode(plan.advantage, plan.disadvantage))
+
+
 def roll_attack(decision: Decision, plan: AttackPlan, dice: Dice, *, spend_ammo: bool = True, rule: str = "BB-CORE-07", purpose: str = "") -> AttackOutcome:
     """Roll the d20 for a planned attack: natural 20 is a Critical Hit
     (BB-CORE-12), natural 1 misses (BB-CORE-14). Consumes the effects the roll
@@ -593,7 +630,7 @@ def roll_attack(decision: Decision, plan: AttackPlan, dice: Dice, *, spend_ammo:
     natural = d20.natural
     total = natural + sum(m.value for m in plan.modifiers)
     critical = natural == 20
-    would_hit = critical or (natural != 1 and total >= plan.defense.total)
+    would_hit = attack_hits(natural, total, plan.defense.total)
     notes = d20_notes(d20)
     if critical:
         notes.append("natural 20: Critical Hit (BB-CORE-12)")

@@ -29,9 +29,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from firelane.engine.core import Decision, require
+import msgspec
+
+from firelane.engine.core import Decision, Rejected, require
 from firelane.engine.dice import Dice
-from firelane.engine.grid import Square
+from firelane.engine.grid import Square, distance
+from firelane.engine.state import EncounterState
 from firelane.engine.systems.bolt_and_blade import areas, combat
 from firelane.engine.systems.bolt_and_blade.constants import EVADING, FIRE_CHOICES, MODE_RULES, MOVE_MODES
 from firelane.engine.systems.bolt_and_blade.paths import (
@@ -41,13 +44,17 @@ from firelane.engine.systems.bolt_and_blade.paths import (
     held_shots_at,
     lapse_held_shots,
     movement_left,
+    on_overwatch_over,
     opportunity_problem,
     path_cost,
     path_problem,
+    route,
     step_cost,
 )
-from firelane.engine.systems.bolt_and_blade.reactions import fire_reactive_shot, move_of
+from firelane.engine.systems.bolt_and_blade.reactions import fire_reactive_shot, move_of, plan_reactive_fire
+from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant
 from firelane.events.bolt_and_blade_schemas import BBMove
+from firelane.events.options_schemas import Threat
 from firelane.events.schemas import ConditionApplied, EligibleReactor, Moved, ReactionDenied
 
 
@@ -55,25 +62,32 @@ from firelane.events.schemas import ConditionApplied, EligibleReactor, Moved, Re
 
 
 def start_move(decision: Decision, command: BBMove, dice: Dice) -> None:
+    """Validate a move whole and walk it. A move names its destination (``to``,
+    with optional ``waypoints``): its path is the cheapest one (`paths.route`,
+    the path its option shows); or it gives the full ``path`` (old commands)."""
     state = decision.state
     mover = combat.combatant(state, combat.require_turn(state, command.actor).id)
     require(command.mode in MOVE_MODES, f"unknown move mode {command.mode!r}; use one of {', '.join(MOVE_MODES)}")
     choice = command.on_reactive_fire or str(state.settings.get("reactive_fire_choice", "continue"))
     require(choice in FIRE_CHOICES, f"on_reactive_fire must be 'continue' or 'stop', not {choice!r}")
-    require(bool(command.path), "a move needs at least one square")
+    require(not (command.path and command.to is not None), "a move gives its destination (to, with optional waypoints) or its full path, not both")
+    require(not command.waypoints or command.to is not None, "waypoints need a destination (to)")
+    require(bool(command.path) or command.to is not None, "a move needs a destination (to) or at least one square of path")
     require(mover.position is not None, f"{mover.id} is not on the map")
     require(not mover.movement_halted, f"{mover.id}'s movement was stopped this turn")
-    path: list[Square] = [(int(s[0]), int(s[1])) for s in command.path]
-    problem = path_problem(state, mover, path)
-    require(problem is None, f"illegal path: {problem}")
-    allowance = movement_left(mover)
+    allowance = move_allowance(mover, command.mode)
     if command.mode in ("dash", "evade"):
         require(not mover.action_used, f"{mover.id} has already used its Action this turn; {command.mode.title()} needs it")
-    if command.mode == "dash":
-        allowance += mover.movement_ft  # BB-CMB-07: "move up to your Movement again"
     # BB-CMB-08: an Evade moves "up to your Movement": the turn's Movement, not more.
     if command.mode == "evade":
         require(not mover.attacked_this_turn, f"{mover.id} attacked this turn and cannot Evade (BB-CMB-08)")
+    if command.to is not None:
+        to: Square = (int(command.to[0]), int(command.to[1]))
+        path = route(state, mover, to, [(int(s[0]), int(s[1])) for s in command.waypoints], allowance, command.mode)
+    else:
+        path = [(int(s[0]), int(s[1])) for s in command.path]
+        problem = path_problem(state, mover, path)
+        require(problem is None, f"illegal path: {problem}")
     cost = path_cost(state, mover, mover.position, path)  # type: ignore[arg-type]
     require(cost <= allowance, f"the path costs {cost:g} ft but {mover.id} has only {allowance:g} ft of movement left")
     if command.mode in ("dash", "evade"):
@@ -81,6 +95,16 @@ def start_move(decision: Decision, command: BBMove, dice: Dice) -> None:
     if command.mode == "evade":
         decision.emit(ConditionApplied(combatant=mover.id, condition=EVADING, rule="BB-CMB-08", until=f"end_of_turn:{mover.id}"))
     walk(decision, {"kind": "move", "mover": mover.id, "rest": [list(s) for s in path], "mode": command.mode, "choice": choice, "offered_rf": [], "offered_os": []}, dice)
+
+
+def move_allowance(mover: BoltAndBladeCombatant, mode: str) -> float:
+    """Feet a move in ``mode`` may cost: the Movement left, and a Dash adds the
+    Movement again (BB-CMB-07: "move up to your Movement again"); an Evade moves
+    "up to your Movement" (BB-CMB-08), the turn's Movement, no more."""
+    allowance = movement_left(mover)
+    if mode == "dash":
+        allowance += mover.movement_ft
+    return allowance
 
 
 # ---------------------------------------------------------------- the walk
@@ -198,3 +222,160 @@ def resume_move(decision: Decision, continuation: dict[str, Any], dice: Dice) ->
     if mover.movement_halted:
         return
     walk(decision, continuation, dice)
+
+
+# ---------------------------------------------------------------- who could react to a move (its options)
+
+
+class _WalkSoFar(msgspec.Struct, frozen=True):
+    """What the walk (`walk`) has done by a square of a path if everyone passes:
+    the enemies already offered a Reactive Fire or an Opportunity Strike, where
+    the mover last stood still for a window (its position in the state as
+    fire lanes are asked), whether a `Moved` has been recorded, the zones
+    already entered, and the threats met so far."""
+
+    offered_rf: frozenset[str]
+    offered_os: frozenset[str]
+    flushed: Square
+    moved: bool
+    zones: frozenset[str]
+    threats: tuple[Threat, ...]
+
+
+def move_threats(
+    state: EncounterState, mover_id: str, mode: str, paths: dict[Square, list[Square]], *, lanes: dict[Any, bool] | None = None,
+) -> dict[Square, list[Threat]]:
+    """Who could react to the mover walking each of ``paths`` (destination ->
+    path from the mover's square, a tree as `paths.cheapest_paths` gives it), in
+    the order the walk (`walk`) would offer it, had everyone passed before:
+
+    - an Opportunity Strike before a step leaves an enemy's melee reach
+      (BB-CMB-15), at the square the mover stands on, with the enemy's chance
+      to hit it there;
+    - Reactive Fire on entering the first square of an enemy's fire lane
+      (BB-CMB-02, -10; "overwatch" when the enemy watches that square,
+      BB-CMB-13), at that square, with the enemy's chance to hit it there
+      (Disadvantage as BB-CMB-11 and the mode say; the enemy may instead name a
+      square further along, `fire_squares`);
+    - entering a damaging zone (BB-CMB-26), once per zone.
+
+    The same predicates as the walk decide (`opportunity_problem`,
+    `fire_lane_problem`), on the same state: a fire lane is asked with the
+    mover where the walk last stopped (its state is updated at windows, not
+    every step). ``lanes``: the fire-lane answers of another mode's scan of the
+    same state (the mode does not change them), to share."""
+    mover = combat.combatant(state, mover_id)
+    start: Square = tuple(mover.position)  # type: ignore[assignment]
+    # Only an enemy that some square of the paths can be within reach or range of matters.
+    radius = max((distance(start, square) for square in paths), default=0)
+    enemies = [e for e in combat.standing_enemies(state, mover_id) if distance(start, e.position) <= radius + enemy_reach(state, e)]  # type: ignore[arg-type]
+    # The mover as the walk finds it: Evading if it Evades (applied before the
+    # first step), and once a stretch of the move is recorded, no longer
+    # taking cover (`Moved`).
+    if mode == "evade":
+        mover = msgspec.structs.replace(mover, conditions={**mover.conditions, EVADING: f"end_of_turn:{mover_id}"})
+    walking = msgspec.structs.replace(mover, taking_cover=False)
+    square_ft = state.terrain.square_size
+    strikers_ok = {e.id: combat.melee_reach_squares(state, e) for e in enemies if combat.best_melee_weapon(e) is not None and not e.reaction_used}
+    shooters_ok = {
+        e.id: e.ready.range[1]  # type: ignore[union-attr]
+        for e in enemies
+        if not e.reaction_used and e.ready is not None and e.ready.is_ranged and e.ready.template is None
+    }
+    positions = {e.id: tuple(e.position) for e in enemies}
+    damaging = [(zone.id, {tuple(s) for s in zone.squares}) for zone in getattr(state, "zones", []) if zone.damage and zone.affected.get(mover_id) != areas.current_turn(state)]
+    zone_squares = {tuple(s) for zone in getattr(state, "zones", []) for s in zone.squares}
+    states: dict[tuple[Square, bool], EncounterState] = {}
+    lane_memo: dict[Any, bool] = lanes if lanes is not None else {}
+    chance_memo: dict[tuple[str, Square, str, bool], float | None] = {}
+    heavy = {e.id for e in enemies if e.ready is not None and e.ready.has("heavy")}
+
+    def standing_at(square: Square, moved: bool) -> EncounterState:
+        """The state with the mover on ``square`` (moved: as it walks)."""
+        key = (square, moved)
+        found = states.get(key)
+        if found is None:
+            body = msgspec.structs.replace(walking if moved else mover, position=square)
+            found = states[key] = msgspec.structs.replace(state, combatants={**state.combatants, mover_id: body})  # type: ignore[arg-type]
+        return found
+
+    def chance(reactor: str, square: Square, kind: str, moved: bool) -> float | None:
+        key = (reactor, square, kind, moved)
+        if key not in chance_memo:
+            there = standing_at(square, moved)
+            try:
+                if kind == "reactive_fire":
+                    plan = plan_reactive_fire(there, reactor, mover_id, square, mode)[0]
+                else:
+                    weapon = combat.best_melee_weapon(combat.combatant(there, reactor))
+                    plan = combat.plan_attack(there, reactor, mover_id, weapon, kind="opportunity_strike")  # type: ignore[arg-type]
+                chance_memo[key] = combat.plan_hit_chance(plan)
+            except Rejected:
+                chance_memo[key] = None  # the claim would be denied: no threat
+        return chance_memo[key]
+
+    def step(so_far: _WalkSoFar, here: Square, square: Square) -> _WalkSoFar:
+        offered_rf, offered_os, flushed, moved, zones = set(so_far.offered_rf), set(so_far.offered_os), so_far.flushed, so_far.moved, set(so_far.zones)
+        threats = list(so_far.threats)
+        strikers = [
+            e for e, reach in strikers_ok.items()
+            if e not in offered_os and distance(positions[e], here) <= reach and opportunity_problem(state, e, mover_id, here, square) is None
+        ]
+        if strikers:
+            moved, flushed = moved or here != flushed, here
+            offered_os.update(strikers)
+            for e in sorted(strikers):
+                odds = chance(e, here, "opportunity_strike", moved)
+                if odds is not None:
+                    threats.append(Threat(reactor=e, reaction="opportunity_strike", at=here, hit_chance=odds, rule="BB-CMB-15"))
+        if square in zone_squares:
+            moved, flushed = True, square
+            for zone_id, inside in damaging:
+                if zone_id not in zones and square in inside:
+                    zones.add(zone_id)
+                    threats.append(Threat(reactor=zone_id, reaction="zone", at=square, rule="BB-CMB-26"))
+        offers = []
+        for e, reach in shooters_ok.items():
+            if e in offered_rf or distance(positions[e], square) * square_ft > reach:  # as `reactive_fire_problem` measures range
+                continue
+            key = (e, square, flushed if e in heavy else None)
+            ok = lane_memo.get(key)
+            if ok is None:
+                ok = lane_memo[key] = fire_lane_problem(standing_at(flushed, moved), e, mover_id, square) is None
+            if ok:
+                offers.append(e)
+        if offers:
+            moved, flushed = True, square
+            offered_rf.update(offers)
+            for e in sorted(offers):
+                odds = chance(e, square, "reactive_fire", True)
+                if odds is not None:
+                    reactor = combat.combatant(state, e)
+                    watching = on_overwatch_over(reactor, square)
+                    threats.append(Threat(reactor=e, reaction="overwatch" if watching else "reactive_fire", at=square, hit_chance=odds,
+                                          rule="BB-CMB-13" if watching else "BB-CMB-10"))
+        return _WalkSoFar(frozenset(offered_rf), frozenset(offered_os), flushed, moved, frozenset(zones), tuple(threats))
+
+    origin = _WalkSoFar(frozenset(), frozenset(), start, False, frozenset(), ())
+    walked: dict[Square, _WalkSoFar] = {start: origin}
+    for square, path in sorted(paths.items(), key=lambda item: len(item[1])):
+        if not path:
+            continue
+        parent = path[-2] if len(path) > 1 else start
+        before = walked.get(parent)
+        if before is None:  # not a tree: walk the whole path
+            before, here = origin, start
+            for previous in path[:-1]:
+                before, here = step(before, here, previous), previous
+        walked[square] = step(before, parent, square)
+    return {square: list(walked[square].threats) for square in paths if square in walked and paths[square]}
+
+
+def enemy_reach(state: EncounterState, enemy: BoltAndBladeCombatant) -> int:
+    """The farthest, in squares, an enemy can react to a mover: its melee reach
+    (Opportunity Strike) or its ready ranged weapon's maximum range (Reactive Fire)."""
+    reach = combat.melee_reach_squares(state, enemy)
+    weapon = enemy.ready
+    if weapon is not None and weapon.is_ranged:
+        reach = max(reach, int(weapon.range[1] // state.terrain.square_size))
+    return reach

@@ -16,13 +16,17 @@ and the walk (`movement`) that both use it:
 
 from __future__ import annotations
 
+import heapq
 from typing import Any
 
-from firelane.engine.core import Decision
+import msgspec
+
+from firelane.engine.core import Decision, Rejected, require
 from firelane.engine.grid import Square, cover_level_against, distance, has_cover_feature, in_fire_lane, step_allowed
 from firelane.engine.state import EncounterState
 from firelane.engine.systems.bolt_and_blade import combat
 from firelane.engine.systems.bolt_and_blade.combat import grid_of
+from firelane.engine.systems.bolt_and_blade.sight import steps
 from firelane.engine.systems.bolt_and_blade.constants import DISENGAGED, OVERWATCH, PINNED, STUNNED
 from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, HeldShot
 from firelane.events.bolt_and_blade_schemas import BBMovementStopped
@@ -106,6 +110,126 @@ def path_problem(state: EncounterState, mover: BoltAndBladeCombatant, path: list
     if blocker is not None:
         return f"cannot end the move on {path[-1]}: {blocker} stands there"
     return None
+
+
+# ---------------------------------------------------------------- the path a move takes
+
+
+def cheapest_paths(
+    state: EncounterState, mover: BoltAndBladeCombatant, budget: float, *, occupied: dict[Square, str] | None = None,
+    goal: Square | None = None,
+) -> dict[Square, tuple[float, list[Square]]]:
+    """The cheapest path (and its cost in feet) from the mover's square to every
+    square it can reach within ``budget`` ft: the path a move by destination
+    takes, the one its option shows (`move_destinations`, `route`).
+
+    Dijkstra over legal steps (`Grid.steps_from`, as `sight.Steps`: adjacent, on the map, no wall,
+    no squeezing between two walls), never through an enemy's square (allies
+    may be passed, `path_problem`), each step costing `entry_cost`. It is
+    deterministic: squares are settled cheapest first, then by (x, y), and of
+    equally cheap paths to a square the one through the square settled first
+    is kept; so the path to a square does not depend on the budget, as long as
+    it reaches it. Every square reached is listed, the start (with an empty
+    path) and those where an ally stands (passed, not ended on) included.
+    ``occupied``: `occupied_squares` besides the mover, when the caller has it.
+    ``goal``: stop once the path to that square is settled (it is final then;
+    the squares not yet settled may be missing or not yet cheapest)."""
+    grid = grid_of(state)
+    start: Square = (int(mover.position[0]), int(mover.position[1]))  # type: ignore[index]
+    held = occupied if occupied is not None else occupied_squares(state, besides=mover.id)
+    combatants = state.combatants
+    enemy_held = {square for square, cid in held.items() if combatants[cid].side != mover.side}
+    kinds: dict[tuple[bool, bool], float] = {}
+    costs: dict[Square, float] = {}
+    cover_at, difficult, steps_from = grid.cover_at, grid.difficult, steps(state, grid).steps_from  # `Grid.steps_from`, faster
+    cheapest: dict[Square, float] = {start: 0.0}
+    paths: dict[Square, list[Square]] = {start: []}
+    queue: list[tuple[float, Square]] = [(0.0, start)]
+    while queue:
+        cost, square = heapq.heappop(queue)
+        if cost > cheapest[square]:
+            continue  # a stale queue entry: the square was reached more cheaply since
+        if square == goal:
+            break
+        path = paths[square]
+        for nxt in steps_from(square):
+            if nxt in enemy_held:
+                continue
+            step = costs.get(nxt)
+            if step is None:
+                kind = (nxt in cover_at, nxt in difficult)
+                step = kinds.get(kind)
+                if step is None:
+                    step = kinds[kind] = ground_cost(state, mover, cover=kind[0], difficult=kind[1])
+                costs[nxt] = step
+            total = cost + step
+            if total > budget:
+                continue
+            known = cheapest.get(nxt)
+            if known is None or total < known:
+                cheapest[nxt] = total
+                paths[nxt] = path + [nxt]
+                heapq.heappush(queue, (total, nxt))
+    return {square: (cost, paths[square]) for square, cost in cheapest.items()}
+
+
+def move_destinations(
+    state: EncounterState, mover: BoltAndBladeCombatant, budget: float, *, occupied: dict[Square, str] | None = None,
+) -> dict[Square, tuple[float, list[Square]]]:
+    """`cheapest_paths` to the squares a move may end on: free ones (and the start)."""
+    held = occupied if occupied is not None else occupied_squares(state, besides=mover.id)
+    start = tuple(mover.position)  # type: ignore[arg-type]
+    return {square: found for square, found in cheapest_paths(state, mover, budget, occupied=held).items()
+            if square == start or square not in held}
+
+
+def route(state: EncounterState, mover: BoltAndBladeCombatant, to: Square, waypoints: list[Square], budget: float, mode: str) -> list[Square]:
+    """The path of a move named by its destination ``to`` (and the ``waypoints``
+    it passes, in order): the cheapest path to each in turn (`cheapest_paths`),
+    within ``budget`` ft in all. Raises Rejected with what is wrong and what is
+    allowed instead (the movement left, the nearest squares it can reach)."""
+    grid = grid_of(state)
+    held = occupied_squares(state, besides=mover.id)
+    stops = [*waypoints, to]
+    for index, square in enumerate(stops):
+        what = "waypoint" if index < len(waypoints) else "destination"
+        require(grid.in_bounds(square), f"{what} {square} is off the {state.terrain.width}x{state.terrain.height} map")
+        require(square not in grid.walls, f"{what} {square} is a wall")
+        blocker = held.get(square)
+        if blocker is not None and state.combatants[blocker].side != mover.side:
+            raise Rejected(f"{what} {square} is held by the enemy {blocker}")
+    blocker = held.get(to)
+    require(blocker is None, f"cannot end the move on {to}: {blocker} stands there")
+    require(to != tuple(mover.position), f"{mover.id} is already on {to}")  # type: ignore[arg-type]
+    path: list[Square] = []
+    spent = 0.0
+    walker = mover
+    for index, square in enumerate(stops):
+        left = budget - spent
+        found = cheapest_paths(state, walker, left, occupied=held, goal=square).get(square)
+        if found is None:
+            raise Rejected(unreachable_reason(state, walker, square, left, mode, final=index == len(waypoints), held=held))
+        cost, leg = found
+        path += leg
+        spent += cost
+        walker = msgspec.structs.replace(walker, position=square)
+    return path
+
+
+def unreachable_reason(state: EncounterState, mover: BoltAndBladeCombatant, square: Square, left: float, mode: str, *, final: bool, held: dict[Square, str]) -> str:
+    """Why ``square`` cannot be reached with ``left`` ft, and what can be."""
+    what = "destination" if final else "waypoint"
+    anywhere = cheapest_paths(state, mover, float("inf"), occupied=held).get(square)
+    if anywhere is None:
+        why = f"no path leads there from {tuple(mover.position)}"  # type: ignore[arg-type]
+    else:
+        why = f"the cheapest path costs {anywhere[0]:g} ft but {mover.id} has {left:g} ft of movement left ({mode})"
+    near = move_destinations(state, mover, left, occupied=held) if final else cheapest_paths(state, mover, left, occupied=held)
+    start = tuple(mover.position)  # type: ignore[arg-type]
+    nearest = sorted((s for s in near if s != start),
+                     key=lambda s: (distance(s, square), (s[0] - square[0]) ** 2 + (s[1] - square[1]) ** 2, near[s][0], s[1], s[0]))[:3]
+    offer = ", ".join(f"{s} ({near[s][0]:g} ft)" for s in nearest) if nearest else "none"
+    return f"{what} {square} is not reachable: {why}; nearest reachable: {offer}"
 
 
 # ---------------------------------------------------------------- eligibility

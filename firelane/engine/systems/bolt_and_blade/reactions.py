@@ -149,6 +149,45 @@ def dive_squares(state: EncounterState, target_id: str, attacker_square: Square)
     return [square for _rank, square in options]
 
 
+DIVE_CALL = "dive_for_cover"
+DIVE_RULINGS = ("possible", "impossible")
+
+
+def dive_call(window: int) -> str:
+    """The id of the GM call a Dive for Cover window raises (BB-CMB-17)."""
+    return f"{DIVE_CALL}:{window}"
+
+
+def dive_ruling(state: EncounterState, window: int) -> str:
+    """The GM's ruling on whether a failed dive still moves into cover (BB-CMB-17):
+    "possible" (the house default, when the GM says nothing) or "impossible"."""
+    return str(getattr(state, "gm_calls_settled", {}).get(dive_call(window), "possible"))
+
+
+def pending_gm_calls(state: EncounterState) -> dict[str, str]:
+    """Calls the rules leave to the GM, waiting for a ruling: while a Dive for
+    Cover window is open, whether a diver whose save fails still moves into
+    cover ("if the GM says the movement is physically possible", BB-CMB-17)."""
+    calls: dict[str, str] = {}
+    for window in [*state.suspended_windows, *([state.window] if state.window is not None else [])]:
+        call = dive_call(window.window)
+        if window.trigger != "ranged_hit" or call in state.gm_rulings:
+            continue
+        divers = ", ".join(r.combatant for r in window.reactors)
+        calls[call] = (f"Dive for Cover by {divers} (BB-CMB-17): if the Agility save fails, is the move into cover "
+                       f"physically possible? Rule 'possible' (the house default) or 'impossible'")
+    return calls
+
+
+def check_gm_ruling(call: str, ruling: str) -> str:
+    """The ruling, normalised, or Rejected naming the rulings the call takes."""
+    if call.startswith(f"{DIVE_CALL}:"):
+        normal = ruling.strip().lower()
+        require(normal in DIVE_RULINGS, f"the ruling on {call} is one of {', '.join(DIVE_RULINGS)} (BB-CMB-17), not {ruling[:40]!r}")
+        return normal
+    raise Rejected(f"{call[:64]!r} is not a call Bolt & Blade leaves to the GM")
+
+
 def dive_problem(state: EncounterState, target_id: str, attacker_square: Square) -> str | None:
     target = combat.combatant(state, target_id)
     if target.out_of_fight:
@@ -505,7 +544,10 @@ def _dive_for_cover(decision: Decision, window: ReactionWindow, claim: OrderedCl
     attack_total = int(continuation["total"])
     decision.emit(ActionTaken(combatant=target_id, action="dive_for_cover", slot="reaction", rule="BB-CMB-17", details={"to": list(destination)}))
     save = combat.roll_save(decision, target_id, "agility", attack_total, dice, rule="BB-CMB-17", purpose=f"Agility save to Dive for Cover (DC = attack roll {attack_total})")
-    decision.emit(Moved(combatant=target_id, path=[destination], mode="dive", cost=0.0, rule="BB-CMB-17"))
+    # BB-CMB-17: on a failure "you still move into cover if the GM says the
+    # movement is physically possible": possible unless the GM ruled otherwise.
+    if save.success or dive_ruling(state, window.window) != "impossible":
+        decision.emit(Moved(combatant=target_id, path=[destination], mode="dive", cost=0.0, rule="BB-CMB-17"))
     if not save.success:
         return None
     target = combat.combatant(state, target_id)

@@ -143,6 +143,9 @@ class BoltAndBladeState(EncounterState):
     combatants: dict[str, BoltAndBladeCombatant] = {}
     zones: list[PersistentZone] = []
     held_shots: list[HeldShot] = []  # in the order they resolve at a square
+    # The GM's rulings on calls the rules leave to the GM, by call id
+    # ("dive_for_cover:<window>" -> "possible" / "impossible", BB-CMB-17).
+    gm_calls_settled: dict[str, str] = {}
 
 
 def build_sheet(sheet: dict[str, Any], catalogue: dict[str, Any]) -> dict[str, Any]:

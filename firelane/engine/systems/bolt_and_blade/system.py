@@ -15,15 +15,16 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from firelane.engine.core import BaseRuleSystem, Decision, Rejected
+from firelane.engine.core import BaseRuleSystem, Decision, Rejected, TurnOptions, require
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Square
 from firelane.engine.state import EncounterState, ReactionWindow
-from firelane.engine.systems.bolt_and_blade import actions, ai, areas, combat, movement, reactions
+from firelane.engine.systems.bolt_and_blade import actions, ai, areas, combat, movement, options, reactions
 from firelane.engine.systems.bolt_and_blade.combat import AttackPlan
 from firelane.engine.systems.bolt_and_blade.constants import BB_DEFAULT_SETTINGS, OVERWATCH, STUNNED
 from firelane.engine.systems.bolt_and_blade.data import load_data
 from firelane.engine.systems.bolt_and_blade.state import (
+    SHEET_FIELDS,
     BoltAndBladeCombatant,
     BoltAndBladeState,
     HeldShot,
@@ -33,6 +34,7 @@ from firelane.engine.systems.bolt_and_blade.state import (
     check_sheet,
     unknown_sheet_fields,
 )
+from firelane.events.options_schemas import ReactionOption
 from firelane.events.bolt_and_blade_schemas import BB_COMMANDS, BB_EVENTS, BBMarkMoved, BBMovementStopped, BBOpposedCheck, BBShotHeld
 from firelane.events.schemas import (
     ActionTaken,
@@ -43,6 +45,7 @@ from firelane.events.schemas import (
     DamageDealt,
     EncounterSetup,
     Event,
+    GMRuled,
     InitiativeEntry,
     InitiativeRolled,
     Modifier,
@@ -256,6 +259,27 @@ class BoltAndBladeSystem(BaseRuleSystem):
     def choose_command(self, state: EncounterState, combatant: str) -> Command | None:
         return ai.choose_command(state, combatant)
 
+    # ------------------------------------------------------------ the GM
+
+    def gm_calls(self, state: EncounterState) -> dict[str, str]:
+        return reactions.pending_gm_calls(state)
+
+    def settle_gm_call(self, decision: Decision, call: str, ruling: str, dice: Dice) -> None:
+        """The GM's ruling on a pending call, checked (the recorded `GMRuled` is
+        what the state keeps, `evolve_event`): a dive's "possible"/"impossible"."""
+        reactions.check_gm_ruling(call, ruling)
+
+    def check_gm_change(self, state: EncounterState, combatant: Any, field: str, value: Any) -> None:
+        gm_change_problem(state, combatant, field, value)
+
+    # ------------------------------------------------------------ what a combatant may do now (`options`)
+
+    def turn_options(self, state: EncounterState, combatant: str) -> TurnOptions:
+        return options.turn_options(state, combatant)
+
+    def reaction_options(self, state: EncounterState, window: ReactionWindow, combatant: str) -> list[ReactionOption]:
+        return options.reaction_options(state, window, combatant)
+
     # ------------------------------------------------------------ evolve
 
     def evolve_event(self, state: EncounterState, event: Event) -> None:
@@ -319,7 +343,58 @@ class BoltAndBladeSystem(BaseRuleSystem):
                 held[:] = [shot for shot in held if (shot.reactor, shot.window) != (event.combatant, event.window)]
         elif isinstance(event, BBMovementStopped):
             combat.combatant(state, event.combatant).movement_halted = True
+        elif isinstance(event, GMRuled):
+            if event.call.startswith(f"{reactions.DIVE_CALL}:"):
+                state.gm_calls_settled[event.call] = event.ruling.strip().lower()  # type: ignore[attr-defined]
         elif isinstance(event, BBMarkMoved):
             combat.combatant(state, event.marker).marks[event.mark] = event.bearer
         elif isinstance(event, areas.AREA_EVENTS):
             areas.evolve_area_event(self, state, event)
+
+
+# ---------------------------------------------------------------- the GM's adjustments
+
+
+def gm_change_problem(state: EncounterState, combatant: BoltAndBladeCombatant, field: str, value: Any) -> None:
+    """Raise Rejected unless the GM may set ``field`` of ``combatant`` to ``value``
+    (GMAdjust; the type is already checked): what a sheet may hold (`check_sheet`:
+    levels, attributes, bonuses, weapons, ammunition within the magazine, a
+    carried ready weapon), Vitality from 1 to its maximum (0 only for one out of
+    the fight: set out_of_fight to take one out, BB-CORE-09), movement and the
+    turn's economy not negative, squares on the map, marks on combatants."""
+    name = combatant.id
+    if field == "vitality":
+        low = 0 if combatant.out_of_fight else 1
+        require(low <= value <= combatant.max_vitality,
+                f"{name}'s vitality must be from {low} to its max_vitality {combatant.max_vitality} (got {value})"
+                + ("; Vitality 0 is Down (BB-CORE-09): set out_of_fight: true to take it out" if value == 0 else ""))
+        return
+    if field == "max_vitality":
+        require(value >= max(1, combatant.vitality), f"{name}'s max_vitality must be at least 1 and its vitality {combatant.vitality} (got {value})")
+        return
+    if field in SHEET_FIELDS:
+        probe = msgspec.structs.replace(combatant, **{field: value})
+        if probe.vitality < 1:  # a fallen combatant's sheet is checked as if standing
+            probe = msgspec.structs.replace(probe, vitality=1)
+        try:
+            check_sheet(probe)
+        except SheetProblem as problem:
+            raise Rejected(f"{name}: {problem}") from None
+        return
+    if field in ("movement_allowance_ft", "movement_used_ft", "reaction_round", "reaction_window"):
+        require(value >= 0, f"{name}'s {field} must not be negative (got {value})")
+        return
+    if field == "jammed":
+        unknown = [w for w in value if combatant.weapon(w) is None]
+        require(not unknown, f"{name} does not carry {', '.join(map(repr, unknown))}; carried: {', '.join(w.name for w in combatant.weapons)}")
+        return
+    if field == "overwatch_area":
+        grid = combat.grid_of(state)
+        off = [tuple(s) for s in value if not grid.in_bounds(tuple(s))]
+        require(not off, f"overwatch_area squares {off} are off the {state.terrain.width}x{state.terrain.height} map")
+        return
+    if field == "marks":
+        unknown = sorted(b for b in value.values() if b not in state.combatants)
+        require(not unknown, f"marks name unknown combatants: {', '.join(unknown)}")
+        missing = sorted(m for m in value if m not in combatant.features)
+        require(not missing, f"{name} has no mark feature {', '.join(map(repr, missing))}; features: {', '.join(combatant.features) or 'none'}")

@@ -1,0 +1,154 @@
+"""What each rule system says about a character between fights.
+
+A system's campaign rules (`CampaignRules`) answer four questions, all pure:
+
+- ``status(sheet)``: "ready", "hurt", "down", "dying" or "dead";
+- ``unfit(sheet)``: why the character cannot fight now (None: it can);
+- ``aftermath(sheet, combatant)``: the sheet a character comes back with from a
+  fight, given the sheet it took in and its final combatant state;
+- ``rest(patients, request, dice)``: what a rest of some days does (downtime),
+  rolling only through the injected dice.
+
+Each system keeps its rules in its own package (``engine/systems/<s>/campaign.py``,
+exposing ``RULES``), registered below by name and imported lazily, as the rule
+systems themselves are (engine/registry.py). A system without campaign rules
+(a plugin, the tests' toy system) gets `CampaignRules`: every sheet field the
+combatant still has comes back as the fight left it, Down means out of the
+fight, and it has no downtime rules.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import msgspec
+
+from firelane.engine.dice import Dice
+from firelane.engine.state import Combatant
+from firelane.events.campaign_schemas import Change
+from firelane.events.schemas import Roll
+
+READY, HURT, DOWN, DYING, DEAD = "ready", "hurt", "down", "dying", "dead"
+STATUSES = (READY, HURT, DOWN, DYING, DEAD)
+UNFIT = frozenset({DOWN, DYING, DEAD})
+# Fields of a combatant that are the setup's, never the sheet's.
+IDENTITY_FIELDS = frozenset({"id", "name", "side", "position", "policy"})
+
+
+class CampaignRuleError(ValueError):
+    """A downtime request the rules refuse; the message is one line for the user."""
+
+
+class Patient(msgspec.Struct, frozen=True, kw_only=True):
+    """A character as the downtime rules see it."""
+
+    character: str
+    name: str
+    sheet: dict[str, Any]
+    base_sheet: dict[str, Any] = {}  # the sheet it was created with (what a resupply refills to)
+    rested_days: int = 0  # days rested towards the next natural-healing test (RonD6)
+
+
+class RestRequest(msgspec.Struct, frozen=True, kw_only=True):
+    days: int
+    strenuous: bool = False
+    resupply: bool = False
+    healer: Patient | None = None  # a character giving medical care, if any
+
+
+class RestResult(msgspec.Struct, kw_only=True):
+    character: str
+    sheet: dict[str, Any]
+    rolls: list[Roll] = []
+    notes: list[str] = []
+    rested_days: int = 0
+
+
+def sheet_changes(before: dict[str, Any], after: dict[str, Any]) -> list[Change]:
+    """The top-level sheet fields that differ, in a stable order."""
+    return [Change(field=key, before=before.get(key), after=after.get(key))
+            for key in sorted(set(before) | set(after)) if before.get(key) != after.get(key)]
+
+
+def builtins(value: Any) -> Any:
+    return msgspec.to_builtins(value)
+
+
+class CampaignRules:
+    """The generic rules (see the module doc); systems override what they know."""
+
+    system: str = ""
+    # Sheet fields an encounter's end writes back (None: every sheet field the combatant has).
+    carried: tuple[str, ...] | None = None
+    # Whether its downtime has medical care a healer gives (``firelane rest --healer``).
+    heals: bool = False
+
+    def __init__(self, system: str = "") -> None:
+        if system:
+            self.system = system
+
+    def normalise(self, sheet: dict[str, Any]) -> dict[str, Any]:
+        """The sheet as the campaign keeps it, once its system has resolved it
+        (derived maxima made explicit, so later changes are measured against them)."""
+        return dict(sheet)
+
+    def status(self, sheet: dict[str, Any]) -> str:
+        return DOWN if sheet.get("out_of_fight") else READY
+
+    def unfit(self, sheet: dict[str, Any]) -> str | None:
+        status = self.status(sheet)
+        return f"is {status}; rest first (firelane rest)" if status in UNFIT else None
+
+    def vitals(self, sheet: dict[str, Any]) -> list[str]:
+        """The few numbers a listing shows first (Vitality, Wounds, HP, points)."""
+        return []
+
+    def summary(self, sheet: dict[str, Any]) -> str:
+        """One line: the vitals, then the ammunition and lasting conditions."""
+        parts = list(self.vitals(sheet))
+        ammo = sheet.get("ammo")
+        if isinstance(ammo, dict) and ammo:
+            parts.append("ammo " + ", ".join(f"{name} {count}" for name, count in sorted(ammo.items())))
+        conditions = sheet.get("conditions")
+        if isinstance(conditions, dict) and conditions:
+            parts.append(", ".join(sorted(conditions)))
+        return "; ".join(parts)
+
+    def aftermath(self, sheet: dict[str, Any], combatant: Combatant) -> tuple[dict[str, Any], list[str]]:
+        """The sheet after the fight, and notes on what the rules did."""
+        after = dict(sheet)
+        fields = self.carried if self.carried is not None else tuple(
+            key for key in sheet if key in combatant.__struct_fields__ and key not in IDENTITY_FIELDS)
+        for field in fields:
+            after[field] = builtins(getattr(combatant, field))
+        if self.carried is None and combatant.out_of_fight:
+            after["out_of_fight"] = True
+        return after, []
+
+    def rest(self, patients: list[Patient], request: RestRequest, dice: Dice) -> list[RestResult]:
+        raise CampaignRuleError(f"rule system {self.system!r} has no downtime rules")
+
+
+# system name -> module exposing RULES; imported on first use.
+_MODULES: dict[str, str] = {
+    "bolt-and-blade": "firelane.engine.systems.bolt_and_blade.campaign",
+    "d100-degrees": "firelane.engine.systems.d100_degrees.campaign",
+    "d100-zones": "firelane.engine.systems.d100_zones.campaign",
+    "rond6": "firelane.engine.systems.rond6.campaign",
+}
+_loaded: dict[str, CampaignRules] = {}
+
+
+def register_campaign_rules(rules: CampaignRules) -> None:
+    """Campaign rules for a system added at run time (a plugin)."""
+    _loaded[rules.system] = rules
+
+
+def campaign_rules(system: str) -> CampaignRules:
+    rules = _loaded.get(system)
+    if rules is None:
+        module = _MODULES.get(system)
+        rules = importlib.import_module(module).RULES if module else CampaignRules(system)
+        _loaded[system] = rules
+    return rules

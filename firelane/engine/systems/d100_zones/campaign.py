@@ -1,0 +1,194 @@
+"""d100-zones between fights: what a fight leaves on a character, and rest.
+
+The combat text has hit points, First Aid in Combat (D100Z-14: roll <= INT,
+once per combat per target; heal 1d10 + floor((skill - 50) / 10); a critical
+(<= 10) stabilises an unconscious ally) and points to a chapter on "Healing &
+Recovery" for rules outside combat that it does not include. So the downtime
+goes as far as the text does, and names its house defaults:
+
+- **Aftermath.** HP come back as the fight left them, with the conditions of
+  a character at 0 HP or less (``unconscious``, ``dying``, ``stabilised``,
+  ``dead``; the encounter's house default). The "once per combat" of first
+  aid ends with the combat.
+- **First aid after the fight (D100Z-14).** A rest begins with first aid by
+  the healer named for it (``--healer``), once per patient per rest (the
+  text's "once per combat per target", read per rest outside combat): the
+  healer's INT test, then 1d10 + floor((Medicine - 50) / 10) HP, never above
+  the maximum; a critical (<= 10) stabilises a dying patient; a patient above
+  0 HP comes to. Dying patients are treated first, then by most HP missing.
+- **Bleeding out (house default).** A patient still dying after that first
+  aid bleeds out as it would in the fight (it loses HP every round until
+  stabilised, down to ``death_at_hp``): it is dead.
+- **Natural rest (house default).** Each full day of rest that is not
+  strenuous restores ``HP_PER_DAY`` (1) HP to every living patient that is
+  not dying, never above its maximum; one healed above 0 HP comes to.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from firelane.engine.campaign_rules import (
+    DEAD,
+    DOWN,
+    DYING,
+    HURT,
+    READY,
+    CampaignRuleError,
+    CampaignRules,
+    Patient,
+    RestRequest,
+    RestResult,
+)
+from firelane.engine.dice import Dice
+from firelane.engine.state import Combatant
+from firelane.engine.systems.d100_zones import rules
+from firelane.engine.systems.percentile.damage import never_below_zero
+from firelane.engine.systems.percentile.rolls import percentile_test
+from firelane.events.schemas import Modifier, Roll
+
+HP_PER_DAY = 1
+RULE_FIRST_AID = "D100Z-14"
+RULE_REST = "house default: d100-zones rest"
+RULE_BLEED = "house default: dying"
+# The conditions of a character at 0 HP or less that outlast the fight.
+LASTING = ("unconscious", "dying", "stabilised", "dead")
+
+
+def _conditions(sheet: dict[str, Any]) -> dict[str, str]:
+    return dict(sheet.get("conditions", {}))
+
+
+def _came_to(sheet: dict[str, Any]) -> None:
+    conditions = {k: v for k, v in _conditions(sheet).items() if k not in ("unconscious", "dying", "stabilised")}
+    if conditions:
+        sheet["conditions"] = conditions
+    else:
+        sheet.pop("conditions", None)
+
+
+class D100ZonesCampaign(CampaignRules):
+    system = "d100-zones"
+    carried = ("hp",)
+    heals = True
+
+    def normalise(self, sheet: dict[str, Any]) -> dict[str, Any]:
+        normal = dict(sheet)
+        if not normal.get("max_hp"):
+            normal["max_hp"] = int(normal.get("hp", 12))
+        return normal
+
+    def status(self, sheet: dict[str, Any]) -> str:
+        conditions = _conditions(sheet)
+        if "dead" in conditions:
+            return DEAD
+        if "dying" in conditions:
+            return DYING
+        hp = int(sheet.get("hp", 1))
+        if hp <= 0:
+            return DOWN
+        return HURT if hp < int(sheet.get("max_hp", hp)) else READY
+
+    def vitals(self, sheet: dict[str, Any]) -> list[str]:
+        return [f"HP {sheet.get('hp')}/{sheet.get('max_hp')}"]
+
+    def unfit(self, sheet: dict[str, Any]) -> str | None:
+        status = self.status(sheet)
+        if status == DEAD:
+            return "is dead"
+        if status == DYING:
+            return f"is dying at {sheet.get('hp')} HP; a healer's first aid may save it (firelane rest --healer)"
+        if status == DOWN:
+            return f"is unconscious at {sheet.get('hp')} HP; rest first (firelane rest)"
+        return None
+
+    def aftermath(self, sheet: dict[str, Any], combatant: Combatant) -> tuple[dict[str, Any], list[str]]:
+        after = dict(sheet)
+        after["hp"] = int(getattr(combatant, "hp"))
+        lasting = {name: "" for name in LASTING if name in combatant.conditions}
+        if lasting:
+            after["conditions"] = lasting
+        else:
+            after.pop("conditions", None)
+        notes = [f"{name} at {after['hp']} HP (house default: 0 HP)" for name in lasting]
+        return after, notes
+
+    def rest(self, patients: list[Patient], request: RestRequest, dice: Dice) -> list[RestResult]:
+        results = {p.character: RestResult(character=p.character, sheet=dict(p.sheet)) for p in patients}
+        healer = request.healer
+        if healer is not None:
+            if self.unfit(healer.sheet) is not None:
+                raise CampaignRuleError(f"healer {healer.character!r} {self.unfit(healer.sheet)}")
+            # The healer's own sheet as it stands now (it may be resting too).
+            healer_sheet = results[healer.character].sheet if healer.character in results else healer.sheet
+
+            def urgency(patient: Patient) -> tuple[int, int, str]:
+                sheet = results[patient.character].sheet
+                return (0 if self.status(sheet) == DYING else 1, -(int(sheet.get("max_hp", 0)) - int(sheet.get("hp", 0))),
+                        patient.character)
+
+            for patient in sorted(patients, key=urgency):
+                result = results[patient.character]
+                if self.status(result.sheet) in (DEAD, READY):
+                    continue
+                self._first_aid(healer.character, healer_sheet, result, dice)
+        for patient in patients:
+            result = results[patient.character]
+            sheet = result.sheet
+            if self.status(sheet) == DYING:
+                sheet["conditions"] = {**{k: v for k, v in _conditions(sheet).items() if k != "dying"}, "dead": ""}
+                result.notes.append(f"bled out at {sheet.get('hp')} HP: dying and not stabilised ({RULE_BLEED})")
+                continue
+            if self.status(sheet) == DEAD:
+                continue
+            hp, maximum = int(sheet.get("hp", 0)), int(sheet.get("max_hp", 0))
+            if request.strenuous:
+                result.notes.append(f"a strenuous {request.days} day(s) restore no HP ({RULE_REST})")
+            elif hp < maximum and request.days > 0:
+                restored = min(maximum, hp + HP_PER_DAY * request.days)
+                sheet["hp"] = restored
+                result.notes.append(f"HP {hp} -> {restored}: {HP_PER_DAY} per full day of rest ({RULE_REST})")
+                if hp <= 0 < restored:
+                    _came_to(sheet)
+                    result.notes.append("came to above 0 HP")
+        return [results[p.character] for p in patients]
+
+    def _first_aid(self, healer: str, healer_sheet: dict[str, Any], result: RestResult, dice: Dice) -> None:
+        """D100Z-14 on one patient (the patient's sheet in ``result`` changes in place)."""
+        sheet = result.sheet
+        intelligence = int(healer_sheet.get("intelligence", 50))
+        medicine = int(healer_sheet.get("medicine", 40))
+        test = percentile_test(dice, purpose=f"first aid by {healer}", rule=RULE_FIRST_AID,
+                               modifiers=[Modifier(source=f"{healer}'s INT", rule=RULE_FIRST_AID, value=intelligence)])
+        critical = test.total <= rules.CRITICAL_AT_MOST
+        success = bool(test.success) or critical
+        test = msgspec.structs.replace(
+            test, success=success, details={**test.details, "critical": critical},
+            notes=["critical (<= 10): stabilises an unconscious ally (D100Z-14)"] if critical else [])
+        result.rolls.append(test)
+        hp, maximum = int(sheet.get("hp", 0)), int(sheet.get("max_hp", 0))
+        if not success:
+            result.notes.append(f"first aid by {healer} failed (D100Z-14)")
+            return
+        bonus = rules.first_aid_skill_modifier(medicine)
+        die = dice.roll(10)
+        amount = max(0, die.face + bonus)
+        healed = max(0, min(amount, maximum - hp))
+        result.rolls.append(Roll(
+            purpose=f"first aid healing by {healer}", rule=RULE_FIRST_AID, dice=[die],
+            modifiers=[Modifier(source=f"Medicine {medicine}: floor((skill - 50) / 10)", rule=RULE_FIRST_AID, value=bonus),
+                       *never_below_zero(die.face + bonus, "house default: first aid", "healing")],
+            total=amount, details={"healed": healed, "capped_at_max_hp": healed < amount}))
+        sheet["hp"] = hp + healed
+        result.notes.append(f"first aid by {healer}: +{healed} HP ({hp} -> {hp + healed}, D100Z-14)")
+        if critical and self.status(sheet) == DYING:
+            sheet["conditions"] = {**{k: v for k, v in _conditions(sheet).items() if k != "dying"}, "stabilised": ""}
+            result.notes.append("stabilised by a critical first aid roll (D100Z-14)")
+        if hp + healed >= 1 and hp <= 0:
+            _came_to(sheet)
+            result.notes.append("came to above 0 HP")
+
+
+RULES = D100ZonesCampaign()

@@ -1,0 +1,129 @@
+"""Events of a campaign's own stream: its characters, what each encounter did
+to them (the aftermath) and the downtime between fights.
+
+The stream is ``firelane:{<campaign>}:campaign:log``, an event log like an
+encounter's (signed entries, expected-version appends, idempotent command ids;
+see firelane/events/campaign_log.py). Its events are facts about characters:
+
+- `CharacterCreated`: a character joins the campaign with its sheet.
+- `CharactersEnlisted`: an encounter was created naming these characters; it
+  records the sheet each one brings, so the encounter's start (which inlines
+  those sheets into `EncounterStarted`) can be checked against the campaign.
+  An enlisted character is in that fight until its aftermath.
+- `AftermathRecorded`: the encounter ended; each character comes back with the
+  sheet its system's rules make of its final state (Vitality, Wounds and
+  conditions; ammunition and grenades; Fate and Character Points; Down, dying
+  or dead), folded from the encounter's final branch.
+- `DowntimeStarted` / `CharacterRested` / `DowntimeEnded`: a rest between
+  fights, rolled like an encounter with a seed committed first (in
+  `DowntimeStarted`) and revealed at the end (in `DowntimeEnded`), so
+  `firelane audit --downtime --verify` can recompute every die.
+
+Imports nothing from the project but the generic schemas (layering rule).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from firelane.events.schemas import Event, Roll
+
+
+class Change(msgspec.Struct, frozen=True, kw_only=True):
+    """One field of a character's sheet that changed, with its values before and after."""
+
+    field: str
+    before: Any = None
+    after: Any = None
+
+
+class CharacterCreated(Event):
+    character: str  # the character's id in the campaign (1-64 of A-Z a-z 0-9 _ . -)
+    name: str
+    system: str
+    sheet: dict[str, Any]  # the sheet as its system resolved it (catalogue entries inlined)
+    notes: str = ""
+
+
+class EnlistedCharacter(msgspec.Struct, frozen=True, kw_only=True):
+    character: str
+    combatant: str  # its id in the encounter
+    sheet: dict[str, Any]  # the sheet it brings, as it was written into the encounter's setup
+
+
+class CharactersEnlisted(Event):
+    encounter: str
+    system: str
+    characters: list[EnlistedCharacter]
+
+
+class CharacterOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    """What one fight did to one character."""
+
+    character: str
+    combatant: str
+    sheet: dict[str, Any]  # the sheet it comes back with
+    status: str  # "ready", "hurt", "down", "dying", "dead" (see docs/campaigns.md)
+    changes: list[Change] = []
+    notes: list[str] = []
+
+
+class AftermathRecorded(Event):
+    """The end of an encounter, written back to its characters (once per
+    encounter, command id ``aftermath:<encounter>``). ``problem`` is set when
+    the system's rules could not make the aftermath: the characters then come
+    back with the sheets they took into the fight, free to fight again."""
+
+    encounter: str
+    system: str
+    winner: str | None = None
+    reason: str = ""
+    rounds: int = 0
+    final_version: int = 0  # the encounter's log version the aftermath was folded to
+    characters: list[CharacterOutcome] = []
+    problem: str = ""
+
+
+class DowntimeStarted(Event):
+    """A rest begins; the hex blake2b ``seed_commitment`` of its secret seed is
+    published before any die is rolled (the seed comes in `DowntimeEnded`)."""
+
+    downtime: int  # 1, 2, 3... within the campaign
+    days: int
+    characters: list[str]
+    healer: str = ""  # a character giving medical care (RonD6 Medicine, d100-zones first aid)
+    strenuous: bool = False  # travel or hard work instead of rest (RonD6 R6-42: one Difficulty Level higher)
+    resupply: bool = False  # magazines and grenades refilled to their capacity
+    seed_commitment: str = ""
+
+
+class CharacterRested(Event):
+    """What a rest did to one character: its new sheet, each roll (with its
+    rule ID, audited like an encounter's) and what the rules said."""
+
+    downtime: int
+    character: str
+    days: int
+    sheet: dict[str, Any]
+    status: str
+    changes: list[Change] = []
+    rolls: list[Roll] = []
+    notes: list[str] = []
+    rested_days: int = 0  # days of rest counted towards the next natural-healing test (RonD6 R6-42)
+
+
+class DowntimeEnded(Event):
+    downtime: int
+    seed: str  # hex: the seed committed in DowntimeStarted, revealed
+
+
+CAMPAIGN_EVENTS: tuple[type[Event], ...] = (
+    CharacterCreated,
+    CharactersEnlisted,
+    AftermathRecorded,
+    DowntimeStarted,
+    CharacterRested,
+    DowntimeEnded,
+)

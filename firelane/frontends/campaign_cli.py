@@ -1,0 +1,271 @@
+"""The campaign commands of `firelane`: characters, rest, and campaign export/import/verify.
+
+    firelane characters                        the campaign's characters, with their state
+    firelane characters ID                     one character: its sheet and its history
+    firelane characters --create FILE          characters from a JSON file (see docs/campaigns.md)
+    firelane characters --create-demo SYSTEM   the characters of a system's demo setup (--side S for one side)
+    firelane rest CHARACTER... --days N        downtime between fights (--party for everyone who can rest)
+    firelane campaign export NAME FILE         the whole campaign into a verifiable file
+    firelane campaign import FILE [--as NAME]  ... and back, into a store that does not have it
+    firelane campaign verify FILE              check a file's hash chain and every die, writing nothing
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import msgspec
+
+from firelane.actors.campaign import create_characters, finish_open_downtime, rest
+from firelane.engine.campaign import CampaignState, DowntimeRequest, party
+from firelane.engine.registry import demo_setup, get_system
+from firelane.events.campaign_schemas import CharacterRested, DowntimeEnded, DowntimeStarted
+from firelane.events.limits import MAX_SETUP_BYTES, MAX_SETUP_DEPTH, json_too_deep
+from firelane.frontends.backend import CliError, open_store
+from firelane.projections.audit import explain_roll
+from firelane.projections.characters import campaign_characters, character_history, downtime_audit
+
+
+def seed_from(text: str) -> bytes:
+    from firelane.frontends.cli import seed_from as cli_seed
+
+    return cli_seed(text)
+
+
+def _store(args: argparse.Namespace, *, announce: bool = True):
+    return open_store(redis_url=args.redis, data_dir=args.data_dir,
+                      announce=(lambda m: print(m, file=sys.stderr, flush=True)) if announce else None)
+
+
+def _read_json(path: str) -> Any:
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_SETUP_BYTES + 1)
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror}") from None
+    if len(raw) > MAX_SETUP_BYTES:
+        raise CliError(f"{path} is larger than {MAX_SETUP_BYTES:,} bytes")
+    if json_too_deep(raw, MAX_SETUP_DEPTH):
+        raise CliError(f"{path} nests deeper than {MAX_SETUP_DEPTH} levels")
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise CliError(f"{path} is not valid JSON: {exc}") from None
+
+
+def characters_from(document: Any, source: str) -> list[tuple[Any, str, str, dict, str]]:
+    """(system, id, name, sheet, notes) of every character a JSON document gives:
+    ``{"characters": [...]}``, one character ``{"id", "system", "sheet", ...}``,
+    or an encounter setup (each of its combatants becomes a character)."""
+    if isinstance(document, dict) and isinstance(document.get("combatants"), list):
+        system = document.get("system")
+        items = [{**c, "system": system} if isinstance(c, dict) else c for c in document["combatants"]]
+    elif isinstance(document, dict) and isinstance(document.get("characters"), list):
+        items = document["characters"]
+    elif isinstance(document, dict):
+        items = [document]
+    else:
+        raise CliError(f"{source}: expected a character, {{\"characters\": [...]}} or an encounter setup")
+    found = []
+    for index, item in enumerate(items):
+        where = f"{source}: character {index + 1}"
+        if not isinstance(item, dict):
+            raise CliError(f"{where} is not a JSON object")
+        for field in ("id", "system"):
+            if not isinstance(item.get(field), str) or not item[field]:
+                raise CliError(f"{where}: {field!r} is missing")
+        if not isinstance(item.get("sheet", {}), dict):
+            raise CliError(f"{where} ({item['id']}): 'sheet' must be a JSON object")
+        unknown = sorted(set(item) - {"id", "name", "system", "sheet", "notes", "side", "position", "policy"})
+        if unknown:
+            raise CliError(f"{where} ({item['id']}): unknown field {unknown[0]!r} (id, name, system, sheet, notes)")
+        found.append((get_system(item["system"]), item["id"], str(item.get("name") or ""), dict(item.get("sheet", {})),
+                      str(item.get("notes") or "")))
+    if not found:
+        raise CliError(f"{source} names no characters")
+    return found
+
+
+async def cmd_characters(args: argparse.Namespace) -> int:
+    if args.create or args.create_demo:
+        if args.create:
+            wanted = characters_from(_read_json(args.create), args.create)
+        else:
+            setup = demo_setup(args.create_demo)
+            combatants = [c for c in setup.combatants if not args.side or c.side == args.side]
+            if not combatants:
+                raise CliError(f"the {args.create_demo} demo has no side {args.side!r} "
+                               f"(sides: {', '.join(sorted({c.side for c in setup.combatants}))})")
+            wanted = [(get_system(setup.system), c.id, c.name, c.sheet, f"from the {setup.system} demo")
+                      for c in combatants]
+        async with _store(args) as store:
+            created = await create_characters(store.event_log(args.campaign), wanted)
+        print(f"created {len(created)} character{'s' if len(created) != 1 else ''} in campaign {args.campaign}: "
+              f"{', '.join(created)}")
+        return 0
+    async with _store(args, announce=False) as store:
+        event_log = store.event_log(args.campaign)
+        if args.character:
+            character, history = await character_history(event_log, args.character)
+            if args.json:
+                sys.stdout.buffer.write(msgspec.json.encode({"character": character, "history": history}) + b"\n")
+                return 0
+            print(character.describe())
+            print(f"  sheet: {msgspec.json.encode(character.sheet).decode()}")
+            for entry in history:
+                print(f"  v{entry.version:<5} {entry.text}")
+            return 0
+        view = await campaign_characters(event_log)
+    if args.json:
+        sys.stdout.buffer.write(msgspec.json.encode(view) + b"\n")
+        return 0
+    for problem in view.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    if not view.characters:
+        print(f"campaign {args.campaign!r} has no characters yet (try: firelane characters --create-demo rond6)")
+        return 0
+    for character in view.characters:
+        print(character.describe())
+    if view.open_downtime is not None:
+        print(f"downtime {view.open_downtime} has not finished: firelane rest --finish")
+    return 0
+
+
+def _print_rest(events: list[Any]) -> None:
+    for event in events:
+        if isinstance(event, DowntimeStarted):
+            print(f"downtime {event.downtime}: {event.days} day(s){' of strenuous activity' if event.strenuous else ''}"
+                  f" for {', '.join(event.characters)}{'; healer ' + event.healer if event.healer else ''}"
+                  f"; seed committed {event.seed_commitment[:16]}…")
+        elif isinstance(event, CharacterRested):
+            print(f"  {event.character}: {event.status}" + "".join(f"; {note}" for note in event.notes))
+            for roll in event.rolls:
+                print(f"      {explain_roll(roll, details=False)}")
+        elif isinstance(event, DowntimeEnded):
+            print(f"downtime {event.downtime}: seed revealed {event.seed[:16]}…; check every die with: "
+                  f"firelane audit --downtime --verify")
+
+
+async def cmd_rest(args: argparse.Namespace) -> int:
+    if not args.finish:
+        if args.party and args.characters:
+            raise CliError("name the characters who rest, or --party for everyone who can; not both")
+        if not args.party and not args.characters:
+            raise CliError("name the characters who rest, or --party for everyone who can")
+        if args.days is None:
+            raise CliError("--days N: how many days the rest lasts")
+    async with _store(args) as store:
+        event_log = store.event_log(args.campaign)
+        if args.finish:
+            events = await finish_open_downtime(event_log)
+            if not events:
+                print("no downtime was left unfinished")
+            _print_rest(events)
+            return 0
+
+        def request(state: CampaignState) -> DowntimeRequest:
+            names = party(state) if args.party else list(args.characters)
+            if args.party and not names:
+                raise CliError(f"nobody in campaign {args.campaign!r} can rest: every character is dead or in a fight"
+                               if state.characters else f"campaign {args.campaign!r} has no characters")
+            return DowntimeRequest(characters=names, days=args.days, healer=args.healer or "",
+                                   strenuous=args.strenuous, resupply=args.resupply)
+
+        events = await rest(event_log, request, seed=seed_from(args.seed) if args.seed is not None else None)
+    if args.json:
+        sys.stdout.buffer.write(msgspec.json.encode(events) + b"\n")
+        return 0
+    _print_rest(events)
+    return 0
+
+
+async def cmd_audit_downtime(args: argparse.Namespace) -> int:
+    """`firelane audit --downtime [--verify] [--json]`: every downtime roll, and its dice recomputed."""
+    async with _store(args, announce=False) as store:
+        entries, report = await downtime_audit(store.event_log(args.campaign))
+    if args.json:
+        sys.stdout.buffer.write(msgspec.json.encode(entries) + b"\n")
+    else:
+        for entry in entries:
+            print(entry.explain())
+    if not args.verify:
+        return 0
+    if report.ok:
+        print(f"verified: every rest's seed matches its commitment; {report.dice} dice in {report.rolls} rolls "
+              f"recomputed, all match")
+        return 0
+    print(f"verification FAILED ({len(report.problems)} problems):")
+    for problem in report.problems:
+        print(f"  {problem}")
+    return 1
+
+
+def _warn_unbalanced(verified: Any) -> None:
+    if verified.unbalanced:
+        print(f"warning: {verified.unbalanced} roll(s) whose listed parts do not add up to their total (a rule "
+              f"system's bookkeeping, shown by firelane audit --verify too); every die matches its seed",
+              file=sys.stderr)
+
+
+async def cmd_campaign(args: argparse.Namespace) -> int:
+    from firelane.frontends.campaign_io import export_campaign, import_campaign, verify_export
+
+    if args.action == "verify":
+        verified = await verify_export(args.file)
+        _warn_unbalanced(verified)
+        print(f"{args.file}: campaign {verified.campaign!r}, {verified.encounters} encounters, {verified.characters} "
+              f"characters, {verified.rests} rests, {verified.entries} entries; hash chain intact (ends {verified.chain}); "
+              f"{verified.dice} dice in {verified.rolls} rolls recomputed from the revealed seeds, all match")
+        return 0
+    if args.action == "export":
+        async with _store(args, announce=False) as store:
+            summary = await export_campaign(store, args.name, args.file)
+        print(f"exported campaign {summary.campaign!r} to {summary.path}: {summary.encounters} encounters, "
+              f"{summary.entries} entries in {summary.streams} streams; chain {summary.chain}")
+        return 0
+    async with _store(args, announce=False) as store:
+        name, verified = await import_campaign(store, args.file, args.as_name)
+    _warn_unbalanced(verified)
+    print(f"imported {args.file} as campaign {name!r}: {verified.encounters} encounters, {verified.characters} characters, "
+          f"{verified.rests} rests, {verified.entries} entries; chain {verified.chain} and {verified.dice} dice verified; "
+          f"new seat tokens: firelane seats ENCOUNTER --campaign {name}")
+    return 0
+
+
+def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    characters = sub.add_parser("characters", parents=[common],
+                                help="the campaign's characters; one character's history; --create FILE")
+    characters.add_argument("character", nargs="?", help="show this character: its sheet and its history")
+    characters.add_argument("--create", metavar="FILE", help="create characters from a JSON file (docs/campaigns.md)")
+    characters.add_argument("--create-demo", metavar="SYSTEM", help="create the characters of a system's demo setup")
+    characters.add_argument("--side", help="with --create-demo: only this side's combatants")
+    characters.add_argument("--json", action="store_true", help="machine-readable")
+    characters.set_defaults(handler=cmd_characters)
+
+    resting = sub.add_parser("rest", parents=[common], help="downtime: characters rest for some days (rolled, verifiable)")
+    resting.add_argument("characters", nargs="*", metavar="CHARACTER", help="who rests")
+    resting.add_argument("--days", type=int, help="how long, in days")
+    resting.add_argument("--party", action="store_true", help="everyone who can rest (alive, not in a fight)")
+    resting.add_argument("--healer", metavar="CHARACTER", help="a character giving medical care (RonD6, d100-zones)")
+    resting.add_argument("--strenuous", action="store_true", help="travel or hard work instead of rest")
+    resting.add_argument("--resupply", action="store_true", help="refill magazines, grenades and reloads")
+    resting.add_argument("--finish", action="store_true", help="only finish a rest that was interrupted")
+    resting.add_argument("--seed", help="any text; the rest's secret seed (default: random)")
+    resting.add_argument("--json", action="store_true", help="the rest's events as JSON")
+    resting.set_defaults(handler=cmd_rest)
+
+    campaign = sub.add_parser("campaign", help="export, import or verify a whole campaign")
+    actions = campaign.add_subparsers(dest="action", required=True)
+    export = actions.add_parser("export", parents=[common], help="write a campaign into a verifiable file")
+    export.add_argument("name", help="the campaign")
+    export.add_argument("file", help="the file to write")
+    export.set_defaults(handler=cmd_campaign)
+    importing = actions.add_parser("import", parents=[common], help="import a file into this store")
+    importing.add_argument("file")
+    importing.add_argument("--as", dest="as_name", metavar="NAME", help="the campaign's name here (default: the file's)")
+    importing.set_defaults(handler=cmd_campaign)
+    verify = actions.add_parser("verify", parents=[common], help="check a file (hash chain, dice) without importing")
+    verify.add_argument("file")
+    verify.set_defaults(handler=cmd_campaign)

@@ -1,0 +1,627 @@
+"""Moving a whole campaign between stores: `firelane campaign export / import / verify`.
+
+**The file** is UTF-8 text, one item per line, each line ``<chain> <json>``:
+``<json>`` is the item and ``<chain>`` (64 hex digits) is BLAKE2b-256 of the
+previous line's chain (for the first line, of ``b"firelane-campaign-export"``)
+followed by the item's JSON bytes. The items, tagged by ``"x"``:
+
+- ``header``: ``{"x":"header","format":"firelane-campaign","version":1,"campaign":NAME}``;
+- ``stream``: the start of a stream: the campaign's own (``"kind":"campaign"``)
+  or an encounter's (``"kind":"encounter"``, its ``id``, its ``order`` in the
+  roster, its registration ``meta`` and its revealed ``seed``);
+- ``e``: one entry of the current stream, exactly as the log holds it: entry
+  id ``e``, version ``n``, type ``t``, schema ``s``, body ``d`` (the stored JSON,
+  byte for byte), command ``c``, causation ``k``, inbox cursor ``q``;
+- ``end``: the numbers of streams and entries. Nothing follows it.
+
+So anyone can check the file without a key: recompute the chain line by line
+(a changed, dropped or reordered line breaks it from there on; the last
+line's chain, which export prints, pins the whole file), then every die from
+the seeds the streams reveal, as `firelane audit --verify` does in a store.
+What the file leaves out, and why: the entries' MACs (the store's key signs
+them; import signs them again with the target store's key), the seats' tokens
+(import makes new ones), inboxes, leases, snapshots and checkpoints (rebuilt).
+
+**Export** refuses a campaign with an encounter that has not ended (or not
+started), or a rest that has not finished: their seeds are still secret, and
+a file is no place for a secret (whoever read it would know the dice to
+come). End the encounter (an EndEncounter from the GM) and export again.
+
+**Import** checks the whole file first (chain, format, every entry decoded
+through the upcasters of today's schemas, versions, every die) and writes
+nothing unless all of it holds. It writes only into a campaign name the
+store does not have, and registers the campaign last; every key it writes is
+listed in ``firelane:{<name>}:import`` first, so an import that fails or is
+interrupted is taken back (at once, or by the next import under that name).
+Entries keep their stream ids, so exporting the imported campaign gives the
+same file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import secrets
+import sys
+from contextlib import aclosing
+from pathlib import Path
+from typing import Any, BinaryIO, Union
+
+import msgspec
+import trio
+
+from firelane.actors.seating import acl_rules, acl_user
+from firelane.actors.sequencer import seats_key, seed_key
+from firelane.engine.registry import UnknownSystem, get_system
+from firelane.engine.seats import default_seats
+from firelane.events import codec
+from firelane.events.campaign_log import CAMPAIGN_STREAM, CampaignLog
+from firelane.events.campaign_schemas import DowntimeEnded
+from firelane.events.envelope import StoredEvent
+from firelane.events.log import CAMPAIGNS_KEY, CREATED_KEY, EventLog, validate_id
+from firelane.events.schemas import EncounterStarted
+from firelane.events.signing import entry_mac
+from firelane.frontends.backend import CliError, Store
+from firelane.projections.audit import Verifier, revealed_seed
+from firelane.projections.characters import CampaignFold, DowntimeVerifier
+from firelane.redisio import RedisError
+
+FORMAT = "firelane-campaign"
+FORMAT_VERSION = 1
+_GENESIS = hashlib.blake2b(b"firelane-campaign-export", digest_size=32).digest()
+_BATCH = 500  # commands per pipeline on import
+_LOCK_MS = 30_000
+_MAX_LINE = 4 * 1024 * 1024
+_CHAIN = re.compile(rb"[0-9a-f]{64}")
+
+
+class Header(msgspec.Struct, tag_field="x", tag="header", kw_only=True):
+    format: str
+    version: int
+    campaign: str
+
+
+class StreamHead(msgspec.Struct, tag_field="x", tag="stream", kw_only=True, omit_defaults=True):
+    kind: str  # "campaign" or "encounter"
+    id: str = ""
+    order: int = 0
+    meta: msgspec.Raw = msgspec.Raw(b"{}")
+    seed: str = ""
+
+
+class Entry(msgspec.Struct, tag_field="x", tag="e", kw_only=True, omit_defaults=True):
+    e: str
+    n: int
+    t: str
+    s: int
+    d: msgspec.Raw
+    c: str = ""
+    k: str = ""
+    q: str = ""
+
+
+class Trailer(msgspec.Struct, tag_field="x", tag="end", kw_only=True):
+    streams: int
+    entries: int
+
+
+Line = Union[Header, StreamHead, Entry, Trailer]  # noqa: UP007 - msgspec needs a runtime Union
+_line_decoder = msgspec.json.Decoder(Line)
+_encoder = msgspec.json.Encoder()
+
+
+def chain_next(previous: bytes, payload: bytes) -> bytes:
+    return hashlib.blake2b(previous + payload, digest_size=32).digest()
+
+
+class ExportSummary(msgspec.Struct, kw_only=True):
+    campaign: str
+    path: str
+    streams: int
+    encounters: int
+    entries: int
+    chain: str
+
+
+class VerifiedExport(msgspec.Struct, kw_only=True):
+    campaign: str
+    streams: int
+    encounters: int
+    entries: int
+    characters: int
+    rests: int
+    rolls: int
+    dice: int
+    chain: str
+    unbalanced: int = 0  # rolls whose parts do not add up (a rule system's bookkeeping; see the audit)
+
+
+def _progress(total: int | None, unit: str, desc: str, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit=unit, desc=desc, file=sys.stderr, disable=None if enabled else True, leave=False)
+
+
+# ------------------------------------------------------------------ export
+
+
+class _Writer:
+    def __init__(self, handle: BinaryIO) -> None:
+        self.handle = handle
+        self.chain = _GENESIS
+        self.entries = 0
+        self.streams = 0
+
+    def write(self, item: Any) -> None:
+        payload = _encoder.encode(item)
+        self.chain = chain_next(self.chain, payload)
+        self.handle.write(self.chain.hex().encode() + b" " + payload + b"\n")
+
+    def entry(self, row: list[Any]) -> None:
+        raw_id, f = row
+        self.write(Entry(e=raw_id.decode("ascii"), n=int(f[1]), t=f[3].decode(), s=int(f[5]), d=msgspec.Raw(f[7]),
+                         c=f[9].decode(), k=f[11].decode(), q=f[13].decode()))
+        self.entries += 1
+
+
+def _names(items: list[str], limit: int = 5) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+async def export_campaign(store: Store, campaign: str, path: str | os.PathLike[str], *, progress: bool = True) -> ExportSummary:
+    """Write the campaign to ``path`` (see the module doc); CliError names what prevents it."""
+    event_log = store.event_log(validate_id("campaign", campaign))
+    stream = CampaignLog.of(event_log)
+    encounters = await event_log.encounters()
+    fold = CampaignFold(event_log)
+    state = await fold.refresh()
+    if not encounters and not state.version:
+        raise CliError(f"campaign {campaign!r} has no encounters and no characters in this store: nothing to export")
+    if state.open_downtime is not None:
+        raise CliError(f"downtime {state.open_downtime.downtime} of campaign {campaign!r} has not finished "
+                       f"(its seed is still secret); finish it with: firelane rest --finish --campaign {campaign}")
+    seeds: dict[str, bytes] = {}
+    unfinished = []
+    with _progress(len(encounters), "encounter", "checking", progress) as bar:
+        for encounter in encounters:
+            seed = await revealed_seed(event_log, encounter)
+            if seed is None:
+                unfinished.append(encounter)
+            else:
+                seeds[encounter] = seed
+            bar.update()
+    if unfinished:
+        raise CliError(f"campaign {campaign!r} cannot be exported while encounter{'s' if len(unfinished) > 1 else ''} "
+                       f"{_names(unfinished)} {'have' if len(unfinished) > 1 else 'has'} not ended: a seed that is still "
+                       f"secret does not go into a file (end it with the GM's EndEncounter, then export again)")
+    target = Path(path)
+    partial = target.with_name(target.name + ".partial")
+    try:
+        handle = open(partial, "wb")
+    except OSError as exc:
+        raise CliError(f"cannot write {target}: {exc.strerror}") from None
+    try:
+        with handle:
+            writer = _Writer(handle)
+            writer.write(Header(format=FORMAT, version=FORMAT_VERSION, campaign=campaign))
+            writer.write(StreamHead(kind="campaign"))
+            writer.streams += 1
+            async with aclosing(stream.iter_pages(CAMPAIGN_STREAM)) as pages:
+                async for rows in pages:
+                    for row in rows:
+                        writer.entry(row)
+            with _progress(len(encounters), "encounter", "export", progress) as bar:
+                for order, encounter in enumerate(encounters, 1):
+                    meta = await event_log.encounter_meta(encounter) or b"{}"
+                    writer.write(StreamHead(kind="encounter", id=encounter, order=order, meta=msgspec.Raw(meta),
+                                            seed=seeds[encounter].hex()))
+                    writer.streams += 1
+                    async with aclosing(event_log.iter_pages(encounter)) as pages:
+                        async for rows in pages:
+                            for row in rows:
+                                writer.entry(row)
+                    bar.update()
+            writer.write(Trailer(streams=writer.streams, entries=writer.entries))
+        os.replace(partial, target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return ExportSummary(campaign=campaign, path=str(target), streams=writer.streams, encounters=len(encounters),
+                         entries=writer.entries, chain=writer.chain.hex())
+
+
+# ------------------------------------------------------------------ reading a file
+
+
+class _Problem(Exception):
+    pass
+
+
+def _entry_id(text: str) -> tuple[int, int]:
+    milliseconds, sep, sequence = text.partition("-")
+    if not sep or not milliseconds.isdigit() or not sequence.isdigit():
+        raise _Problem(f"entry id {text[:40]!r} is not a stream id")
+    return int(milliseconds), int(sequence)
+
+
+async def _lines(path: Path, bar: Any) -> Any:
+    """(line number, item, chain so far) of every line, the chain checked as it goes."""
+    chain = _GENESIS
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror}") from None
+    with handle:
+        for number, raw in enumerate(handle, 1):
+            if number % 1000 == 0:
+                await trio.sleep(0)  # stay cancellable (Ctrl-C) on a long file
+            if bar is not None:
+                bar.update(len(raw))
+            if len(raw) > _MAX_LINE:
+                raise CliError(f"{path} line {number}: longer than {_MAX_LINE:,} bytes")
+            given, sep, payload = raw.rstrip(b"\r\n").partition(b" ")  # a copy with CRLF line ends reads the same
+            if not sep or not _CHAIN.fullmatch(given):
+                if number == 1:
+                    raise CliError(f"{path} is not a firelane campaign export (its lines are '<chain> <json>')")
+                raise CliError(f"{path} line {number}: not '<chain> <json>'")
+            chain = chain_next(chain, payload)
+            if given != chain.hex().encode():
+                raise CliError(f"{path} line {number}: the hash chain breaks here (the file was changed, cut or reordered)")
+            try:
+                item = _line_decoder.decode(payload)
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                raise CliError(f"{path} line {number}: {exc}") from None
+            yield number, item, chain
+
+
+class _StreamState:
+    def __init__(self, head: StreamHead, verify: bool = True) -> None:
+        self.head = head
+        self.verify = verify
+        self.next_version = 1
+        self.last_id = (0, 0)
+        self.verifier: Verifier | DowntimeVerifier | None = None
+        self.setup = None
+        self.system = ""
+        if head.kind == "campaign" and verify:
+            self.verifier = DowntimeVerifier()
+
+    def stored(self, entry: Entry) -> StoredEvent:
+        return StoredEvent(entry_id=entry.e, version=entry.n, encounter=self.head.id or CAMPAIGN_STREAM, type=entry.t,
+                           schema=entry.s, data=bytes(entry.d), command_id=entry.c, causation=entry.k, inbox_cursor=entry.q)
+
+
+def _open_stream(head: StreamHead, seen: set[str], *, verify: bool = True) -> _StreamState:
+    if head.kind == "campaign":
+        if "" in seen:
+            raise _Problem("a second campaign stream")
+        seen.add("")
+        return _StreamState(head, verify)
+    if head.kind != "encounter":
+        raise _Problem(f"unknown stream kind {head.kind!r}")
+    try:
+        validate_id("encounter", head.id)
+    except ValueError as exc:
+        raise _Problem(str(exc)) from None
+    if head.id in seen:
+        raise _Problem(f"encounter {head.id!r} appears twice")
+    seen.add(head.id)
+    try:
+        meta = msgspec.json.decode(bytes(head.meta))
+        system = get_system(meta["system"])
+        seed = bytes.fromhex(head.seed)
+    except (msgspec.DecodeError, KeyError, TypeError, ValueError) as exc:
+        raise _Problem(f"encounter {head.id!r}: its metadata or seed cannot be read ({type(exc).__name__})") from None
+    except UnknownSystem as exc:
+        raise _Problem(f"encounter {head.id!r}: {UnknownSystem.__str__(exc)}") from None
+    state = _StreamState(head, verify)
+    state.system = system.name
+    if verify:
+        state.verifier = Verifier(seed)
+    return state
+
+
+def _check_entry(current: _StreamState, entry: Entry) -> Any:
+    """The entry's event (decoded through the upcasters), checked in its stream."""
+    if entry.n != current.next_version:
+        raise _Problem(f"version {entry.n} where {current.next_version} was due")
+    position = _entry_id(entry.e)
+    if position <= current.last_id:
+        raise _Problem(f"entry id {entry.e} does not follow the one before")
+    current.next_version += 1
+    current.last_id = position
+    if not current.verify and entry.n != 1:
+        return None
+    stored = current.stored(entry)
+    try:
+        event = codec.decode_event(stored)
+    except (ValueError, msgspec.ValidationError) as exc:
+        raise _Problem(f"{entry.t} v{entry.n} cannot be read with today's schemas: {exc}") from None
+    if current.head.kind == "encounter" and entry.n == 1:
+        if not isinstance(event, EncounterStarted):
+            raise _Problem(f"encounter {current.head.id!r} does not begin with EncounterStarted")
+        if event.setup.system != current.system:
+            raise _Problem(f"encounter {current.head.id!r} is {event.setup.system} but registered as {current.system}")
+        current.setup = event.setup
+    if current.verifier is not None:
+        current.verifier.feed([stored])
+    return event
+
+
+# A roll whose listed parts do not add up to its total (`audit.sum_problem`) is a
+# rule system's bookkeeping, not a die the seed did not give: reported, not refused.
+_ARITHMETIC = re.compile(r"^v\d+ \S+ \(.*\): (total |kept lists |target )")
+
+
+def _close_stream(current: _StreamState | None, totals: dict[str, int]) -> None:
+    if current is None or not current.verify:
+        return
+    if isinstance(current.verifier, Verifier):
+        report = current.verifier.report()
+        if current.setup is None:
+            raise _Problem(f"encounter {current.head.id!r} has no events")
+        what = f"encounter {current.head.id!r}"
+        totals["encounters"] += 1
+    else:
+        assert isinstance(current.verifier, DowntimeVerifier)
+        report = current.verifier.finish()
+        what = "the campaign stream's downtime"
+    wrong = [p for p in report.problems if not _ARITHMETIC.match(p)]
+    if wrong or not report.seed_revealed or not report.commitment_ok:
+        raise _Problem(f"{what}: the dice do not verify: {(wrong or report.problems or ['seed not revealed'])[0]}")
+    totals["unbalanced"] += len(report.problems)
+    totals["rolls"] += report.rolls
+    totals["dice"] += report.dice
+
+
+async def verify_export(path: str | os.PathLike[str], *, progress: bool = True) -> VerifiedExport:
+    """Check a whole export (see the module doc) without writing anything;
+    CliError names the first line that is wrong."""
+    target = Path(path)
+    try:
+        size = target.stat().st_size
+    except OSError as exc:
+        raise CliError(f"cannot read {target}: {exc.strerror}") from None
+    header: Header | None = None
+    current: _StreamState | None = None
+    seen: set[str] = set()
+    totals = {"encounters": 0, "rolls": 0, "dice": 0, "entries": 0, "streams": 0, "characters": 0, "rests": 0,
+              "unbalanced": 0}
+    trailer: Trailer | None = None
+    chain = _GENESIS
+    number = 0
+    with _progress(size, "B", "verify", progress) as bar:
+        async for number, item, chain in _lines(target, bar):
+            try:
+                if trailer is not None:
+                    raise _Problem("the file goes on after its end")
+                if header is None:
+                    if not isinstance(item, Header) or item.format != FORMAT:
+                        raise _Problem("not a firelane campaign export (no header)")
+                    if item.version != FORMAT_VERSION:
+                        raise _Problem(f"export format version {item.version}; this firelane reads {FORMAT_VERSION}")
+                    validate_id("campaign", item.campaign)
+                    header = item
+                elif isinstance(item, StreamHead):
+                    _close_stream(current, totals)
+                    current = _open_stream(item, seen)
+                    totals["streams"] += 1
+                elif isinstance(item, Entry):
+                    if current is None:
+                        raise _Problem("an entry before any stream")
+                    _check_entry(current, item)
+                    totals["entries"] += 1
+                    if current.head.kind == "campaign":
+                        totals["characters"] += item.t == "CharacterCreated"
+                        totals["rests"] += item.t == "DowntimeEnded"
+                elif isinstance(item, Trailer):
+                    _close_stream(current, totals)
+                    current = None
+                    if (item.streams, item.entries) != (totals["streams"], totals["entries"]):
+                        raise _Problem(f"the end says {item.streams} streams and {item.entries} entries, "
+                                       f"the file has {totals['streams']} and {totals['entries']}")
+                    trailer = item
+                else:
+                    raise _Problem("a second header")
+            except (_Problem, ValueError) as exc:
+                raise CliError(f"{target} line {number}: {exc}") from None
+    if trailer is None:
+        raise CliError(f"{target}: the file ends at line {number} without its end line (cut short?)")
+    assert header is not None
+    return VerifiedExport(campaign=header.campaign, streams=totals["streams"], encounters=totals["encounters"],
+                          entries=totals["entries"], characters=totals["characters"], rests=totals["rests"],
+                          rolls=totals["rolls"], dice=totals["dice"], chain=chain.hex(), unbalanced=totals["unbalanced"])
+
+
+# ------------------------------------------------------------------ import
+
+
+def _import_keys(event_log: EventLog) -> tuple[str, str, str]:
+    prefix = f"firelane:{{{event_log.campaign}}}:import"
+    return f"{prefix}:keys", f"{prefix}:users", f"{prefix}:lock"
+
+
+async def _exists(event_log: EventLog) -> bool:
+    stream = CampaignLog.of(event_log)
+    client = event_log.client
+    return bool(await client.execute("SISMEMBER", CAMPAIGNS_KEY, event_log.campaign)
+                or await client.execute("EXISTS", event_log.encounters_key, event_log.encounter_meta_key)
+                or await client.execute("EXISTS", stream.log_key(), stream.version_key()))
+
+
+async def _wipe(event_log: EventLog) -> None:
+    """Take back a failed or interrupted import: every key and seat user it listed."""
+    keys_key, users_key, lock_key = _import_keys(event_log)
+    client = event_log.client
+    keys = [k.decode() for k in await client.execute("SMEMBERS", keys_key) or []]
+    for start in range(0, len(keys), _BATCH):
+        await client.execute("DEL", *keys[start:start + _BATCH])
+    for user in await client.execute("SMEMBERS", users_key) or []:
+        try:
+            await client.execute("ACL", "DELUSER", user)
+        except RedisError:
+            pass
+    await client.execute("DEL", keys_key, users_key, lock_key)
+
+
+class _Importer:
+    def __init__(self, event_log: EventLog, lock_token: str) -> None:
+        self.log = event_log
+        self.stream = CampaignLog.of(event_log)
+        self.client = event_log.client
+        self.keys_key, self.users_key, self.lock_key = _import_keys(event_log)
+        self.lock_token = lock_token
+        self.pending: list[tuple[Any, ...]] = []
+        self.users: list[str] = []
+        self.registered: list[tuple[int, str, bytes]] = []
+
+    async def flush(self) -> None:
+        if not self.pending:
+            return
+        batch, self.pending = self.pending, []
+        batch.append(("PEXPIRE", self.lock_key, _LOCK_MS))
+        for reply in await self.client.pipeline(batch):
+            if isinstance(reply, RedisError):
+                raise reply
+
+    async def add(self, *command: Any) -> None:
+        self.pending.append(command)
+        if len(self.pending) >= _BATCH:
+            await self.flush()
+
+    async def claim(self, *keys: str) -> None:
+        """List keys before writing them, so a failure takes them back."""
+        await self.add("SADD", self.keys_key, *keys)
+        await self.flush()
+
+    def _where(self, state: _StreamState) -> tuple[EventLog, str]:
+        if state.head.kind == "campaign":
+            return self.stream, CAMPAIGN_STREAM
+        return self.log, state.head.id
+
+    async def begin_stream(self, state: _StreamState) -> None:
+        log, encounter = self._where(state)
+        claimed = [log.log_key(encounter), log.version_key(encounter), log.applied_key(encounter)]
+        if state.head.kind == "encounter":
+            claimed += [seed_key(self.log.campaign, encounter), seats_key(self.log.campaign, encounter)]
+        await self.claim(*claimed)
+
+    async def write_entries(self, state: _StreamState, entries: list[Entry]) -> None:
+        """Entries of the current stream, in order, signed with this store's key."""
+        if not entries:
+            return
+        log, encounter = self._where(state)
+        key = log.key
+        log_key = log.log_key(encounter)
+        applied: dict[str, str] = {}
+        for entry in entries:
+            data = bytes(entry.d)
+            mac = "" if key is None else entry_mac(key, encounter, entry.n, entry.t, entry.s, data, entry.c, entry.k, entry.q)
+            await self.add("XADD", log_key, entry.e, "n", entry.n, "t", entry.t, "s", entry.s, "d", data,
+                           "c", entry.c, "k", entry.k, "q", entry.q, "h", mac)
+            if entry.c:
+                applied[entry.c] = entry.e  # the last entry a command wrote (the append script's record)
+            if state.head.kind == "campaign" and entry.t == codec.event_tag(DowntimeEnded):
+                ended = codec.decode_body(entry.t, entry.s, data)
+                seed_of_rest = self.stream.stream_key(f"downtime:{ended.downtime}:seed")  # type: ignore[attr-defined]
+                await self.claim(seed_of_rest)
+                await self.add("SET", seed_of_rest, ended.seed)  # type: ignore[attr-defined]
+        await self.add("SET", log.version_key(encounter), entries[-1].n)
+        items = [part for pair in applied.items() for part in pair]
+        for start in range(0, len(items), 2 * _BATCH):
+            await self.add("HSET", log.applied_key(encounter), *items[start:start + 2 * _BATCH])
+        await self.flush()
+
+    async def end_stream(self, state: _StreamState) -> None:
+        """An encounter's seed, new seat tokens and users, and its place in the roster (registered at commit)."""
+        if state.head.kind != "encounter":
+            return
+        encounter = state.head.id
+        await self.add("SET", seed_key(self.log.campaign, encounter), state.head.seed)
+        seats = default_seats(state.setup)  # type: ignore[arg-type]
+        tokens = {seat.id: secrets.token_urlsafe(18) for seat in seats}
+        await self.add("HSET", seats_key(self.log.campaign, encounter), *[p for pair in tokens.items() for p in pair])
+        await self.add("SADD", self.users_key, *[acl_user(self.log.campaign, encounter, seat.id) for seat in seats])
+        await self.flush()
+        for seat in seats:
+            try:
+                await self.client.execute("ACL", "SETUSER", acl_user(self.log.campaign, encounter, seat.id),
+                                          *acl_rules(self.log, encounter, seat, tokens[seat.id]))
+            except RedisError:
+                break  # a server without per-key ACLs: seats use the HTTP API (as at creation)
+        self.registered.append((state.head.order, encounter, bytes(state.head.meta)))
+
+    async def commit(self) -> None:
+        """Register the campaign: the roster, then the store's list (what `firelane serve` follows)."""
+        log = self.log
+        for order, encounter, meta in sorted(self.registered):
+            await self.add("ZADD", log.encounters_key, order, encounter)
+            await self.add("HSET", log.encounter_meta_key, encounter, meta)
+        await self.flush()
+        try:
+            await self.client.execute("ACL", "SAVE")
+        except RedisError:
+            pass
+        await self.client.execute("SADD", CAMPAIGNS_KEY, log.campaign)
+        for _order, encounter, _meta in self.registered:
+            await self.client.execute("XADD", CREATED_KEY, "MAXLEN", "~", 10_000, "*",
+                                      "campaign", log.campaign, "encounter", encounter)
+        await self.client.execute("DEL", self.keys_key, self.users_key, self.lock_key)
+
+
+async def import_campaign(store: Store, path: str | os.PathLike[str], as_name: str | None = None, *,
+                          progress: bool = True) -> tuple[str, VerifiedExport]:
+    """Import an export into a campaign name the store does not have (see the module doc)."""
+    verified = await verify_export(path, progress=progress)
+    name = validate_id("campaign", as_name or verified.campaign)
+    event_log = store.event_log(name)
+    keys_key, _users_key, lock_key = _import_keys(event_log)
+    token = secrets.token_hex(8)
+    if await event_log.client.execute("SET", lock_key, token, "NX", "PX", _LOCK_MS) is None:
+        raise CliError(f"another import into campaign {name!r} is under way; try again when it has finished")
+    try:
+        if await event_log.client.execute("EXISTS", keys_key):
+            await _wipe(event_log)  # an earlier import under this name was interrupted: take it back
+            await event_log.client.execute("SET", lock_key, token, "PX", _LOCK_MS)
+        elif await _exists(event_log):
+            raise CliError(f"campaign {name!r} already exists in this store; import it under another name with --as NAME")
+    except BaseException:
+        await event_log.client.execute("DEL", lock_key)
+        raise
+    importer = _Importer(event_log, token)
+    try:
+        current: _StreamState | None = None
+        entries: list[Entry] = []
+        seen: set[str] = set()
+        chain = _GENESIS
+        with _progress(verified.entries, "entry", "import", progress) as bar:
+            async for number, item, chain in _lines(Path(path), None):
+                try:
+                    if isinstance(item, (StreamHead, Trailer)):
+                        if current is not None:
+                            await importer.write_entries(current, entries)
+                            await importer.end_stream(current)
+                            bar.update(len(entries))
+                        current, entries = None, []
+                        if isinstance(item, StreamHead):
+                            current = _open_stream(item, seen, verify=False)  # verified above; the chain proves it unchanged
+                            await importer.begin_stream(current)
+                    elif isinstance(item, Entry) and current is not None:
+                        _check_entry(current, item)
+                        entries.append(item)
+                        if len(entries) >= 10 * _BATCH:
+                            await importer.write_entries(current, entries)
+                            bar.update(len(entries))
+                            entries = []
+                except (_Problem, ValueError) as exc:
+                    raise CliError(f"{path} line {number}: {exc} (the file changed while it was imported?)") from None
+        if chain.hex() != verified.chain:
+            raise CliError(f"{path} changed while it was imported; nothing was imported")
+        await importer.commit()
+    except BaseException:
+        with trio.CancelScope(shield=True):
+            await _wipe(event_log)
+        raise
+    return name, verified
