@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from tests.browser.table_helpers import Table, page_version, table_setup, wait_until
 
 OWNER = {"kell": "alice", "vass": "bruno"}
@@ -48,12 +46,6 @@ def test_two_players_and_the_ai_play_a_fight_to_the_end_by_clicks(table: Table) 
     token = seats["gm"]["token"]
     pages = {"kell": table.open(seats["alice"]["link"]), "vass": table.open(seats["bruno"]["link"])}
     answered: set[tuple[str, int]] = set()
-    first = wait_until(lambda: _asked(table, encounter, token, answered), timeout=30, what="a player's first turn")
-    if first["awaiting"]["kind"] == "turn":
-        active = first["awaiting"]["combatants"][0]
-        pages[active].wait_for_selector(f"[data-mine='{active}'] .end-turn")
-        if pages[active].locator("svg.map rect.reach").count() == 0:
-            pytest.skip("Bolt & Blade's turn options (issue 9) are not on this branch: no move is offered")
     done = {"move": 0, "attack": 0, "reactive_fire": 0, "dive_for_cover": 0}
     moved_in: set[tuple[str, int]] = set()
     for _ in range(400):
