@@ -60,6 +60,7 @@ from firelane.frontends.backend import CliError, ServeInfo, Store, open_store
 from firelane.engine.core import Rejected
 from firelane.events.options_schemas import SeatOptions
 from firelane.frontends.narrate import Narrator, colour_enabled, describe_options, print_line
+from firelane.frontends.table_server import DEFAULT_PORT, PacedLog, serve_table, table_link
 from firelane.logs import configure_logging
 from firelane.projections.audit import Verifier, audit_entries, revealed_seed, verify
 from firelane.projections.replay import stream_frames
@@ -137,10 +138,27 @@ async def _run_live(args: argparse.Namespace, store: Store, event_log: EventLog,
     else:
         start = await encounter_setup(event_log, encounter)
         policies = default_policies(system, {c.id: c.policy for c in start.combatants})
-        observers = [] if quiet else [lambda: _narrate_live(event_log, encounter, narrator, args.pace)]
-        state = await run_encounter(event_log, encounter, system, policies, observers=observers)
+        if args.pace:
+            # Watchable in a browser: this process serves the table while the
+            # fight runs, the AI paced (frontends/table_server.py).
+            async with trio.open_nursery() as web:
+                api = await serve_table(store, web)
+                _stderr(f"watch it in a browser: {table_link(api, event_log.campaign, encounter, (await seat_tokens(event_log, encounter)).get('spectator', ''))}")
+                observers = [] if quiet else [lambda: _narrate_live(event_log, encounter, narrator, 0)]
+                state = await run_encounter(PacedLog(event_log, args.pace), encounter, system, policies, observers=observers)
+                web.cancel_scope.cancel()
+        else:
+            observers = [] if quiet else [lambda: _narrate_live(event_log, encounter, narrator, args.pace)]
+            state = await run_encounter(event_log, encounter, system, policies, observers=observers)
     elapsed = time.perf_counter() - began
     print(_summary(state, state.version, elapsed), flush=True)
+    spectator = (await seat_tokens(event_log, encounter)).get("spectator", "")
+    if serve is not None:
+        print(f"replay it in a browser: {table_link(serve.api, event_log.campaign, encounter, spectator, replay=True)}", flush=True)
+    else:
+        print(f"replay it in a browser: firelane serve, then open "
+              f"{table_link(f'http://127.0.0.1:{DEFAULT_PORT}', event_log.campaign, encounter, spectator, replay=True)}"
+              + ("" if args.pace else "   (watch one live: --pace 0.5)"), flush=True)
     return 0
 
 
@@ -481,7 +499,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--system", default="bolt-and-blade", help=f"rule system: {', '.join(system_names())}")
     demo.add_argument("--seed", help="any text; the same seed gives the same fight (default: random)")
     demo.add_argument("--encounter", help="encounter ID (default: demo-<system>-<time>)")
-    demo.add_argument("--pace", type=float, default=0.0, help="seconds to pause after each narrated event")
+    demo.add_argument("--pace", type=float, default=0.0,
+                      help="seconds between the AI's commands; the fight is then served in a browser while it runs")
     demo.add_argument("--quiet", action="store_true", help="only the summary")
     demo.set_defaults(handler=cmd_demo)
 
@@ -490,7 +509,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--setup", metavar="FILE", help="EncounterSetup JSON for a new encounter")
     run.add_argument("--demo-setup", metavar="SYSTEM", help="use a system's demo setup for a new encounter")
     run.add_argument("--seed", help="seed text for a new encounter")
-    run.add_argument("--pace", type=float, default=0.0)
+    run.add_argument("--pace", type=float, default=0.0,
+                     help="seconds between the AI's commands; the fight is then served in a browser while it runs")
     run.add_argument("--quiet", action="store_true")
     run.set_defaults(handler=cmd_run)
 

@@ -17,6 +17,8 @@ authorises it there.
     GET  /api/campaigns/{c}/encounters/{e}/options           what the seat may do now (SeatOptions)
     POST /api/campaigns/{c}/encounters/{e}/commands[?wait=S] submit a command; with wait, its answer
     WS   /api/campaigns/{c}/encounters/{e}/ws?token=T&after=V  every event after V, then live
+    GET  /api/campaigns/{c}/encounters/{e}/view?after=V[&at=W] what the table page draws (frontends/table.py)
+    GET  /, /table/{c}/{e}, /table/assets/...                  the table page and its assets
 
 An event, on HTTP and on the WebSocket alike, is
 ``{"n": version, "type": tag, "c": command key, "k": causation, "data": {...}}``.
@@ -47,6 +49,7 @@ from firelane.events.limits import MAX_COMMAND_BYTES
 from firelane.events.log import EventLog, validate_id
 from firelane.events.schemas import GENERIC_EVENTS, CommandRejected, SeatSetup
 from firelane.frontends.backend import Store
+from firelane.frontends.table import table_routes
 from firelane.logs import get_logger
 from firelane.projections.characters import campaign_characters, character_history
 from firelane.projections.roster import campaign_roster, roster_page
@@ -397,6 +400,7 @@ def make_app(api: Api) -> Starlette:
         Route("/api/campaigns/{campaign}/encounters/{encounter}/options", options),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/commands", submit, methods=["POST"]),
         WebSocketRoute("/api/campaigns/{campaign}/encounters/{encounter}/ws", websocket),
+        *table_routes(api),  # the page at / and /table/..., its assets, and GET …/view (frontends/table.py)
     ]
     return Starlette(routes=routes, exception_handlers={ApiError: api_error})
 

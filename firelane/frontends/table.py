@@ -1,0 +1,425 @@
+"""The table: the web page `firelane serve` serves, and the one read endpoint it needs.
+
+    GET /                                   the page (a list of the campaign's encounters)
+    GET /table/{campaign}/{encounter}       the page at an encounter; the seat's token is in the
+                                            link's fragment (``#token=...``), which no browser sends
+    GET /table/assets/...                   its modules, styles and vendored libraries (package data)
+    GET /api/campaigns/{c}/encounters/{e}/view?after=V[&at=W]
+    GET /api/campaigns/{c}/encounters/{e}/preview?command=JSON   who an area choice would catch
+
+``view`` is what the page draws, in one answer: the state after the newest
+event (or, with ``at``, at version W: the replay view), who the encounter
+waits for and until when (wall-clock milliseconds, so a page can count down),
+the seat's options (``firelane.events.options_schemas``), the area templates
+and zones to draw, and the narration of every event after version V. Each
+narration line is the CLI narrator's sentence as styled segments, with every
+roll found in the event in full (dice, each modifier with its rule ID).
+
+``preview`` answers, for an area choice of the seat's options (a grenade
+thrown at a square, a flamer's cone), the squares it would cover and who it
+would catch, allies flagged: the system's own preview command (Bolt & Blade's
+`BBPreviewArea`, BB-CMB-24) decided on a copy of the state, never appended,
+with dice that refuse to roll.
+
+The page itself only reads (``view``, the WebSocket) and sends commands
+through the seat's own ``POST …/commands``: it has no authority of its own.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import trio
+from starlette.requests import Request
+from starlette.responses import FileResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from firelane.engine.core import Rejected
+from firelane.engine.dice import DiceExhausted, FixedDice
+from firelane.engine.state import EncounterState, copy_state
+from firelane.events import codec
+from firelane.events.envelope import StoredEvent
+from firelane.events.schemas import EncounterStarted, Event, ReactionWindowOpened, TurnStarted
+from firelane.frontends.narrate import Narrator, _with_names
+from firelane.projections.audit import iter_rolls
+from firelane.projections.turn_state import system_of
+
+ASSETS = Path(__file__).with_name("table")
+_CHECKPOINT_EVERY = 100  # versions between the states kept for the replay scrubber
+_CHECKPOINTS_KEPT = 400  # at most this many (about 40,000 versions); older scrubs refold from the nearest
+
+
+# ------------------------------------------------------------------ narration as styled segments
+
+_OPEN, _SEP, _CLOSE = "\x1e", "\x1f", "\x1d"
+
+
+class SegmentNarrator(Narrator):
+    """The terminal narrator's sentences, with each painted span marked so it
+    can be cut into segments ``[text, classes]`` for the page (colours by side,
+    hits in red...) instead of ANSI codes."""
+
+    def __init__(self) -> None:
+        super().__init__(colour=True, details=True)
+
+    def paint(self, text: str, *styles: str) -> str:
+        return f"{_OPEN}{' '.join(styles)}{_SEP}{text}{_CLOSE}" if styles else text
+
+    def name(self, state: EncounterState, combatant: str) -> str:
+        c = state.combatants.get(combatant)
+        if c is None:
+            return combatant
+        sides = sorted({x.side for x in state.combatants.values()})
+        return self.paint(c.name, f"side{sides.index(c.side) % 6}", "bold")
+
+    def segments(self, event: Event, state: EncounterState) -> list[list[str]]:
+        return split_segments(_with_names(self._describe(event, state), state))
+
+
+def split_segments(text: str) -> list[list[str]]:
+    """Cut marked text into ``[text, classes]`` pairs (nested spans combine
+    their classes). A dim span after the sentence's own words is a detail
+    (a roll's explanation, a seed commitment): the page shows it on demand."""
+    out: list[list[str]] = []
+    stack: list[str] = []
+    buffer: list[str] = []
+    said = False  # has a non-dim word been emitted yet?
+    pending_styles: list[str] = []
+
+    def flush() -> None:
+        nonlocal said
+        chunk = "".join(buffer)
+        buffer.clear()
+        if not chunk:
+            return
+        classes = " ".join(s for s in stack if s)
+        if "dim" in classes.split() and said:
+            classes += " detail"
+        elif chunk.strip() and "dim" not in classes.split():
+            said = True
+        if out and out[-1][1] == classes:
+            out[-1][0] += chunk
+        else:
+            out.append([chunk, classes])
+
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == _OPEN:
+            flush()
+            end = text.index(_SEP, i)
+            pending_styles = text[i + 1:end].split()
+            stack.append(" ".join(pending_styles))
+            i = end + 1
+            continue
+        if ch == _CLOSE:
+            flush()
+            if stack:
+                stack.pop()
+            i += 1
+            continue
+        buffer.append(ch)
+        i += 1
+    flush()
+    return out
+
+
+def _roll_json(field: str, roll: Any) -> dict[str, Any]:
+    counted = set(roll.counted())
+    return {
+        "field": field, "purpose": roll.purpose, "rule": roll.rule, "total": roll.total, "target": roll.target,
+        "compare": roll.compare, "success": roll.success, "notes": list(roll.notes), "details": roll.details,
+        "dice": [{"sides": d.sides, "face": d.face, "counted": i in counted} for i, d in enumerate(roll.dice)],
+        "modifiers": [{"source": m.source, "rule": m.rule, "value": m.value} for m in roll.modifiers],
+    }
+
+
+# ------------------------------------------------------------------ what the map shows besides the state
+
+
+def _entry_ms(stored: StoredEvent) -> int:
+    """When the event was appended: a Redis stream entry ID begins with the server's clock in ms."""
+    try:
+        return int(stored.entry_id.split("-", 1)[0])
+    except ValueError:
+        return int(time.time() * 1000)
+
+
+def _squares(value: Any) -> list[list[int]] | None:
+    if isinstance(value, list) and value and all(isinstance(s, (list, tuple)) and len(s) == 2 for s in value):
+        return [[int(s[0]), int(s[1])] for s in value]
+    return None
+
+
+def area_of(event: Event) -> dict[str, Any] | None:
+    """An area template an event carries (a blast, a cone, a suppressed box):
+    any event with a list of ``squares`` and a weapon or shape, in any system."""
+    squares = _squares(getattr(event, "squares", None))
+    if squares is None:
+        return None
+    tag = type(event).__struct_config__.tag
+    return {"kind": str(getattr(event, "shape", "") or "area"), "label": str(getattr(event, "weapon", "") or tag),
+            "squares": squares, "preview": "Preview" in str(tag)}
+
+
+def health_of(combatant: Any) -> dict[str, Any] | None:
+    """What a token shows of a combatant's health: Bolt & Blade's vitality,
+    d100-degrees' wounds, d100-zones' hit points, RonD6's wound level."""
+    for now, most, label in (("vitality", "max_vitality", "vitality"), ("hp", "max_hp", "HP"),
+                             ("wounds", "max_wounds", "wounds")):
+        if hasattr(combatant, now) and hasattr(combatant, most):
+            value, top = int(getattr(combatant, now)), int(getattr(combatant, most) or getattr(combatant, now))
+            return {"value": value, "max": max(top, 1), "label": label}
+    if hasattr(combatant, "wounds") and hasattr(combatant, "fatigue"):  # RonD6: wounds count up to death
+        from firelane.engine.systems.rond6.rules import injury_level
+
+        wounds = int(combatant.wounds)
+        level = "dead" if getattr(combatant, "dead", False) else injury_level(wounds)
+        return {"value": max(0, 5 - wounds), "max": 5, "label": level, "wounds": wounds}
+    return None
+
+
+def range_bands(state: EncounterState) -> list[dict[str, Any]]:
+    """d100-zones' range bands as Chebyshev radii in squares (D100Z-02)."""
+    if state.system != "d100-zones":
+        return []
+    from firelane.engine.systems.d100_zones.rules import ZONES
+
+    per_square = float(state.settings.get("square_metres", state.terrain.square_size) or 1.0)
+    return [{"name": name, "metres": limit, "squares": int(limit // per_square)}
+            for name, limit in ZONES if limit != float("inf")]
+
+
+# ------------------------------------------------------------------ one encounter's fold for the page
+
+
+class TableFold:
+    """Folds one encounter's events for the page: the state after the newest,
+    a narration line per event, when the open window and the running turn
+    began, and the states every ``_CHECKPOINT_EVERY`` versions for replay."""
+
+    def __init__(self, encounter: str) -> None:
+        self.encounter = encounter
+        self.system: Any = None
+        self.state: EncounterState | None = None
+        self.lines: list[dict[str, Any]] = []
+        self.narrator = SegmentNarrator()
+        self.window_opened_ms: dict[int, int] = {}
+        self.turn_started_ms: int | None = None
+        self.title = ""
+        self.checkpoints: dict[int, bytes] = {}
+
+    @property
+    def version(self) -> int:
+        return self.state.version if self.state is not None else 0
+
+    def apply(self, stored: StoredEvent) -> None:
+        if stored.problem:
+            return
+        event = codec.decode_event(stored)
+        if self.system is None:
+            self.system = system_of([stored])
+            self.state = self.system.initial_state()
+            self.state.encounter = self.encounter
+        state = self.state
+        assert state is not None
+        if stored.version != state.version + 1:
+            return  # already folded (a re-read overlap)
+        self.system.evolve(state, event)
+        at = _entry_ms(stored)
+        if isinstance(event, EncounterStarted):
+            self.title = event.setup.name or event.encounter
+        elif isinstance(event, ReactionWindowOpened):
+            self.window_opened_ms[event.window] = at
+        elif isinstance(event, TurnStarted):
+            self.turn_started_ms = at
+        try:
+            segments = self.narrator.segments(event, state)
+        except (AttributeError, KeyError, TypeError, ValueError):
+            segments = [[stored.type, ""]]  # a sentence that does not know this schema: name the event
+        rolls = [_roll_json(field, roll) for field, roll in iter_rolls(event)]
+        line = {"n": stored.version, "type": stored.type, "at": at, "segs": segments, "rolls": rolls}
+        area = area_of(event)
+        if area is not None:
+            line["area"] = {**area, "n": stored.version}
+        self.lines.append(line)
+        if state.version % _CHECKPOINT_EVERY == 0 and len(self.checkpoints) < _CHECKPOINTS_KEPT:
+            self.checkpoints[state.version] = msgspec.msgpack.encode(state)
+
+    def state_at(self, version: int, events: list[StoredEvent]) -> EncounterState | None:
+        """The state at ``version`` (replay): from the nearest checkpoint below it,
+        folding ``events`` (which start at version 1)."""
+        if self.system is None or self.state is None:
+            return None
+        if version >= self.state.version:
+            return self.state
+        base = max((v for v in self.checkpoints if v <= version), default=0)
+        if base:
+            state = msgspec.msgpack.decode(self.checkpoints[base], type=type(self.state))
+        else:
+            state = self.system.initial_state()
+            state.encounter = self.encounter
+        for stored in events[base:version]:
+            if not stored.problem and stored.version == state.version + 1:
+                self.system.evolve(state, codec.decode_event(stored))
+        return state
+
+    def area_at(self, version: int) -> dict[str, Any] | None:
+        """The last area template at or before ``version`` within its turn."""
+        for line in reversed(self.lines[:version]):
+            if line.get("area") is not None:
+                return line["area"]
+            if line["type"] in ("TurnStarted", "EncounterRewound"):
+                return None
+        return None
+
+
+def _zones(state: EncounterState) -> list[dict[str, Any]]:
+    zones = getattr(state, "zones", None) or []
+    return [{"kind": z.kind, "squares": [list(s) for s in z.squares], "rounds_left": z.rounds_left,
+             "blocks_sight": z.blocks_sight, "source": z.source} for z in zones]
+
+
+def _combatant_extras(state: EncounterState) -> dict[str, Any]:
+    return {cid: {"health": health_of(c)} for cid, c in state.combatants.items()}
+
+
+# ------------------------------------------------------------------ area previews
+
+# A command whose area the page may preview -> the system's preview command
+# (same fields, changes nothing, rolls nothing).
+PREVIEW_COMMANDS = {"BBThrow": "BBPreviewArea", "BBAreaAttack": "BBPreviewArea"}
+
+
+def preview_area(system: Any, state: EncounterState, raw: dict[str, Any], seat: Any) -> dict[str, Any]:
+    """The footprint an area command would have now, for the seat that may send it."""
+    kind = raw.get("type")
+    preview_type = PREVIEW_COMMANDS.get(kind) if isinstance(kind, str) else None
+    if preview_type is None:
+        raise ValueError(f"no preview for {str(kind)[:40]!r} (previews: {', '.join(sorted(PREVIEW_COMMANDS))})")
+    actor = raw.get("actor")
+    if actor not in seat.combatants:
+        raise PermissionError(f"seat {seat.id!r} does not control {str(actor)[:64]!r}")
+    fields = {k: raw[k] for k in ("weapon", "target", "direction") if k in raw}
+    command = codec.decode_command(msgspec.json.encode({"type": preview_type, "command_id": "preview", "actor": actor, **fields}),
+                                   codec.command_union(system.command_types))
+    try:
+        events = system.decide(copy_state(state), command, FixedDice([]))
+    except Rejected as exc:
+        return {"squares": [], "caught": [], "allies_caught": [], "refused": exc.reason}
+    except DiceExhausted:  # a preview that would roll is no preview
+        return {"squares": [], "caught": [], "allies_caught": [], "refused": "this needs dice"}
+    for event in events:
+        squares = getattr(event, "squares", None)
+        if squares is not None:
+            data = msgspec.to_builtins(event)
+            return {"squares": data["squares"], "caught": data.get("caught", []),
+                    "allies_caught": data.get("allies_caught", []), "blocked": data.get("blocked", [])}
+    return {"squares": [], "caught": [], "allies_caught": []}
+
+
+# ------------------------------------------------------------------ routes
+
+
+def table_routes(api: Any) -> list[BaseRoute]:
+    """The page's routes, on the API's shared state (its feeds and seats)."""
+    folds: dict[tuple[str, str], TableFold] = {}
+    index = ASSETS / "index.html"
+
+    async def page(request: Request) -> Response:
+        return FileResponse(index, media_type="text/html", headers={"Cache-Control": "no-cache"})
+
+    async def caught_up(campaign: str, encounter: str) -> tuple[TableFold, Any]:
+        feed = await api.feed(campaign, encounter)
+        with trio.move_on_after(2):
+            await feed.wait_until(await api.event_log(campaign).version(encounter))
+        key = (campaign, encounter)
+        fold = folds.get(key)
+        if fold is None:
+            fold = folds[key] = TableFold(encounter)
+        for stored in await feed.after(fold.version):
+            fold.apply(stored)
+        return fold, feed
+
+    async def view(request: Request) -> Response:
+        campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
+        seat, system_name = await api.seat(campaign, encounter, api_token(request))
+        after = int_param(request, "after", 0)
+        fold, feed = await caught_up(campaign, encounter)
+        now = int(time.time() * 1000)
+        body: dict[str, Any] = {"seat": seat, "system": system_name, "version": fold.version, "now_ms": now}
+        state = fold.state
+        if state is None:
+            body.update(state=None, awaiting=None, options=None, lines=[])
+            return json_response(body)
+        at = request.query_params.get("at")
+        replay = at is not None
+        if replay:
+            version = int_param(request, "at", fold.version, high=fold.version)
+            shown = fold.state_at(version, await feed.after(0) if version < fold.version else [])
+            assert shown is not None
+        else:
+            version, shown = fold.version, state
+        system = fold.system
+        awaiting = msgspec.to_builtins(system.awaiting(shown))
+        if awaiting.get("window") is not None:
+            opened = fold.window_opened_ms.get(awaiting["window"])
+            awaiting["deadline_at_ms"] = opened + awaiting["deadline_ms"] if opened and awaiting.get("deadline_ms") else None
+        if shown.turn_deadline_ms and fold.turn_started_ms and not replay:
+            awaiting["turn_deadline_at_ms"] = fold.turn_started_ms + shown.turn_deadline_ms
+        body.update(
+            title=fold.title, system_title=system.title, at=version, state=shown, awaiting=awaiting,
+            options=None if replay else system.options(shown, seat.id),
+            extras=_combatant_extras(shown), zones=_zones(shown), bands=range_bands(shown),
+            area=fold.area_at(version),
+            lines=[line for line in fold.lines[max(0, after):] if line["n"] > after] if request.query_params.get("lines", "1") != "0" else [],
+        )
+        return json_response(body)
+
+    async def preview(request: Request) -> Response:
+        campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
+        seat, _system = await api.seat(campaign, encounter, api_token(request))
+        try:
+            raw = msgspec.json.decode(request.query_params.get("command", "").encode())
+        except msgspec.DecodeError:
+            return json_response({"error": "command must be a JSON object"}, status=400)
+        fold, _feed = await caught_up(campaign, encounter)
+        if fold.state is None or not isinstance(raw, dict):
+            return json_response({"error": "nothing to preview"}, status=400)
+        try:
+            return json_response(preview_area(fold.system, fold.state, raw, seat))
+        except PermissionError as exc:
+            return json_response({"error": str(exc)}, status=403)
+        except (ValueError, codec.CommandDecodeError) as exc:
+            return json_response({"error": str(exc)[:300]}, status=400)
+
+    return [
+        Route("/", page),
+        Mount("/table/assets", app=StaticFiles(directory=ASSETS), name="table-assets"),  # before the page's route
+        Route("/table/{campaign}/{encounter}", page),
+        Route("/api/campaigns/{campaign}/encounters/{encounter}/view", view),
+        Route("/api/campaigns/{campaign}/encounters/{encounter}/preview", preview),
+    ]
+
+
+def json_response(content: Any, status: int = 200) -> Response:
+    return Response(msgspec.json.encode(content), status_code=status, media_type="application/json")
+
+
+def api_token(request: Request) -> str | None:
+    from firelane.frontends.web import _token
+
+    return _token(request)
+
+
+def int_param(request: Request, name: str, default: int, *, high: int = 2**62) -> int:
+    from firelane.frontends.web import _int_param
+
+    return _int_param(request, name, default, high=high)
+
+
+__all__ = ["ASSETS", "SegmentNarrator", "TableFold", "area_of", "health_of", "split_segments", "table_routes"]

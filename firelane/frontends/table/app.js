@@ -1,0 +1,228 @@
+// The table page: one seat at one encounter (`/table/<campaign>/<encounter>#token=...`),
+// or the list of a campaign's encounters (`/`). Everything a seat may do
+// comes from its options in the view; the page never invents a command.
+import { render } from "preact";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { Connection } from "./connection.js";
+import { GameMap } from "./map.js";
+import { ActionPanel, Initiative, Narration, Prompt, ReplayBar, Toasts } from "./panels.js";
+import { GMPanel } from "./gm.js";
+import { html, combatantName, pct, signed, sideClass } from "./util.js";
+
+function parseLocation() {
+  const parts = location.pathname.split("/").filter(Boolean).map(decodeURIComponent);
+  const hash = new URLSearchParams(location.hash.replace(/^#/, ""));
+  const query = new URLSearchParams(location.search);
+  if (parts[0] === "table" && parts.length >= 3) {
+    return { campaign: parts[1], encounter: parts[2], token: hash.get("token") || query.get("token") || "",
+             replay: hash.has("replay") || hash.has("at"), at: hash.has("at") ? Number(hash.get("at")) : null };
+  }
+  return { campaign: query.get("campaign") || "default" };
+}
+
+const ROLE_LABEL = { gm: "Game master", player: "Player", spectator: "Spectator" };
+
+function useConnection(where) {
+  const [, setTick] = useState(0);
+  const conn = useMemo(() => new Connection({ ...where, onChange: () => setTick((t) => t + 1) }), []);
+  useEffect(() => {
+    conn.start();
+    window.__table = { conn, firstPaint: null };
+    return () => conn.close();
+  }, []);
+  return conn;
+}
+
+function Table({ where }) {
+  const conn = useConnection(where);
+  const [selected, setSelected] = useState(null);
+  const [focus, setFocus] = useState(null);
+  const [moveMode, setMoveMode] = useState(null);
+  const [pick, setPick] = useState(null);
+  const [promptPicks, setPromptPicks] = useState(null);
+  const [attackOn, setAttackOn] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const [toasts, setToasts] = useState([]);
+  const [replay, setReplay] = useState(where.replay ? { at: where.at, view: null } : null);
+  const [playing, setPlaying] = useState(false);
+  const [rewindTo, setRewindTo] = useState(null);
+  // Windows this page answered ("combatant:window"): the engine holds answers
+  // until every reactor has answered, so the options still list them.
+  const [answered, setAnswered] = useState(() => new Set());
+  const toastId = useRef(0);
+  const painted = useRef(false);
+
+  const live = conn.view;
+  const options = live?.options;
+  const seat = conn.seat;
+  const mineIds = useMemo(() => new Set(seat?.combatants || []), [seat]);
+
+  const toast = (text, kind = "info") => {
+    const id = ++toastId.current;
+    setToasts((list) => [...list, { id, text, kind }]);
+    setTimeout(() => setToasts((list) => list.filter((t) => t.id !== id)), kind === "error" ? 8000 : 3000);
+  };
+
+  const send = async (command, what) => {
+    setBusy(true);
+    setPick(null);
+    setAttackOn(null);
+    try {
+      const answer = await conn.send(command);
+      if (!answer.rejected && (command.type === "ClaimReaction" || command.type === "PassReaction")) {
+        setAnswered((done) => new Set(done).add(`${command.actor}:${command.window}`));
+      }
+      if (answer.rejected) toast(`Refused (${what}): ${answer.reason || "rejected"}`, "error");
+      else if (answer.pending) toast(`${what}: sent, waiting for the others`, "info");
+    } catch (error) {
+      toast(`Could not send ${what}: ${error.message}`, "error");
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  // Select my combatant when its turn comes.
+  const turnOf = options?.combatants?.find((c) => c.its_turn)?.combatant;
+  useEffect(() => {
+    if (turnOf) setSelected(turnOf);
+  }, [turnOf, live?.state?.round]);
+
+  const mineOptions = options?.combatants?.find((c) => c.combatant === selected);
+  const modes = mineOptions ? [...new Set(mineOptions.moves.map((m) => m.mode))] : [];
+  const mode = modes.includes(moveMode) ? moveMode : modes[0];
+
+  // Replay: fetch the state at the chosen version.
+  useEffect(() => {
+    if (!replay || replay.at === null || !live) return;
+    let gone = false;
+    conn.stateAt(replay.at).then((view) => { if (!gone) setReplay((r) => (r && r.at === view.at ? { ...r, view } : r)); })
+      .catch((error) => toast(`Replay: ${error.message}`, "error"));
+    return () => { gone = true; };
+  }, [replay?.at, live?.version]);
+  useEffect(() => {
+    if (replay && replay.at === null && live) setReplay({ at: live.version, view: null });
+  }, [replay, live]);
+  useEffect(() => {
+    if (!playing || !replay || !live) return;
+    const timer = setInterval(() => setReplay((r) => {
+      if (!r || r.at >= live.version) { setPlaying(false); return r; }
+      return { ...r, at: r.at + 1 };
+    }), 350);
+    return () => clearInterval(timer);
+  }, [playing, !!replay, live?.version]);
+
+  useEffect(() => {
+    if (live && !painted.current) {
+      painted.current = true;
+      requestAnimationFrame(() => { window.__table.firstPaint = performance.now(); });
+    }
+  });
+
+  if (conn.status === "error" && !live) {
+    return html`<div class="fatal"><h1>Cannot join this table</h1><p>${conn.error}</p>
+      <p>Ask for a fresh join link (<code>firelane seats ENCOUNTER</code>).</p></div>`;
+  }
+  if (!live) return html`<p class="booting">Joining ${where.encounter}…</p>`;
+  if (!live.state) return html`<p class="booting">${where.encounter} has not started yet; waiting for the engine…</p>`;
+
+  const inReplay = !!replay;
+  const shown = inReplay ? replay.view || null : live;
+  const state = (shown || live).state;
+  const acting = !inReplay && mineOptions?.its_turn;
+  // The action being aimed (its squares on the map), found again in each new view's options.
+  const pickedAction = pick && options?.combatants?.find((c) => c.combatant === pick.combatant)?.actions
+    .find((a) => a.action + ":" + a.label === pick.key);
+  const moves = acting && !pickedAction ? mineOptions.moves.filter((m) => m.mode === mode) : [];
+  const targets = new Map();
+  if (acting && !pickedAction) for (const a of mineOptions.attacks) targets.set(a.target, [...(targets.get(a.target) || []), a]);
+  const picks = inReplay ? null : promptPicks || (pickedAction ? pickedAction.choices.filter((c) => c.square).map((c) => ({
+    ...c, allies: (c.notes || []).some((n) => /ally|allies|friendly/i.test(n)) })) : null);
+  const role = seat?.role || "spectator";
+
+  const onToken = (id) => {
+    if (inReplay) { setFocus(id); return; }
+    if (targets.has(id)) { setAttackOn(id); return; }
+    if (mineIds.has(id)) { setSelected(id); setPick(null); }
+    setFocus(id);
+  };
+  const onSquare = (square, pickChoice, background) => {
+    if (inReplay) return;
+    if (pickChoice) { send(pickChoice.command, pickChoice.label); return; }
+    if (background) { setAttackOn(null); return; }
+    const move = moves.find((m) => m.to[0] === square[0] && m.to[1] === square[1]);
+    if (move) send(move.command, `move to (${square[0]},${square[1]})`);
+  };
+
+  const attackOptions = attackOn ? targets.get(attackOn) || [] : [];
+  const title = live.title || where.encounter;
+
+  return html`<div class=${`app role-${role}` + (inReplay ? " replaying" : "")}>
+    <header>
+      <div class="brand">firelane</div>
+      <div class="title"><b>${title}</b> <span class="system">${live.system_title || conn.system}</span></div>
+      <div class="round">round ${state.round || "—"}${state.active ? html` · <span class=${sideClass(state, state.combatants[state.active]?.side)}>${combatantName(state, state.active)}</span>'s turn` : ""}</div>
+      <div class="seat" data-seat=${seat?.id} data-role=${role}>${ROLE_LABEL[role] || role}${role === "spectator" ? "" : seat?.name && seat.name !== ROLE_LABEL[role] ? `: ${seat.name}` : role === "gm" ? "" : `: ${seat?.id}`}</div>
+      <div class=${"status " + conn.status} title=${conn.status}>${conn.status === "live" ? "● live" : conn.status === "error" ? "● " + conn.error : "● " + conn.status}</div>
+      ${!inReplay && html`<button class="to-replay" onClick=${() => setReplay({ at: live.version, view: null })}>Replay</button>`}
+    </header>
+    <main>
+      <aside class="left">
+        <${Initiative} view=${shown || live} />
+        ${!inReplay && html`<${ActionPanel} view=${live} options=${options} selected=${selected} select=${(id) => { setSelected(id); setFocus(id); setPick(null); }}
+          moveMode=${mode} setMoveMode=${setMoveMode} send=${send} busy=${busy} pick=${pick} setPick=${setPick} now=${() => conn.serverNow()} />`}
+        ${!inReplay && role === "gm" && html`<${GMPanel} view=${live} gm=${options?.gm} send=${send} busy=${busy} rewindTo=${rewindTo} setRewindTo=${setRewindTo} />`}
+        ${role === "spectator" && !inReplay && html`<section class="panel spectating"><h2>Spectating</h2><p>You watch the fight as it happens; the players and the GM act.</p></section>`}
+      </aside>
+      <div class="center">
+        ${!inReplay && html`<${Prompt} view=${live} options=${options} answered=${answered} now=${() => conn.serverNow()} send=${send} busy=${busy} onPickSquares=${setPromptPicks} />`}
+        ${shown ? html`<${GameMap} view=${shown} mine=${mineIds} selected=${selected} moves=${moves} targets=${targets} picks=${picks}
+          onSquare=${onSquare} onToken=${onToken} focus=${focus || selected || state.active} previewArea=${(c) => conn.preview(c)} />` : html`<div class="map-wrap loading">…</div>`}
+        ${attackOn && attackOptions.length > 0 && html`<div class="attack-pop" data-attack-on=${attackOn}>
+          <div class="pop-head">Attack <b>${combatantName(state, attackOn)}</b>?</div>
+          ${attackOptions.map((a, i) => html`<div class="pop-row" key=${i}>
+            <button class="confirm-attack" disabled=${busy} onClick=${() => send(a.command, `attack ${combatantName(state, attackOn)}`)}>
+              ${a.weapon}${a.mode ? ` (${a.mode})` : ""} <span class="odds">${pct(a.hit_chance)}</span></button>
+            <span class="mods">${a.modifiers.map((m) => `${signed(m.value)} ${m.source}`).join(", ")}${a.target_number != null ? ` · needs ${a.target_number}` : ""}</span>
+            ${a.notes.map((n) => html`<div class="note">${n}</div>`)}
+          </div>`)}
+          <button class="cancel" onClick=${() => setAttackOn(null)}>cancel</button>
+        </div>`}
+        ${inReplay && html`<${ReplayBar} version=${live.version} at=${replay.at ?? live.version}
+          setAt=${(at) => setReplay((r) => ({ ...r, at }))} close=${() => { setReplay(null); setPlaying(false); }}
+          playing=${playing} setPlaying=${setPlaying} />`}
+      </div>
+      <aside class="right">
+        <${Narration} lines=${conn.lines} upto=${inReplay ? replay.at : null} gm=${role === "gm" && !inReplay && options?.gm?.commands?.includes("RewindEncounter")}
+          onRewind=${(n) => setRewindTo(n)} />
+      </aside>
+    </main>
+    <${Toasts} toasts=${toasts} />
+  </div>`;
+}
+
+function Landing({ where }) {
+  const [rows, setRows] = useState(null);
+  const [error, setError] = useState(null);
+  const [link, setLink] = useState("");
+  useEffect(() => {
+    fetch(`/api/campaigns/${encodeURIComponent(where.campaign)}/encounters`).then((r) => r.json())
+      .then((body) => setRows(body.encounters || [])).catch((e) => setError(String(e)));
+  }, []);
+  const join = (e) => {
+    e.preventDefault();
+    if (link.trim()) location.href = link.trim();
+  };
+  return html`<div class="landing">
+    <h1>firelane</h1>
+    <p>Join a fight with the link your GM gave you (<code>firelane seats ENCOUNTER</code> prints each seat's).</p>
+    <form onSubmit=${join}><input placeholder="paste a join link" value=${link} onInput=${(e) => setLink(e.currentTarget.value)} /><button>Join</button></form>
+    <h2>Encounters in campaign “${where.campaign}”</h2>
+    ${error && html`<p class="bad">${error}</p>`}
+    ${rows === null ? html`<p>…</p>` : rows.length === 0 ? html`<p>None yet: <code>firelane create ENCOUNTER --demo-setup bolt-and-blade</code>.</p>` : html`
+      <table class="roster"><tr><th>encounter</th><th>system</th><th>status</th><th>round</th><th>winner</th></tr>
+      ${rows.map((r) => html`<tr><td>${r.encounter}</td><td>${r.system}</td><td>${r.status}</td><td>${r.round ?? ""}</td><td>${r.winner ?? ""}</td></tr>`)}</table>`}
+  </div>`;
+}
+
+const where = parseLocation();
+render(where.encounter ? html`<${Table} where=${where} />` : html`<${Landing} where=${where} />`, document.getElementById("app"));

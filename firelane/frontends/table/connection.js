@@ -1,0 +1,197 @@
+// The page's link to `firelane serve`: the seat's view over HTTP, every event
+// over the WebSocket, and commands through the seat's own POST. The token is
+// the seat's only authority; nothing here decides what a seat may do.
+//
+// Resuming: the page remembers the last event version it has (`lastEvent`)
+// and the last narrated one (`lastLine`). A reconnecting socket asks for
+// `after=lastEvent`, the view for `after=lastLine`, and lines are kept by
+// version, so after a reload or a dropped connection nothing is lost or
+// shown twice.
+
+const REFRESH_MS = 100;
+
+export class Connection {
+  constructor({ campaign, encounter, token, onChange }) {
+    this.campaign = campaign;
+    this.encounter = encounter;
+    this.token = token;
+    this.onChange = onChange;
+    this.base = `/api/campaigns/${encodeURIComponent(campaign)}/encounters/${encodeURIComponent(encounter)}`;
+    this.seat = null;
+    this.system = null;
+    this.view = null;          // the newest live view
+    this.lines = [];           // one narration line per event, by version
+    this.lastEvent = 0;        // newest event version seen on the socket
+    this.status = "connecting";
+    this.error = null;
+    this.clockSkew = 0;        // server clock minus ours, in ms
+    this.arrivals = [];        // [version, ms since epoch] of each event received (bench and tests)
+    this._refreshing = null;
+    this._again = false;
+    this._timer = null;
+    this._lastRefresh = -Infinity;
+    this._socket = null;
+    this._retry = 250;
+    this._commands = 0;
+    this._closed = false;
+  }
+
+  headers() {
+    return { Authorization: `Bearer ${this.token}` };
+  }
+
+  async get(path) {
+    const response = await fetch(`${this.base}/${path}`, { headers: this.headers(), cache: "no-store" });
+    const body = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
+    if (!response.ok) throw new ApiError(response.status, body.error || `HTTP ${response.status}`);
+    return body;
+  }
+
+  get lastLine() {
+    return this.lines.length ? this.lines[this.lines.length - 1].n : 0;
+  }
+
+  async start() {
+    try {
+      const seat = await this.get("seat");
+      this.seat = seat.seat;
+      this.system = seat.system;
+      await this.refresh();
+      this.lastEvent = this.view.version; // the socket sends what comes after the first view
+      this.openSocket();
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  close() {
+    this._closed = true;
+    if (this._socket) this._socket.close();
+  }
+
+  fail(error) {
+    this.error = error instanceof ApiError ? error.message : String(error.message || error);
+    this.status = "error";
+    this.changed();
+  }
+
+  changed() {
+    this.onChange?.(this);
+  }
+
+  openSocket() {
+    if (this._closed) return;
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    const url = `${scheme}://${location.host}${this.base}/ws?token=${encodeURIComponent(this.token)}&after=${this.lastEvent}`;
+    const socket = new WebSocket(url);
+    this._socket = socket;
+    socket.onopen = () => {
+      this._retry = 250;
+      this.status = "live";
+      this.changed();
+    };
+    socket.onmessage = (message) => {
+      const event = JSON.parse(message.data);
+      if (event.n <= this.lastEvent) return; // already have it (a resend after a reconnect)
+      this.lastEvent = event.n;
+      this.arrivals.push([event.n, performance.timeOrigin + performance.now()]);
+      if (this.arrivals.length > 5000) this.arrivals.splice(0, 1000);
+      this.scheduleRefresh();
+    };
+    socket.onclose = (close) => {
+      if (this._socket !== socket || this._closed) return;
+      if (close.code === 4401 || close.code === 4403 || close.code === 4404 || close.code === 4400) {
+        this.fail(new ApiError(close.code - 4000, close.reason || "this link opens no seat"));
+        return;
+      }
+      this.status = "reconnecting";
+      this.changed();
+      setTimeout(() => this.openSocket(), this._retry);
+      this._retry = Math.min(this._retry * 2, 5000);
+    };
+  }
+
+  // One view request at a time, at most one per REFRESH_MS: events arriving
+  // meanwhile ask for one more. A burst of events is drawn at once, and the
+  // server answers a few views a second however fast the fight goes.
+  scheduleRefresh() {
+    if (this._refreshing || this._timer) {
+      this._again = true;
+      return;
+    }
+    const wait = this._lastRefresh + REFRESH_MS - performance.now();
+    if (wait > 0) {
+      this._timer = setTimeout(() => { this._timer = null; this.scheduleRefresh(); }, wait);
+      return;
+    }
+    this._lastRefresh = performance.now();
+    this._refreshing = this.refresh()
+      .catch((error) => {
+        this.status = "reconnecting";
+        this.changed();
+        return new Promise((resolve) => setTimeout(resolve, 500)).then(() => { this._again = true; });
+      })
+      .finally(() => {
+        this._refreshing = null;
+        if (this._again) {
+          this._again = false;
+          this.scheduleRefresh();
+        }
+      });
+  }
+
+  async refresh() {
+    const sent = Date.now();
+    const view = await this.get(`view?after=${this.lastLine}`);
+    this.clockSkew = view.now_ms - (sent + Date.now()) / 2;
+    const known = this.lastLine;
+    const fresh = view.lines.filter((line) => line.n > known);
+    if (fresh.length) this.lines = this.lines.concat(fresh);
+    delete view.lines;
+    if (!this.view || view.version >= this.view.version) this.view = view;
+    this.changed();
+  }
+
+  serverNow() {
+    return Date.now() + this.clockSkew;
+  }
+
+  async stateAt(version) {
+    const view = await this.get(`view?at=${version}&lines=0`);
+    delete view.lines;
+    return view;
+  }
+
+  // Who an area choice would catch (GET …/preview), kept per command.
+  async preview(command) {
+    const key = JSON.stringify(command);
+    this._previews = this._previews || new Map();
+    if (!this._previews.has(key)) {
+      this._previews.set(key, this.get(`preview?command=${encodeURIComponent(key)}`).catch(() => null));
+      if (this._previews.size > 200) this._previews.delete(this._previews.keys().next().value);
+    }
+    return this._previews.get(key);
+  }
+
+  // Send a command as this seat; resolves to {rejected, reason, events}.
+  async send(command) {
+    this._commands += 1;
+    const id = `${this.seat.id}-${Date.now().toString(36)}-${this._commands}`;
+    const body = JSON.stringify({ ...command, command_id: id });
+    const response = await fetch(`${this.base}/commands?wait=10`, {
+      method: "POST", headers: { ...this.headers(), "Content-Type": "application/json" }, body,
+    });
+    const answer = await response.json().catch(() => ({}));
+    if (!response.ok) throw new ApiError(response.status, answer.error || `HTTP ${response.status}`);
+    if (answer.answered === false) return { rejected: false, pending: true, events: [] };
+    const rejection = (answer.events || []).find((e) => e.type === "CommandRejected");
+    return { rejected: answer.rejected, reason: rejection?.data?.reason, events: answer.events || [] };
+  }
+}
+
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}

@@ -1,0 +1,249 @@
+// The panels around the map: initiative, narration, the acting seat's
+// actions, reaction and decision prompts with their countdown, the replay bar.
+import { useEffect, useRef, useState } from "preact/hooks";
+import { html, sideClass, combatantName, pct, signed, humanize } from "./util.js";
+
+// ------------------------------------------------------------ initiative
+
+export function Initiative({ view }) {
+  const state = view.state;
+  const order = state.turn_order.length ? state.turn_order : Object.keys(state.combatants);
+  return html`<section class="panel initiative">
+    <h2>Round ${state.round || "—"}${state.ended ? html` <span class="ended">· ended</span>` : ""}</h2>
+    <ol>
+      ${order.map((id) => {
+        const c = state.combatants[id];
+        if (!c) return null;
+        const health = view.extras?.[id]?.health;
+        const classes = ["entry", sideClass(state, c.side)];
+        if (state.active === id) classes.push("active");
+        if (state.acted_this_round.includes(id)) classes.push("acted");
+        if (c.out_of_fight) classes.push("down");
+        return html`<li key=${id} class=${classes.join(" ")} data-initiative=${id}>
+          <span class="marker">${state.active === id ? "▶" : ""}</span>
+          <span class="chip"></span>
+          <span class="who">${c.name}</span>
+          <span class="init" title="initiative">${c.initiative}</span>
+          ${health && html`<span class="hp" title=${health.label}>${health.wounds !== undefined ? health.label : `${health.value}/${health.max}`}</span>`}
+          ${Object.keys(c.conditions || {}).length > 0 && html`<div class="conds">${Object.keys(c.conditions).map((k) => html`<span class="cond">${humanize(k)}</span>`)}</div>`}
+        </li>`;
+      })}
+    </ol>
+    ${state.ended && html`<p class="result">${state.winner ? `${state.winner} wins` : "no winner"} — ${state.end_reason}</p>`}
+  </section>`;
+}
+
+// ------------------------------------------------------------ narration
+
+function RollTable({ roll }) {
+  const dice = roll.dice.map((d) => html`<span class=${"die" + (d.counted ? "" : " dropped")} title=${`d${d.sides}`}>${d.face}</span>`);
+  return html`<div class="roll">
+    <div class="roll-head"><b>${roll.purpose}</b> <span class="rule">${roll.rule}</span> ${dice.length ? dice : html`<i>no dice</i>`}</div>
+    ${roll.modifiers.length > 0 && html`<table class="mods">${roll.modifiers.map((m) => html`<tr>
+      <td class="v">${signed(m.value)}</td><td>${m.source}</td><td class="rule">${m.rule}</td></tr>`)}</table>`}
+    <div class="roll-total">= <b>${roll.total}</b>${roll.target !== null && roll.target !== undefined ? ` vs ${roll.target} (${roll.compare})` : ""}
+      ${roll.success === true ? html` <span class="ok">success</span>` : roll.success === false ? html` <span class="bad">failure</span>` : ""}</div>
+    ${roll.notes.length > 0 && html`<div class="notes">${roll.notes.join("; ")}</div>`}
+    ${Object.keys(roll.details || {}).length > 0 && html`<div class="notes">${Object.entries(roll.details).map(([k, v]) => `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`).join(" · ")}</div>`}
+  </div>`;
+}
+
+function Line({ line, open, toggle, future, current, gm, onRewind }) {
+  const empty = line.segs.every(([text, cls]) => !text.trim() || cls.includes("detail"));
+  const expandable = line.rolls.length > 0 || line.segs.some(([, cls]) => cls.includes("detail"));
+  const classes = ["line"];
+  if (open) classes.push("open");
+  if (future) classes.push("future");
+  if (current) classes.push("current");
+  if (empty && !expandable) classes.push("quiet");
+  if (line.type === "RoundStarted") classes.push("round");
+  return html`<div class=${classes.join(" ")} data-n=${line.n} data-type=${line.type}>
+    <span class="n" title="log version">${line.n}</span>
+    <span class="text" onClick=${expandable ? toggle : undefined}>
+      ${line.segs.map(([text, cls], i) => html`<span key=${i} class=${cls}>${text}</span>`)}
+      ${expandable && html`<span class="more" title="show the rolls">${open ? "▾" : line.rolls.length ? `⚄${line.rolls.length > 1 ? " " + line.rolls.length : ""}` : "…"}</span>`}
+    </span>
+    ${gm && html`<button class="rewind-here" title=${`rewind the fight to just after event ${line.n}`} onClick=${() => onRewind(line.n)}>⟲</button>`}
+    ${open && line.rolls.length > 0 && html`<div class="rolls">${line.rolls.map((roll, i) => html`<${RollTable} key=${i} roll=${roll} />`)}</div>`}
+  </div>`;
+}
+
+export function Narration({ lines, upto, gm, onRewind, onPick }) {
+  const [open, setOpen] = useState(() => new Set());
+  const box = useRef(null);
+  const stick = useRef(true);
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    if (upto !== null && upto !== undefined) {
+      el.querySelector(`[data-n="${upto}"]`)?.scrollIntoView({ block: "nearest" });
+    } else if (stick.current) {
+      el.scrollTop = el.scrollHeight;
+    }
+  }, [lines.length, upto]);
+  const onScroll = () => {
+    const el = box.current;
+    stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+  };
+  const toggle = (n) => {
+    const next = new Set(open);
+    if (next.has(n)) next.delete(n); else next.add(n);
+    setOpen(next);
+  };
+  return html`<section class="panel narration">
+    <h2>Narration <span class="count">${lines.length} events</span></h2>
+    <div class="lines" ref=${box} onScroll=${onScroll}>
+      ${lines.map((line) => html`<${Line} key=${line.n} line=${line} open=${open.has(line.n)} toggle=${() => toggle(line.n)}
+        future=${upto != null && line.n > upto} current=${upto != null && line.n === upto} gm=${gm} onRewind=${onRewind} />`)}
+    </div>
+  </section>`;
+}
+
+// ------------------------------------------------------------ countdown
+
+export function Countdown({ until, total, now }) {
+  const [, tick] = useState(0);
+  useEffect(() => {
+    const timer = setInterval(() => tick((x) => x + 1), 200);
+    return () => clearInterval(timer);
+  }, []);
+  if (!until) return null;
+  const left = Math.max(0, until - now());
+  const share = total ? Math.max(0, Math.min(1, left / total)) : 0;
+  return html`<div class=${"countdown" + (left < 5000 ? " urgent" : "")} data-left-ms=${Math.round(left)}>
+    <div class="bar" style=${`width: ${share * 100}%`}></div>
+    <span>${(left / 1000).toFixed(left < 10000 ? 1 : 0)} s</span>
+  </div>`;
+}
+
+// ------------------------------------------------------------ prompts (reaction windows, decisions)
+
+export function Prompt({ view, options, answered, now, send, busy, onPickSquares }) {
+  const state = view.state;
+  const asked = (options?.combatants || []).filter((c) => c.window);
+  const mine = asked.filter((c) => !answered.has(`${c.combatant}:${c.window.window}`));
+  const held = asked.filter((c) => answered.has(`${c.combatant}:${c.window.window}`));
+  if (!asked.length) return null;
+  const awaiting = view.awaiting || {};
+  return html`<div class="prompts">${held.map((c) => html`<div class="prompt held" key=${"held" + c.combatant} data-held=${c.combatant}>
+      ${combatantName(state, c.combatant)} has answered; waiting for ${c.window.awaited.filter((id) => id !== c.combatant).map((id) => combatantName(state, id)).join(", ") || "the others"}
+      <${Countdown} until=${awaiting.deadline_at_ms} total=${c.window.deadline_ms} now=${now} /></div>`)}
+    ${mine.map((c) => {
+    const w = c.window;
+    const who = combatantName(state, c.combatant);
+    return html`<div class="prompt" key=${c.combatant + w.window} data-prompt=${c.combatant} data-window=${w.window}>
+      <div class="prompt-head">
+        <span class="bolt">⚡</span>
+        <div><b>${who}</b> may react: ${humanize(w.trigger)} by <b>${combatantName(state, w.actor)}</b>
+          <div class="sub">window ${w.window} · waiting for ${w.awaited.map((id) => combatantName(state, id)).join(", ")}</div></div>
+      </div>
+      <${Countdown} until=${awaiting.deadline_at_ms} total=${w.deadline_ms} now=${now} />
+      <div class="choices">
+        ${w.reactions.map((r) => html`<div class="reaction" data-reaction=${r.reaction}>
+          <div class="reaction-label">${r.label}${r.rule && html` <span class="rule">${r.rule}</span>`}</div>
+          ${r.choices.map((choice, i) => html`<button key=${i} class="choice" disabled=${busy}
+              data-choice=${choice.label} onClick=${() => send(choice.command, `${r.label}: ${choice.label}`)}
+              onMouseEnter=${() => choice.square && onPickSquares([{ ...choice, allies: false }])} onMouseLeave=${() => onPickSquares(null)}>
+            ${choice.label}${choice.hit_chance != null ? html` <span class="odds">${pct(choice.hit_chance)}</span>` : ""}
+            ${choice.notes?.length ? html`<small>${choice.notes.join("; ")}</small>` : ""}
+          </button>`)}
+        </div>`)}
+        <button class="pass" disabled=${busy} onClick=${() => send(w.pass_command, "pass")}>Pass</button>
+      </div>
+    </div>`;
+  })}</div>`;
+}
+
+// ------------------------------------------------------------ the acting seat
+
+function AttackCard({ state, attack, send, busy }) {
+  const [open, setOpen] = useState(false);
+  return html`<div class="attack" data-attack=${attack.target} data-weapon=${attack.weapon}>
+    <button class="do" disabled=${busy} onClick=${() => send(attack.command, `attack ${combatantName(state, attack.target)}`)}>
+      ${combatantName(state, attack.target)} · ${attack.weapon}${attack.mode ? ` (${attack.mode})` : ""}
+      <span class="odds">${pct(attack.hit_chance)}</span>
+    </button>
+    <button class="why" title="modifiers" onClick=${() => setOpen(!open)}>${open ? "▾" : "±"}</button>
+    ${open && html`<div class="why-box">
+      ${attack.modifiers.map((m) => html`<div>${signed(m.value)} ${m.source} <span class="rule">${m.rule}</span></div>`)}
+      ${attack.target_number != null && html`<div>needs ${attack.target_number}</div>`}
+      ${attack.notes.map((n) => html`<div class="note">${n}</div>`)}
+    </div>`}
+  </div>`;
+}
+
+export function ActionPanel({ view, options, selected, select, moveMode, setMoveMode, send, busy, pick, setPick, now }) {
+  const state = view.state;
+  const mine = options?.combatants || [];
+  if (!mine.length) return null;
+  return html`<section class="panel actions">
+    <h2>Your combatants</h2>
+    ${mine.map((c) => {
+      const combatant = state.combatants[c.combatant];
+      const isSelected = selected === c.combatant;
+      const modes = [...new Set(c.moves.map((m) => m.mode))];
+      return html`<div key=${c.combatant} class=${"mine-card " + sideClass(state, combatant.side) + (isSelected ? " selected" : "") + (c.its_turn ? " its-turn" : "")}
+          data-mine=${c.combatant}>
+        <div class="mine-head" onClick=${() => select(c.combatant)}>
+          <span class="chip"></span><b>${combatant.name}</b>
+          ${c.its_turn ? html`<span class="turn-tag">your turn</span>` : c.window ? html`<span class="turn-tag react">react!</span>` : ""}
+        </div>
+        ${c.why_not && html`<div class="why-not">${c.why_not}</div>`}
+        ${c.its_turn && html`<div class="turn">
+          ${c.turn_deadline_ms && html`<${Countdown} until=${view.awaiting?.turn_deadline_at_ms} total=${c.turn_deadline_ms} now=${now} />`}
+          ${c.moves.length > 0 && html`<div class="group"><h3>Move</h3>
+            ${!isSelected ? html`<button onClick=${() => select(c.combatant)}>show where ${combatant.name} can go</button>` : html`
+              <div class="modes">${modes.map((mode) => html`<button class=${"mode" + (mode === moveMode ? " on" : "")}
+                data-mode=${mode} onClick=${() => setMoveMode(mode)}>${humanize(mode)}</button>`)}</div>
+              <div class="hint">click a highlighted square: green is safe, amber and red could draw fire (hover for who and the odds)</div>`}
+          </div>`}
+          ${c.attacks.length > 0 && html`<div class="group"><h3>Attack <span class="hint">or click a target on the map</span></h3>
+            ${c.attacks.map((a, i) => html`<${AttackCard} key=${i} state=${state} attack=${a} send=${send} busy=${busy} />`)}</div>`}
+          ${c.actions.length > 0 && html`<div class="group"><h3>Actions</h3>
+            ${c.actions.map((action) => {
+              const squares = action.choices.filter((ch) => ch.square);
+              if (action.choices.length === 1 && !squares.length) {
+                const choice = action.choices[0];
+                return html`<button key=${action.action + action.label} class="action" data-action=${action.action} disabled=${busy}
+                  title=${action.rule} onClick=${() => send(choice.command, action.label)}>${action.label}</button>`;
+              }
+              const key = action.action + ":" + action.label;
+              const picking = pick?.combatant === c.combatant && pick?.key === key;
+              return html`<div key=${action.action + action.label} class="action-group" data-action=${action.action}>
+                <button class=${"action" + (picking ? " on" : "")} disabled=${busy} title=${action.rule}
+                  onClick=${() => setPick(picking ? null : { key, combatant: c.combatant })}>${action.label} ▸</button>
+                ${picking && html`<div class="sub-choices">
+                  ${squares.length > 0 && html`<div class="hint">pick a square on the map${squares.some((s) => (s.notes || []).some((n) => /ally|allies|friendly/i.test(n))) ? " (⚠ marks squares that catch allies)" : ""}</div>`}
+                  ${action.choices.filter((ch) => !ch.square).map((ch, i) => html`<button key=${i} class="choice" disabled=${busy}
+                    onClick=${() => { setPick(null); send(ch.command, `${action.label}: ${ch.label}`); }}>${ch.label}${ch.hit_chance != null ? html` <span class="odds">${pct(ch.hit_chance)}</span>` : ""}</button>`)}
+                </div>`}
+              </div>`;
+            })}</div>`}
+          ${c.end_turn && html`<button class="end-turn" disabled=${busy} onClick=${() => send(c.end_turn, "end turn")}>End turn</button>`}
+        </div>`}
+      </div>`;
+    })}
+  </section>`;
+}
+
+// ------------------------------------------------------------ replay
+
+export function ReplayBar({ version, at, setAt, close, playing, setPlaying }) {
+  return html`<div class="replay-bar" data-replay-at=${at}>
+    <span class="label">Replay</span>
+    <button title="start" onClick=${() => setAt(0)}>⏮</button>
+    <button title="one back" onClick=${() => setAt(Math.max(0, at - 1))}>◀</button>
+    <button title=${playing ? "pause" : "play"} class="play" onClick=${() => setPlaying(!playing)}>${playing ? "❚❚" : "▶"}</button>
+    <button title="one on" onClick=${() => setAt(Math.min(version, at + 1))}>▶︎|</button>
+    <button title="end" onClick=${() => setAt(version)}>⏭</button>
+    <input type="range" min="0" max=${version} value=${at} onInput=${(e) => setAt(Number(e.currentTarget.value))} />
+    <span class="at">version <b>${at}</b> / ${version}</span>
+    ${close && html`<button class="close" onClick=${close}>back to live</button>`}
+  </div>`;
+}
+
+// ------------------------------------------------------------ toasts
+
+export function Toasts({ toasts }) {
+  return html`<div class="toasts">${toasts.map((t) => html`<div key=${t.id} class=${"toast " + t.kind} data-toast=${t.kind}>${t.text}</div>`)}</div>`;
+}

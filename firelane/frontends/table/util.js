@@ -1,0 +1,53 @@
+// Small helpers shared by the table's modules: the htm binding, names and
+// colours of combatants, number formatting.
+import { h } from "preact";
+import htm from "htm";
+
+export const html = htm.bind(h);
+
+// Sides are coloured by their place in the sorted list of sides, as the
+// server's narration does (side0, side1, ...), so a name in the log and its
+// token on the map share one colour.
+export function sidesOf(state) {
+  if (!state) return [];
+  return [...new Set(Object.values(state.combatants).map((c) => c.side))].sort();
+}
+
+export function sideClass(state, side) {
+  const index = sidesOf(state).indexOf(side);
+  return `side${Math.max(0, index) % 6}`;
+}
+
+export function combatantName(state, id) {
+  return state?.combatants?.[id]?.name ?? id;
+}
+
+export function initials(name) {
+  const words = name.replace(/[^\p{L}\p{N} ]/gu, "").split(/\s+/).filter(Boolean);
+  if (words.length === 0) return "?";
+  if (words.length === 1) return words[0].slice(0, 2);
+  return (words[words.length - 2][0] + words[words.length - 1][0]).toUpperCase();
+}
+
+export function pct(chance) {
+  if (chance === null || chance === undefined) return "";
+  return `${Math.round(chance * 100)}%`;
+}
+
+export function sq(square) {
+  return `${square[0]},${square[1]}`;
+}
+
+export function signed(value) {
+  return value >= 0 ? `+${value}` : `${value}`;
+}
+
+export function humanize(text) {
+  return (text || "").replace(/^BB|^R6|^D100[DZ]/, "").replace(/_/g, " ").replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase().trim();
+}
+
+// Danger of a square for a mover: the highest chance any reactor has to hit there.
+export function danger(move) {
+  if (!move.threats || move.threats.length === 0) return 0;
+  return Math.max(...move.threats.map((t) => (t.hit_chance ?? 0.5)));
+}

@@ -1,0 +1,68 @@
+"""The table page for `firelane demo` and `firelane run` without a `firelane serve`.
+
+With ``--pace S`` such a command serves the page and the API itself while
+its fight runs (on 127.0.0.1, port 8740 or, if taken, a free one) and slows
+the engine's AI to one command every S seconds, so a person can follow the
+fight in a browser. Without a pace the fight runs at full speed and the
+command prints where to replay it afterwards.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve as hypercorn_serve
+
+from firelane.engine.seats import ENGINE_SEAT
+from firelane.events.log import EventLog
+from firelane.frontends.backend import Store
+from firelane.frontends.web import Api, make_app
+
+DEFAULT_PORT = 8740
+
+
+class PacedLog(EventLog):
+    """The same log, whose engine-seat commands (the AI's) wait ``pace``
+    seconds before they are sent. Players' commands, the sequencer's appends
+    and every read are untouched."""
+
+    def __init__(self, log: EventLog, pace: float) -> None:  # noqa: D107 - shares the log's client and keys
+        self.__dict__.update(log.__dict__)
+        self.pace = pace
+
+    async def submit(self, encounter: str, payload: bytes, *, seat: str) -> str:
+        if seat == ENGINE_SEAT and b'"StartEncounter"' not in payload[:40]:
+            await trio.sleep(self.pace)
+        return await super().submit(encounter, payload, seat=seat)
+
+
+def _free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+                return False
+            raise
+    return True
+
+
+async def serve_table(store: Store, nursery: trio.Nursery, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT) -> str:
+    """Serve the page and the API in ``nursery`` until it is cancelled; the base URL."""
+    config = Config()
+    config.bind = [f"{host}:{port if _free(host, port) else 0}"]
+    config.accesslog = None
+    config.errorlog = None
+    api = Api(store, nursery)
+    binds = await nursery.start(lambda task_status: hypercorn_serve(make_app(api), config, task_status=task_status))
+    return binds[0].rstrip("/") if binds else f"http://{host}:{port}"
+
+
+def table_link(api: str, campaign: str, encounter: str, token: str, *, replay: bool = False) -> str:
+    return f"{api}/table/{campaign}/{encounter}#token={token}" + ("&replay" if replay else "")
+
+
+__all__ = ["DEFAULT_PORT", "PacedLog", "serve_table", "table_link"]

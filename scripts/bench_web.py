@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""The table page's two figures, measured on a real `firelane serve` and Debian's chromium.
+
+Usage:
+    .venv/bin/python scripts/bench_web.py [--json] [--runs 5] [--clients 20] [--rate 25] [--turns 400]
+
+- ``web_first_paint_ms_500``: milliseconds from navigation start until the
+  page has drawn an ended Bolt & Blade encounter of ``web_first_paint_events``
+  (>= 500) events: map, initiative and the narration of every event (the
+  page's ``window.__table.firstPaint``, taken in the animation frame after
+  its first full render). A fresh browser context each run (nothing cached);
+  the median of ``--runs`` (and ``_max``).
+- ``ws_event_p99_ms_20`` (and ``_p50``, ``_max``): for each event and each of
+  ``--clients`` WebSocket clients connected at once, the time from the
+  event's append (its Redis stream entry ID is the server's clock, in ms) to
+  the client receiving it. The load: every combatant of the table setup is a
+  player's, and the bench ends the running turn through its player's inbox
+  ``--rate`` times a second (``--turns`` in all): each turn is TurnEnded and
+  TurnStarted (and a round's start), so the load is steady and alike every run.
+- ``ws_page_event_p99_ms`` (and ``_p50``, ``_max``): the same for one real
+  page connected beside them (its socket's receive times), and
+  ``ws_page_caught_up``: whether the page drew the last event's narration line.
+
+The clients run in this process (trio-websocket), the server in its own; all
+on this 2-core machine, so the clients' own work is in the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import trio
+from trio_websocket import open_websocket_url
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from firelane.frontends.backend import open_store  # noqa: E402
+
+OWNER = {"kell": "alice", "vass": "bruno", "ash": "cult", "mott": "cult"}  # seats of the fan-out table
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+
+
+def say(text: str) -> None:
+    print(f"bench_web: {text}", file=sys.stderr, flush=True)
+
+
+def firelane(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "firelane.frontends.cli", *args, "--data-dir", str(data)],
+                          capture_output=True, text=True, cwd=REPO, timeout=300)
+
+
+class Server:
+    def __init__(self, data: Path) -> None:
+        self.process = subprocess.Popen([sys.executable, "-m", "firelane.frontends.cli", "serve", "--data-dir", str(data),
+                                         "--port", "0"], stderr=subprocess.PIPE, text=True, cwd=REPO)
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            match = re.search(r"API and table at (http://\S+?)/ ", line)
+            if match:
+                self.api = match.group(1)
+                break
+        else:
+            raise SystemExit("bench_web: firelane serve did not start")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=60)
+
+
+def create(data: Path, encounter: str, *args: str) -> dict[str, dict[str, str]]:
+    result = firelane(data, "create", encounter, *args, "--json")
+    if result.returncode:
+        raise SystemExit(f"bench_web: create failed: {result.stderr}")
+    return {s["seat"]: s for s in json.loads(result.stdout)["seats"]}
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))]
+
+
+def wait_ended(api: str, encounter: str, token: str, timeout: float = 120) -> int:
+    import httpx
+
+    give_up = time.monotonic() + timeout
+    while time.monotonic() < give_up:
+        body = httpx.get(f"{api}/api/campaigns/default/encounters/{encounter}/state",
+                         headers={"Authorization": f"Bearer {token}"}, timeout=10).json()
+        if body["state"] and body["state"]["ended"] and body["version"] and body["state"]["seed_revealed"]:
+            return int(body["version"])
+        time.sleep(0.2)
+    raise SystemExit("bench_web: the encounter did not end")
+
+
+def first_paint(browser, server: Server, data: Path, runs: int) -> dict[str, object]:
+    seed, seats = 0, None
+    for seed in range(3, 40):  # the first demo seed whose fight has at least 500 events
+        seats = create(data, f"paint-{seed}", "--demo-setup", "bolt-and-blade", "--seed", str(seed))
+        events = wait_ended(server.api, f"paint-{seed}", seats["spectator"]["token"])
+        if events >= 500:
+            break
+    assert seats is not None
+    times = []
+    for _ in range(runs):
+        context = browser.new_context(viewport={"width": 1440, "height": 880})
+        page = context.new_page()
+        page.goto(seats["spectator"]["link"])
+        page.wait_for_function("() => window.__table && window.__table.firstPaint", timeout=30_000)
+        drawn = page.evaluate("() => document.querySelectorAll('.narration .line').length")
+        if drawn != events:
+            raise SystemExit(f"bench_web: the page drew {drawn} lines of {events}")
+        times.append(page.evaluate("() => window.__table.firstPaint"))
+        context.close()
+    say(f"first paint of {events} events: {', '.join(f'{t:.0f}' for t in times)} ms")
+    return {"web_first_paint_ms_500": round(statistics.median(times), 1), "web_first_paint_ms_500_max": round(max(times), 1),
+            "web_first_paint_events": events}
+
+
+async def fan_out(server: Server, data: Path, seats: dict, clients: int, rate: float, count: int) -> dict[str, object]:
+    encounter = "fanout"
+    base = server.api.replace("http://", "ws://") + f"/api/campaigns/default/encounters/{encounter}/ws"
+    token = seats["spectator"]["token"]
+    received: list[dict[int, float]] = [dict() for _ in range(clients)]
+    async with open_store(data_dir=data, client_name="bench-web") as store:
+        event_log = store.event_log("default")
+        start_version = await event_log.version(encounter)
+        ready = trio.Event()
+        connected = 0
+        final: list[int] = []
+
+        turns: list[str] = []  # who starts a turn, in order: client 0 tells the players' driver
+        turn_seen = trio.Event()
+
+        async def client(index: int) -> None:
+            nonlocal connected, turn_seen
+            async with open_websocket_url(f"{base}?token={token}&after={start_version}") as socket:
+                connected += 1
+                if connected == clients:
+                    ready.set()
+                got = received[index]
+                while True:
+                    message = await socket.get_message()
+                    now = time.time() * 1000
+                    got[int(message[5:message.index(",")])] = now  # '{"n":123,...': the version, without a full parse
+                    if index == 0 and '"type":"TurnStarted"' in message:
+                        turns.append(json.loads(message)["data"]["combatant"])
+                        turn_seen.set()
+                        turn_seen = trio.Event()
+
+        async def players(cancel: trio.CancelScope) -> None:
+            """Each player ends the running turn, ``rate`` turns a second at most:
+            every turn is TurnEnded and TurnStarted (and a round's start), the
+            bookkeeping of a real fight, through the same sequencer and log."""
+            await ready.wait()
+            active = (await state_of())["active"]
+            step = 1 / rate
+            began = trio.current_time()
+            for i in range(count):
+                seen = len(turns)
+                command = {"type": "EndTurn", "command_id": f"bench-{i}", "actor": active}
+                await event_log.submit(encounter, json.dumps(command).encode(), seat=OWNER[active])
+                while len(turns) == seen:
+                    await turn_seen.wait()
+                active = turns[-1]
+                await trio.sleep_until(began + (i + 1) * step)
+            final.append(await event_log.version(encounter))
+            while any(max(got, default=0) < final[0] for got in received):
+                await trio.sleep(0.05)
+            cancel.cancel()
+
+        async def state_of() -> dict:
+            from firelane.projections.turn_state import fold_stream, log_system
+
+            system = await log_system(event_log, encounter)
+            state = system.initial_state()
+            await fold_stream(system, state, event_log, encounter)
+            return {"active": state.active}
+
+        with trio.fail_after(120 + 2 * count / rate):
+            async with trio.open_nursery() as nursery:
+                for index in range(clients):
+                    nursery.start_soon(client, index)
+                nursery.start_soon(players, nursery.cancel_scope)
+        appended = {s.version: int(s.entry_id.split("-")[0]) for s in await event_log.read(encounter)
+                    if s.version > start_version}
+    latencies = [got[n] - appended[n] for got in received for n in got if n in appended]
+    seconds = (max(appended.values()) - min(appended.values())) / 1000 or 1.0
+    return {"appended": appended, "latencies": latencies, "start": start_version, "last": final[0], "seconds": seconds}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    parser.add_argument("--runs", type=int, default=5, help="page loads for the first-paint figure")
+    parser.add_argument("--clients", type=int, default=20, help="WebSocket clients besides the page")
+    parser.add_argument("--rate", type=float, default=25.0, help="turns ended per second (2-3 events each)")
+    parser.add_argument("--turns", type=int, default=400, help="turns ended while the clients listen")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    chromium = os.environ.get("FIRELANE_CHROMIUM", "/usr/bin/chromium")
+    results: dict[str, object] = {}
+    with tempfile.TemporaryDirectory(prefix="firelane-bench-web-") as tmp, sync_playwright() as playwright:
+        data = Path(tmp) / "data"
+        server = Server(data)
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            results.update(first_paint(browser, server, data, args.runs))
+            setup = json.loads((REPO / "docs/examples/bolt-and-blade-table.json").read_text())
+            for combatant in setup["combatants"]:
+                combatant["policy"] = "human"  # nothing moves but the GM's adjustments
+            setup["seats"].append({"id": "cult", "role": "player", "combatants": ["ash", "mott"]})
+            setup["settings"]["max_rounds"] = 100_000
+            path = Path(tmp) / "fanout.json"
+            path.write_text(json.dumps(setup))
+            seats = create(data, "fanout", "--setup", str(path))
+            wait_started = time.monotonic()
+            while firelane(data, "replay", "fanout", "--state-only").stdout.count("active:") == 0:
+                if time.monotonic() - wait_started > 30:
+                    raise SystemExit("bench_web: the fan-out encounter did not start")
+                time.sleep(0.2)
+            page = browser.new_context(viewport={"width": 1440, "height": 880}).new_page()
+            page.goto(seats["spectator"]["link"])
+            page.wait_for_function("() => window.__table && window.__table.firstPaint", timeout=30_000)
+            profiler = None
+            if os.environ.get("BENCH_WEB_PROFILE"):  # py-spy on the server during the fan-out (a developer's aid)
+                profiler = subprocess.Popen(["py-spy", "record", "-f", "speedscope", "-o", os.environ["BENCH_WEB_PROFILE"],
+                                             "--pid", str(server.process.pid), "--nonblocking"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            out = trio.run(fan_out, server, data, seats, args.clients, args.rate, args.turns)
+            if profiler is not None:
+                profiler.send_signal(2)
+                profiler.wait(timeout=60)
+            page.wait_for_function(f"() => window.__table.conn.lastLine >= {out['last']}", timeout=30_000)
+            arrivals = page.evaluate("() => window.__table.conn.arrivals")
+            page_latencies = [at - out["appended"][n] for n, at in arrivals if n in out["appended"]]
+            lat = out["latencies"]
+            events = len(out["appended"])
+            if len(lat) != args.clients * events or len(page_latencies) != events:
+                raise SystemExit(f"bench_web: {len(lat)} of {args.clients * events} client deliveries, "
+                                 f"{len(page_latencies)} of {events} page deliveries")
+            results.update({
+                f"ws_event_p50_ms_{args.clients}": round(percentile(lat, 0.5), 1),
+                f"ws_event_p99_ms_{args.clients}": round(percentile(lat, 0.99), 1),
+                f"ws_event_max_ms_{args.clients}": round(max(lat), 1),
+                "ws_page_event_p50_ms": round(percentile(page_latencies, 0.5), 1),
+                "ws_page_event_p99_ms": round(percentile(page_latencies, 0.99), 1),
+                "ws_page_event_max_ms": round(max(page_latencies), 1),
+                "ws_page_caught_up": True,
+                "ws_events": events, "ws_turns_per_s": args.rate,
+                "ws_events_per_s": round(events / out["seconds"], 1), "ws_clients": args.clients,
+                "load_average_1m": round(os.getloadavg()[0], 2),
+            })
+        finally:
+            browser.close()
+            server.stop()
+    if args.json:
+        print(json.dumps(results))
+    else:
+        for key, value in results.items():
+            print(f"{key:<32} {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
