@@ -162,3 +162,42 @@ def test_the_documented_example_setup_runs_to_the_end_and_verifies(redis_url: st
     assert "winner:" in run.stdout
     audit = firelane("audit", "corridor", "--verify", "--redis", redis_url)
     assert audit.returncode == 0 and "verified: seed matches its commitment" in audit.stdout
+
+
+def test_options_give_a_command_that_submit_sends_and_prints_with_the_systems_own_events(tmp_path: Path) -> None:
+    """A RonD6 fight played from the terminal: `firelane options --json` lists
+    what the active seat may do; `firelane submit` sends one listed command
+    through that seat and prints the answer, RonD6's own events included."""
+    from firelane.engine.registry import demo_setup
+    import msgspec
+
+    data = tmp_path / "data"
+    setup = msgspec.to_builtins(demo_setup("rond6"))
+    for combatant in setup["combatants"]:
+        combatant["policy"] = "human"
+    path = tmp_path / "rond6.json"
+    path.write_text(json.dumps(setup))
+    engine = subprocess.Popen([sys.executable, "-m", "firelane.frontends.cli", "run", "duel", "--setup", str(path),
+                               "--data-dir", str(data), "--quiet"], env=ENGINE_ENV, cwd=REPO,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            seats = firelane("seats", "duel", "--data-dir", str(data), "--json")
+            if seats.returncode == 0:
+                options = [json.loads(firelane("options", "duel", "--seat", s["seat"], "--data-dir", str(data), "--json").stdout)
+                           for s in json.loads(seats.stdout)["seats"] if s["role"] == "player"]
+                active = [(o, c) for o in options if o and o["combatants"] for c in o["combatants"] if c["its_turn"]]
+                if active:
+                    break
+            assert time.monotonic() < deadline, "no seat ever had a turn"
+            time.sleep(0.2)
+        seat_options, combatant = active[0]
+        listed = [choice["command"] for action in combatant["actions"] for choice in action["choices"]]
+        command = {**listed[0], "command_id": "from-the-terminal"}
+        answer = firelane("submit", "duel", json.dumps(command), "--data-dir", str(data), "--wait", "20")
+        assert answer.returncode == 0, answer.stdout + answer.stderr
+        assert "Traceback" not in answer.stderr and answer.stdout.split()[1].startswith("R6")
+    finally:
+        engine.kill()
+        engine.communicate()

@@ -178,6 +178,18 @@ class TurnOptions(msgspec.Struct, kw_only=True):
     actions: list[ActionOption] = []
 
 
+_field_types: dict[type, dict[str, Any]] = {}
+
+
+def field_types(struct_type: type) -> dict[str, Any]:
+    """A Struct type's fields and their types (looked up once per type: the
+    GM's adjustments are applied on every fold)."""
+    types = _field_types.get(struct_type)
+    if types is None:
+        types = _field_types[struct_type] = {f.name: f.type for f in msgspec.structs.fields(struct_type)}
+    return types
+
+
 def resting_points(batch_command_ids: list[str]) -> set[int]:
     """The versions between commands, from the command id of each log entry in
     order (a batch is a run of entries with one id; an entry without one is a
@@ -690,12 +702,12 @@ class BaseRuleSystem:
         if field == "out_of_fight":
             require(isinstance(value, bool), "out_of_fight must be true or false")
             return value
-        fields = {f: t for f, t in zip(combatant.__struct_fields__, msgspec.structs.fields(combatant))}
+        fields = field_types(type(combatant))
         adjustable = sorted(f for f in combatant.__struct_fields__ if f not in self.gm_fixed_fields)
         require(field in fields and field not in self.gm_fixed_fields,
                 f"{field[:40]!r} is not a field the GM can set; one of: {', '.join(adjustable)}")
         try:
-            converted = msgspec.convert(value, fields[field].type, strict=False)
+            converted = msgspec.convert(value, fields[field], strict=False)
         except msgspec.ValidationError as exc:
             raise Rejected(f"{field}: {exc}") from None
         self.check_gm_change(state, combatant, field, converted)
@@ -988,8 +1000,7 @@ def _on_gm_adjusted(system: BaseRuleSystem, state: EncounterState, event: GMAdju
         elif field == "out_of_fight":
             combatant.out_of_fight = bool(value)
         else:
-            field_type = dict(zip(combatant.__struct_fields__, msgspec.structs.fields(combatant)))[field].type
-            setattr(combatant, field, msgspec.convert(value, field_type, strict=False))
+            setattr(combatant, field, msgspec.convert(value, field_types(type(combatant))[field], strict=False))
 
 
 def _on_gm_ruled(system: BaseRuleSystem, state: EncounterState, event: GMRuled) -> None:

@@ -400,8 +400,11 @@ async def cmd_submit(args: argparse.Namespace) -> int:
     async with _store(args, announce=False) as store:
         event_log = store.event_log(args.campaign)
         stored = await event_log.read(args.encounter)
-        if not stored and await event_log.encounter_meta(args.encounter) is None:
+        meta = await event_log.encounter_meta(args.encounter)
+        if not stored and meta is None:
             raise CliError(f"encounter {args.encounter!r} does not exist in campaign {args.campaign!r}")
+        if meta is not None:
+            get_system(msgspec.json.decode(meta)["system"])  # so the system's own events decode in the answer
         if any(s.type == "EncounterEnded" for s in stored[-3:]):
             raise CliError(f"encounter {args.encounter!r} has ended; it takes no more commands")
         try:
