@@ -25,14 +25,14 @@ It returns None when it has nothing useful left, and the driver ends its turn.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from firelane.engine.core import BaseRuleSystem, TurnOptions, next_command_id
 from firelane.engine.grid import Grid, Square
 from firelane.engine.systems.d100_degrees import actions, options, reactions, rules
 from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState, Weapon
-from firelane.engine.systems.percentile import chance_at_most, occupied_squares, parse_damage, position, step_path
+from firelane.engine.systems.percentile import chance_at_most, occupied_squares, position, step_path
+from firelane.engine.systems.percentile.damage import hit_worth, mean_damage
 from firelane.engine.systems.percentile.probe import as_command
 from firelane.events.options_schemas import AttackOption, Choice
 from firelane.events.schemas import Command
@@ -88,40 +88,12 @@ def evade_chance(target: D100DCombatant, kind: str) -> float:
     return max((options.evasion_chance(target, r) for r in offered), default=0.0)
 
 
-@lru_cache(maxsize=1024)
-def dice_sums(count: int, sides: int) -> tuple[tuple[int, float], ...]:
-    """Every total of ``count`` d``sides`` with its chance (exact)."""
-    sums = {0: 1.0}
-    for _ in range(count):
-        following: dict[int, float] = {}
-        for total, chance in sums.items():
-            for face in range(1, sides + 1):
-                following[total + face] = following.get(total + face, 0.0) + chance / sides
-        sums = following
-    return tuple(sorted(sums.items()))
-
-
-@lru_cache(maxsize=8192)
-def hit_worth(damage: str, flat: int, wounds: int) -> float:
-    """D100D-03: a hit of ``damage`` dice plus ``flat`` (leftover degrees x
-    Multiplier, less armour; never below 0) on a target with ``wounds`` left:
-    the expected share of them it takes, plus `DOWN_BONUS` times the chance
-    it takes them all."""
-    code = parse_damage(damage)
-    worth = 0.0
-    for total, chance in dice_sums(code.count, code.sides):
-        dealt = max(0, total + code.bonus + flat)
-        worth += chance * (min(dealt, wounds) / max(1, wounds) + (DOWN_BONUS if dealt >= wounds else 0.0))
-    return worth
-
-
 def threat(target: D100DCombatant) -> float:
     """How much harm ``target`` does a turn, roughly: its best weapon's mean
     damage times its chance with it (and two shots or blows a turn)."""
     best = 0.0
     for weapon in target.weapons:
-        code = parse_damage(weapon.damage)
-        mean = code.count * (code.sides + 1) / 2 + code.bonus
+        mean = mean_damage(weapon.damage)
         skill = target.ballistic_skill + (5 * weapon.rof if weapon.automatic else 0) if weapon.kind == "ranged" else target.weapon_skill
         best = max(best, mean * min(95, max(5, skill)) / 100 * (1 + min(weapon.rof, 3) / 3 if weapon.kind == "ranged" else 1))
     return max(best, 1.0)
@@ -129,7 +101,7 @@ def threat(target: D100DCombatant) -> float:
 
 def hit_value(state: D100DState, weapon: Weapon, target: D100DCombatant, leftover: int) -> float:
     armour = target.armour if state.settings["armour_reduces_damage"] else 0
-    return threat(target) * hit_worth(weapon.damage, leftover * weapon.multiplier - armour, max(1, target.wounds))
+    return threat(target) * hit_worth(weapon.damage, leftover * weapon.multiplier - armour, target.wounds, DOWN_BONUS)
 
 
 def attack_value(state: D100DState, me: D100DCombatant, option: AttackOption) -> float:
