@@ -55,7 +55,9 @@ def choose(system: BaseRuleSystem, state: D100DState, combatant_id: str) -> Comm
         return None
     if not options.enemies(state, me):
         return None
-    turn = options.turn_options(state, combatant_id)
+    # The options of this decision, but the moves: those only when it comes to moving.
+    turn = TurnOptions(attacks=options.melee_options(state, me) + options.ranged_options(state, me),
+                       actions=options.other_actions(state, me))
     best = _best_attack(state, me, turn)
     if best is not None:
         return as_command(system, best, command_id)
@@ -63,6 +65,7 @@ def choose(system: BaseRuleSystem, state: D100DState, combatant_id: str) -> Comm
         for action in turn.actions:
             if action.action == "D100DClearJam":
                 return as_command(system, action.choices[0].command, command_id)
+    turn.moves = options.move_options(state, me)
     move = _approach(state, me, turn)
     return as_command(system, move, command_id) if move is not None else None
 
@@ -99,12 +102,13 @@ def threat(target: D100DCombatant) -> float:
     return max(best, 1.0)
 
 
-def hit_value(state: D100DState, weapon: Weapon, target: D100DCombatant, leftover: int) -> float:
+def hit_value(state: D100DState, weapon: Weapon, target: D100DCombatant, leftover: int, threats: dict[str, float] | None = None) -> float:
     armour = target.armour if state.settings["armour_reduces_damage"] else 0
-    return threat(target) * hit_worth(weapon.damage, leftover * weapon.multiplier - armour, target.wounds, DOWN_BONUS)
+    harm = threats[target.id] if threats is not None and target.id in threats else threat(target)
+    return harm * hit_worth(weapon.damage, leftover * weapon.multiplier - armour, target.wounds, DOWN_BONUS)
 
 
-def attack_value(state: D100DState, me: D100DCombatant, option: AttackOption) -> float:
+def attack_value(state: D100DState, me: D100DCombatant, option: AttackOption, threats: dict[str, float] | None = None) -> float:
     """Expected worth of a listed attack (see the module doc)."""
     weapon = me.weapon(option.weapon)
     assert weapon is not None and option.target_number is not None
@@ -116,7 +120,7 @@ def attack_value(state: D100DState, me: D100DCombatant, option: AttackOption) ->
     total = 0.0
     for hit, left, chance in outcomes:
         for index in range(hit + 1):
-            total += chance * (1 - evades[index]) * hit_value(state, weapon, targets[index], left)
+            total += chance * (1 - evades[index]) * hit_value(state, weapon, targets[index], left, threats)
     return total
 
 
@@ -150,11 +154,12 @@ def suppressing_value(state: D100DState, me: D100DCombatant, choice: Choice) -> 
 
 def _best_attack(state: D100DState, me: D100DCombatant, turn: TurnOptions) -> dict[str, Any] | None:
     scored: list[tuple[float, int, dict[str, Any]]] = []
+    threats = {c.id: threat(c) for c in options.enemies(state, me)}
     for index, attack in enumerate(turn.attacks):
         if options.ALLY_NOTE in attack.notes:
             continue
         halves = 2 if attack.mode == "all_out_attack" else 1
-        scored.append((attack_value(state, me, attack) / halves, -index, attack.command))
+        scored.append((attack_value(state, me, attack, threats) / halves, -index, attack.command))
     for action in turn.actions:
         if action.action == "D100DSuppressingFire":
             for index, choice in enumerate(action.choices):

@@ -78,7 +78,18 @@ def shot_chance(state: D100DState, target: int, rof: int | None) -> float:
     (for a ranged weapon, when a jam misses) the faces >= 100 - RoF (D100D-08)."""
     if rof is None or not state.settings["jam_misses"]:
         return chance_at_most(target)
+    return _unjammed_hit(target, rof)
+
+
+@lru_cache(maxsize=4096)
+def _unjammed_hit(target: int, rof: int) -> float:
     return d100_chance(lambda face: face <= target and not rules.jams(face, rof))
+
+
+@lru_cache(maxsize=64)
+def jam_chance(rof: int) -> float:
+    """D100D-08: the faces >= 100 - RoF."""
+    return d100_chance(lambda face: rules.jams(face, rof))
 
 
 def evasion_chance(evader: D100DCombatant, reaction: str) -> float:
@@ -254,7 +265,7 @@ def ranged_options(state: D100DState, me: D100DCombatant) -> list[AttackOption]:
                                    actions.automatic_modifiers(weapon, rof, "D100D-07") + actions.pinned_modifiers(state, me))
                 number = sum(t.value for t in terms)
                 chance = shot_chance(state, number, rof)
-                notes = [f"jams on {rules.jam_threshold(rof)}+ ({d100_chance(lambda f: rules.jams(f, rof)):.0%}, D100D-08)"
+                notes = [f"jams on {rules.jam_threshold(rof)}+ ({jam_chance(rof):.0%}, D100D-08)"
                          + (": the jammed shot misses" if state.settings["jam_misses"] else ""),
                          *([ALLY_NOTE] if ally else []), *evasion_notes(target, "ranged", chance),
                          *chain_notes(state, target, extra_links, chain_outcomes(number, rof, jam_misses, formula, len(extra_links)))]

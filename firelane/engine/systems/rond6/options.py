@@ -367,7 +367,9 @@ def other_actions(system: SystemContract, state: RonD6State, me: RonD6Combatant)
         ("R6RecoverStun", "Recover from Stunned", rules.R_DAMAGE, [("recover", R6RecoverStun(command_id="", actor=me.id))]),
         ("R6Escape", "Escape a grapple", rules.R_ESCAPE, [("escape", R6Escape(command_id="", actor=me.id))]),
         ("R6Grapple", "Grapple", rules.R_ESCAPE, [(f"grapple {e.id}", R6Grapple(command_id="", actor=me.id, target=e.id)) for e in enemies(state, me)]),
-        ("R6Charge", "Charge", rules.R_CHARGE, [(f"charge {e.id}", R6Charge(command_id="", actor=me.id, target=e.id)) for e in enemies(state, me)]),
+        ("R6Charge", "Charge", rules.R_CHARGE, [
+            (f"charge {e.id} with {w.name or w.id}", R6Charge(command_id="", actor=me.id, target=e.id, weapon=w.id))
+            for e in enemies(state, me) for w in [*(x for x in me.weapons if x.id in me.readied and x.kind == "melee"), UNARMED]]),
         ("R6Heal", "Treat a Wound (assisted healing)", "R6-43", [
             (f"treat {p.id}", R6Heal(command_id="", actor=me.id, patient=p.id, kind="assisted"))
             for p in [me, *allies(state, me)] if p.wounds > 0]),
