@@ -41,14 +41,16 @@ def frozen_player(system_name: str) -> Callable[[EncounterState, str], Command |
     return play
 
 
-def duel(system_name: str, seed: int, new_side_first: bool) -> float:
-    """One fight: 1 if the new AI's side wins, 0 if it loses, 0.5 without a winner."""
+def duel(system_name: str, seed: int, new_side_first: bool, *, mirror: bool = False) -> float:
+    """One fight: 1 if the new AI's side wins, 0 if it loses, 0.5 without a winner.
+    ``mirror``: the frozen AI on both sides (the same seeds and sides): how far
+    from 50 % the seeds alone put the score."""
     system = get_system(system_name)
     setup = demo_setup(system_name)
     sides = list(dict.fromkeys(c.side for c in setup.combatants))
     new_side = sides[0] if new_side_first else sides[1]
     setup = msgspec.structs.replace(setup, combatants=[
-        c if c.side == new_side else msgspec.structs.replace(c, policy="human") for c in setup.combatants])
+        c if c.side == new_side and not mirror else msgspec.structs.replace(c, policy="human") for c in setup.combatants])
     state = None
     for _command, _events, state in run_headless(system, setup, f"duel-{seed}".encode().ljust(32, b"."),
                                                  people=frozen_player(system_name)):
@@ -59,11 +61,11 @@ def duel(system_name: str, seed: int, new_side_first: bool) -> float:
     return 1.0 if state.winner == new_side else 0.0
 
 
-def win_rate(system_name: str, seeds: int) -> tuple[float, dict[str, int]]:
+def win_rate(system_name: str, seeds: int, *, mirror: bool = False) -> tuple[float, dict[str, int]]:
     tally = {"won": 0, "lost": 0, "drawn": 0}
     score = 0.0
     for seed in range(seeds):
-        result = duel(system_name, seed, new_side_first=seed % 2 == 0)
+        result = duel(system_name, seed, new_side_first=seed % 2 == 0, mirror=mirror)
         score += result
         tally["won" if result == 1 else "lost" if result == 0 else "drawn"] += 1
     return score / seeds, tally
@@ -73,11 +75,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--system", action="append", choices=sorted(FROZEN), help="rule system (repeatable; default: all three)")
     parser.add_argument("--seeds", type=int, default=200)
+    parser.add_argument("--mirror", action="store_true", help="the old AI on both sides: the seeds' own bias")
     args = parser.parse_args(argv)
     for name in args.system or sorted(FROZEN):
         started = time.process_time()
-        rate, tally = win_rate(name, args.seeds)
-        print(f"{name}: new AI scores {rate:.1%} over {args.seeds} seeds "
+        rate, tally = win_rate(name, args.seeds, mirror=args.mirror)
+        who = "old AI (mirror) on the new AI's side" if args.mirror else "new AI"
+        print(f"{name}: {who} scores {rate:.1%} over {args.seeds} seeds "
               f"(won {tally['won']}, lost {tally['lost']}, no winner {tally['drawn']}; {time.process_time() - started:.0f} s CPU)")
     return 0
 

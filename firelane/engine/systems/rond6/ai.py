@@ -93,6 +93,8 @@ LEVEL_WORTH = (0.0, 1.0, 2.0, 3.5, 4.5, 5.0)
 STUN_WORTH = 0.25  # Stunned: -1D to its next actions (R6-19/22)
 
 
+# At most this many attacks are weighed for one round (each further one is -1D to all, R6-05).
+MAX_ATTACKS_DECLARED = 3
 # A grenade is worth its one use only when it catches at least this many enemies.
 AREA_MIN_ENEMIES = 2
 
@@ -327,7 +329,9 @@ def plan_count(system: SystemContract, state: RonD6State, me: RonD6Combatant) ->
     elif hindrances == 0 and advance_to_throw(system, state, me) is not None:
         count = 1  # a full move into throwing range
     elif in_reach_after_prep(system, state, me):
-        count = prep + 1  # with nothing to prepare: alone in the round, the big options
+        # With nothing to prepare: one attack alone in the round (the big options)
+        # or several at the multiple-action penalty, whichever the listed attacks say is worth more.
+        count = prep + 1 if prep else attacks_to_declare(system, state, me, limit)
     elif me.tactic == "hold":
         count = prep + 1
     elif prep == 0 and charge_target(system, state, me) is not None:
@@ -335,6 +339,20 @@ def plan_count(system: SystemContract, state: RonD6State, me: RonD6Combatant) ->
     else:
         count = prep + 2  # get ready, move, then attack
     return max(1, min(count, limit))
+
+
+def attacks_to_declare(system: SystemContract, state: RonD6State, me: RonD6Combatant, limit: int) -> int:
+    """R6-05: how many attacks to declare when an enemy is in reach now: the
+    count whose attacks are worth most in all (each at -1D per further action,
+    the best listed attack as the state would be with that count declared)."""
+    best = (0.0, 1)
+    for count in range(1, min(limit, MAX_ATTACKS_DECLARED) + 1):
+        declared = msgspec.structs.replace(me, declared_actions=count)
+        trial = msgspec.structs.replace(state, combatants={**state.combatants, me.id: declared})
+        worth = best_attack_worth(system, trial, declared)
+        if count * worth > best[0] + 1e-9:
+            best = (count * worth, count)
+    return best[1]
 
 
 def in_reach_after_prep(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> bool:
@@ -551,9 +569,19 @@ def _worth_over(dice: int, pips: int, complication_rule: str, resistance: int, w
 
 
 def attack_worth(system: SystemContract, state: RonD6State, option: AttackOption) -> float:
+    """The option's chance to hit (against the Active Defense the target's AI
+    would claim, R6-16, when it may claim one) times what the hit is worth."""
     command = _as_command(system, option.command, "")
-    plan = actions.check_attack(system, state, command.actor, command)  # type: ignore[arg-type]
-    return option.hit_chance * damage_worth(system, state, plan["strikes"][0])
+    strike = actions.check_attack(system, state, command.actor, command)["strikes"][0]  # type: ignore[arg-type]
+    chance = option.hit_chance
+    target = state.combatants[strike["target"]]
+    offered = reactions.defense_options(system, state, target, strike["attack_kind"])
+    if offered and best_defense(system, state, target, offered, strike["attack_kind"]) is not None:
+        rolled = listing.strike_roll(system, state, strike)
+        opposed = listing.active_defense_chance(system, state, strike, rolled[3]) if rolled is not None and rolled[2]["kind"] == "passive" else None
+        if opposed is not None:
+            chance = opposed[1]
+    return chance * damage_worth(system, state, strike)
 
 
 def _may_fit(weapon: Weapon, option: str) -> bool:
@@ -574,6 +602,14 @@ def _may_fit(weapon: Weapon, option: str) -> bool:
 
 def best_attack(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> dict[str, Any] | None:
     """The listed attack on an enemy worth most (see the module doc), or None."""
+    return _best_attack(system, state, me)[1]
+
+
+def best_attack_worth(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> float:
+    return _best_attack(system, state, me)[0]
+
+
+def _best_attack(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> tuple[float, dict[str, Any] | None]:
     best: tuple[float, int, dict[str, Any]] | None = None
     in_reach: dict[tuple[str, str, bool], bool] = {}
     for index, candidate in enumerate(listing.attack_candidates(system, state, me)):
@@ -591,7 +627,7 @@ def best_attack(system: SystemContract, state: RonD6State, me: RonD6Combatant) -
         worth = attack_worth(system, state, option)
         if worth > 0 and (best is None or (worth, -index) > (best[0], best[1])):
             best = (worth, -index, option.command)
-    return best[2] if best is not None else None
+    return (best[0], best[2]) if best is not None else (0.0, None)
 
 
 def listed_move(system: SystemContract, state: RonD6State, me: RonD6Combatant, path: list[tuple[int, int]], pace: str,

@@ -134,8 +134,10 @@ def legal(system: SystemContract, state: RonD6State, actor: str, command: Comman
 # ---------------------------------------------------------------- attacks and their odds
 
 
-def strike_odds(system: SystemContract, state: RonD6State, strike: dict[str, Any]) -> tuple[list[Modifier], int, float, list[str]] | None:
-    """The terms, number to reach, exact chance and notes of one strike as the engine would roll it now."""
+def strike_roll(system: SystemContract, state: RonD6State, strike: dict[str, Any]) -> tuple[Roll, int, dict[str, Any], odds.Distribution] | None:
+    """The attack roll of one strike as the engine would make it now (its code
+    and terms, on dice that count for nothing), the defense it must reach, how
+    that defense is made, and the exact distribution of the attack's total."""
     attacker = state.combatants[strike["attacker"]]
     target = state.combatants[strike["target"]]
     terms = combat.strike_terms(system, state, attacker, target, strike)
@@ -143,24 +145,42 @@ def strike_odds(system: SystemContract, state: RonD6State, strike: dict[str, Any
         return None
     _weapon, band, flat = terms
     defense, info = combat.defense_value(system, state, attacker, target, strike["attack_kind"], band)
-    dice_mods = dice_mods_from(strike["attack_dice"])
     roll = roll_test(_Twos(), state.settings, attacker, strike["skill"], purpose="preview", rule=strike["rule"],
-                     target=defense, action_penalty=system.penalty_dice(attacker), dice_mods=dice_mods, flat=flat)
-    attack = distribution_of(state, attacker, roll)
+                     target=defense, action_penalty=system.penalty_dice(attacker), dice_mods=dice_mods_from(strike["attack_dice"]), flat=flat)
+    return roll, defense, info, distribution_of(state, attacker, roll)
+
+
+def strike_odds(system: SystemContract, state: RonD6State, strike: dict[str, Any]) -> tuple[list[Modifier], int, float, list[str]] | None:
+    """The terms, number to reach, exact chance and notes of one strike as the engine would roll it now."""
+    rolled = strike_roll(system, state, strike)
+    if rolled is None:
+        return None
+    roll, defense, info, attack = rolled
+    target = state.combatants[strike["target"]]
     chance = odds.chance_at_least(attack, defense)
     shown = [Modifier(source=f"{strike['skill']} {roll.details['base_code']} [dice]", rule=strike["rule"],
                       value=DieCode.parse(str(roll.details["base_code"])).dice)]
     shown += [Modifier(source=f"{m['source']} [dice]", rule=m["rule"], value=int(m["dice"])) for m in roll.details["dice_modifiers"]]
     shown += list(roll.modifiers)
     notes = [f"rolls {roll.details['code']} with the Wild Die against {info['kind']} defense {defense}", odds.TRUNCATION_NOTE]
-    offered = reactions.defense_options(system, state, target, strike["attack_kind"])
-    if offered and info["kind"] == "passive":
-        defense_roll = roll_test(_Twos(), state.settings, target, DEFENSE_REACTIONS[offered[0]], purpose="preview",
-                                 rule=rules.R_ACTIVE, action_penalty=max(0, target.declared_actions - 1) if target.declared_actions else
-                                 max(0, reactions.declare_count(system, state, target, {}) - 1))
-        opposed = odds.opposed_chance(attack, distribution_of(state, target, defense_roll))
-        notes.append(f"{target.id} may defend actively ({offered[0]}, R6-16): the attack then hits with {opposed:.4f}")
+    opposed = active_defense_chance(system, state, strike, attack) if info["kind"] == "passive" else None
+    if opposed is not None:
+        notes.append(f"{target.id} may defend actively ({opposed[0]}, R6-16): the attack then hits with {opposed[1]:.4f}")
     return shown, defense, chance, notes
+
+
+def active_defense_chance(system: SystemContract, state: RonD6State, strike: dict[str, Any],
+                          attack: odds.Distribution) -> tuple[str, float] | None:
+    """R6-16: (the target's first Active Defense, the chance ``attack`` still hits
+    against its rolled total), or None when the target cannot defend actively."""
+    target = state.combatants[strike["target"]]
+    offered = reactions.defense_options(system, state, target, strike["attack_kind"])
+    if not offered:
+        return None
+    defense_roll = roll_test(_Twos(), state.settings, target, DEFENSE_REACTIONS[offered[0]], purpose="preview",
+                             rule=rules.R_ACTIVE, action_penalty=max(0, target.declared_actions - 1) if target.declared_actions else
+                             max(0, reactions.declare_count(system, state, target, {}) - 1))
+    return offered[0], odds.opposed_chance(attack, distribution_of(state, target, defense_roll))
 
 
 def attack_candidates(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> list[R6Attack]:
