@@ -94,7 +94,7 @@ STUN_WORTH = 0.25  # Stunned: -1D to its next actions (R6-19/22)
 
 
 # At most this many attacks are weighed for one round (each further one is -1D to all, R6-05).
-MAX_ATTACKS_DECLARED = 3
+MAX_ATTACKS_DECLARED = 2
 # A grenade is worth its one use only when it catches at least this many enemies.
 AREA_MIN_ENEMIES = 2
 
@@ -568,11 +568,14 @@ def _worth_over(dice: int, pips: int, complication_rule: str, resistance: int, w
     return worth
 
 
-def attack_worth(system: SystemContract, state: RonD6State, option: AttackOption) -> float:
+def attack_worth(system: SystemContract, state: RonD6State, option: AttackOption, plan: dict[str, Any] | None = None) -> float:
     """The option's chance to hit (against the Active Defense the target's AI
-    would claim, R6-16, when it may claim one) times what the hit is worth."""
-    command = _as_command(system, option.command, "")
-    strike = actions.check_attack(system, state, command.actor, command)["strikes"][0]  # type: ignore[arg-type]
+    would claim, R6-16, when it may claim one) times what the hit is worth
+    (``plan``: the engine's plan of the attack, when the caller has it)."""
+    if plan is None:
+        command = _as_command(system, option.command, "")
+        plan = actions.check_attack(system, state, command.actor, command)  # type: ignore[arg-type]
+    strike = plan["strikes"][0]
     chance = option.hit_chance
     target = state.combatants[strike["target"]]
     offered = reactions.defense_options(system, state, target, strike["attack_kind"])
@@ -621,10 +624,11 @@ def _best_attack(system: SystemContract, state: RonD6State, me: RonD6Combatant) 
             in_reach[key] = actions.reach_problem(system, state, me, state.combatants[candidate.target], weapon, lunge=key[2])[0] is None
         if not in_reach[key]:
             continue
-        option = listing.attack_option(system, state, candidate)
-        if option is None:
+        planned = listing.planned_attack_option(system, state, candidate)
+        if planned is None:
             continue
-        worth = attack_worth(system, state, option)
+        option, plan = planned
+        worth = attack_worth(system, state, option, plan)
         if worth > 0 and (best is None or (worth, -index) > (best[0], best[1])):
             best = (worth, -index, option.command)
     return (best[0], best[2]) if best is not None else (0.0, None)

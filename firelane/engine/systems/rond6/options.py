@@ -241,9 +241,17 @@ def coordinated_teams(system: SystemContract, state: RonD6State, me: RonD6Combat
 
 
 def attack_option(system: SystemContract, state: RonD6State, command: R6Attack) -> AttackOption | None:
-    if not legal(system, state, command.actor, command):
+    planned = planned_attack_option(system, state, command)
+    return planned[0] if planned is not None else None
+
+
+def planned_attack_option(system: SystemContract, state: RonD6State, command: R6Attack) -> tuple[AttackOption, dict[str, Any]] | None:
+    """The attack as an option, with the engine's plan of it (its strikes), or None when it is refused."""
+    try:
+        # What `check_command` runs for an attack on the attacker's turn: the plan, checked in full.
+        plan = actions.check_attack(system, state, command.actor, command)
+    except Rejected:
         return None
-    plan = actions.check_attack(system, state, command.actor, command)
     preview = strike_odds(system, state, plan["strikes"][0])
     if preview is None:
         return None
@@ -260,7 +268,7 @@ def attack_option(system: SystemContract, state: RonD6State, command: R6Attack) 
     if plan["spend"][0][1] == "full":
         notes.append("a Full Action: the round's only action (R6-07)")
     return AttackOption(target=command.target, weapon=command.weapon, mode=mode, modifiers=terms, target_number=defense,
-                        hit_chance=chance, notes=notes, rule=plan["rule"], command=command_json(command))
+                        hit_chance=chance, notes=notes, rule=plan["rule"], command=command_json(command)), plan
 
 
 # ---------------------------------------------------------------- the turn
