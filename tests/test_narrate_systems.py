@@ -59,3 +59,14 @@ def test_rond6_wound_sentence_for_fixed_numbers() -> None:
     line = Narrator(colour=False).line(9, event, state)
     name = state.combatants[target].name
     assert f"{name}: damage 30 against Damage Resistance 18: Stunned and 2 Wounds: now Incapacitated (3 Wounds, R6-21)" in line
+
+
+@pytest.mark.parametrize(("system_name", "needle"), [("d100-degrees", "jammed: roll"), ("d100-zones", "is dying and loses"),
+                                                    ("rond6", "rounds from the")])
+def test_frequent_state_adjustments_read_as_sentences(system_name: str, needle: str) -> None:
+    """Jams (D100D-08), bleeding out (d100-zones house default) and ammunition spent (RonD6) as sentences with their rule."""
+    lines = [line for seed in (b"a" * 32, b"b" * 32, b"c" * 32) for event, line in narrated(system_name, seed)
+             if type(event).__name__ == "StateAdjusted" and needle in line]
+    assert lines
+    for line in lines:
+        assert " — " not in line and line.rstrip().endswith(")"), line  # no field dump; the rule last

@@ -251,7 +251,37 @@ def _r6_healed(n: Any, e: Any, s: EncounterState) -> str:
     return f"{by} ({e.kind} healing): {result}{extra} ({e.rule}){_roll_text(n, e.roll)}"
 
 
+def _d100d_adjusted(n: Any, e: Any, s: EncounterState) -> str | None:
+    if set(e.changes) != {"jammed"} or "jammed:" not in e.reason:
+        return None
+    who = n.name(s, e.combatant)
+    if not e.changes["jammed"]:
+        return None
+    return n.paint(f"{who}'s {e.reason.replace('_', ' ')} ({e.rule})", "yellow")
+
+
+def _d100z_adjusted(n: Any, e: Any, s: EncounterState) -> str | None:
+    if set(e.changes) != {"hp"} or not e.reason.startswith("dying"):
+        return None
+    return n.paint(f"  {n.name(s, e.combatant)} is dying and {e.reason.removeprefix('dying: ')}: {e.changes['hp']} HP ({e.rule})", "dim")
+
+
+def _r6_adjusted(n: Any, e: Any, s: EncounterState) -> str | None:
+    if set(e.changes) != {"ammo"} or not e.reason.startswith("fired "):
+        return None
+    combatant = s.combatants.get(e.combatant)
+    names = {w.id: (w.name or w.id) for w in getattr(combatant, "weapons", [])}
+    left = ", ".join(f"{names.get(w, w)} {rounds}" for w, rounds in e.changes["ammo"].items())
+    fired = e.reason.removeprefix("fired ")
+    for weapon_id, name in names.items():
+        fired = fired.replace(f" from {weapon_id}", f" rounds from the {name}")
+    return n.paint(f"  {n.name(s, e.combatant)} fires {fired} (rounds left: {left}) ({e.rule})", "dim")
+
+
 SYSTEM_SENTENCES: dict[tuple[str, str], OptionalSentence] = {
+    ("d100-degrees", "StateAdjusted"): _d100d_adjusted,
+    ("d100-zones", "StateAdjusted"): _d100z_adjusted,
+    ("rond6", "StateAdjusted"): _r6_adjusted,
     ("d100-degrees", "ActionTaken"): _d100d_action,
     ("d100-zones", "ActionTaken"): _d100z_action,
     ("rond6", "ActionTaken"): _r6_action,
