@@ -8,7 +8,8 @@ A fight is won by the side the engine names winner; a fight without one
 (the round limit) counts half to each.
 
 Run: ``.venv/bin/python -m tests.systems.ai_duel --system d100-degrees --seeds 200``
-(tests/systems/test_ai_duel.py runs a few seeds of it in the suite).
+(tests/systems/test_ai_duel.py runs a few seeds of it in the suite); ``--mirror``
+plays the old AI on both sides (the seeds' own bias), ``--cost`` times both AIs.
 """
 
 from __future__ import annotations
@@ -71,13 +72,44 @@ def win_rate(system_name: str, seeds: int, *, mirror: bool = False) -> tuple[flo
     return score / seeds, tally
 
 
+def cpu_per_command(system_name: str, seeds: int = 20, repeats: int = 3) -> tuple[float, float, int]:
+    """CPU milliseconds per AI command, old AI and new, over the same states
+    (every state of the demo fights of ``seeds`` seeds, every awaited
+    combatant): the best of ``repeats`` timings each."""
+    system = get_system(system_name)
+    old = frozen_player(system_name)
+    calls = []
+    for seed in range(seeds):
+        for _command, _events, state in run_headless(system, demo_setup(system_name), f"cost-{seed}".encode().ljust(32, b".")):
+            if state.ended:
+                break
+            copy = msgspec.msgpack.decode(msgspec.msgpack.encode(state), type=type(state))
+            calls += [(copy, cid) for cid in system.awaiting(copy).combatants]
+
+    def timed(choose: Callable[[EncounterState, str], object]) -> float:
+        best = float("inf")
+        for _ in range(repeats):
+            started = time.process_time()
+            for state, cid in calls:
+                choose(state, cid)
+            best = min(best, time.process_time() - started)
+        return best / len(calls) * 1000
+
+    return timed(old), timed(system.choose_command), len(calls)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--system", action="append", choices=sorted(FROZEN), help="rule system (repeatable; default: all three)")
     parser.add_argument("--seeds", type=int, default=200)
     parser.add_argument("--mirror", action="store_true", help="the old AI on both sides: the seeds' own bias")
+    parser.add_argument("--cost", action="store_true", help="CPU per AI command, old and new, instead of the duel")
     args = parser.parse_args(argv)
     for name in args.system or sorted(FROZEN):
+        if args.cost:
+            old_ms, new_ms, count = cpu_per_command(name)
+            print(f"{name}: {count} AI commands: old AI {old_ms:.3f} ms, new AI {new_ms:.3f} ms CPU each, ratio {new_ms / old_ms:.1f}")
+            continue
         started = time.process_time()
         rate, tally = win_rate(name, args.seeds, mirror=args.mirror)
         who = "old AI (mirror) on the new AI's side" if args.mirror else "new AI"

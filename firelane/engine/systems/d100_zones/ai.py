@@ -31,7 +31,6 @@ It returns None when it has nothing useful left, and the driver ends its turn.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from firelane.engine.core import BaseRuleSystem, Rejected, next_command_id
@@ -39,7 +38,7 @@ from firelane.engine.grid import Grid, Square, distance
 from firelane.engine.routes import route
 from firelane.engine.systems.d100_zones import actions, options, rules
 from firelane.engine.systems.d100_zones.state import MELEE, RANGED, UNARMED, D100ZCombatant, D100ZState, ZWeapon
-from firelane.engine.systems.percentile import d100_chance, occupied_squares, step_path
+from firelane.engine.systems.percentile import occupied_squares, step_path
 from firelane.engine.systems.percentile.damage import hit_worth, mean_damage
 from firelane.engine.systems.percentile.probe import as_command
 from firelane.events.options_schemas import AttackOption
@@ -119,17 +118,11 @@ def damage_bonus(state: D100ZState, attacker: D100ZCombatant, weapon: ZWeapon) -
     return bonus
 
 
-@lru_cache(maxsize=1024)
-def critical_chance(attack_target: int) -> float:
-    """D100Z-04: the faces 01-10 that are a critical at this target."""
-    return d100_chance(lambda face: rules.attack_outcome(face, attack_target) == "critical")
-
-
 def landing_worth(state: D100ZState, attacker: D100ZCombatant, target: D100ZCombatant, weapon: ZWeapon,
                   attack_target: int, landing: float) -> float:
     """An attack at ``attack_target`` that lands with ``landing``: a critical
     (01-10, no dodge) doubles the damage, the rest of ``landing`` is plain hits."""
-    critical = critical_chance(attack_target)
+    critical = options.outcome_chance(attack_target, "critical")
     flat = damage_bonus(state, attacker, weapon)
     plain = hit_worth(weapon.damage, flat, target.hp, DOWN_BONUS, 1, target.dr)
     doubled = hit_worth(weapon.damage, flat, target.hp, DOWN_BONUS, 2, target.dr)

@@ -52,9 +52,15 @@ def dodge_chance(dodge_target: int) -> float:
 def landing_chance(attack_target: int, dodge_target: int) -> float:
     """D100Z-04/05, counted over the faces: a critical lands, 90+ misses, a plain
     hit lands when the dodge fails."""
-    critical = d100_chance(lambda face: rules.attack_outcome(face, attack_target) == "critical")
-    plain = d100_chance(lambda face: rules.attack_outcome(face, attack_target) == "hit")
+    critical = outcome_chance(attack_target, "critical")
+    plain = outcome_chance(attack_target, "hit")
     return critical + plain * (1 - dodge_chance(dodge_target))
+
+
+@lru_cache(maxsize=4096)
+def outcome_chance(attack_target: int, outcome: str) -> float:
+    """D100Z-04: the chance an attack at ``attack_target`` comes out ``outcome`` ("critical", "hit", "miss", "fumble")."""
+    return d100_chance(lambda face: rules.attack_outcome(face, attack_target) == outcome)
 
 
 def close_weapons(state: D100ZState, me: D100ZCombatant) -> list[ZWeapon]:
@@ -90,8 +96,7 @@ def attack_terms(
 
 def attack_notes(terms: list[Modifier], dodge: list[Modifier], target: D100ZCombatant) -> list[str]:
     number = sum(t.value for t in terms)
-    critical = d100_chance(lambda face: rules.attack_outcome(face, number) == "critical")
-    fumble = d100_chance(lambda face: rules.attack_outcome(face, number) == "fumble")
+    critical, fumble = outcome_chance(number, "critical"), outcome_chance(number, "fumble")
     return [
         f"critical {critical:.0%} (01-10: lands, double damage, no dodge, D100Z-04)",
         f"90+ {fumble:.0%}: misses with a complication the GM decides (D100Z-04)",
