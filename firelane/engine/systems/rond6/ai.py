@@ -93,8 +93,9 @@ LEVEL_WORTH = (0.0, 1.0, 2.0, 3.5, 4.5, 5.0)
 STUN_WORTH = 0.25  # Stunned: -1D to its next actions (R6-19/22)
 
 
-# At most this many attacks are weighed for one round (each further one is -1D to all, R6-05).
+# Two attacks are weighed against one for a round (each further one is -1D to all, R6-05).
 MAX_ATTACKS_DECLARED = 2
+RECHECKED = 3
 # A grenade is worth its one use only when it catches at least this many enemies.
 AREA_MIN_ENEMIES = 2
 
@@ -342,17 +343,23 @@ def plan_count(system: SystemContract, state: RonD6State, me: RonD6Combatant) ->
 
 
 def attacks_to_declare(system: SystemContract, state: RonD6State, me: RonD6Combatant, limit: int) -> int:
-    """R6-05: how many attacks to declare when an enemy is in reach now: the
-    count whose attacks are worth most in all (each at -1D per further action,
-    the best listed attack as the state would be with that count declared)."""
-    best = (0.0, 1)
-    for count in range(1, min(limit, MAX_ATTACKS_DECLARED) + 1):
-        declared = msgspec.structs.replace(me, declared_actions=count)
-        trial = msgspec.structs.replace(state, combatants={**state.combatants, me.id: declared})
-        worth = best_attack_worth(system, trial, declared)
-        if count * worth > best[0] + 1e-9:
-            best = (count * worth, count)
-    return best[1]
+    """R6-05: how many attacks to declare when an enemy is in reach now: one
+    (the big options alone in the round) or two at -1D each, whichever the
+    listed attacks say is worth more in all (each as the state would be with
+    that count declared). Two attacks are weighed with the `RECHECKED` attacks
+    worth most alone that are not Full Actions: a penalty die lowers every
+    chance alike, so the best of them stays near the top."""
+    if limit < MAX_ATTACKS_DECLARED:
+        return 1
+    alone = msgspec.structs.replace(me, declared_actions=1)
+    worth, _command, as_actions = _best_attack(system, msgspec.structs.replace(state, combatants={**state.combatants, me.id: alone}), alone)
+    # A penalty die only lowers an attack's chance: two attacks are worth at most twice the best that is not a Full Action.
+    if not as_actions or MAX_ATTACKS_DECLARED * as_actions[0][0] <= worth + 1e-9:
+        return 1
+    two = msgspec.structs.replace(me, declared_actions=MAX_ATTACKS_DECLARED)
+    among = [candidate for _worth, candidate in as_actions[:RECHECKED]]
+    worth_two = _best_attack(system, msgspec.structs.replace(state, combatants={**state.combatants, me.id: two}), two, among)[0]
+    return MAX_ATTACKS_DECLARED if MAX_ATTACKS_DECLARED * worth_two > worth + 1e-9 else 1
 
 
 def in_reach_after_prep(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> bool:
@@ -519,24 +526,20 @@ def _as_command(system: SystemContract, body: dict[str, Any], command_id: str) -
 
 
 class _Listed:
-    """The options of one decision, each part built once when first asked for."""
+    """The options of one decision, each kind of action built once when first asked for."""
 
     def __init__(self, system: SystemContract, state: RonD6State, me: RonD6Combatant) -> None:
         self.system, self.state, self.me = system, state, me
-        self._actions: list[ActionOption] | None = None
-
-    def actions(self) -> list[ActionOption]:
-        if self._actions is None:
-            self._actions = listing.other_actions(self.system, self.state, self.me)
-        return self._actions
+        self._actions: dict[str, list[ActionOption]] = {}
 
     def choice(self, action: str, **fields: Any) -> dict[str, Any] | None:
         """The listed choice of ``action`` whose command has these fields."""
-        for option in self.actions():
-            if option.action == action:
-                for choice in option.choices:
-                    if all(choice.command.get(k) == v for k, v in fields.items()):
-                        return choice.command
+        if action not in self._actions:
+            self._actions[action] = listing.other_actions(self.system, self.state, self.me, frozenset({action}))
+        for option in self._actions[action]:
+            for choice in option.choices:
+                if all(choice.command.get(k) == v for k, v in fields.items()):
+                    return choice.command
         return None
 
 
@@ -587,9 +590,15 @@ def attack_worth(system: SystemContract, state: RonD6State, option: AttackOption
     return chance * damage_worth(system, state, strike)
 
 
-def _may_fit(weapon: Weapon, option: str) -> bool:
-    """Whether the weapon has the attack option at all (R6-24/26/31/33/39): a
-    quick sieve before the option builder checks the attack in full."""
+FULL_ACTION_OPTIONS = ("all_out", "full_auto", "sweep")
+
+
+def _may_fit(weapon: Weapon, option: str, declared: int = 1) -> bool:
+    """Whether the weapon has the attack option at all (R6-24/26/31/33/39), and
+    a Full Action one only alone in the round (R6-07): a quick sieve before the
+    option builder checks the attack in full."""
+    if option in FULL_ACTION_OPTIONS and declared > 1:
+        return False
     if option == "all_out":
         return weapon.kind in ("melee", "unarmed")
     if option == "full_auto":
@@ -608,16 +617,17 @@ def best_attack(system: SystemContract, state: RonD6State, me: RonD6Combatant) -
     return _best_attack(system, state, me)[1]
 
 
-def best_attack_worth(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> float:
-    return _best_attack(system, state, me)[0]
-
-
-def _best_attack(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> tuple[float, dict[str, Any] | None]:
+def _best_attack(system: SystemContract, state: RonD6State, me: RonD6Combatant,
+                 among: list[R6Attack] | None = None) -> tuple[float, dict[str, Any] | None, list[tuple[float, R6Attack]]]:
+    """(the best worth, its command, the attacks that are not Full Actions with
+    their worth, best first); ``among``: weigh only these listed candidates."""
     best: tuple[float, int, dict[str, Any]] | None = None
+    as_actions: list[tuple[float, R6Attack]] = []
     in_reach: dict[tuple[str, str, bool], bool] = {}
-    for index, candidate in enumerate(listing.attack_candidates(system, state, me)):
+    candidates = among if among is not None else listing.attack_candidates(system, state, me)
+    for index, candidate in enumerate(candidates):
         weapon = system.weapon(me, candidate.weapon)
-        if candidate.called_shot or is_area_weapon(weapon) or not _may_fit(weapon, candidate.option):
+        if candidate.called_shot or is_area_weapon(weapon) or not _may_fit(weapon, candidate.option, me.declared_actions):
             continue
         key = (candidate.target, weapon.id, candidate.option == "lunge")
         if key not in in_reach:
@@ -629,9 +639,12 @@ def _best_attack(system: SystemContract, state: RonD6State, me: RonD6Combatant) 
             continue
         option, plan = planned
         worth = attack_worth(system, state, option, plan)
+        if plan["spend"][0][1] != "full":
+            as_actions.append((worth, candidate))
         if worth > 0 and (best is None or (worth, -index) > (best[0], best[1])):
             best = (worth, -index, option.command)
-    return (best[0], best[2]) if best is not None else (0.0, None)
+    as_actions.sort(key=lambda item: -item[0])
+    return (best[0], best[2], as_actions) if best is not None else (0.0, None, as_actions)
 
 
 def listed_move(system: SystemContract, state: RonD6State, me: RonD6Combatant, path: list[tuple[int, int]], pace: str,

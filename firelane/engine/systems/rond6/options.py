@@ -382,7 +382,9 @@ def move_option(system: SystemContract, state: RonD6State, me: RonD6Combatant, s
                       command=command_json(R6Move(command_id="", actor=me.id, to=square, mode=mode, pace=pace)))
 
 
-def other_actions(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> list[ActionOption]:
+def other_actions(system: SystemContract, state: RonD6State, me: RonD6Combatant,
+                  only: frozenset[str] | None = None) -> list[ActionOption]:
+    """Every other action with its legal choices (``only``: just these command types)."""
     groups: list[tuple[str, str, str, list[tuple[str, Command]]]] = [
         ("R6Wait", "Wait (interrupt a later action)", rules.R_WAIT, [("wait", R6Wait(command_id="", actor=me.id))]),
         ("R6Defend", "Active Defense", rules.R_ACTIVE, [
@@ -407,6 +409,8 @@ def other_actions(system: SystemContract, state: RonD6State, me: RonD6Combatant)
     ]
     found = []
     for action, label, rule, candidates in groups:
+        if only is not None and action not in only:
+            continue
         choices = []
         for text, command in candidates:
             spec = actions.SPECS.get(type(command))
