@@ -92,3 +92,22 @@ def test_d100d_04_sampled_unlisted_chains_are_refused() -> None:
         assert command_json(command) not in listed
         with pytest.raises(Rejected):
             SYSTEM.decide(copy.deepcopy(state), command, FirstFace(1))
+
+
+def test_d100d_09_suppressing_fire_is_listed_at_each_rof_with_the_exact_chance() -> None:
+    """D100D-09: a Hard Ballistic Skill test at +5 x the chosen RoF; the listed chance counts the d100 faces (jams miss)."""
+    from firelane.events.d100_degrees_schemas import D100DSuppressingFireResolved
+
+    state = _crowd()
+    [suppress] = [a for a in next(c for c in SYSTEM.options(state, ENGINE_SEAT).combatants if c.combatant == "a1").actions
+                  if a.action == "D100DSuppressingFire"]
+    assert {(c.square, c.command["rof"]) for c in suppress.choices} == {
+        (sq, rof) for sq in ((6, 5), (7, 5), (8, 5), (15, 9)) for rof in (1, 2, 3)}
+    for choice in suppress.choices:
+        if choice.square != (7, 5):
+            continue
+        wins = 0
+        for face in range(1, 101):
+            events = SYSTEM.decide(copy.deepcopy(state), as_command(SYSTEM, choice.command), FirstFace(face))
+            wins += next(e for e in events if isinstance(e, D100DSuppressingFireResolved)).roll.success
+        assert choice.hit_chance == wins / 100

@@ -15,8 +15,11 @@ accepted by `decide`; its numbers are the engine's:
   target number and the exact chance that the attack hits: the d100 faces at or
   under the target, less those that jam the weapon when a jam misses (D100D-08);
   the target's Evasion chance is in the notes;
-* actions: Suppressing Fire at each enemy's square (who the killzone catches,
-  the chance of the Ballistic Skill test), Clear Jam for each jammed weapon;
+* actions: Suppressing Fire at each enemy's square at each RoF (who the
+  killzone catches, the chance of the Ballistic Skill test), Clear Jam for
+  each jammed weapon. The engine takes Suppressing Fire toward any square but
+  the shooter's own (the 30 degree arc points at it): a frontend aims between
+  enemies by sending a listed command with another ``toward``;
 * an Evasion window: dodge and parry, each with its exact chance.
 
 Targets (D100D-04): every attack is listed on each enemy alone and, as a
@@ -288,15 +291,16 @@ def other_actions(state: D100DState, me: D100DCombatant) -> list[ActionOption]:
                     continue
                 toward = position(target)
                 caught = actions.killzone(state, me, weapon, toward)
-                terms = roll_terms("Ballistic Skill", me.ballistic_skill, "D100D-09", "hard",
-                                   actions.automatic_modifiers(weapon, weapon.rof, "D100D-09") + actions.pinned_modifiers(state, me))
-                chance = shot_chance(state, sum(t.value for t in terms), weapon.rof)
-                choices.append(Choice(
-                    label=f"Suppressing Fire with {weapon.name} at RoF {weapon.rof} toward {target.id} at {toward}",
-                    square=toward, hit_chance=chance, rule="D100D-09",
-                    notes=[f"the killzone catches: {', '.join(caught) or 'no one'}",
-                           f"Ballistic Skill test {sum(t.value for t in terms)} (Hard -20): one random hit per degree, up to RoF {weapon.rof}"],
-                    command=command_json(D100DSuppressingFire(command_id="", actor=me.id, toward=toward, weapon=weapon.name, rof=weapon.rof))))
+                for rof in range(weapon.rof, 0, -1):  # the weapon's RoF first, then each lower one
+                    terms = roll_terms("Ballistic Skill", me.ballistic_skill, "D100D-09", "hard",
+                                       actions.automatic_modifiers(weapon, rof, "D100D-09") + actions.pinned_modifiers(state, me))
+                    chance = shot_chance(state, sum(t.value for t in terms), rof)
+                    choices.append(Choice(
+                        label=f"Suppressing Fire with {weapon.name} at RoF {rof} toward {target.id} at {toward}",
+                        square=toward, hit_chance=chance, rule="D100D-09",
+                        notes=[f"the killzone catches: {', '.join(caught) or 'no one'}",
+                               f"Ballistic Skill test {sum(t.value for t in terms)} (Hard -20): one random hit per degree, up to RoF {rof}"],
+                        command=command_json(D100DSuppressingFire(command_id="", actor=me.id, toward=toward, weapon=weapon.name, rof=rof))))
         if choices:
             found.append(ActionOption(action="D100DSuppressingFire", label="Suppressing Fire (Full Action)", rule="D100D-09", choices=choices))
     cost = state.settings["clear_jam_action"]
