@@ -111,3 +111,46 @@ def test_d100d_09_suppressing_fire_is_listed_at_each_rof_with_the_exact_chance()
             events = SYSTEM.decide(copy.deepcopy(state), as_command(SYSTEM, choice.command), FirstFace(face))
             wins += next(e for e in events if isinstance(e, D100DSuppressingFireResolved)).roll.success
         assert choice.hit_chance == wins / 100
+
+
+def test_d100d_04_sampled_chains_in_demo_fights_are_accepted_exactly_when_listed() -> None:
+    """Property (issue 9): in demo states, random chains of combatants (any weapon, RoF, order)
+    are accepted by decide exactly when the options list them (the list is complete up to its cap)."""
+    import random
+
+    from ..options_helpers import demo_states
+
+    chooser = random.Random(4)
+    checked = accepted = 0
+    for system, state in demo_states("d100-degrees", [bytes([n]) * 32 for n in range(3)], every=2):
+        if state.window is not None or state.active is None:
+            continue
+        me = state.combatants[state.active]
+        listed = [a.command for a in _attacks(state, me.id)]
+        if len([c for c in listed if c.get("extra")]) >= options.CHAIN_LIMIT:
+            continue  # a capped list is complete only up to the cap
+        others = [cid for cid, c in state.combatants.items() if cid != me.id and not c.out_of_fight]
+        for _ in range(12):
+            weapon = chooser.choice(me.weapons)
+            links = chooser.sample(others, chooser.randint(1, min(3, len(others))))
+            command = (D100DControlledFire(command_id="p", actor=me.id, target=links[0], extra=links[1:], weapon=weapon.name,
+                                           rof=chooser.randint(1, weapon.rof))
+                       if weapon.kind == "ranged" else
+                       D100DBasicAttack(command_id="p", actor=me.id, target=links[0], extra=links[1:], weapon=weapon.name))
+            body = command_json(command)
+            ally_chain = len(links) > 1 and any(state.combatants[cid].side == me.side for cid in links)
+            if ally_chain:
+                continue  # chains through allies are accepted but listed single-target only (the module doc)
+            refused = _refused_here(state, command)
+            assert refused == (body not in listed), (body, refused)
+            checked += 1
+            accepted += not refused
+    assert checked > 100 and accepted > 5
+
+
+def _refused_here(state, command) -> bool:
+    try:
+        SYSTEM.decide(copy.deepcopy(state), command, FirstFace(1))
+    except Rejected:
+        return True
+    return False

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import copy
 
+import msgspec
+
 import pytest
 
 from firelane.engine.core import Rejected, command_json
@@ -103,6 +105,7 @@ def test_r6_29_coordinated_attacks_list_the_allies_who_can_join() -> None:
 
 
 def test_attacks_on_allies_are_listed_flagged_and_accepted() -> None:
+    """R6-13: the engine takes an attack on any standing combatant but oneself; on an ally it is listed, flagged."""
     state = _three()
     act(state, cmd(R6DeclareActions, "a", count=1))
     on_ally = [a for a in _opts(state, "a").attacks if a.target == "c"]
@@ -155,3 +158,48 @@ def test_r6_28_charge_is_listed_with_each_melee_weapon_in_hand() -> None:
         decide_listed(SYSTEM, state, choice.command)
     unlisted = R6Charge(command_id="u", actor="a", target="b", weapon="pistol")  # a Charge ends in a melee attack
     assert _refused(state, unlisted)
+
+
+def test_sampled_rapid_fire_off_hand_and_coordinated_attacks_are_accepted_exactly_when_listed() -> None:
+    """Property (issue 9, R6-29/34/36): in demo states, random attacks with one of
+    ``shots``, ``off_hand_weapon`` or ``coordinate_with`` set (a normal attack, no
+    Called Shot) are accepted by decide exactly when the options list them."""
+    import random
+
+    from firelane.engine.systems.rond6.state import UNARMED
+
+    from ..options_helpers import demo_states
+
+    chooser = random.Random(36)
+    checked = accepted = 0
+    for system, state in demo_states("rond6", [bytes([n]) * 32 for n in range(2)], every=2):
+        if state.window is not None or state.active is None or not state.combatants[state.active].declared_actions:
+            continue
+        me = state.combatants[state.active]
+        if system.action_unavailable(state, me) is not None:
+            continue
+        listed = [a.command for a in _opts(state, me.id).attacks]
+        foes = [c.id for c in state.combatants.values() if c.side != me.side and not c.out_of_fight]
+        friends = [c.id for c in state.combatants.values() if c.side == me.side and c.id != me.id and not c.out_of_fight]
+        weapons = [w.id for w in me.weapons] + [UNARMED.id]
+        for _ in range(10):
+            if not foes:
+                break
+            command = R6Attack(command_id="p", actor=me.id, target=chooser.choice(foes), weapon=chooser.choice(weapons))
+            kind = chooser.randrange(3)
+            semi = [w.id for w in me.weapons if "SA" in w.modes and w.id in me.readied]
+            if kind == 0:
+                # Mostly a semi-automatic weapon in hand, so that some samples are legal.
+                weapon = chooser.choice(semi) if semi and chooser.random() < 0.8 else command.weapon
+                command = msgspec.structs.replace(command, weapon=weapon, shots=chooser.randint(2, 14))
+            elif kind == 1:
+                command = msgspec.structs.replace(command, off_hand_weapon=chooser.choice(weapons))
+            elif friends:
+                command = msgspec.structs.replace(command, coordinate_with=chooser.sample(friends, chooser.randint(1, min(3, len(friends)))))
+            else:
+                continue
+            refused = _refused(state, command)
+            assert refused == (command_json(command) not in listed), (command_json(command), refused)
+            checked += 1
+            accepted += not refused
+    assert checked > 40 and accepted > 0

@@ -38,6 +38,8 @@ combatant; the engine checks it as it checks any chain.
 Attacks on allies (standing combatants of the attacker's side) are listed too,
 single-target, each flagged in its notes with `ALLY_NOTE`: the engine accepts
 them, and a table may want one (a traitor, a mistake), but no AI takes them.
+Chains list enemies only; a chain through an ally is accepted too, built the
+same way as a chain through empty squares.
 """
 
 from __future__ import annotations
