@@ -649,8 +649,12 @@ def _best_attack(system: SystemContract, state: RonD6State, me: RonD6Combatant,
 
 def listed_move(system: SystemContract, state: RonD6State, me: RonD6Combatant, path: list[tuple[int, int]], pace: str,
                 command_id: str) -> Command:
-    """The listed walk to where ``path`` ends at ``pace``; the path itself if the options do not list it."""
-    option = listing.move_option(system, state, me, (int(path[-1][0]), int(path[-1][1])), pace)
-    if option is not None:
-        return _as_command(system, option.command, command_id)
+    """The listed walk to where ``path`` ends: at ``pace``, or at a slower pace
+    when the options list that Space there (each Space once, at its cheapest
+    pace); the path itself if the options do not list it at all."""
+    end = (int(path[-1][0]), int(path[-1][1]))
+    for slower in reversed(movement.MOVE_PACES[: movement.MOVE_PACES.index(pace) + 1]):
+        option = listing.move_option(system, state, me, end, slower)
+        if option is not None:
+            return _as_command(system, option.command, command_id)
     return R6Move(command_id=command_id, actor=me.id, path=path, mode="walk", pace=pace)
