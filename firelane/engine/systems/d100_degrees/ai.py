@@ -124,13 +124,19 @@ def attack_value(state: D100DState, me: D100DCombatant, option: AttackOption, th
     return total
 
 
-def suppressing_value(state: D100DState, me: D100DCombatant, choice: Choice) -> float:
+def suppressing_value(state: D100DState, me: D100DCombatant, choice: Choice, threats: dict[str, float] | None = None,
+                      zones: dict[tuple[str, tuple[int, int]], list[str]] | None = None) -> float:
     """D100D-09: one random hit in the killzone per degree (up to RoF), and the
-    Willpower tests that may Pin everyone caught (an ally caught counts against)."""
+    Willpower tests that may Pin everyone caught (an ally caught counts against).
+    ``threats`` and ``zones`` (killzones by weapon and square): what one decision already knows."""
     command = choice.command
     weapon = me.weapon(command["weapon"])
     assert weapon is not None
-    caught = [state.combatants[cid] for cid in actions.killzone(state, me, weapon, (int(command["toward"][0]), int(command["toward"][1])))]
+    toward = (int(command["toward"][0]), int(command["toward"][1]))
+    zones = {} if zones is None else zones
+    if (weapon.name, toward) not in zones:
+        zones[(weapon.name, toward)] = actions.killzone(state, me, weapon, toward)
+    caught = [state.combatants[cid] for cid in zones[(weapon.name, toward)]]
     if not caught:
         return 0.0
     target = me.ballistic_skill + rules.DIFFICULTIES["hard"] + sum(m.value for m in actions.automatic_modifiers(weapon, int(command["rof"]), "")
@@ -142,7 +148,7 @@ def suppressing_value(state: D100DState, me: D100DCombatant, choice: Choice) -> 
     for _hit, left, chance in outcomes:
         won = left + 1
         hits = min(won, rof)
-        per_hit = sum(s * (1 - evade_chance(c, "ranged")) * hit_value(state, weapon, c, won - hits)
+        per_hit = sum(s * (1 - evade_chance(c, "ranged")) * hit_value(state, weapon, c, won - hits, threats)
                       for s, c in zip(side, caught, strict=True)) / len(caught)
         value += chance * hits * per_hit
     success = chance_at_most(target)
@@ -154,7 +160,8 @@ def suppressing_value(state: D100DState, me: D100DCombatant, choice: Choice) -> 
 
 def _best_attack(state: D100DState, me: D100DCombatant, turn: TurnOptions) -> dict[str, Any] | None:
     scored: list[tuple[float, int, dict[str, Any]]] = []
-    threats = {c.id: threat(c) for c in options.enemies(state, me)}
+    threats = {c.id: threat(c) for c in state.combatants.values() if not c.out_of_fight}
+    zones: dict[tuple[str, tuple[int, int]], list[str]] = {}
     for index, attack in enumerate(turn.attacks):
         if options.ALLY_NOTE in attack.notes:
             continue
@@ -163,7 +170,7 @@ def _best_attack(state: D100DState, me: D100DCombatant, turn: TurnOptions) -> di
     for action in turn.actions:
         if action.action == "D100DSuppressingFire":
             for index, choice in enumerate(action.choices):
-                scored.append((suppressing_value(state, me, choice) / 2, -(len(turn.attacks) + index), choice.command))
+                scored.append((suppressing_value(state, me, choice, threats, zones) / 2, -(len(turn.attacks) + index), choice.command))
     if not scored:
         return None
     value, _order, command = max(scored, key=lambda item: (item[0], item[1]))
