@@ -65,14 +65,24 @@ async def _ended(event_log: EventLog, encounter: str) -> bool:
 # The engine hosts of a store (one hash tag, so the claim script also runs on a cluster):
 WORKERS_BEAT_KEY = "firelane:{workers}:beat"  # host id -> the server time of its last heartbeat
 WORKERS_LOAD_KEY = "firelane:{workers}:load"  # host id -> encounters it runs or is claiming
+WORKERS_ASSIGNED_KEY = "firelane:{workers}:assigned"  # "campaign/encounter" -> the host that reserved it
 _HEARTBEAT_S = 1.0
 _WORKER_STALE_S = 5
 
-# Reserve one more encounter for host ARGV[1] if no live host (heartbeat within
-# ARGV[2] s of the server's clock) runs fewer; atomic, so two hosts never both
-# decide on counts that are already out of date.
+# Reserve encounter ARGV[3] for host ARGV[1] unless another live host (heartbeat
+# within ARGV[2] s of the server's clock) has reserved it or runs fewer;
+# atomic, so two hosts never both decide on counts that are out of date, nor
+# race each other for the same encounter.
 _RESERVE = """
 local now = tonumber(redis.call('TIME')[1])
+local function live(host)
+  local beat = redis.call('HGET', KEYS[1], host)
+  return beat and now - tonumber(beat) < tonumber(ARGV[2])
+end
+local holder = redis.call('HGET', KEYS[3], ARGV[3])
+if holder and holder ~= ARGV[1] and live(holder) then
+  return 0
+end
 local mine = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
 local beats = redis.call('HGETALL', KEYS[1])
 for i = 1, #beats, 2 do
@@ -83,6 +93,15 @@ for i = 1, #beats, 2 do
   end
 end
 redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+redis.call('HSET', KEYS[3], ARGV[3], ARGV[1])
+return 1
+"""
+
+_RELEASE = """
+redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
+if redis.call('HGET', KEYS[2], ARGV[2]) == ARGV[1] then
+  redis.call('HDEL', KEYS[2], ARGV[2])
+end
 return 1
 """
 
@@ -117,14 +136,16 @@ class EngineHost:
                 await client.execute("HDEL", WORKERS_BEAT_KEY, self.worker_id)
                 await client.execute("HDEL", WORKERS_LOAD_KEY, self.worker_id)
 
-    async def _reserve(self) -> bool:
-        """Take on one more encounter if no live host runs fewer (see _RESERVE)."""
+    async def _reserve(self, key: tuple[str, str]) -> bool:
+        """Take on this encounter if no other live host has it or runs fewer (see _RESERVE)."""
         return bool(await self.store.client.evalsha_or_load(
-            _RESERVE, (WORKERS_BEAT_KEY, WORKERS_LOAD_KEY), (self.worker_id, _WORKER_STALE_S)))
+            _RESERVE, (WORKERS_BEAT_KEY, WORKERS_LOAD_KEY, WORKERS_ASSIGNED_KEY),
+            (self.worker_id, _WORKER_STALE_S, "/".join(key))))
 
-    async def _release(self) -> None:
+    async def _release(self, key: tuple[str, str]) -> None:
         with trio.CancelScope(shield=True):
-            await self.store.client.execute("HINCRBY", WORKERS_LOAD_KEY, self.worker_id, -1)
+            await self.store.client.evalsha_or_load(
+                _RELEASE, (WORKERS_LOAD_KEY, WORKERS_ASSIGNED_KEY), (self.worker_id, "/".join(key)))
 
     async def run(self, nursery: trio.Nursery) -> None:
         nursery.start_soon(self._heartbeat)
@@ -163,7 +184,7 @@ class EngineHost:
             while True:
                 if await _ended(event_log, encounter):
                     return
-                if not await self._reserve():
+                if not await self._reserve(key):
                     self.running[key] = "waiting"
                     await trio.sleep(0.2)
                     continue
@@ -181,10 +202,10 @@ class EngineHost:
                         isinstance(exc, BaseExceptionGroup) and exc.subgroup(lambda e: isinstance(e, EncounterBusy)))
                     if busy:
                         self.running[key] = "run elsewhere"
-                        await self._release()
+                        await self._release(key)
                         await trio.sleep(2)  # another engine has it; take over if it goes away
                         continue
-                    await self._release()
+                    await self._release(key)
                     delay = _BACKOFF_S[min(failures, len(_BACKOFF_S) - 1)]
                     failures += 1
                     self.running[key] = f"failed {failures}x: {exc!r}"[:200]
@@ -194,7 +215,7 @@ class EngineHost:
                     continue
                 finally:
                     if self.running.get(key) == "running":
-                        await self._release()
+                        await self._release(key)
         finally:
             self.running.pop(key, None)
 
