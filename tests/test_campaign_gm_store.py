@@ -19,7 +19,7 @@ import firelane.actors.campaign as campaign_actor
 import firelane.actors.sequencer as sequencer_module
 from firelane.actors.campaign import adjust, create_characters, gm_token, gm_token_matches, release
 from firelane.actors.runtime import TaskKeptFailing, default_policies, run_encounter
-from firelane.actors.sequencer import create_encounter
+from firelane.actors.sequencer import create_encounter, ensure_encounter
 from firelane.engine.campaign import Adjustment, CampaignError
 from firelane.engine.registry import demo_setup, get_system
 from firelane.events import codec
@@ -169,6 +169,33 @@ async def test_whichever_engine_starts_a_released_encounter_ends_it_before_its_f
     assert not {"ActionTaken", "AttackResolved", "Moved", "DamageDealt"} & {s.type for s in await log.read("raid")}
     # Nobody was left enlisted, so the aftermath wrote nothing.
     assert not [e for e in await stream_events(log) if isinstance(e, AftermathRecorded)]
+
+
+async def test_a_release_frees_characters_whose_encounter_creation_stopped_half_way(
+    stores: list[Store], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The creation enlisted the characters and died before it queued the start:
+    the release frees them, and a creation repeated later under that id refuses
+    rather than start a fight with copies of characters who have left it."""
+    log = stores[0].event_log("halfmade")
+    await rangers(log)
+
+    async def dies(*_args: Any) -> None:
+        raise ConnectionResetError("the store went away")
+
+    monkeypatch.setattr(sequencer_module, "_store_tokens", dies)
+    with pytest.raises(ConnectionResetError):
+        await create_encounter(log, "raid", raid(), b"h" * 32)
+    monkeypatch.undo()
+    assert {c.engaged_in for c in (await by_id(log)).values()} == {"raid"} and await log.encounter_meta("raid") is None
+    released = await release(log, ["rg-ives", "rg-pell"], "the creation broke")
+    assert released.finished == "encounter raid was never fully created (no start was queued): there is nothing to end"
+    assert {c.engaged_in for c in (await by_id(log)).values()} == {""}
+    with pytest.raises(CampaignError, match="^encounter 'raid' already enlisted these characters and they have left it since"):
+        await ensure_encounter(log, "raid", raid(), b"h" * 32)
+    assert await log.version("raid") == 0 and not await log.read_inbox("raid", "engine")
+    await create_encounter(log, "raid-2", raid(), b"i" * 32)  # under a new id they fight
+    assert {c.engaged_in for c in (await by_id(log)).values()} == {"raid-2"}
 
 
 async def test_a_character_released_from_an_encounter_that_ended_without_its_aftermath(

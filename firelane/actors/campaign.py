@@ -268,13 +268,21 @@ async def release(event_log: EventLog, characters: list[str], reason: str, *, vi
         # Checked in full before anything is written.
         release_characters(state, names, reason, encounter=encounter, system=system_name, encounter_status=status,
                            final=final, via=via)
+        queued = True
         if status == NOT_STARTED:
-            # Queued behind its start, read before any turn is played: whoever starts it ends it at once.
-            setup = await encounter_setup(event_log, encounter)
-            seat = next(s.id for s in default_seats(setup) if s.role == "gm")
-            end = EndEncounter(command_id=f"release-{secrets.token_hex(6)}", actor=GM,
-                               reason=bounded(f"{', '.join(names)} released by the GM before it started: {reason.strip()}"))
-            await event_log.submit(encounter, codec.encode_command(end), seat=seat)
+            try:
+                setup = await encounter_setup(event_log, encounter)
+            except LookupError:
+                # Its creation stopped between the enlistment and the start's queueing: there
+                # is no start to end, and a creation repeated later refuses (Enlistment.record).
+                queued = False
+            else:
+                # Queued behind its start, read before any turn is played: whoever starts it ends it at once.
+                seat = next(s.id for s in default_seats(setup) if s.role == "gm")
+                end = EndEncounter(command_id=f"release-{secrets.token_hex(6)}", actor=GM,
+                                   reason=bounded(f"{', '.join(names)} released by the GM before it started: "
+                                                  f"{reason.strip()}"))
+                await event_log.submit(encounter, codec.encode_command(end), seat=seat)
 
         def decide(now: CampaignState) -> list[Event]:
             return [release_characters(now, names, reason, encounter=encounter, system=system_name,
@@ -286,7 +294,10 @@ async def release(event_log: EventLog, characters: list[str], reason: str, *, vi
     finally:
         await lease.release()
     log.info("characters released", campaign=event_log.campaign, encounter=encounter, characters=names, status=status)
-    finished = await _finish_encounter(event_log, encounter, system, status, finish_within_s)
+    if queued:
+        finished = await _finish_encounter(event_log, encounter, system, status, finish_within_s)
+    else:
+        finished = f"encounter {encounter} was never fully created (no start was queued): there is nothing to end"
     return Released(encounter=encounter, encounter_status=status,
                     event=written[0] if written else None, finished=finished)  # type: ignore[arg-type]
 
@@ -342,6 +353,12 @@ class Enlistment:
             return [event]
 
         await self.stream.decide_and_append(f"campaign/enlist:{self.encounter}", decide, digest=_digest(expected))
+        state = self.stream.state
+        if not all(state.characters[e.character].engaged_in == self.encounter for e in expected.characters):
+            # The enlistment was written once and its characters have left since (released): the
+            # encounter must not start with copies of them. (Its command id keeps it from being written again.)
+            raise CampaignError(f"encounter {self.encounter!r} already enlisted these characters and they have left it "
+                                f"since (released, or it ended): create the fight under a new encounter id")
 
 
 async def enlistment(event_log: EventLog, encounter: str, setup: EncounterSetup) -> Enlistment:

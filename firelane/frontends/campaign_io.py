@@ -197,7 +197,8 @@ async def export_campaign(store: Store, campaign: str, path: str | os.PathLike[s
     if unfinished:
         raise CliError(f"campaign {campaign!r} cannot be exported while encounter{'s' if len(unfinished) > 1 else ''} "
                        f"{_names(unfinished)} {'have' if len(unfinished) > 1 else 'has'} not ended: a seed that is still "
-                       f"secret does not go into a file (end it with the GM's EndEncounter, then export again)")
+                       f"secret does not go into a file (end it with the GM's EndEncounter, or release the characters of one "
+                       f"that never started: firelane character release; then export again)")
     target = Path(path)
     partial = target.with_name(target.name + ".partial")
     try:
