@@ -79,11 +79,12 @@ async def run_encounter(
     observers: list[Callable[[], Awaitable[object]]] = (),  # type: ignore[assignment]
     max_restarts: int = 5,
     lease_wait_s: float = 6.0,
+    pace: float = 0.0,
 ) -> EncounterState:
     """Run the sequencer and the actors until the encounter ends; return its final state."""
     seed = await load_seed(event_log, encounter)
     players = {combatant: policy for combatant, policy in policies.items() if not isinstance(policy, HumanPolicy)}
-    sequencer = Sequencer(event_log, encounter, system, seed, players=players, lease_wait_s=lease_wait_s)
+    sequencer = Sequencer(event_log, encounter, system, seed, players=players, lease_wait_s=lease_wait_s, pace=pace)
     result: list[EncounterState] = []
     async with trio.open_nursery() as nursery:
         for observer in observers:

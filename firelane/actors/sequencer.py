@@ -246,7 +246,7 @@ class Sequencer:
     """
 
     def __init__(self, event_log: EventLog, encounter: str, system: BaseRuleSystem, seed: bytes, *, lease_wait_s: float = 6.0,
-                 snapshot_every: int = 1000, players: Mapping[str, Policy] | None = None) -> None:
+                 snapshot_every: int = 1000, players: Mapping[str, Policy] | None = None, pace: float = 0.0) -> None:
         self.lease_wait_s = lease_wait_s
         self.snapshot_every = snapshot_every  # events between snapshots (0: none)
         self._snapshot_version = 0
@@ -256,6 +256,9 @@ class Sequencer:
         self.system = system
         self.seed = seed
         self.players: dict[str, Policy] = dict(players or {})
+        # Seconds the engine's players wait before each command (a fight a person can watch);
+        # each then goes to the log at once.
+        self.pace = pace
         self._timed_out_player = AIPolicy(system)  # plays a timed-out human's turn (on_turn_timeout "ai")
         self.state: EncounterState = system.initial_state()
         self._union = codec.command_union(system.command_types)
@@ -360,13 +363,21 @@ class Sequencer:
 
     async def _play(self) -> None:
         """Let the engine's players act while the encounter waits for them, a
-        slice at a time: between slices the inboxes are read, so a GM (or
+        slice at a time, decided in place one after the other and appended
+        together (one round trip for the slice: the log is the same as one
+        append per command). Between slices the inboxes are read, so a GM (or
         anyone) is heard even in a fight the engine plays alone."""
         if self._unread_seats:
             return
-        for _ in range(PLAY_SLICE):
-            if self.state.ended:
-                return
+        expected = self.state.version
+        batches: list[Batch] = []
+        applied_all: list[Applied] = []
+        flushed_seats: set[str] = set()
+        if self.pace and self._players_awaited():
+            await trio.sleep(self.pace)
+        for _ in range(1 if self.pace else PLAY_SLICE):
+            if self.state.ended or (applied_all and applied_all[-1].spoiled):
+                break
             state = self.state
             window = state.window
             if window is not None:
@@ -381,24 +392,36 @@ class Sequencer:
                 for received in answers:
                     self._buffer[received.command.actor] = received
                 if answers and set(window.unanswered()) <= set(self._buffer):
-                    await self._flush_window_answers()
+                    more, applied, seats = self._decide_held_answers()
+                    batches += more
+                    applied_all += applied
+                    flushed_seats |= seats
                     continue
-                return
+                break
             awaited = self.system.awaiting(state).combatants
             player = self._player(awaited[0]) if awaited else None
             if player is None:
-                return
+                break
             combatant = awaited[0]
             command = player.choose(state, combatant, last_rejected=combatant in self._last_rejected)
             if command is None:
-                return
+                break
             if state.ai_plays == combatant and combatant not in self.players:
                 received = _Received(SEQUENCER, "", msgspec.structs.replace(command, command_id=f"ai-{command.command_id}"),
                                      cause=f"timeout:ai-plays-{combatant}")
             else:
                 received = _Received(ENGINE_SEAT, "", command, cause=f"player:{combatant}")
-            applied = await self._commit(received, "", in_place=True)
+            applied = self._apply(received.command, in_place=True)
+            batches.append(Batch(entries=applied.entries, command_id=received.key, inbox_cursor="",
+                                 causation=received.causation, digest=body_digest(received.command)))
+            applied_all.append(applied)
             self._last_rejected = {combatant} if applied.rejected else set()
+        if batches:
+            spoiled = any(a.spoiled for a in applied_all)
+            results = await self._append_batches(batches, None if spoiled else self.state, applied_all, expected)
+            if results is not None:
+                for seat in flushed_seats:
+                    self._safe[seat] = self._read[seat]
 
     # ------------------------------------------------------------ handling
 
@@ -501,18 +524,15 @@ class Sequencer:
                                causation=received.causation)
         return applied
 
-    async def _flush_window_answers(self) -> None:
-        """Apply the held answers in the window's reactor order, as one atomic
-        multi-batch append (one round trip, one wake-up for every follower).
-        Each is decided once, in place, on the state the earlier ones left."""
+    def _decide_held_answers(self) -> tuple[list[Batch], list[Applied], set[str]]:
+        """Decide the held answers in the window's reactor order, in place, each
+        on the state the earlier ones left; returns their batches (and the
+        seats whose inboxes they finish) for one append."""
         window = self.state.window
         order = [r.combatant for r in window.reactors] if window is not None else []
         order += sorted(c for c in self._buffer if c not in order)
         held = [self._buffer.pop(c) for c in order if c in self._buffer]
-        if not held:
-            return
         last_of_seat = {received.seat: index for index, received in enumerate(held) if received.inbox_id}
-        expected = self.state.version
         batches, applied_all = [], []
         for index, received in enumerate(held):
             applied = self._apply(received.command, in_place=True)
@@ -524,14 +544,29 @@ class Sequencer:
                 cursor = f"{seat}={self._read[seat] if last_of_seat[seat] == index else self._safe[seat]}"
             batches.append(Batch(entries=applied.entries, command_id=received.key, inbox_cursor=cursor,
                                  causation=received.causation, digest=body_digest(received.command)))
+            if applied.spoiled:
+                # The state is to be rebuilt from the log: the rest wait for it.
+                for rest in held[index + 1:]:
+                    self._buffer[rest.command.actor] = rest
+                break
+        if held:
+            # As the pure loop does: a player whose answer (the last one applied) was refused falls back next time.
+            last = held[len(applied_all) - 1]
+            self._last_rejected = {last.command.actor} if applied_all[-1].rejected and not last.inbox_id else set()
+        return batches, applied_all, set(last_of_seat)
+
+    async def _flush_window_answers(self) -> None:
+        """Apply the held answers, as one atomic multi-batch append (one round
+        trip, one wake-up for every follower)."""
+        expected = self.state.version
+        batches, applied_all, seats = self._decide_held_answers()
+        if not batches:
+            return
         spoiled = any(a.spoiled for a in applied_all)
         results = await self._append_batches(batches, None if spoiled else self.state, applied_all, expected)
         if results is not None:
-            for seat in last_of_seat:
+            for seat in seats:
                 self._safe[seat] = self._read[seat]
-        # As the pure loop does: a player whose answer (the last one applied) was refused falls back next time.
-        last = held[-1]
-        self._last_rejected = {last.command.actor} if applied_all[-1].rejected and not last.inbox_id else set()
 
     async def _append_batches(self, batches: list[Batch], after: EncounterState | None,
                               applied: list[Applied], expected: int):  # -> list[AppendResult] | None

@@ -43,27 +43,43 @@ def step_counts(grid: Grid, start: Square, blocked: set[Square], max_steps: int)
     return counts
 
 
-def path_from(grid: Grid, counts: dict[Square, int], start: Square, goal: Square) -> list[Square]:
+def nearer_squares(counts: dict[Square, int]) -> dict[Square, list[Square]]:
+    """For each square ``counts`` holds past the start, its neighbours one step
+    nearer the start (the squares a path to it may come from)."""
+    found: dict[Square, list[Square]] = {}
+    get = counts.get
+    for (x, y), steps in counts.items():
+        if steps:
+            nearer = steps - 1
+            found[(x, y)] = [square for square in ((x - 1, y - 1), (x - 1, y), (x - 1, y + 1), (x, y - 1), (x, y + 1),
+                                                   (x + 1, y - 1), (x + 1, y), (x + 1, y + 1)) if get(square) == nearer]
+    return found
+
+
+def path_from(grid: Grid, counts: dict[Square, int], start: Square, goal: Square,
+              nearer: dict[Square, list[Square]] | None = None) -> list[Square]:
     """The squares entered from ``start`` to ``goal`` (which ``counts`` must hold),
-    walking back from the goal through squares one step nearer the start."""
+    walking back from the goal through squares one step nearer the start
+    (``nearer``: `nearer_squares` of ``counts``, when many paths are wanted)."""
+    if nearer is None:
+        nearer = nearer_squares({sq: n for sq, n in counts.items() if n <= counts[goal]})
     path = [goal]
     here = goal
-    ax, ay = goal[0] - start[0], goal[1] - start[1]
-    while counts[here] > 0:
-        # `counts` holds only squares a step may enter, so its keys are the candidates.
-        nearer = counts[here] - 1
-        x, y = here
-        best: tuple[int, int, int] | None = None
-        for dx in (-1, 0, 1):
-            for dy in (-1, 0, 1):
-                square = (x + dx, y + dy)
-                if (dx or dy) and counts.get(square) == nearer:
-                    gap = (ax * (square[1] - start[1]) - ay * (square[0] - start[0])) ** 2
-                    key = (gap, square[0], square[1])
-                    if best is None or key < best:
-                        best = key
-        assert best is not None
-        here = (best[1], best[2])
+    sx, sy = start
+    ax, ay = goal[0] - sx, goal[1] - sy
+    while here != start:
+        candidates = nearer[here]
+        if len(candidates) == 1:
+            here = candidates[0]
+        else:
+            # Hug the straight line from start to goal, then the lowest square.
+            best: tuple[int, int, int] | None = None
+            for x, y in candidates:
+                key = ((ax * (y - sy) - ay * (x - sx)) ** 2, x, y)
+                if best is None or key < best:
+                    best = key
+            assert best is not None
+            here = (best[1], best[2])
         path.append(here)
     path.pop()  # the start itself is not entered
     return path[::-1]
@@ -74,7 +90,8 @@ def reachable(grid: Grid, start: Square, blocked: Iterable[Square], max_steps: i
     with the path taken to it (in a stable order: by steps, then square)."""
     counts = step_counts(grid, start, set(blocked) - {start}, max(0, max_steps))
     ordered = sorted((sq for sq in counts if sq != start), key=lambda sq: (counts[sq], sq))
-    return {square: path_from(grid, counts, start, square) for square in ordered}
+    nearer = nearer_squares(counts)
+    return {square: path_from(grid, counts, start, square, nearer) for square in ordered}
 
 
 def route(

@@ -60,7 +60,7 @@ from firelane.frontends.backend import CliError, ServeInfo, Store, open_store
 from firelane.engine.core import Rejected
 from firelane.events.options_schemas import SeatOptions
 from firelane.frontends.narrate import Narrator, colour_enabled, describe_options, print_line
-from firelane.frontends.table_server import DEFAULT_PORT, PacedLog, serve_table, table_link
+from firelane.frontends.table_server import DEFAULT_PORT, serve_table, table_link
 from firelane.logs import configure_logging
 from firelane.projections.audit import Verifier, audit_entries, revealed_seed, verify
 from firelane.projections.replay import stream_frames
@@ -145,7 +145,7 @@ async def _run_live(args: argparse.Namespace, store: Store, event_log: EventLog,
                 api = await serve_table(store, web)
                 _stderr(f"watch it in a browser: {table_link(api, event_log.campaign, encounter, (await seat_tokens(event_log, encounter)).get('spectator', ''))}")
                 observers = [] if quiet else [lambda: _narrate_live(event_log, encounter, narrator, 0)]
-                state = await run_encounter(PacedLog(event_log, args.pace), encounter, system, policies, observers=observers)
+                state = await run_encounter(event_log, encounter, system, policies, observers=observers, pace=args.pace)
                 web.cancel_scope.cancel()
         else:
             observers = [] if quiet else [lambda: _narrate_live(event_log, encounter, narrator, args.pace)]

@@ -48,7 +48,7 @@ from firelane.events.schemas import (
     TurnStarted,
     TurnTimedOut,
 )
-from firelane.frontends.narrate_systems import SENTENCES
+from firelane.frontends.narrate_systems import SENTENCES, SYSTEM_SENTENCES
 from firelane.projections.audit import explain_roll
 
 _CODES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34", "magenta": "35", "cyan": "36"}
@@ -89,6 +89,14 @@ class Narrator:
 
     def _describe(self, event: Event, state: EncounterState) -> str:  # noqa: C901 - one branch per event type
         n = lambda cid: self.name(state, cid)  # noqa: E731
+        own = SYSTEM_SENTENCES.get((state.system, type(event).__struct_config__.tag))
+        if own is not None:  # a shared event a system fills with its own details
+            try:
+                text = own(self, event, state)
+            except (AttributeError, KeyError, TypeError, ValueError):
+                text = None  # details of a shape the sentence does not know: the shared sentence
+            if text is not None:
+                return text
         if isinstance(event, EncounterStarted):
             setup = event.setup
             sides: dict[str, list[str]] = {}

@@ -3,6 +3,10 @@
 Keyed by event tag; each takes the narrator, the event and the state after it.
 An event without an entry here is shown with its fields (Narrator._generic).
 Fields are read by name, so these work on any event carrying them.
+
+`SYSTEM_SENTENCES` is keyed by (system, tag) for the shared events a system
+fills with its own details (``ActionTaken``, ``DamageDealt``): the narrator
+asks it first; a sentence that returns None leaves the event to the shared one.
 """
 
 from __future__ import annotations
@@ -118,7 +122,186 @@ def _d100z_revived(n: Any, e: Any, s: EncounterState) -> str:
     return f"{n.name(s, e.combatant)} is back in the fight with {e.hp} HP{f': {e.reason}' if e.reason else ''}"
 
 
+# ---------------------------------------------------------------- shared events, per system
+
+OptionalSentence = Callable[[Any, Any, EncounterState], "str | None"]
+
+
+def _roll_text(n: Any, roll: Any) -> str:
+    return n.paint(f"  {explain_roll(roll, details=n.details)}", "dim") if roll is not None else ""
+
+
+def _names(n: Any, s: EncounterState, ids: Any) -> str:
+    return ", ".join(n.name(s, c) for c in ids) if ids else "no one"
+
+
+def _weapon(name: Any) -> str:
+    return str(name).replace("_", " ")
+
+
+_D100D_SLOTS = {"half": "a Half Action", "full": "a Full Action", "reaction": "a reaction"}
+
+
+def _d100d_action(n: Any, e: Any, s: EncounterState) -> str | None:
+    d, who, slot = e.details, n.name(s, e.combatant), _D100D_SLOTS.get(e.slot, e.slot)
+    weapon = _weapon(d.get("weapon", ""))
+    if e.action == "controlled_fire":
+        return (f"{who} fires {weapon} at {_names(n, s, d.get('targets'))} (Controlled Fire, RoF {d.get('rof')}, "
+                f"{slot}, D100D-07)")
+    if e.action in ("basic_attack", "all_out_attack"):
+        what, rule = ("an All Out Attack", "D100D-05") if e.action == "all_out_attack" else ("a Basic Attack", "D100D-06")
+        return f"{who} makes {what} with {weapon} on {_names(n, s, d.get('targets'))} ({slot}, {rule})"
+    if e.action == "suppressing_fire":
+        toward = d.get("toward") or ("?", "?")
+        return f"{who} lays Suppressing Fire with {weapon} toward ({toward[0]},{toward[1]}) (RoF {d.get('rof')}, {slot}, D100D-09)"
+    if e.action == "clear_jam":
+        return f"{who} clears the jam of {weapon} ({slot}, D100D-08)"
+    if e.action == "move":
+        return f"{who} moves {d.get('metres', 0):g} m of {d.get('allowance_m', 0):g} m ({slot}, D100D-02)"
+    if e.action in ("dodge", "parry"):
+        return f"{who} tries to {e.action} ({slot}, D100D-10)"
+    return None
+
+
+def _d100d_suppressing_resolved(n: Any, e: Any, s: EncounterState) -> str:
+    hits = _names(n, s, e.hits) if e.hits else "no hits"
+    jam = n.paint(" — the weapon jams", "yellow") if e.jammed else ""
+    return (f"{n.name(s, e.attacker)}'s Suppressing Fire with {_weapon(e.weapon)} toward ({e.toward[0]},{e.toward[1]}): "
+            f"in the killzone {_names(n, s, e.in_arc)}; hits: {hits} (D100D-09){jam}{_roll_text(n, e.roll)}")
+
+
+def _d100z_action(n: Any, e: Any, s: EncounterState) -> str | None:
+    d, who = e.details, n.name(s, e.combatant)
+    weapon = _weapon(d.get("weapon", ""))
+    target = n.name(s, d["target"]) if d.get("target") in s.combatants else ""
+    if e.action == "attack":
+        return f"{who} attacks {target} with {weapon} (the turn's action, D100Z-04)"
+    if e.action == "second_attack":
+        return f"{who} attacks {target} again with {weapon} (a second attack at {d.get('penalty', 0):+d}, D100Z-11)"
+    if e.action == "move":
+        because = " and ".join(d.get("because", [])) or "the move"
+        return f"{who}'s move takes the action: {because} ({e.rule})"
+    if e.action == "aimed_shot":
+        return f"{who} aims {weapon} at {target}: the whole turn, +20 on the next attack at it (D100Z-12)"
+    if e.action == "first_aid":
+        return f"{who} gives first aid to {target} (the turn's action, D100Z-14)"
+    if e.action == "suppressive_fire":
+        return (f"{who} lays Suppressive Fire with {weapon} into the {d.get('zone', '?')} zone, catching "
+                f"{_names(n, s, d.get('caught'))} (the turn's action, D100Z-13)")
+    return None
+
+
+_R6_ACTIONS = {
+    "attack": "attack", "charge": "charge", "ready": "ready a weapon", "reload": "reload", "stand": "stand up",
+    "walk_partial": "walk (partial move)", "walk_full": "walk (full move)", "walk_run": "run",
+    "area_burst": "throw at an area", "area_cone": "attack a cone", "assisted_healing": "treat a wound",
+    "wait": "wait", "escape": "break free", "grapple": "grapple", "heads_down": "lay down covering fire",
+}
+
+
+def _r6_action(n: Any, e: Any, s: EncounterState) -> str | None:
+    d = e.details
+    if "action_number" not in d:
+        return None
+    what = _R6_ACTIONS.get(e.action, e.action.replace("_", " "))
+    full = " — a Full Action" if e.slot == "full" else ""
+    penalty = f", -{d['penalty_dice']}D for multiple actions" if d.get("penalty_dice") else ""
+    return n.paint(f"  {n.name(s, e.combatant)}: action {d['action_number']} of {d['declared']}: {what}{full}{penalty} ({e.rule})", "dim")
+
+
+def _wound_level(details: dict[str, Any]) -> str:
+    """R6-21: "Incapacitated (3 Wounds)"."""
+    total = int(details["wounds_total"])
+    return f"{str(details.get('injury', '')).capitalize()} ({total} Wound{'s' if total != 1 else ''}, R6-21)"
+
+
+def _r6_damage(n: Any, e: Any, s: EncounterState) -> str | None:
+    d = e.details
+    if "wounds_total" not in d:
+        return None
+    who = n.name(s, e.target)
+    if not d.get("stunned"):
+        verdict = n.paint("no effect", "green")
+    elif e.amount:
+        wounds = f"{e.amount} Wound{'s' if e.amount != 1 else ''}"
+        verdict = n.paint(f"Stunned and {wounds}", "red", "bold") + f": now {_wound_level(d)}"
+    else:
+        verdict = n.paint("Stunned", "yellow") + (f" (still {_wound_level(d)})" if d["wounds_total"] else "")
+    stun = " (Stun Damage)" if d.get("stun_damage") else ""
+    return (f"{who}: damage {d['damage_total']} against Damage Resistance {d['resistance_total']}{stun}: {verdict} "
+            f"({e.rule or 'R6-19'}){_roll_text(n, e.roll)}")
+
+
+def _r6_strenuous(n: Any, e: Any, s: EncounterState) -> str:
+    activity = e.activity.replace("_", " ")
+    if e.roll is None:
+        left = max(0, e.free_rounds - e.streak)
+        return n.paint(f"  {n.name(s, e.combatant)} keeps up strenuous activity, {activity}: round {e.streak} in a row, "
+                       f"{left} more before Fortitude tests ({e.rule})", "dim")
+    verdict = n.paint("becomes fatigued", "yellow") if e.fatigued else "holds up"
+    return f"{n.name(s, e.combatant)} {verdict} after {e.streak} rounds of {activity} ({e.rule}){_roll_text(n, e.roll)}"
+
+
+def _r6_area_targeted(n: Any, e: Any, s: EncounterState) -> str:
+    where = f"at ({e.center[0]},{e.center[1]})" if e.center is not None else f"facing {e.facing}"
+    return (f"{n.name(s, e.attacker)} targets a {e.size} {e.shape} {where} with {_weapon(e.weapon)}: "
+            f"{len(e.squares)} Spaces, catching {_names(n, s, e.targets)} ({e.rule})")
+
+
+def _r6_healed(n: Any, e: Any, s: EncounterState) -> str:
+    who = n.name(s, e.patient)
+    by = f"{n.name(s, e.healer)} treats {who}" if e.healer else f"{who} heals naturally"
+    if e.wounds_after < e.wounds_before:
+        result = n.paint(f"{e.wounds_before} → {e.wounds_after} Wounds", "green")
+    else:
+        result = "no Wound healed" + (n.paint(" (a critical failure)", "red") if e.critical_failure else "")
+    extra = "; Stunned removed" if e.stunned_removed else ""
+    return f"{by} ({e.kind} healing): {result}{extra} ({e.rule}){_roll_text(n, e.roll)}"
+
+
+def _d100d_adjusted(n: Any, e: Any, s: EncounterState) -> str | None:
+    if set(e.changes) != {"jammed"} or "jammed:" not in e.reason:
+        return None
+    who = n.name(s, e.combatant)
+    if not e.changes["jammed"]:
+        return None
+    return n.paint(f"{who}'s {e.reason.replace('_', ' ')} ({e.rule})", "yellow")
+
+
+def _d100z_adjusted(n: Any, e: Any, s: EncounterState) -> str | None:
+    if set(e.changes) != {"hp"} or not e.reason.startswith("dying"):
+        return None
+    return n.paint(f"  {n.name(s, e.combatant)} is dying and {e.reason.removeprefix('dying: ')}: {e.changes['hp']} HP ({e.rule})", "dim")
+
+
+def _r6_adjusted(n: Any, e: Any, s: EncounterState) -> str | None:
+    if set(e.changes) != {"ammo"} or not e.reason.startswith("fired "):
+        return None
+    combatant = s.combatants.get(e.combatant)
+    names = {w.id: (w.name or w.id) for w in getattr(combatant, "weapons", [])}
+    left = ", ".join(f"{names.get(w, w)} {rounds}" for w, rounds in e.changes["ammo"].items())
+    fired = e.reason.removeprefix("fired ")
+    for weapon_id, name in names.items():
+        fired = fired.replace(f" from {weapon_id}", f" rounds from the {name}")
+    return n.paint(f"  {n.name(s, e.combatant)} fires {fired} (rounds left: {left}) ({e.rule})", "dim")
+
+
+SYSTEM_SENTENCES: dict[tuple[str, str], OptionalSentence] = {
+    ("d100-degrees", "StateAdjusted"): _d100d_adjusted,
+    ("d100-zones", "StateAdjusted"): _d100z_adjusted,
+    ("rond6", "StateAdjusted"): _r6_adjusted,
+    ("d100-degrees", "ActionTaken"): _d100d_action,
+    ("d100-zones", "ActionTaken"): _d100z_action,
+    ("rond6", "ActionTaken"): _r6_action,
+    ("rond6", "DamageDealt"): _r6_damage,
+}
+
+
 SENTENCES: dict[str, Sentence] = {
+    "D100DSuppressingFireResolved": _d100d_suppressing_resolved,
+    "R6Strenuous": _r6_strenuous,
+    "R6AreaTargeted": _r6_area_targeted,
+    "R6Healed": _r6_healed,
     "BBMovementStopped": _bb_movement_stopped,
     "BBReactiveFireChoice": _bb_reactive_fire_choice,
     "BBShotHeld": _bb_shot_held,

@@ -16,27 +16,10 @@ import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve as hypercorn_serve
 
-from firelane.engine.seats import ENGINE_SEAT
-from firelane.events.log import EventLog
 from firelane.frontends.backend import Store
 from firelane.frontends.web import Api, make_app
 
 DEFAULT_PORT = 8740
-
-
-class PacedLog(EventLog):
-    """The same log, whose engine-seat commands (the AI's) wait ``pace``
-    seconds before they are sent. Players' commands, the sequencer's appends
-    and every read are untouched."""
-
-    def __init__(self, log: EventLog, pace: float) -> None:  # noqa: D107 - shares the log's client and keys
-        self.__dict__.update(log.__dict__)
-        self.pace = pace
-
-    async def submit(self, encounter: str, payload: bytes, *, seat: str) -> str:
-        if seat == ENGINE_SEAT and b'"StartEncounter"' not in payload[:40]:
-            await trio.sleep(self.pace)
-        return await super().submit(encounter, payload, seat=seat)
 
 
 def _free(host: str, port: int) -> bool:
@@ -65,4 +48,4 @@ def table_link(api: str, campaign: str, encounter: str, token: str, *, replay: b
     return f"{api}/table/{campaign}/{encounter}#token={token}" + ("&replay" if replay else "")
 
 
-__all__ = ["DEFAULT_PORT", "PacedLog", "serve_table", "table_link"]
+__all__ = ["DEFAULT_PORT", "serve_table", "table_link"]

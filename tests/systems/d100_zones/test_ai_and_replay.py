@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings, strategies as st
 
 from firelane.engine.registry import get_system
-from firelane.engine.systems.d100_zones import SYSTEM, demo_setup, load_data, sheet
+from firelane.engine.core import command_json
+from firelane.engine.systems.d100_zones import SYSTEM, ai, demo_setup, load_data, options, sheet
 from firelane.events.d100_zones_schemas import (
     D100ZAimedShot,
     D100ZAttack,
@@ -63,23 +64,37 @@ def test_replaying_the_log_rebuilds_the_live_state_for_any_seed(seed: bytes) -> 
     assert rebuilt == final and final.ended
 
 
+def _top_listed(state, cid: str) -> dict:
+    """The listed attack, Suppressive Fire or Aimed Shot the AI's scoring ranks first."""
+    me = state.combatants[cid]
+    listed = options.other_actions(SYSTEM, state, me) if not me.attacks else []
+    return ai._best(state, me, options.attack_options(state, me), listed)
+
+
 def test_ai_attacks_engaged_enemies_then_makes_its_second_attack() -> None:
+    """Issue 9: the AI's attacks are listed options, the best-scored ones (D100Z-04, D100Z-11)."""
     state = start(make_setup([fighter("a1", "red", (0, 5), weapons=[KNIFE, HATCHET]), fighter("b1", "blue", (1, 5)), fighter("b2", "blue", (20, 5))]))
     first = SYSTEM.choose_command(state, "a1")
     assert first == SYSTEM.choose_command(state, "a1")
-    assert isinstance(first, D100ZAttack) and (first.target, first.weapon) == ("b1", "knife")
+    assert isinstance(first, D100ZAttack) and first.target == "b1" and first.weapon in ("knife", "hatchet")
+    assert command_json(first) == _top_listed(state, "a1")
     act(state, first, [99])
     second = SYSTEM.choose_command(state, "a1")
-    assert isinstance(second, D100ZAttack) and second.weapon == "hatchet"
+    seconds = options.attack_options(state, state.combatants["a1"])
+    other = "hatchet" if first.weapon == "knife" else "knife"
+    assert {(a.weapon, a.modifiers[-1].value) for a in seconds if a.target == "b1"} >= {(other, -10), (first.weapon, -20)}
+    assert isinstance(second, D100ZAttack) and command_json(second) == _top_listed(state, "a1")
     act(state, second, [99])
     assert SYSTEM.choose_command(state, "a1") is None
 
 
 def test_ai_shoots_aims_suppresses_moves_and_gives_first_aid() -> None:
     state = start(make_setup([fighter("a1", "red", (0, 5)), fighter("b1", "blue", (10, 5))]))
-    assert isinstance(SYSTEM.choose_command(state, "a1"), D100ZAttack)
+    choice = SYSTEM.choose_command(state, "a1")
+    assert isinstance(choice, D100ZAttack | D100ZSuppressiveFire | D100ZAimedShot) and command_json(choice) == _top_listed(state, "a1")
+    # Behind hard cover a poor shot is worth less than aiming (+20 next turn, D100Z-12) or suppressing (DEX tests, D100Z-13).
     state = start(make_setup([fighter("a1", "red", (0, 5), ranged=45), fighter("b1", "blue", (10, 5))], cover=[CoverFeature(x=9, y=5, level="hard")]))
-    assert isinstance(SYSTEM.choose_command(state, "a1"), D100ZAimedShot)
+    assert isinstance(SYSTEM.choose_command(state, "a1"), D100ZAimedShot | D100ZSuppressiveFire)
     state = start(make_setup([fighter("a1", "red", (0, 5)), fighter("b1", "blue", (4, 5)), fighter("b2", "blue", (4, 6)), fighter("b3", "blue", (5, 3))]))
     choice = SYSTEM.choose_command(state, "a1")
     assert isinstance(choice, D100ZSuppressiveFire) and choice.zone == "close"
@@ -89,10 +104,11 @@ def test_ai_shoots_aims_suppresses_moves_and_gives_first_aid() -> None:
     assert isinstance(SYSTEM.choose_command(state, "a1"), D100ZAttack)
     state = start(make_setup([fighter("a1", "red", (0, 5), weapons=[KNIFE]), fighter("b1", "blue", (20, 5))]))
     move = SYSTEM.choose_command(state, "a1")
-    assert isinstance(move, D100ZMove) and len(move.path) == 19 and move.path[-1] == (19, 5)
+    assert isinstance(move, D100ZMove) and move.to == (19, 5) and not move.path  # by destination, as listed
+    assert command_json(move) in [m.command for m in options.move_options(state, state.combatants["a1"])]
     state = start(make_setup([fighter("a1", "red", (0, 5), weapons=[KNIFE]), fighter("b1", "blue", (6, 5))]))
     move = SYSTEM.choose_command(state, "a1")
-    assert isinstance(move, D100ZMove) and move.path[-1] == (5, 5)
+    assert isinstance(move, D100ZMove) and move.to == (5, 5)
     state = start(make_setup([fighter("a1", "red", (0, 5)), fighter("a2", "red", (1, 5), hp=4, max_hp=10), fighter("b1", "blue", (2, 5))]), [20, 20, 80])
     act(state, D100ZAttack(command_id="k", actor="b1", target="a2"), [5, 3])
     end_turn(state)

@@ -91,8 +91,8 @@ def test_attack_chances_equal_a_brute_force_count_over_attack_and_dodge_faces() 
     """D100Z-04/05: a critical lands, 90+ misses, a plain hit lands when the dodge fails; cover and flanking counted."""
     state = start(make_setup([fighter("a1", "red", (5, 5), weapons=[RIFLE, KNIFE]), fighter("a2", "red", (7, 5)),
                               fighter("b1", "blue", (6, 5), dexterity=30), fighter("b2", "blue", (15, 5))]))
-    attacks = {(a.target, a.weapon): a for a in _options(state, "a1").attacks}
-    assert set(attacks) == {("b1", "rifle"), ("b1", "knife"), ("b1", "unarmed"), ("b2", "rifle")}
+    attacks = {(a.target, a.weapon): a for a in _options(state, "a1").attacks if a.target != "a2"}
+    assert set(attacks) == {("b1", "rifle"), ("b1", "knife"), ("b1", "unarmed"), ("b2", "rifle")}  # and the ally a2, flagged
     knife = attacks[("b1", "knife")]
     assert [(m.source, m.rule, m.value) for m in knife.modifiers] == [("Melee skill", "D100Z-04", 60), ("flanking with a2", "D100Z-10", 10)]
     for option in (knife, attacks[("b2", "rifle")]):
@@ -147,3 +147,35 @@ def test_sampled_unlisted_commands_are_refused() -> None:
     with pytest.raises(Rejected):
         SYSTEM.decide(state, D100ZAttack(command_id="u", actor="a1", target="b1", weapon="rifle"), FacesThenOnes(50))
     assert one(act(state, as_command(SYSTEM, _options(state, "a1").moves[0].command)), Moved)
+
+
+def test_attacks_on_allies_are_listed_flagged_accepted_and_exact() -> None:
+    """D100Z-04/05: the engine accepts an attack on an ally; it is listed, flagged, with its exact landing chance."""
+    from firelane.engine.systems.d100_zones import options
+
+    state = start(make_setup([fighter("a1", "red", (5, 5), weapons=[KNIFE, PISTOL]), fighter("a2", "red", (6, 5)),
+                              fighter("a3", "red", (15, 5)), fighter("b1", "blue", (20, 5))]))
+    on_allies = [a for a in _options(state, "a1").attacks if a.target in ("a2", "a3")]
+    assert {(a.target, a.weapon) for a in on_allies} == {("a2", "knife"), ("a2", "unarmed"), ("a2", "pistol"), ("a3", "pistol")}
+    for attack in on_allies:
+        assert options.ALLY_NOTE in attack.notes
+        assert attack.hit_chance == pytest.approx(_landed_by_brute_force(state, as_command(SYSTEM, attack.command)))
+    assert not [a for a in _options(state, "a1").attacks if a.target == "b1" and options.ALLY_NOTE in a.notes]
+    # Unlisted: the knife on a3, 20 m away, is refused (melee needs Engaged range).
+    unlisted = D100ZAttack(command_id="u", actor="a1", target="a3", weapon="knife")
+    assert command_json(unlisted) not in [a.command for a in _options(state, "a1").attacks]
+    with pytest.raises(Rejected):
+        SYSTEM.decide(copy.deepcopy(state), unlisted, FacesThenOnes(1))
+    # The AI never takes one.
+    assert SYSTEM.choose_command(state, "a1").target == "b1"  # type: ignore[union-attr]
+
+
+def test_the_ai_s_move_is_the_listed_move_to_its_destination() -> None:
+    """Issue 9: the one MoveOption the AI builds (`move_option`) is the listed one for that square."""
+    from firelane.engine.systems.d100_zones import options
+
+    state = start(make_setup([fighter("a1", "red", (0, 5), weapons=[KNIFE]), fighter("b1", "blue", (20, 5))]))
+    move = SYSTEM.choose_command(state, "a1")
+    assert isinstance(move, D100ZMove)
+    listed = {m.to: m for m in options.move_options(state, state.combatants["a1"])}
+    assert command_json(move) == listed[move.to].command

@@ -160,12 +160,24 @@ def test_ai_stands_reloads_and_breaks_free_before_attacking() -> None:
     assert isinstance(ai(state, "a"), R6Escape)
 
 
+def listed_move_path(state, move: R6Move) -> list[tuple[int, int]]:
+    """The path the options show for a move by destination (the path the engine walks)."""
+    from firelane.engine.core import command_json
+    from firelane.engine.systems.rond6 import SYSTEM, options
+
+    option = options.move_option(SYSTEM, state, state.combatants[move.actor], move.to, move.pace, move.mode)
+    assert option is not None and option.command == command_json(move)
+    return option.path
+
+
 def test_ai_moves_towards_enemies_out_of_reach_and_holders_wait() -> None:
     """Out of reach: move closer (or charge in melee); a "hold" combatant Waits instead."""
     state = start(setup(combatant("a", "red", (0, 0), readied=["knife"]), combatant("b", "blue", (15, 0))), [4, 4, 4, 2, 2, 2])
     act(state, ai(state, "a"))
     move = ai(state, "a")
-    assert isinstance(move, R6Move) and move.path[0] == (1, 0)
+    # By destination, as the options list it (issue 9): the listed path starts towards b.
+    assert isinstance(move, R6Move) and move.to is not None and not move.path
+    assert listed_move_path(state, move)[0] == (1, 0)
     state = start(setup(combatant("a", "red", (0, 0), readied=["knife"]), combatant("b", "blue", (5, 0))), [4, 4, 4, 2, 2, 2])
     act(state, ai(state, "a"))
     assert isinstance(ai(state, "a"), R6Charge)
@@ -193,7 +205,8 @@ def test_ai_in_windows() -> None:
     act(state, cmd(R6Attack, "a", target="b"))
     act(state, ai(state, "b"), [5, 5, 5, 5] + [6, 6, 6, 6, 6, 2])  # b passes; hit 20, damage 32 + 4
     resist = ai(state, "b")
-    assert isinstance(resist, ClaimReaction) and resist.options == {"fate_point": True}
+    # The listed claim (issue 9) names both spends: no Character Points, the Fate Point.
+    assert isinstance(resist, ClaimReaction) and resist.options == {"character_points": 0, "fate_point": True}
     state = start(setup(combatant("a", "red", (0, 0)), combatant("b", "blue", (3, 0))), [4, 4, 4, 2, 2, 2])
     act(state, cmd(R6DeclareActions, "a", count=2))
     act(state, cmd(R6Wait, "a"))
@@ -201,5 +214,7 @@ def test_ai_in_windows() -> None:
     act(state, cmd(R6DeclareActions, "b", count=1))
     act(state, cmd(R6Attack, "b", target="a"))
     interrupt = ai(state, "a")
-    assert interrupt.reaction == "interrupt" and interrupt.options["command"] == {"type": "R6Attack", "target": "b", "weapon": "pistol"}
+    # The listed interrupting attack (issue 9): the full command, every field spelled out.
+    attack = interrupt.options["command"]
+    assert interrupt.reaction == "interrupt" and (attack["type"], attack["target"], attack["weapon"], attack["option"]) == ("R6Attack", "b", "pistol", "normal")
     assert msgspec.to_builtins(interrupt)["window"] == 1

@@ -74,7 +74,7 @@ def test_grenadier_closes_to_short_range_before_throwing() -> None:
                   FIRST + LATER)
     count, move = declare_and_choose(state, "a")
     assert count == 1
-    assert isinstance(move, R6Move) and move.pace == "full" and move.path[-1] == (4, 0)
+    assert isinstance(move, R6Move) and move.pace == "full" and move.to == (4, 0)  # by destination, as listed (issue 9)
 
 
 # --------------------------------------------------------------------------- the medic
@@ -101,7 +101,7 @@ def test_medic_moves_to_a_wounded_ally_then_treats_it() -> None:
     state.combatants["b"].wounds = 1
     count, move = declare_and_choose(state, "a")
     assert count == 2
-    assert isinstance(move, R6Move) and move.pace == "partial" and move.path[-1] == (0, 2)
+    assert isinstance(move, R6Move) and move.pace == "partial" and move.to == (0, 2)  # by destination, as listed (issue 9)
     act(state, move)
     heal = ai(state, "a")
     assert isinstance(heal, R6Heal) and heal.patient == "b"

@@ -136,6 +136,12 @@ def plan_move(state: D100ZState, me: D100ZCombatant, path: list[Square]) -> dict
     start = position(me)
     error = path_error(grid, start, path, occupied_squares(state, ignore=[me.id]))
     require(error is None, f"cannot move: {error}")
+    return move_plan(state, me, path)
+
+
+def move_plan(state: D100ZState, me: D100ZCombatant, path: list[Square]) -> dict[str, Any]:
+    """What a walkable ``path`` costs and whom it provokes (D100Z-02/03/13/15);
+    refused when it is too long or needs an action already spent."""
     walked = len(path) * float(state.settings["square_metres"])
     total = me.moved_m + walked
     require(

@@ -17,10 +17,15 @@
   zone with someone to catch (D100Z-13), First Aid on each patient (D100Z-14);
 * a free-attack window: one choice per close weapon, each with its chance.
 
-Options name enemies only as attack targets (the engine accepts an ally too).
+Attacks on allies (standing combatants of the attacker's side) are listed too,
+each flagged in its notes with `ALLY_NOTE`: the engine accepts them, and a
+table may want one, but no AI takes them. Aimed Shots and the free attack
+name enemies only.
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import msgspec
 
@@ -37,17 +42,25 @@ from firelane.events.options_schemas import ActionOption, AttackOption, Choice, 
 from firelane.events.schemas import ClaimReaction, Modifier
 
 
+@lru_cache(maxsize=4096)
 def dodge_chance(dodge_target: int) -> float:
     """D100Z-05: the dodge works on a face at or under its target that is not 90+."""
     return d100_chance(lambda face: rules.dodge_succeeds(face, dodge_target))
 
 
+@lru_cache(maxsize=16384)
 def landing_chance(attack_target: int, dodge_target: int) -> float:
     """D100Z-04/05, counted over the faces: a critical lands, 90+ misses, a plain
     hit lands when the dodge fails."""
-    critical = d100_chance(lambda face: rules.attack_outcome(face, attack_target) == "critical")
-    plain = d100_chance(lambda face: rules.attack_outcome(face, attack_target) == "hit")
+    critical = outcome_chance(attack_target, "critical")
+    plain = outcome_chance(attack_target, "hit")
     return critical + plain * (1 - dodge_chance(dodge_target))
+
+
+@lru_cache(maxsize=4096)
+def outcome_chance(attack_target: int, outcome: str) -> float:
+    """D100Z-04: the chance an attack at ``attack_target`` comes out ``outcome`` ("critical", "hit", "miss", "fumble")."""
+    return d100_chance(lambda face: rules.attack_outcome(face, attack_target) == outcome)
 
 
 def close_weapons(state: D100ZState, me: D100ZCombatant) -> list[ZWeapon]:
@@ -83,8 +96,7 @@ def attack_terms(
 
 def attack_notes(terms: list[Modifier], dodge: list[Modifier], target: D100ZCombatant) -> list[str]:
     number = sum(t.value for t in terms)
-    critical = d100_chance(lambda face: rules.attack_outcome(face, number) == "critical")
-    fumble = d100_chance(lambda face: rules.attack_outcome(face, number) == "fumble")
+    critical, fumble = outcome_chance(number, "critical"), outcome_chance(number, "fumble")
     return [
         f"critical {critical:.0%} (01-10: lands, double damage, no dodge, D100Z-04)",
         f"90+ {fumble:.0%}: misses with a complication the GM decides (D100Z-04)",
@@ -92,8 +104,16 @@ def attack_notes(terms: list[Modifier], dodge: list[Modifier], target: D100ZComb
     ]
 
 
+ALLY_NOTE = "attacks an ally (same side as the attacker)"
+
+
 def enemies(state: D100ZState, me: D100ZCombatant) -> list[D100ZCombatant]:
     return sorted(actions.enemies_of(state, me), key=lambda c: c.id)
+
+
+def allies(state: D100ZState, me: D100ZCombatant) -> list[D100ZCombatant]:
+    return sorted((c for c in state.combatants.values()
+                   if c.side == me.side and c.id != me.id and not c.out_of_fight and c.position is not None), key=lambda c: c.id)
 
 
 # ---------------------------------------------------------------- the turn
@@ -106,32 +126,44 @@ def turn_options(system: BaseRuleSystem, state: D100ZState, combatant_id: str) -
     return TurnOptions(moves=move_options(state, me), attacks=attack_options(state, me), actions=other_actions(system, state, me))
 
 
-def free_attack_threat(state: D100ZState, enemy: D100ZCombatant, mover: D100ZCombatant, path: list[Square]) -> Threat:
+def free_attack_chance(state: D100ZState, enemy: D100ZCombatant, mover: D100ZCombatant) -> float:
+    """D100Z-15: the chance ``enemy``'s free attack lands on ``mover`` (who dodges it at -20)."""
     weapon = actions.close_weapon(state, enemy)
     terms, _dodge = attack_terms(state, enemy, mover, weapon, [])
-    dodge_target = mover.dexterity - 20  # D100Z-15: the mover dodges the free attack at -20
+    return landing_chance(sum(t.value for t in terms), mover.dexterity - 20)
+
+
+def free_attack_threat(state: D100ZState, enemy: D100ZCombatant, mover: D100ZCombatant, path: list[Square],
+                       chance: float | None = None) -> Threat:
     leaving = next(sq for sq in path if rules.zone_of(metres(state, position(enemy), sq)) != "engaged")
     return Threat(reactor=enemy.id, reaction=actions.FREE_ATTACK, at=leaving, rule="D100Z-15",
-                  hit_chance=landing_chance(sum(t.value for t in terms), dodge_target))
+                  hit_chance=free_attack_chance(state, enemy, mover) if chance is None else chance)
+
+
+def move_option(state: D100ZState, me: D100ZCombatant, square: Square, path: list[Square],
+                chances: dict[str, float] | None = None) -> MoveOption | None:
+    """The move to ``square`` along ``path`` (a walkable one, as `reachable` gives), or None when it is not legal."""
+    try:
+        plan = actions.move_plan(state, me, path)
+    except Rejected:
+        return None  # e.g. the action is needed and already spent
+    threats = [free_attack_threat(state, state.combatants[enemy], me, path, (chances or {}).get(enemy)) for enemy in plan["provoked"]]
+    return MoveOption(
+        to=square, cost=float(plan["metres"]), path=path, mode="action" if plan["costs"] else "free", threats=threats,
+        command=command_json(D100ZMove(command_id="", actor=me.id, to=square)))
+
+
+def move_steps(state: D100ZState, me: D100ZCombatant) -> int:
+    return int((rules.MAX_MOVE_M - me.moved_m) / float(state.settings["square_metres"]) + 1e-9)
 
 
 def move_options(state: D100ZState, me: D100ZCombatant) -> list[MoveOption]:
     if me.aimed_this_turn:
         return []
-    square_m = float(state.settings["square_metres"])
-    steps = int((rules.MAX_MOVE_M - me.moved_m) / square_m + 1e-9)
-    found = reachable(Grid(state.terrain), position(me), occupied_squares(state, ignore=[me.id]), steps)
-    options = []
-    for square, path in found.items():
-        try:
-            plan = actions.plan_move(state, me, path)
-        except Rejected:
-            continue  # e.g. the action is needed and already spent
-        threats = [free_attack_threat(state, state.combatants[enemy], me, path) for enemy in plan["provoked"]]
-        options.append(MoveOption(
-            to=square, cost=float(plan["metres"]), path=path, mode="action" if plan["costs"] else "free", threats=threats,
-            command=command_json(D100ZMove(command_id="", actor=me.id, to=square))))
-    return options
+    found = reachable(Grid(state.terrain), position(me), occupied_squares(state, ignore=[me.id]), move_steps(state, me))
+    # A free attack's chance does not depend on the path: once per engaged enemy.
+    chances = {e.id: free_attack_chance(state, e, me) for e in actions.enemies_of(state, me) if actions.engaged(state, me, e)}
+    return [option for option in (move_option(state, me, square, path, chances) for square, path in found.items()) if option is not None]
 
 
 def attack_options(state: D100ZState, me: D100ZCombatant) -> list[AttackOption]:
@@ -144,8 +176,9 @@ def attack_options(state: D100ZState, me: D100ZCombatant) -> list[AttackOption]:
     else:
         return []
     options = []
+    targets = [(e, False) for e in enemies(state, me)] + [(a, True) for a in allies(state, me)]
     for weapon in attack_weapons(state, me):
-        for target in enemies(state, me):
+        for target, ally in targets:
             if not can_reach(state, me, target, weapon):
                 continue
             extra: list[Modifier] = []
@@ -159,7 +192,8 @@ def attack_options(state: D100ZState, me: D100ZCombatant) -> list[AttackOption]:
             number = sum(t.value for t in terms)
             options.append(AttackOption(
                 target=target.id, weapon=weapon.name, mode=mode, modifiers=terms, target_number=number,
-                hit_chance=landing_chance(number, sum(d.value for d in dodge)), notes=attack_notes(terms, dodge, target),
+                hit_chance=landing_chance(number, sum(d.value for d in dodge)),
+                notes=([ALLY_NOTE] if ally else []) + attack_notes(terms, dodge, target),
                 rule="D100Z-11" if mode == "second attack" else "D100Z-04",
                 command=command_json(D100ZAttack(command_id="", actor=me.id, target=target.id, weapon=weapon.name))))
     return options

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import re
 
 import msgspec
@@ -74,3 +76,39 @@ def roll_damage(
     details = {"code": str(code), "subtotal": subtotal}
     roll = Roll(purpose=purpose, rule=rule, dice=faces, modifiers=terms, total=total, notes=list(notes or []), details=details)
     return roll, subtotal
+
+
+# ---------------------------------------------------------------- what a hit is worth (the AIs' scoring, issue 9)
+
+
+@lru_cache(maxsize=1024)
+def dice_sums(count: int, sides: int) -> tuple[tuple[int, float], ...]:
+    """Every total of ``count`` d``sides`` with its exact chance."""
+    sums = {0: 1.0}
+    for _ in range(count):
+        following: dict[int, float] = {}
+        for total, chance in sums.items():
+            for face in range(1, sides + 1):
+                following[total + face] = following.get(total + face, 0.0) + chance / sides
+        sums = following
+    return tuple(sorted(sums.items()))
+
+
+@lru_cache(maxsize=16384)
+def hit_worth(damage: str, flat: int, left: int, down_bonus: float, multiple: int = 1, less: int = 0) -> float:
+    """A hit of ``damage`` dice plus ``flat``, times ``multiple`` (a critical's
+    doubling), less ``less`` (armour taken off after it), never below 0, on a
+    target with ``left`` wounds or HP: the expected share of them it takes,
+    plus ``down_bonus`` times the chance it takes them all."""
+    code = parse_damage(damage)
+    left = max(1, left)
+    worth = 0.0
+    for total, chance in dice_sums(code.count, code.sides):
+        dealt = max(0, (total + code.bonus + flat) * multiple - less)
+        worth += chance * (min(dealt, left) / left + (down_bonus if dealt >= left else 0.0))
+    return worth
+
+
+def mean_damage(damage: str) -> float:
+    code = parse_damage(damage)
+    return code.count * (code.sides + 1) / 2 + code.bonus

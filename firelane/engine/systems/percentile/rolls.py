@@ -11,6 +11,8 @@ audit log.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -65,6 +67,7 @@ def d100_chance(succeeds: Callable[[int], bool]) -> float:
     return sum(1 for face in range(1, D100 + 1) if succeeds(face)) / D100
 
 
+@lru_cache(maxsize=1024)
 def chance_at_most(target: int) -> float:
     """The chance of a d100 face at or under ``target`` (a plain percentile test)."""
     return d100_chance(lambda face: face <= target)

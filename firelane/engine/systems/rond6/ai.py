@@ -27,11 +27,31 @@ Before all that (after standing up and breaking free) come the aux tools:
 In windows: an Active Defense is claimed when its expected total beats the
 Passive Defense (the multiple-action penalty and wounds included); Character
 Points are spent on a hit that would wound, a Fate Point on one that would
-take the character down; a Waiting combatant interrupts an enemy it can hit.
+take the character down; a Waiting combatant interrupts an enemy with the
+listed interrupting attack worth most.
+
+Picking from the options (issue 9). The plan above decides what kind of
+command comes next; the command itself is a listed option, built by the
+option builders of `options` for this state, each at most once a decision:
+the declaration (the listed count), the window answers, Stand, Escape, Ready,
+Wait, Charge and treatments (`options.other_actions`), moves (the walk the
+plan's path search ends at, as `options.move_option` lists it: the same
+builder `move_options` runs for every Space, for the one destination wanted),
+and attacks: every listed attack on an enemy (each weapon in hand, target and
+attack option: normal, All-Out, Full Auto, Sweep, Burst as Single, Lunge)
+scored by its exact chance to hit (`options.attack_option`, Wild Die
+included) times what its damage is worth (`damage_worth`: the exact damage
+pool against the target's Damage Resistance, R6-19/21), the best taken. It
+weighs no Called Shots, Rapid Fire, off-hand or Coordinated Attacks (their
+builders are not asked), and never attacks an ally. Where the options do not
+list what the plan wants, the old command stands: area attacks (R6-40, not
+listed: see `options`), and a move or action the options refuse (then the
+engine refuses it too, and the driver ends the turn).
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import msgspec
@@ -44,11 +64,14 @@ from firelane.engine.systems.rond6 import (
     combat,
     healing,
     movement,
+    odds,
     rules,
 )
+from firelane.engine.systems.rond6 import options as listing
+from firelane.engine.systems.rond6 import reactions
 from firelane.engine.systems.rond6.contract import SystemContract
 from firelane.engine.systems.rond6.pools import DieCode, as_code, difficulty
-from firelane.engine.systems.rond6.rolling import adjusted, condition_dice_mods
+from firelane.engine.systems.rond6.rolling import adjusted, condition_dice_mods, dice_mods_from, weapon_damage_code
 from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State, Weapon
 from firelane.events.rond6_aux_schemas import R6AreaAttack, R6Heal, R6Move
 from firelane.events.rond6_schemas import (
@@ -60,9 +83,19 @@ from firelane.events.rond6_schemas import (
     R6Stand,
     R6Wait,
 )
+from firelane.events import codec
+from firelane.events.options_schemas import ActionOption, AttackOption
 from firelane.events.schemas import ClaimReaction, Command, PassReaction
 
+# What a hit is worth by the Wounds its target ends up with (R6-21: 3 is
+# Incapacitated, usually out of the fight; 4 Mortally Wounded; 5 dead).
+LEVEL_WORTH = (0.0, 1.0, 2.0, 3.5, 4.5, 5.0)
+STUN_WORTH = 0.25  # Stunned: -1D to its next actions (R6-19/22)
 
+
+# Two attacks are weighed against one for a round (each further one is -1D to all, R6-05).
+MAX_ATTACKS_DECLARED = 2
+RECHECKED = 3
 # A grenade is worth its one use only when it catches at least this many enemies.
 AREA_MIN_ENEMIES = 2
 
@@ -269,7 +302,12 @@ def choose_command(system: SystemContract, state: RonD6State, cid: str) -> Comma
     if state.active != cid or me.out_of_fight:
         return None
     if me.declared_actions == 0:
-        return R6DeclareActions(command_id=command_id, actor=cid, count=plan_count(system, state, me))
+        count = plan_count(system, state, me)
+        for option in listing.turn_options(system, state, cid).actions:
+            for choice in option.choices:
+                if option.action == "R6DeclareActions" and choice.command["count"] == count and not choice.command.get("fate_point"):
+                    return _as_command(system, choice.command, command_id)
+        return R6DeclareActions(command_id=command_id, actor=cid, count=count)
     if system.action_unavailable(state, me) is not None:
         return None
     return next_action(system, state, me, command_id)
@@ -292,7 +330,9 @@ def plan_count(system: SystemContract, state: RonD6State, me: RonD6Combatant) ->
     elif hindrances == 0 and advance_to_throw(system, state, me) is not None:
         count = 1  # a full move into throwing range
     elif in_reach_after_prep(system, state, me):
-        count = prep + 1  # with nothing to prepare: alone in the round, the big options
+        # With nothing to prepare: one attack alone in the round (the big options)
+        # or several at the multiple-action penalty, whichever the listed attacks say is worth more.
+        count = prep + 1 if prep else attacks_to_declare(system, state, me, limit)
     elif me.tactic == "hold":
         count = prep + 1
     elif prep == 0 and charge_target(system, state, me) is not None:
@@ -300,6 +340,26 @@ def plan_count(system: SystemContract, state: RonD6State, me: RonD6Combatant) ->
     else:
         count = prep + 2  # get ready, move, then attack
     return max(1, min(count, limit))
+
+
+def attacks_to_declare(system: SystemContract, state: RonD6State, me: RonD6Combatant, limit: int) -> int:
+    """R6-05: how many attacks to declare when an enemy is in reach now: one
+    (the big options alone in the round) or two at -1D each, whichever the
+    listed attacks say is worth more in all (each as the state would be with
+    that count declared). Two attacks are weighed with the `RECHECKED` attacks
+    worth most alone that are not Full Actions: a penalty die lowers every
+    chance alike, so the best of them stays near the top."""
+    if limit < MAX_ATTACKS_DECLARED:
+        return 1
+    alone = msgspec.structs.replace(me, declared_actions=1)
+    worth, _command, as_actions = _best_attack(system, msgspec.structs.replace(state, combatants={**state.combatants, me.id: alone}), alone)
+    # A penalty die only lowers an attack's chance: two attacks are worth at most twice the best that is not a Full Action.
+    if not as_actions or MAX_ATTACKS_DECLARED * as_actions[0][0] <= worth + 1e-9:
+        return 1
+    two = msgspec.structs.replace(me, declared_actions=MAX_ATTACKS_DECLARED)
+    among = [candidate for _worth, candidate in as_actions[:RECHECKED]]
+    worth_two = _best_attack(system, msgspec.structs.replace(state, combatants={**state.combatants, me.id: two}), two, among)[0]
+    return MAX_ATTACKS_DECLARED if MAX_ATTACKS_DECLARED * worth_two > worth + 1e-9 else 1
 
 
 def in_reach_after_prep(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> bool:
@@ -317,44 +377,45 @@ def in_reach_after_prep(system: SystemContract, state: RonD6State, me: RonD6Comb
 def next_action(system: SystemContract, state: RonD6State, me: RonD6Combatant, command_id: str) -> Command | None:
     cid = me.id
     alone = me.declared_actions == 1 and me.actions_used == 0
+    listed = _Listed(system, state, me)
+
+    def pick(action: str, fallback: Command, **fields: Any) -> Command:
+        body = listed.choice(action, **fields)
+        return _as_command(system, body, command_id) if body is not None else fallback
+
     if "prone" in me.conditions:
-        return R6Stand(command_id=command_id, actor=cid)
+        return pick("R6Stand", R6Stand(command_id=command_id, actor=cid))
     if me.grappled_by:
-        return R6Escape(command_id=command_id, actor=cid)
+        return pick("R6Escape", R6Escape(command_id=command_id, actor=cid))
     heal = heal_now(system, state, me)
     if heal is not None:
-        return msgspec.structs.replace(heal, command_id=command_id)
+        return pick("R6Heal", msgspec.structs.replace(heal, command_id=command_id), patient=heal.patient, kind=heal.kind)
     throw = area_attack_now(system, state, me)
     if throw is not None:
-        return msgspec.structs.replace(throw, command_id=command_id)
+        return msgspec.structs.replace(throw, command_id=command_id)  # area attacks are not listed
     if alone:
         path = advance_to_throw(system, state, me)
         if path is not None:
-            return R6Move(command_id=command_id, actor=cid, path=path, mode="walk", pace="full")
+            return listed_move(system, state, me, path, "full", command_id)
     if me.declared_actions - me.actions_used >= 2:  # room to move and still treat
         patient = patient_to_reach(system, state, me)
         if patient is not None:
-            return R6Move(command_id=command_id, actor=cid, path=patient[1], mode="walk", pace="partial")
+            return listed_move(system, state, me, patient[1], "partial", command_id)
     ready = weapon_to_ready(me)
     if ready is not None:
         weapon, reload = ready
-        return R6Ready(command_id=command_id, actor=cid, weapon=weapon.id, reload=reload)
-    attack = first_attack(system, state, me)
+        return pick("R6Ready", R6Ready(command_id=command_id, actor=cid, weapon=weapon.id, reload=reload), weapon=weapon.id, reload=reload)
+    attack = best_attack(system, state, me)
     if attack is not None:
-        weapon, target = attack
-        option = "normal"
-        if alone and weapon.kind in ("melee", "unarmed"):
-            option = "all_out"
-        elif alone and "FA" in weapon.modes and me.ammo.get(weapon.id, 0) >= weapon.auto_rounds:
-            option = "full_auto"
-        return R6Attack(command_id=command_id, actor=cid, target=target.id, weapon=weapon.id, option=option)
+        return _as_command(system, attack, command_id)
     if me.tactic == "hold":
-        return None if me.waiting else R6Wait(command_id=command_id, actor=cid)
+        return None if me.waiting else pick("R6Wait", R6Wait(command_id=command_id, actor=cid))
     if alone:
         charge = charge_target(system, state, me)
         if charge is not None:
             weapon, target = charge
-            return R6Charge(command_id=command_id, actor=cid, target=target.id, weapon=weapon.id)
+            return pick("R6Charge", R6Charge(command_id=command_id, actor=cid, target=target.id, weapon=weapon.id),
+                        target=target.id, weapon=weapon.id)
     return move_towards(system, state, me, command_id, full=alone)
 
 
@@ -370,7 +431,7 @@ def move_towards(system: SystemContract, state: RonD6State, me: RonD6Combatant, 
     path = movement.path_towards(state, me.id, tuple(foes[0].position), allowed)
     if not path:
         return None
-    return R6Move(command_id=command_id, actor=me.id, path=path, mode="walk", pace="full" if full else "partial")
+    return listed_move(system, state, me, path, "full" if full else "partial", command_id)
 
 
 # --------------------------------------------------------------------------- windows
@@ -384,27 +445,42 @@ def answer_window(system: SystemContract, state: RonD6State, me: RonD6Combatant,
         return None
     kind = window.continuation.get("kind")
     passing = PassReaction(command_id=command_id, actor=me.id, window=window.window)
+    if kind not in ("defend", "resist", "wait"):
+        return passing
+    listed = {option.reaction: option.choices for option in listing.reaction_options(system, state, window, me.id)}
+
+    def claim(reaction: str, wanted: dict[str, Any]) -> Command | None:
+        for choice in listed.get(reaction, []):
+            if choice.command.get("options", {}) == wanted:
+                return _as_command(system, choice.command, command_id)
+        return None
+
     if kind == "defend":
         choice = best_defense(system, state, me, reactor.reactions, window.continuation.get("attack_kind", ""))
         if choice is None:
             return passing
-        return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction=choice)
+        wanted = {} if me.declared_actions else {"declare": reactions.declare_count(system, state, me, {})}
+        return claim(choice, wanted) or ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction=choice)
     if kind == "resist":
-        options = resist_choice(system, state, me, window.continuation["hit"])
-        if not options:
+        spend = resist_choice(system, state, me, window.continuation["hit"])
+        if not spend:
             return passing
-        return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction="resist", options=options)
-    if kind == "wait":
-        declarer = state.combatants[window.actor]
-        if declarer.side == me.side:
-            return passing
-        for weapon in hand_weapons(system, me):
-            problem, _ = actions.reach_problem(system, state, me, declarer, weapon)
-            if problem is None:
-                command = {"type": "R6Attack", "target": declarer.id, "weapon": weapon.id}
-                return ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction="interrupt", options={"command": command})
+        wanted = {"character_points": int(spend.get("character_points", 0)), "fate_point": bool(spend.get("fate_point", False))}
+        return claim("resist", wanted) or ClaimReaction(command_id=command_id, actor=me.id, window=window.window, reaction="resist", options=spend)
+    declarer = state.combatants[window.actor]
+    if declarer.side == me.side:
         return passing
-    return passing
+    best: tuple[float, int, dict[str, Any]] | None = None
+    for index, choice in enumerate(listed.get(rules.INTERRUPT, [])):
+        attack = choice.command["options"]["command"]
+        if attack.get("type") != "R6Attack" or attack.get("target") != declarer.id:
+            continue
+        command = R6Attack(command_id="", actor=me.id, target=declarer.id, weapon=attack["weapon"])
+        plan = actions.check_attack(system, state, me.id, command)
+        worth = (choice.hit_chance or 0.0) * damage_worth(system, state, plan["strikes"][0])
+        if best is None or (worth, -index) > (best[0], best[1]):
+            best = (worth, -index, choice.command)
+    return _as_command(system, best[2], command_id) if best is not None else passing
 
 
 def best_defense(system: SystemContract, state: RonD6State, me: RonD6Combatant, offered: list[str], attack_kind: str) -> str | None:
@@ -434,3 +510,151 @@ def resist_choice(system: SystemContract, state: RonD6State, me: RonD6Combatant,
     if me.character_points > 0 and wounds:
         return {"character_points": min(me.character_points, max(1, (damage - resistance) // 6))}
     return {}
+
+
+# --------------------------------------------------------------------------- picking from the options
+
+
+_UNION: list[Any] = []
+
+
+def _as_command(system: SystemContract, body: dict[str, Any], command_id: str) -> Command:
+    """A listed option's command (its JSON, without ``command_id``), to send as ``command_id``."""
+    if not _UNION:
+        _UNION.append(codec.command_union(system.command_types))  # type: ignore[attr-defined]
+    return msgspec.convert({**body, "command_id": command_id}, _UNION[0])  # type: ignore[no-any-return]
+
+
+class _Listed:
+    """The options of one decision, each kind of action built once when first asked for."""
+
+    def __init__(self, system: SystemContract, state: RonD6State, me: RonD6Combatant) -> None:
+        self.system, self.state, self.me = system, state, me
+        self._actions: dict[str, list[ActionOption]] = {}
+
+    def choice(self, action: str, **fields: Any) -> dict[str, Any] | None:
+        """The listed choice of ``action`` whose command has these fields."""
+        if action not in self._actions:
+            self._actions[action] = listing.other_actions(self.system, self.state, self.me, frozenset({action}))
+        for option in self._actions[action]:
+            for choice in option.choices:
+                if all(choice.command.get(k) == v for k, v in fields.items()):
+                    return choice.command
+        return None
+
+
+def damage_worth(system: SystemContract, state: RonD6State, strike: dict[str, Any]) -> float:
+    """R6-19/21: what one hit of ``strike`` is worth: over the exact damage
+    pool (the weapon's code with the attack option's dice, Wild Die included),
+    the Wounds (or Stun) it leaves against the target's Damage Resistance."""
+    attacker = state.combatants[strike["attacker"]]
+    target = state.combatants[strike["target"]]
+    weapon = system.weapon(attacker, strike["weapon"])
+    code = adjusted(weapon_damage_code(attacker, weapon), dice_mods_from(strike["damage_dice"]))
+    resistance, _ = rules.damage_resistance(target.attributes.get("Strength", "2D"), target.armor, bonus=target.dr_bonus,
+                                            armor_per_die=int(state.settings.get("armor_points_per_die", 4)))
+    return _worth_over(code.dice, code.pips, str(state.settings.get("complication_rule", "remove")), resistance,
+                       target.wounds, bool(weapon.stun))
+
+
+@lru_cache(maxsize=4096)
+def _worth_over(dice: int, pips: int, complication_rule: str, resistance: int, wounds: int, stun: bool) -> float:
+    worth = 0.0
+    before = LEVEL_WORTH[min(wounds, 5)]
+    for total, chance in odds.pool_faces(dice, complication_rule=complication_rule).items():
+        stunned, gained = rules.damage_outcome(total + pips, resistance)
+        if not stunned:
+            continue
+        if stun:
+            gained = rules.stun_damage_wounds(gained)
+        worth += chance * (STUN_WORTH + LEVEL_WORTH[min(wounds + gained, 5)] - before)
+    return worth
+
+
+def attack_worth(system: SystemContract, state: RonD6State, option: AttackOption, plan: dict[str, Any] | None = None) -> float:
+    """The option's chance to hit (against the Active Defense the target's AI
+    would claim, R6-16, when it may claim one) times what the hit is worth
+    (``plan``: the engine's plan of the attack, when the caller has it)."""
+    if plan is None:
+        command = _as_command(system, option.command, "")
+        plan = actions.check_attack(system, state, command.actor, command)  # type: ignore[arg-type]
+    strike = plan["strikes"][0]
+    chance = option.hit_chance
+    target = state.combatants[strike["target"]]
+    offered = reactions.defense_options(system, state, target, strike["attack_kind"])
+    if offered and best_defense(system, state, target, offered, strike["attack_kind"]) is not None:
+        rolled = listing.strike_roll(system, state, strike)
+        opposed = listing.active_defense_chance(system, state, strike, rolled[3]) if rolled is not None and rolled[2]["kind"] == "passive" else None
+        if opposed is not None:
+            chance = opposed[1]
+    return chance * damage_worth(system, state, strike)
+
+
+FULL_ACTION_OPTIONS = ("all_out", "full_auto", "sweep")
+
+
+def _may_fit(weapon: Weapon, option: str, declared: int = 1) -> bool:
+    """Whether the weapon has the attack option at all (R6-24/26/31/33/39), and
+    a Full Action one only alone in the round (R6-07): a quick sieve before the
+    option builder checks the attack in full."""
+    if option in FULL_ACTION_OPTIONS and declared > 1:
+        return False
+    if option == "all_out":
+        return weapon.kind in ("melee", "unarmed")
+    if option == "full_auto":
+        return "FA" in weapon.modes
+    if option == "sweep":
+        return "FA" in weapon.modes or "SA" in weapon.modes
+    if option == "burst_single":
+        return "BF" in weapon.modes
+    if option == "lunge":
+        return weapon.kind == "melee" and weapon.reach > 1
+    return True
+
+
+def best_attack(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> dict[str, Any] | None:
+    """The listed attack on an enemy worth most (see the module doc), or None."""
+    return _best_attack(system, state, me)[1]
+
+
+def _best_attack(system: SystemContract, state: RonD6State, me: RonD6Combatant,
+                 among: list[R6Attack] | None = None) -> tuple[float, dict[str, Any] | None, list[tuple[float, R6Attack]]]:
+    """(the best worth, its command, the attacks that are not Full Actions with
+    their worth, best first); ``among``: weigh only these listed candidates."""
+    best: tuple[float, int, dict[str, Any]] | None = None
+    as_actions: list[tuple[float, R6Attack]] = []
+    in_reach: dict[tuple[str, str, bool], bool] = {}
+    candidates = among if among is not None else listing.attack_candidates(system, state, me)
+    for index, candidate in enumerate(candidates):
+        weapon = system.weapon(me, candidate.weapon)
+        if candidate.called_shot or is_area_weapon(weapon) or not _may_fit(weapon, candidate.option, me.declared_actions):
+            continue
+        key = (candidate.target, weapon.id, candidate.option == "lunge")
+        if key not in in_reach:
+            in_reach[key] = actions.reach_problem(system, state, me, state.combatants[candidate.target], weapon, lunge=key[2])[0] is None
+        if not in_reach[key]:
+            continue
+        planned = listing.planned_attack_option(system, state, candidate)
+        if planned is None:
+            continue
+        option, plan = planned
+        worth = attack_worth(system, state, option, plan)
+        if plan["spend"][0][1] != "full":
+            as_actions.append((worth, candidate))
+        if worth > 0 and (best is None or (worth, -index) > (best[0], best[1])):
+            best = (worth, -index, option.command)
+    as_actions.sort(key=lambda item: -item[0])
+    return (best[0], best[2], as_actions) if best is not None else (0.0, None, as_actions)
+
+
+def listed_move(system: SystemContract, state: RonD6State, me: RonD6Combatant, path: list[tuple[int, int]], pace: str,
+                command_id: str) -> Command:
+    """The listed walk to where ``path`` ends: at ``pace``, or at a slower pace
+    when the options list that Space there (each Space once, at its cheapest
+    pace); the path itself if the options do not list it at all."""
+    end = (int(path[-1][0]), int(path[-1][1]))
+    for slower in reversed(movement.MOVE_PACES[: movement.MOVE_PACES.index(pace) + 1]):
+        option = listing.move_option(system, state, me, end, slower)
+        if option is not None:
+            return _as_command(system, option.command, command_id)
+    return R6Move(command_id=command_id, actor=me.id, path=path, mode="walk", pace=pace)

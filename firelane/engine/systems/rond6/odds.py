@@ -16,7 +16,9 @@ Pure, bottom floor: imports only `pools`.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping
+from functools import lru_cache
 
 from firelane.engine.systems.rond6.pools import DieCode
 
@@ -87,6 +89,12 @@ def wild_alone(stymied: bool, complication_rule: str) -> Distribution:
 def pool_faces(dice: int, *, wild: bool = True, stymied: bool = False, complication_rule: str = "remove",
                extra_wild_dice: int = 0) -> Distribution:
     """The sum of the kept faces of a pool of ``dice`` d6 (pips and modifiers not included)."""
+    return dict(_pool_faces(dice, wild, stymied, complication_rule, extra_wild_dice))
+
+
+@lru_cache(maxsize=512)
+def _pool_faces(dice: int, wild: bool, stymied: bool, complication_rule: str, extra_wild_dice: int) -> tuple[tuple[int, float], ...]:
+    # Computed once for each kind of pool: the AI and the options ask for the same few pools again and again.
     if dice == 0 or not wild:
         total = plain_dice(dice)
     else:
@@ -109,7 +117,7 @@ def pool_faces(dice: int, *, wild: bool = True, stymied: bool = False, complicat
             total[value] = total.get(value, 0.0) + p / 6
     for _ in range(extra_wild_dice):
         total = _convolve(total, wild_alone(stymied, complication_rule))
-    return total
+    return tuple(sorted(total.items()))
 
 
 def pool_total(code: DieCode, constant: int = 0, **pool: object) -> Distribution:
@@ -126,7 +134,12 @@ def chance_at_least(distribution: Mapping[int, float], target: int) -> float:
 def opposed_chance(attack: Mapping[int, float], defense: Mapping[int, float]) -> float:
     """The chance the attack's total reaches the defense's rolled total (ties go to the attacker)."""
     ordered = sorted(attack.items())
+    # at_least[i]: the chance of a total of at least ordered[i]'s value (a running sum from the top).
+    at_least = [0.0] * (len(ordered) + 1)
+    for index in range(len(ordered) - 1, -1, -1):
+        at_least[index] = at_least[index + 1] + ordered[index][1]
+    values = [value for value, _p in ordered]
     chance = 0.0
     for target, q in defense.items():
-        chance += q * sum(p for value, p in ordered if value >= target)
+        chance += q * at_least[bisect_left(values, target)]
     return min(1.0, chance)

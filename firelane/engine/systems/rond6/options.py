@@ -23,6 +23,32 @@ the Spec checks, `validate_claim`), so a listed command is one `decide` accepts.
 * Windows: Wait interruptions (each attack the waiter could make, fully formed),
   Active Defenses (with each count of actions to declare when none is declared
   yet), and Character/Fate Point spends on a hit (every legal spend).
+
+Beyond the plain attack (issue 9, "every legal action with its parameters"),
+each listed on its own, as a normal attack without a Called Shot:
+
+* Rapid Fire (R6-36) with a semi-automatic weapon: each number of shots from
+  2 to the rounds loaded;
+* a second weapon in the off hand (R6-34): each other weapon in hand that can
+  reach the target, when two actions are left;
+* a Coordinated Attack (R6-29): each set of up to three allies who can join
+  (an action left, the target in reach of their weapon), at most
+  `COORDINATED_LIMIT` sets per attack, the smaller sets first;
+* attacks on allies (any standing combatant of the attacker's side), flagged
+  in their notes with `ALLY_NOTE`: the engine accepts them; no AI takes them.
+
+The engine also takes these combined (Rapid Fire with a Called Shot, an
+off-hand weapon in a Coordinated Attack...): a frontend builds such an attack
+by setting the fields of two listed commands on one (``shots``,
+``off_hand_weapon``, ``coordinate_with``, ``called_shot``); the engine checks
+the whole, as it checks any attack. Moves: walking at each pace as above, and
+swimming and climbing (R6-12) at each pace to every Space the mode's Move
+reaches (``mode`` "swim partial", "climb full"...): the map does not mark
+water or walls to climb, so where the terrain allows them is the table's
+call, and the engine takes them anywhere. Treating a Wound (R6-43, assisted
+healing) is listed for each patient in reach. Area attacks (R6-40) are not
+listed: a burst's centre may be any Space in range, a cone any facing; the
+command (R6AreaAttack) names them.
 """
 
 from __future__ import annotations
@@ -34,17 +60,18 @@ import msgspec
 from firelane.engine.core import Rejected, TurnOptions, command_json
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid
-from firelane.engine.routes import reachable
+from firelane.engine.routes import reachable, route
 from firelane.engine.state import ReactionWindow
 from firelane.engine.systems.rond6 import actions, combat, odds, reactions, rules
 from firelane.engine.systems.rond6.contract import SystemContract
 from firelane.engine.systems.rond6.movement import BASIC_ACTION_MULTIPLE, MOVE_PACES, pace_steps
+from firelane.engine.systems.rond6.movement_rules import MOVE_MODES
 from firelane.engine.systems.rond6.pools import DieCode
 from firelane.engine.systems.rond6.rolling import dice_mods_from, roll_test
 from firelane.engine.systems.rond6.rules import DEFENSE_REACTIONS, INTERRUPT, RESIST
 from firelane.engine.systems.rond6.state import UNARMED, RonD6Combatant, RonD6State, Weapon
 from firelane.events.options_schemas import ActionOption, AttackOption, Choice, MoveOption, ReactionOption, Threat
-from firelane.events.rond6_aux_schemas import R6Move
+from firelane.events.rond6_aux_schemas import R6Heal, R6Move
 from firelane.events.rond6_schemas import (
     R6Attack,
     R6Charge,
@@ -82,9 +109,18 @@ def distribution_of(state: RonD6State, combatant: RonD6Combatant, roll: Roll) ->
                            complication_rule=str(state.settings.get("complication_rule", "remove")))
 
 
+ALLY_NOTE = "attacks an ally (same side as the attacker)"
+COORDINATED_LIMIT = 8
+
+
 def enemies(state: RonD6State, me: RonD6Combatant) -> list[RonD6Combatant]:
     return sorted((c for c in state.combatants.values() if c.side != me.side and not c.out_of_fight and c.position is not None),
                   key=lambda c: c.id)
+
+
+def allies(state: RonD6State, me: RonD6Combatant) -> list[RonD6Combatant]:
+    return sorted((c for c in state.combatants.values()
+                   if c.side == me.side and c.id != me.id and not c.out_of_fight and c.position is not None), key=lambda c: c.id)
 
 
 def legal(system: SystemContract, state: RonD6State, actor: str, command: Command, *, interrupt: bool = False) -> bool:
@@ -98,8 +134,10 @@ def legal(system: SystemContract, state: RonD6State, actor: str, command: Comman
 # ---------------------------------------------------------------- attacks and their odds
 
 
-def strike_odds(system: SystemContract, state: RonD6State, strike: dict[str, Any]) -> tuple[list[Modifier], int, float, list[str]] | None:
-    """The terms, number to reach, exact chance and notes of one strike as the engine would roll it now."""
+def strike_roll(system: SystemContract, state: RonD6State, strike: dict[str, Any]) -> tuple[Roll, int, dict[str, Any], odds.Distribution] | None:
+    """The attack roll of one strike as the engine would make it now (its code
+    and terms, on dice that count for nothing), the defense it must reach, how
+    that defense is made, and the exact distribution of the attack's total."""
     attacker = state.combatants[strike["attacker"]]
     target = state.combatants[strike["target"]]
     terms = combat.strike_terms(system, state, attacker, target, strike)
@@ -107,24 +145,42 @@ def strike_odds(system: SystemContract, state: RonD6State, strike: dict[str, Any
         return None
     _weapon, band, flat = terms
     defense, info = combat.defense_value(system, state, attacker, target, strike["attack_kind"], band)
-    dice_mods = dice_mods_from(strike["attack_dice"])
     roll = roll_test(_Twos(), state.settings, attacker, strike["skill"], purpose="preview", rule=strike["rule"],
-                     target=defense, action_penalty=system.penalty_dice(attacker), dice_mods=dice_mods, flat=flat)
-    attack = distribution_of(state, attacker, roll)
+                     target=defense, action_penalty=system.penalty_dice(attacker), dice_mods=dice_mods_from(strike["attack_dice"]), flat=flat)
+    return roll, defense, info, distribution_of(state, attacker, roll)
+
+
+def strike_odds(system: SystemContract, state: RonD6State, strike: dict[str, Any]) -> tuple[list[Modifier], int, float, list[str]] | None:
+    """The terms, number to reach, exact chance and notes of one strike as the engine would roll it now."""
+    rolled = strike_roll(system, state, strike)
+    if rolled is None:
+        return None
+    roll, defense, info, attack = rolled
+    target = state.combatants[strike["target"]]
     chance = odds.chance_at_least(attack, defense)
     shown = [Modifier(source=f"{strike['skill']} {roll.details['base_code']} [dice]", rule=strike["rule"],
                       value=DieCode.parse(str(roll.details["base_code"])).dice)]
     shown += [Modifier(source=f"{m['source']} [dice]", rule=m["rule"], value=int(m["dice"])) for m in roll.details["dice_modifiers"]]
     shown += list(roll.modifiers)
     notes = [f"rolls {roll.details['code']} with the Wild Die against {info['kind']} defense {defense}", odds.TRUNCATION_NOTE]
-    offered = reactions.defense_options(system, state, target, strike["attack_kind"])
-    if offered and info["kind"] == "passive":
-        defense_roll = roll_test(_Twos(), state.settings, target, DEFENSE_REACTIONS[offered[0]], purpose="preview",
-                                 rule=rules.R_ACTIVE, action_penalty=max(0, target.declared_actions - 1) if target.declared_actions else
-                                 max(0, reactions.declare_count(system, state, target, {}) - 1))
-        opposed = odds.opposed_chance(attack, distribution_of(state, target, defense_roll))
-        notes.append(f"{target.id} may defend actively ({offered[0]}, R6-16): the attack then hits with {opposed:.4f}")
+    opposed = active_defense_chance(system, state, strike, attack) if info["kind"] == "passive" else None
+    if opposed is not None:
+        notes.append(f"{target.id} may defend actively ({opposed[0]}, R6-16): the attack then hits with {opposed[1]:.4f}")
     return shown, defense, chance, notes
+
+
+def active_defense_chance(system: SystemContract, state: RonD6State, strike: dict[str, Any],
+                          attack: odds.Distribution) -> tuple[str, float] | None:
+    """R6-16: (the target's first Active Defense, the chance ``attack`` still hits
+    against its rolled total), or None when the target cannot defend actively."""
+    target = state.combatants[strike["target"]]
+    offered = reactions.defense_options(system, state, target, strike["attack_kind"])
+    if not offered:
+        return None
+    defense_roll = roll_test(_Twos(), state.settings, target, DEFENSE_REACTIONS[offered[0]], purpose="preview",
+                             rule=rules.R_ACTIVE, action_penalty=max(0, target.declared_actions - 1) if target.declared_actions else
+                             max(0, reactions.declare_count(system, state, target, {}) - 1))
+    return offered[0], odds.opposed_chance(attack, distribution_of(state, target, defense_roll))
 
 
 def attack_candidates(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> list[R6Attack]:
@@ -140,19 +196,79 @@ def attack_candidates(system: SystemContract, state: RonD6State, me: RonD6Combat
     return found
 
 
+def extra_attack_candidates(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> list[tuple[R6Attack, bool]]:
+    """(attack, on an ally): Rapid Fire, off-hand and Coordinated Attacks on
+    enemies, and plain attacks on allies (see the module doc)."""
+    in_hand: list[Weapon] = [w for w in me.weapons if w.id in me.readied] + [UNARMED]
+    found: list[tuple[R6Attack, bool]] = []
+    for target in enemies(state, me):
+        for weapon in in_hand:
+            plain = R6Attack(command_id="", actor=me.id, target=target.id, weapon=weapon.id)
+            if "SA" in weapon.modes and weapon.capacity:
+                found += [(msgspec.structs.replace(plain, shots=n), False)
+                          for n in range(2, actions.rounds_loaded(me, weapon) + 1)]
+            found += [(msgspec.structs.replace(plain, off_hand_weapon=other.id), False)
+                      for other in in_hand if other.id != weapon.id]
+            found += [(msgspec.structs.replace(plain, coordinate_with=team), False)
+                      for team in coordinated_teams(system, state, me, target)]
+    for ally in allies(state, me):
+        found += [(R6Attack(command_id="", actor=me.id, target=ally.id, weapon=weapon.id), True) for weapon in in_hand]
+    return found
+
+
+def coordinated_teams(system: SystemContract, state: RonD6State, me: RonD6Combatant, target: RonD6Combatant) -> list[list[str]]:
+    """R6-29: sets of allies who can join an attack on ``target`` (an action
+    left, ``target`` in reach of their weapon), smaller sets first, at most `COORDINATED_LIMIT`."""
+    from itertools import combinations
+
+    able = []
+    for ally in allies(state, me):
+        if system.action_unavailable(state, ally, "action") is not None:
+            continue
+        try:
+            weapon = system.weapon(ally, "")
+        except Rejected:
+            continue
+        if actions.reach_problem(system, state, ally, target, weapon)[0] is None:
+            able.append(ally.id)
+    teams: list[list[str]] = []
+    for size in range(1, min(len(able), rules.MAX_COORDINATED - 1) + 1):
+        for team in combinations(able, size):
+            if len(teams) >= COORDINATED_LIMIT:
+                return teams
+            teams.append(list(team))
+    return teams
+
+
 def attack_option(system: SystemContract, state: RonD6State, command: R6Attack) -> AttackOption | None:
-    if not legal(system, state, command.actor, command):
+    planned = planned_attack_option(system, state, command)
+    return planned[0] if planned is not None else None
+
+
+def planned_attack_option(system: SystemContract, state: RonD6State, command: R6Attack) -> tuple[AttackOption, dict[str, Any]] | None:
+    """The attack as an option, with the engine's plan of it (its strikes), or None when it is refused."""
+    try:
+        # What `check_command` runs for an attack on the attacker's turn: the plan, checked in full.
+        plan = actions.check_attack(system, state, command.actor, command)
+    except Rejected:
         return None
-    plan = actions.check_attack(system, state, command.actor, command)
     preview = strike_odds(system, state, plan["strikes"][0])
     if preview is None:
         return None
     terms, defense, chance, notes = preview
     mode = command.option + (f", called shot: {command.called_shot}" if command.called_shot else "")
+    if command.shots != 1:
+        mode += f", rapid fire: {command.shots} shots"
+    if command.off_hand_weapon:
+        mode += f", off hand: {command.off_hand_weapon}"
+        notes.append(f"two strikes, two actions: the {command.off_hand_weapon} in the off hand (R6-34); hit_chance is the first's")
+    if command.coordinate_with:
+        mode += f", coordinated with {', '.join(command.coordinate_with)}"
+        notes.append(f"each of {', '.join(command.coordinate_with)} spends an action and strikes too (R6-29); hit_chance is {command.actor}'s")
     if plan["spend"][0][1] == "full":
         notes.append("a Full Action: the round's only action (R6-07)")
     return AttackOption(target=command.target, weapon=command.weapon, mode=mode, modifiers=terms, target_number=defense,
-                        hit_chance=chance, notes=notes, rule=plan["rule"], command=command_json(command))
+                        hit_chance=chance, notes=notes, rule=plan["rule"], command=command_json(command)), plan
 
 
 # ---------------------------------------------------------------- the turn
@@ -175,6 +291,10 @@ def turn_options(system: SystemContract, state: RonD6State, combatant_id: str) -
         found_actions.append(ActionOption(action="R6DeclareActions", label="declare the round's actions", rule=rules.R_MULTI, choices=choices))
         return TurnOptions(actions=found_actions + non_action_options(system, state, me))
     attacks = [o for o in (attack_option(system, state, c) for c in attack_candidates(system, state, me)) if o is not None]
+    for command, on_ally in extra_attack_candidates(system, state, me):
+        option = attack_option(system, state, command)
+        if option is not None:
+            attacks.append(msgspec.structs.replace(option, notes=[ALLY_NOTE, *option.notes]) if on_ally else option)
     return TurnOptions(moves=move_options(system, state, me), attacks=attacks,
                        actions=other_actions(system, state, me) + non_action_options(system, state, me))
 
@@ -215,29 +335,56 @@ def move_options(system: SystemContract, state: RonD6State, me: RonD6Combatant) 
     grid = Grid(state.terrain)
     threats = interrupt_threats(system, state, me)
     options: list[MoveOption] = []
-    listed: set[tuple[int, int]] = set()
-    shorter = 0
-    for pace in MOVE_PACES:
-        steps = pace_steps(me, "walk", pace, state.settings)
-        found = {sq: path for sq, path in reachable(grid, start, blocked, steps).items() if sq not in listed and len(path) > shorter}
-        shorter = max(shorter, steps)
-        # One probe per pace and action kind: the costs and tests of a run up to
-        # 2x Move (an action) or farther (a Full Action) are the same for each Space.
-        allowed = pace_steps(me, "walk", "full", state.settings)
-        probed: dict[bool, bool] = {}
-        for square, path in found.items():
-            farther = pace == "run" and len(path) > BASIC_ACTION_MULTIPLE * allowed
-            if farther not in probed:
-                probed[farther] = legal(system, state, me.id, R6Move(command_id="", actor=me.id, path=path, pace=pace))
-            if not probed[farther]:
-                continue
-            listed.add(square)
-            options.append(MoveOption(to=square, cost=float(len(path)), path=path, mode=pace, threats=threats,
-                                      command=command_json(R6Move(command_id="", actor=me.id, to=square, pace=pace))))
+    for mode in MOVE_MODES:
+        listed: set[tuple[int, int]] = set()
+        shorter = 0
+        allowed = pace_steps(me, mode, "full", state.settings)
+        for pace in MOVE_PACES:
+            steps = pace_steps(me, mode, pace, state.settings)
+            found = {sq: path for sq, path in reachable(grid, start, blocked, steps).items() if sq not in listed and len(path) > shorter}
+            shorter = max(shorter, steps)
+            # One probe per pace and action kind: the costs and tests of a run up to
+            # 2x Move (an action) or farther (a Full Action) are the same for each Space.
+            probed: dict[bool, bool] = {}
+            for square, path in found.items():
+                farther = pace == "run" and len(path) > BASIC_ACTION_MULTIPLE * allowed
+                if farther not in probed:
+                    probed[farther] = legal(system, state, me.id, R6Move(command_id="", actor=me.id, path=path, mode=mode, pace=pace))
+                if not probed[farther]:
+                    continue
+                listed.add(square)
+                options.append(MoveOption(to=square, cost=float(len(path)), path=path, mode=pace if mode == "walk" else f"{mode} {pace}",
+                                          threats=threats, command=command_json(R6Move(command_id="", actor=me.id, to=square, mode=mode, pace=pace))))
     return options
 
 
-def other_actions(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> list[ActionOption]:
+def move_option(system: SystemContract, state: RonD6State, me: RonD6Combatant, square: tuple[int, int], pace: str,
+                mode: str = "walk") -> MoveOption | None:
+    """The walk to ``square`` at ``pace`` as `move_options` lists it (the same
+    path, the same check), or None when that move is not listed: for a
+    caller that wants one destination, not every one."""
+    if me.position is None:
+        return None
+    start = (int(me.position[0]), int(me.position[1]))
+    blocked = {(int(c.position[0]), int(c.position[1])) for c in state.combatants.values()
+               if c.id != me.id and not c.out_of_fight and c.position is not None}
+    steps = pace_steps(me, mode, pace, state.settings)
+    path = route(Grid(state.terrain), start, square, [], blocked, steps)
+    if isinstance(path, str):
+        return None
+    shorter = max((pace_steps(me, mode, p, state.settings) for p in MOVE_PACES[:MOVE_PACES.index(pace)]), default=0)
+    if len(path) <= shorter:
+        return None  # listed at a slower pace
+    if not legal(system, state, me.id, R6Move(command_id="", actor=me.id, path=path, mode=mode, pace=pace)):
+        return None
+    return MoveOption(to=square, cost=float(len(path)), path=path, mode=pace if mode == "walk" else f"{mode} {pace}",
+                      threats=interrupt_threats(system, state, me),
+                      command=command_json(R6Move(command_id="", actor=me.id, to=square, mode=mode, pace=pace)))
+
+
+def other_actions(system: SystemContract, state: RonD6State, me: RonD6Combatant,
+                  only: frozenset[str] | None = None) -> list[ActionOption]:
+    """Every other action with its legal choices (``only``: just these command types)."""
     groups: list[tuple[str, str, str, list[tuple[str, Command]]]] = [
         ("R6Wait", "Wait (interrupt a later action)", rules.R_WAIT, [("wait", R6Wait(command_id="", actor=me.id))]),
         ("R6Defend", "Active Defense", rules.R_ACTIVE, [
@@ -250,16 +397,24 @@ def other_actions(system: SystemContract, state: RonD6State, me: RonD6Combatant)
         ("R6RecoverStun", "Recover from Stunned", rules.R_DAMAGE, [("recover", R6RecoverStun(command_id="", actor=me.id))]),
         ("R6Escape", "Escape a grapple", rules.R_ESCAPE, [("escape", R6Escape(command_id="", actor=me.id))]),
         ("R6Grapple", "Grapple", rules.R_ESCAPE, [(f"grapple {e.id}", R6Grapple(command_id="", actor=me.id, target=e.id)) for e in enemies(state, me)]),
-        ("R6Charge", "Charge", rules.R_CHARGE, [(f"charge {e.id}", R6Charge(command_id="", actor=me.id, target=e.id)) for e in enemies(state, me)]),
+        ("R6Charge", "Charge", rules.R_CHARGE, [
+            (f"charge {e.id} with {w.name or w.id}", R6Charge(command_id="", actor=me.id, target=e.id, weapon=w.id))
+            for e in enemies(state, me) for w in [*(x for x in me.weapons if x.id in me.readied and x.kind == "melee"), UNARMED]]),
+        ("R6Heal", "Treat a Wound (assisted healing)", "R6-43", [
+            (f"treat {p.id}", R6Heal(command_id="", actor=me.id, patient=p.id, kind="assisted"))
+            for p in [me, *allies(state, me)] if p.wounds > 0]),
         ("R6HeadsDown", "Heads Down", rules.R_HEADS_DOWN, [
             (f"heads down at {e.id}'s Space", R6HeadsDown(command_id="", actor=me.id, center=(int(e.position[0]), int(e.position[1]))))
             for e in enemies(state, me) if e.position is not None]),
     ]
     found = []
     for action, label, rule, candidates in groups:
+        if only is not None and action not in only:
+            continue
         choices = []
         for text, command in candidates:
-            if legal(system, state, me.id, command) if actions.SPECS[type(command)].is_action else _non_action_ok(system, state, me.id, command):
+            spec = actions.SPECS.get(type(command))
+            if legal(system, state, me.id, command) if spec is None or spec.is_action else _non_action_ok(system, state, me.id, command):
                 choices.append(Choice(label=text, rule=rule, command=command_json(command)))
         if choices:
             found.append(ActionOption(action=action, label=label, rule=rule, choices=choices))

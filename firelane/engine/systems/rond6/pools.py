@@ -63,6 +63,7 @@ RULE_DICE = "R6-01"
 PIPS_PER_DIE = 3
 COMPLICATION_RULES = ("remove", "remove_wild", "keep")
 
+_PARSED: dict[str, DieCode] = {}
 _CODE_PATTERN = re.compile(r"^\s*(\d+)\s*[dD]\s*(?:([+-])\s*(\d+))?\s*$")
 
 
@@ -102,6 +103,9 @@ class DieCode(msgspec.Struct, frozen=True):
             return text
         if not isinstance(text, str):
             raise ValueError(f"a die code is text like '3D+2', not {text!r}")
+        known = _PARSED.get(text)
+        if known is not None:  # codes are frozen: the same text is the same code
+            return known
         match = _CODE_PATTERN.match(text)
         if match is None:
             raise ValueError(f"not a die code: {text!r} (expected e.g. '3D', '3D+2', '4D-1')")
@@ -112,7 +116,10 @@ class DieCode(msgspec.Struct, frozen=True):
         total = dice * PIPS_PER_DIE + pips
         if total < 0:
             raise ValueError(f"die code {text!r} is worth less than 0D")
-        return cls.from_pips(total)
+        code = cls.from_pips(total)
+        if len(_PARSED) < 4096:
+            _PARSED[text] = code
+        return code
 
     # ---------------------------------------------------------------- arithmetic
 
