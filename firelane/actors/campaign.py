@@ -68,7 +68,7 @@ from firelane.engine.seats import GM, default_seats
 from firelane.engine.state import EncounterState
 from firelane.events import codec
 from firelane.events.campaign_log import CAMPAIGN_STREAM, CampaignLog
-from firelane.events.campaign_schemas import CharacterAdjusted, CharactersEnlisted, CharactersReleased
+from firelane.events.campaign_schemas import CharactersEnlisted, CharactersReleased
 from firelane.events.limits import bounded
 from firelane.events.log import CAMPAIGNS_KEY, EventLog, VersionConflict
 from firelane.projections.characters import CampaignFold

@@ -50,7 +50,6 @@ from firelane.events import codec
 from firelane.events.campaign_schemas import (
     CAMPAIGN_EVENTS,
     AftermathRecorded,
-    Change,
     CharacterAdjusted,
     CharacterCreated,
     CharacterOutcome,
