@@ -6,6 +6,7 @@ embedded redis-server and signing key), and one-line refusals of bad input."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import httpx
@@ -116,6 +117,139 @@ def test_the_api_shows_characters_and_their_history(tmp_path: Path) -> None:
             assert http.get("/api/campaigns/default/characters/bad%20id").status_code == 400
             page = http.get("/api/campaigns/default/encounters", params={"page": 1, "per_page": 1}).json()
             assert (page["total"], page["pages"], [e["encounter"] for e in page["encounters"]]) == (1, 1, ["raid"])
+    finally:
+        code, stderr = served.stop()
+        assert code == 0, stderr
+
+
+def test_the_gm_adjusts_and_releases_characters_from_the_command_line(tmp_path: Path) -> None:
+    store = ["--data-dir", str(tmp_path / "gm")]
+    ok("characters", "--create-demo", "rond6", "--side", "agents", *store)
+    answer = ok("character", "adjust", "vance", "--set", "fate_points=2", "--set", "name=Kell the Bold",
+                "--add", "character_points=3", "--reason", "end of session", *store)
+    assert answer.strip() == ("adjusted vance (Kell the Bold): name 'Agent Vance' -> 'Kell the Bold'; "
+                              "character_points 2 -> 5; fate_points 0 -> 2; now ready")
+    # --set values are JSON when they are JSON: a number, an object, a quoted string.
+    ok("character", "adjust", "okoro", "--set", 'reloads={"rifle": 3, "pistol": 2}', "--set", 'armor_name="plate"',
+       "--reason", "resupplied", *store)
+    okoro = json.loads(ok("characters", "okoro", "--json", *store))
+    assert okoro["character"]["sheet"]["reloads"] == {"rifle": 3, "pistol": 2}
+    assert okoro["character"]["sheet"]["armor_name"] == "plate"
+    assert okoro["history"][-1]["text"].startswith("adjusted by the GM (resupplied): ready; armor_name")
+    history = ok("characters", "vance", *store)
+    assert "adjusted by the GM (end of session): ready; name 'Agent Vance' -> 'Kell the Bold'" in history
+    assert "Kell the Bold" in ok("characters", *store)
+
+    # Each refusal: one line, exit 2, nothing written.
+    assert refused("character", "adjust", "vance", "--set", "fate_points=-1", "--reason", "x", *store) == (
+        "firelane: error: character 'vance': combatant 'vance': sheet field 'fate_points' must be at least 0 (got -1)")
+    assert refused("character", "adjust", "vance", "--add", "fate_points=lots", "--reason", "x", *store) == (
+        "firelane: error: --add 'fate_points=lots': the amount must be a number")
+    assert refused("character", "adjust", "vance", "--set", "fate_points", "--reason", "x", *store) == (
+        "firelane: error: --set 'fate_points': give FIELD=VALUE")
+    assert refused("character", "adjust", "vance", "--add", "fate_points=1", *store) == (
+        "firelane: error: give a reason (--reason TEXT): it goes into the character's history")
+    assert refused("character", "adjust", "vance", "--reason", "x", *store).startswith("firelane: error: nothing to adjust")
+    assert refused("character", "adjust", "nobody", "--add", "fate_points=1", "--reason", "x", *store).startswith(
+        "firelane: error: no character 'nobody' in campaign 'default' (known: ")
+
+    # An encounter created and never run: busy, then released, and ended unplayed.
+    setup = tmp_path / "raid.json"
+    demo = msgspec.to_builtins(demo_setup("rond6"))
+    heroes = [{"id": c["id"], "character": c["id"], "side": c["side"], "position": c["position"]}
+              for c in demo["combatants"] if c["id"] in ("vance", "okoro")]
+    foe = next(c for c in demo["combatants"] if c["side"] != "agents")
+    setup.write_text(json.dumps({**demo, "combatants": heroes + [foe]}))
+    ok("create", "raid", "--setup", str(setup), *store)
+    assert refused("character", "adjust", "vance", "--add", "fate_points=1", "--reason", "x", *store) == (
+        "firelane: error: 'vance' is in encounter 'raid', which has not ended: adjust it after the fight "
+        "(one that never started can free it: firelane character release vance)")
+    assert refused("character", "release", "vance", *store) == (
+        "firelane: error: give a reason (--reason TEXT): it goes into the character's history")
+    answer = ok("character", "release", "vance", "--reason", "we ran out of time", *store)
+    assert answer.splitlines() == ["released vance from raid before it started: ready",
+                                   "encounter raid was ended before its first turn; its seed is revealed"]
+    assert refused("character", "release", "vance", "--reason", "again", *store) == (
+        "firelane: error: 'vance' is in no encounter: nothing to release it from")
+    listing = json.loads(ok("characters", "--json", *store))
+    assert {c["id"]: c["engaged_in"] for c in listing["characters"]}["okoro"] == ""  # its aftermath freed it
+    assert "raid" in ok("encounters", *store) and "ended" in ok("encounters", *store)
+    ok("campaign", "export", "default", str(tmp_path / "saga.firelane"), *store)  # nothing left unrevealed
+
+    # The GM token: the same until renewed.
+    token = ok("campaign", "token", *store).strip()
+    assert len(token) >= 32 and ok("campaign", "token", *store).strip() == token
+    renewed = ok("campaign", "token", "--new", *store).strip()
+    assert renewed != token and ok("campaign", "token", *store).strip() == renewed
+
+
+def test_the_api_adjusts_and_releases_characters_only_with_the_campaign_gm_token(tmp_path: Path) -> None:
+    served = Served(tmp_path / "served")
+    try:
+        store = ["--data-dir", str(served.data_dir)]
+        ok("characters", "--create-demo", "d100-zones", "--side", "rangers", *store)
+        token = ok("campaign", "token", *store).strip()
+        # A fight serve runs and that waits for its human players: Ives and Pell are in it.
+        setup = json.loads(raid_setup(tmp_path).read_text())
+        setup["combatants"] = [{**c, "policy": "human"} for c in setup["combatants"]]
+        (tmp_path / "humans.json").write_text(json.dumps(setup))
+        seats = json.loads(ok("create", "raid", "--setup", str(tmp_path / "humans.json"), "--json", *store))["seats"]
+        encounter_gm_token = next(row["token"] for row in seats if row["role"] == "gm")
+        adjust_url = "/api/campaigns/default/characters/rg-moss/adjust"
+        award = {"add": {"medicine": 5}, "set": {"name": "Moss the Medic"}, "reason": "field training",
+                 "command_id": "train-1"}
+        with httpx.Client(base_url=served.api, timeout=30) as http:
+            def post(url: str, body: object, with_token: str | None = None) -> httpx.Response:
+                headers = {"Authorization": f"Bearer {with_token}"} if with_token is not None else {}
+                return http.post(url, json=body, headers=headers)
+
+            answer = post(adjust_url, award)
+            assert answer.status_code == 401 and answer.json()["error"] == (
+                "this needs the campaign's GM token (Authorization: Bearer <token>; firelane campaign token --campaign default)")
+            assert post(adjust_url, award, "not-the-token").json() == {"error": "this token is not the campaign's GM token"}
+            assert post(adjust_url, award, encounter_gm_token).status_code == 403  # an encounter's GM seat is not the campaign's
+            empty = post("/api/campaigns/empty/characters/rg-moss/adjust", award, token)
+            assert empty.status_code == 403 and empty.json()["error"] == (
+                "campaign 'empty' has no GM token yet: make one with firelane campaign token --campaign empty")
+            moss = http.get("/api/campaigns/default/characters/rg-moss").json()
+            assert moss["character"]["name"] == "Moss" and len(moss["history"]) == 1  # nothing written
+
+            answer = post(adjust_url, award, token)
+            assert answer.status_code == 200, answer.text
+            event, character = answer.json()["event"], answer.json()["character"]
+            assert (event["via"], event["reason"], event["name"]) == ("api", "field training", "Moss the Medic")
+            assert character["sheet"]["medicine"] == moss["character"]["sheet"]["medicine"] + 5
+            again = post(adjust_url, award, token)  # a retry with the same command id: applied once
+            assert again.status_code == 200 and again.json()["event"] is None
+            assert again.json()["character"]["sheet"]["medicine"] == character["sheet"]["medicine"]
+            history = http.get("/api/campaigns/default/characters/rg-moss").json()["history"]
+            assert [entry["type"] for entry in history] == ["CharacterCreated", "CharacterAdjusted"]
+            assert history[1]["text"].startswith("adjusted by the GM (field training): ready; name 'Moss' -> 'Moss the Medic'")
+
+            bad = post(adjust_url, {"set": {"hp": 0}, "reason": "x"}, token)
+            assert bad.status_code == 400 and bad.json()["error"] == (
+                "character 'rg-moss': combatant 'rg-moss': sheet field 'hp' must be at least 1 (got 0)")
+            assert post(adjust_url, {"sett": {}, "reason": "x"}, token).status_code == 400
+            assert post(adjust_url, {"add": {"medicine": 1}, "reason": "x", "command_id": "no way"}, token).status_code == 400
+            assert post("/api/campaigns/default/characters/nobody/adjust", award, token).status_code == 404
+
+            deadline = time.monotonic() + 30
+            while http.get("/api/campaigns/default/encounters").json()["encounters"][0]["status"] != "running":
+                assert time.monotonic() < deadline, "serve did not start the raid"
+                time.sleep(0.1)
+            busy = post("/api/campaigns/default/characters/rg-ives/adjust", {"add": {"medicine": 1}, "reason": "x"}, token)
+            assert busy.status_code == 409 and busy.json()["error"].startswith(
+                "'rg-ives' is in encounter 'raid', which has not ended: adjust it after the fight")
+            release_url = "/api/campaigns/default/characters/rg-ives/release"
+            assert post(release_url, {"reason": "x"}).status_code == 401
+            under_way = post(release_url, {"reason": "bored"}, token)
+            assert under_way.status_code == 400 and under_way.json()["error"] == (
+                "encounter 'raid' is under way (round 1): a character leaves a fight with its aftermath; "
+                "end it first (the GM's EndEncounter)")
+            assert post(release_url, {"reason": "x", "extra": 1}, token).json() == {
+                "error": "unknown field 'extra' (the release takes: reason)"}
+            idle = post("/api/campaigns/default/characters/rg-moss/release", {"reason": "x"}, token)
+            assert idle.status_code == 400 and idle.json()["error"] == "'rg-moss' is in no encounter: nothing to release it from"
     finally:
         code, stderr = served.stop()
         assert code == 0, stderr

@@ -17,37 +17,62 @@ first) refolds and decides again. So:
 - a rest is two appends: ``campaign/downtime:<n>:start`` commits the seed
   (kept at ``…:campaign:downtime:<n>:seed`` for the engine alone), then
   ``campaign/downtime:<n>:end`` rolls and reveals it. An interrupted rest is
-  finished by the next one, with the seed it committed.
+  finished by the next one, with the seed it committed;
+- the GM's adjustment of a character is one append
+  (``campaign/adjust:<character>:<id>``), decided again on a conflict (so an
+  award of points lands once, on the character as it stands);
+- a release (``campaign/release:<encounter>:<characters>``) looks at the
+  encounter under its sequencer lease (no engine can start it meanwhile): one
+  that has not started gets the GM's EndEncounter queued behind its start,
+  so whichever engine starts it ends it before its first turn; one that has
+  ended has its final state folded for the outcome. Then the release is
+  appended, and the encounter is finished here (ended, its other characters'
+  aftermath written, its seed revealed), so it never plays and the campaign
+  can be exported.
+
+The campaign's GM token (``…:campaign:gm_token``, made with its first
+character, shown by ``firelane campaign token``) is what the web API asks
+for before it adjusts or releases a character.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
+import secrets
 from collections.abc import Callable
 
 import msgspec
 import trio
 
 from firelane.engine.campaign import (
+    ENDED,
+    NOT_STARTED,
+    Adjustment,
     CampaignError,
     CampaignState,
     DowntimeRequest,
+    adjust_character,
     aftermath,
     create_character,
     evolve,
     finish_downtime,
+    release_characters,
     resolve_setup,
     start_downtime,
 )
 from firelane.engine.core import BaseRuleSystem
 from firelane.engine.dice import commit_seed, new_seed
+from firelane.engine.registry import get_system
+from firelane.engine.seats import GM, default_seats
 from firelane.engine.state import EncounterState
 from firelane.events import codec
 from firelane.events.campaign_log import CAMPAIGN_STREAM, CampaignLog
-from firelane.events.campaign_schemas import CharactersEnlisted
+from firelane.events.campaign_schemas import CharactersEnlisted, CharactersReleased
+from firelane.events.limits import bounded
 from firelane.events.log import CAMPAIGNS_KEY, EventLog, VersionConflict
 from firelane.projections.characters import CampaignFold
-from firelane.events.schemas import EncounterSetup, EncounterStarted, Event
+from firelane.events.schemas import EncounterSetup, EncounterStarted, EndEncounter, Event
 from firelane.logs import get_logger
 
 log = get_logger("firelane.campaign")
@@ -122,7 +147,180 @@ async def create_characters(event_log: EventLog, characters: list[tuple[BaseRule
     ids = ",".join(c[1] for c in characters)
     command_id = f"campaign/create:{ids}" if len(ids) <= 200 else f"campaign/create:{_digest(ids)}"
     written = await stream.decide_and_append(command_id, decide, digest=_digest([c[1:4] for c in characters]))
+    if written:
+        await gm_token(event_log)  # the campaign's GM token comes with its first characters
     return [e.character for e in written]  # type: ignore[attr-defined]
+
+
+# ------------------------------------------------------------------ the GM's token
+
+
+def gm_token_key(event_log: EventLog) -> str:
+    return CampaignLog.of(event_log).stream_key("gm_token")
+
+
+async def gm_token(event_log: EventLog, *, renew: bool = False) -> str:
+    """The campaign's GM token (made if it has none; a new one with ``renew``,
+    which the old one stops working for at once)."""
+    key = gm_token_key(event_log)
+    fresh = secrets.token_urlsafe(24)
+    if renew:
+        await event_log.client.execute("SET", key, fresh)
+    else:
+        await event_log.client.execute("SET", key, fresh, "NX")
+    return (await event_log.client.execute("GET", key)).decode()
+
+
+async def gm_token_matches(event_log: EventLog, token: str) -> bool | None:
+    """Whether ``token`` is the campaign's GM token; None when it has none."""
+    stored = await event_log.client.execute("GET", gm_token_key(event_log))
+    if stored is None:
+        return None
+    return hmac.compare_digest(stored, token.encode())
+
+
+# ------------------------------------------------------------------ the GM's adjustments
+
+
+async def adjust(event_log: EventLog, character: str, adjustment: Adjustment, *, via: str = "cli",
+                 command_id: str = "") -> list[Event]:
+    """Adjust a character (engine/campaign.py: adjust_character) in one append.
+    ``command_id`` makes a retry safe: one already applied writes nothing and
+    returns []. CampaignError names what is wrong."""
+    stream = CampaignStream(event_log)
+    key = f"campaign/adjust:{character}:{command_id or secrets.token_hex(8)}"
+    if command_id and await stream.log.applied_entry_id(CAMPAIGN_STREAM, key) is not None:
+        return []
+
+    def decide(state: CampaignState) -> list[Event]:
+        found = state.characters.get(character)
+        system = get_system(found.system) if found is not None else None
+        return [adjust_character(state, system, character, adjustment, via=via)]  # type: ignore[arg-type]
+
+    written = await stream.decide_and_append(key, decide, digest=_digest(adjustment))
+    if written:
+        log.info("character adjusted", campaign=event_log.campaign, character=character,
+                 fields=[c.field for c in written[0].changes])  # type: ignore[attr-defined]
+    return written
+
+
+class Released(msgspec.Struct, kw_only=True):
+    """What a release did: the event (None if it was already written) and how
+    the encounter was finished."""
+
+    encounter: str
+    encounter_status: str
+    event: CharactersReleased | None
+    finished: str  # what became of the encounter, in words
+
+
+async def release(event_log: EventLog, characters: list[str], reason: str, *, via: str = "cli",
+                  lease_wait_s: float = 6.0, finish_within_s: float = 60.0) -> Released:
+    """Free characters from the encounter they are enlisted in, when it has not
+    started or has ended (see the module doc); CampaignError otherwise."""
+    # The sequencer imports this module (enlistment, aftermath): import it here.
+    from firelane.actors.lease import EncounterBusy, SequencerLease
+    from firelane.actors.sequencer import encounter_setup, fold_log
+
+    stream = CampaignStream(event_log)
+    state = await stream.refresh()
+    names = list(dict.fromkeys(characters))
+    if not names:
+        raise CampaignError("name the characters to release")
+    where: dict[str, str] = {}
+    for name in names:
+        found = state.characters.get(name)
+        if found is None:
+            known = ", ".join(sorted(state.characters)[:20]) or "none"
+            raise CampaignError(f"no character {name[:64]!r} in campaign {state.campaign!r} (known: {known})")
+        if not found.engaged_in:
+            raise CampaignError(f"{name!r} is in no encounter: nothing to release it from")
+        where[name] = found.engaged_in
+    if len(set(where.values())) > 1:
+        listed = ", ".join(f"{n} in {e}" for n, e in where.items())
+        raise CampaignError(f"the characters are in different encounters ({listed}): release them one encounter at a time")
+    encounter = where[names[0]]
+    system_name = state.characters[names[0]].system
+    system = get_system(system_name)
+    if not reason or not reason.strip():
+        raise CampaignError("give a reason (--reason TEXT): it goes into the character's history")
+    started = await event_log.version(encounter)
+    if started:
+        final, _ = await fold_log(event_log, encounter, system)
+        if not final.ended:
+            raise CampaignError(f"encounter {encounter!r} is under way (round {final.round}): a character leaves a fight "
+                                f"with its aftermath; end it first (the GM's EndEncounter)")
+    lease = SequencerLease(event_log, encounter, wait_s=lease_wait_s)
+    try:
+        await lease.acquire()
+    except EncounterBusy as exc:
+        raise CampaignError(f"{exc}: it has started, so its characters leave with its aftermath") from None
+    try:
+        # Under the lease no engine writes the encounter's log: what it says now holds.
+        final = None
+        status = NOT_STARTED
+        if await event_log.version(encounter):
+            final, _ = await fold_log(event_log, encounter, system)
+            if not final.ended:
+                raise CampaignError(f"encounter {encounter!r} has started (round {final.round}) and not ended: "
+                                    f"end it first (the GM's EndEncounter)")
+            status = ENDED
+        # Checked in full before anything is written.
+        release_characters(state, names, reason, encounter=encounter, system=system_name, encounter_status=status,
+                           final=final, via=via)
+        queued = True
+        if status == NOT_STARTED:
+            try:
+                setup = await encounter_setup(event_log, encounter)
+            except LookupError:
+                # Its creation stopped between the enlistment and the start's queueing: there
+                # is no start to end, and a creation repeated later refuses (Enlistment.record).
+                queued = False
+            else:
+                # Queued behind its start, read before any turn is played: whoever starts it ends it at once.
+                seat = next(s.id for s in default_seats(setup) if s.role == "gm")
+                end = EndEncounter(command_id=f"release-{secrets.token_hex(6)}", actor=GM,
+                                   reason=bounded(f"{', '.join(names)} released by the GM before it started: "
+                                                  f"{reason.strip()}"))
+                await event_log.submit(encounter, codec.encode_command(end), seat=seat)
+
+        def decide(now: CampaignState) -> list[Event]:
+            return [release_characters(now, names, reason, encounter=encounter, system=system_name,
+                                       encounter_status=status, final=final, via=via)]
+
+        ids = ",".join(names)
+        key = f"campaign/release:{encounter}:{ids if len(ids) <= 150 else _digest(ids)}"
+        written = await stream.decide_and_append(key, decide, digest=_digest([names, reason]))
+    finally:
+        await lease.release()
+    log.info("characters released", campaign=event_log.campaign, encounter=encounter, characters=names, status=status)
+    if queued:
+        finished = await _finish_encounter(event_log, encounter, system, status, finish_within_s)
+    else:
+        finished = f"encounter {encounter} was never fully created (no start was queued): there is nothing to end"
+    return Released(encounter=encounter, encounter_status=status,
+                    event=written[0] if written else None, finished=finished)  # type: ignore[arg-type]
+
+
+async def _finish_encounter(event_log: EventLog, encounter: str, system: BaseRuleSystem, status: str,
+                            within_s: float) -> str:
+    """Run the encounter's sequencer with no players of its own until it has
+    ended and revealed its seed (the other characters' aftermath on the way)."""
+    from firelane.actors.lease import EncounterBusy
+    from firelane.actors.sequencer import Sequencer, load_seed
+
+    sequencer = Sequencer(event_log, encounter, system, await load_seed(event_log, encounter), players={})
+    with trio.move_on_after(within_s):
+        try:
+            await sequencer.run()
+        except EncounterBusy:
+            return (f"another engine has taken encounter {encounter} up; it ends there "
+                    + ("before its first turn" if status == NOT_STARTED else "and reveals its seed"))
+        if status == NOT_STARTED:
+            return f"encounter {encounter} was ended before its first turn; its seed is revealed"
+        return f"encounter {encounter}: its other characters' aftermath is written and its seed revealed"
+    return (f"encounter {encounter} did not finish within {within_s:.0f} s; it ends when it is next run "
+            f"(firelane run {encounter})")
 
 
 # ------------------------------------------------------------------ encounters
@@ -155,6 +353,12 @@ class Enlistment:
             return [event]
 
         await self.stream.decide_and_append(f"campaign/enlist:{self.encounter}", decide, digest=_digest(expected))
+        state = self.stream.state
+        if not all(state.characters[e.character].engaged_in == self.encounter for e in expected.characters):
+            # The enlistment was written once and its characters have left since (released): the
+            # encounter must not start with copies of them. (Its command id keeps it from being written again.)
+            raise CampaignError(f"encounter {self.encounter!r} already enlisted these characters and they have left it "
+                                f"since (released, or it ended): create the fight under a new encounter id")
 
 
 async def enlistment(event_log: EventLog, encounter: str, setup: EncounterSetup) -> Enlistment:

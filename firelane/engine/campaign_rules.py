@@ -9,6 +9,16 @@ A system's campaign rules (`CampaignRules`) answer four questions, all pure:
 - ``rest(patients, request, dice)``: what a rest of some days does (downtime),
   rolling only through the injected dice.
 
+and three that a GM's adjustment between fights asks (engine/campaign.py):
+
+- ``fit(sheet)``: the sheet with its harm undone (full Vitality, no Wounds...),
+  the form in which a fight's start check can judge the fields the GM changed
+  without tripping over the harm a fight left on the others;
+- ``settle(before, after, touched)``: the fields that go with the ones the GM
+  set (RonD6's injury conditions follow its Wounds, d100-zones' unconscious
+  ends above 0 HP), made to agree;
+- ``revive(sheet)``: a dead character brought back at the edge of life.
+
 Each system keeps its rules in its own package (``engine/systems/<s>/campaign.py``,
 exposing ``RULES``), registered below by name and imported lazily, as the rule
 systems themselves are (engine/registry.py). A system without campaign rules
@@ -30,8 +40,9 @@ from firelane.events.campaign_schemas import Change
 from firelane.events.schemas import Roll
 
 READY, HURT, DOWN, DYING, DEAD = "ready", "hurt", "down", "dying", "dead"
-STATUSES = (READY, HURT, DOWN, DYING, DEAD)
-UNFIT = frozenset({DOWN, DYING, DEAD})
+RETIRED = "retired"  # the GM's: out of play until revived, whatever its sheet says
+STATUSES = (READY, HURT, DOWN, DYING, DEAD, RETIRED)
+UNFIT = frozenset({DOWN, DYING, DEAD, RETIRED})
 # Fields of a combatant that are the setup's, never the sheet's.
 IDENTITY_FIELDS = frozenset({"id", "name", "side", "position", "policy"})
 
@@ -128,6 +139,25 @@ class CampaignRules:
 
     def rest(self, patients: list[Patient], request: RestRequest, dice: Dice) -> list[RestResult]:
         raise CampaignRuleError(f"rule system {self.system!r} has no downtime rules")
+
+    # ------------------------------------------------------------ the GM's adjustments
+
+    def fit(self, sheet: dict[str, Any]) -> dict[str, Any]:
+        """The sheet with the harm a fight leaves undone (see the module doc)."""
+        fit = dict(sheet)
+        fit.pop("out_of_fight", None)
+        return fit
+
+    def settle(self, before: dict[str, Any], after: dict[str, Any], touched: set[str]) -> list[str]:
+        """Make the fields the GM did not touch agree with those it did (``after``
+        changes in place); notes on what changed besides."""
+        return []
+
+    def revive(self, sheet: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """A dead character's sheet brought back to life (``status`` not dead)."""
+        revived = dict(sheet)
+        revived.pop("out_of_fight", None)
+        return revived, []
 
 
 # system name -> module exposing RULES; imported on first use.

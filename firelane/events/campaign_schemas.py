@@ -18,6 +18,13 @@ see firelane/events/campaign_log.py). Its events are facts about characters:
   fights, rolled like an encounter with a seed committed first (in
   `DowntimeStarted`) and revealed at the end (in `DowntimeEnded`), so
   `firelane audit --downtime --verify` can recompute every die.
+- `CharacterAdjusted`: the GM changed a character between fights (points
+  awarded, a sheet field set, renamed, retired or revived), with the reason.
+- `CharactersReleased`: the GM freed characters from an encounter that had
+  not started (or had ended without their aftermath), with the reason.
+
+The last two came after the export fixture of 2026-12-01: new event types,
+so no upcaster (an old file simply has none of them).
 
 Imports nothing from the project but the generic schemas (layering rule).
 """
@@ -119,6 +126,39 @@ class DowntimeEnded(Event):
     seed: str  # hex: the seed committed in DowntimeStarted, revealed
 
 
+class CharacterAdjusted(Event):
+    """The GM changed a character between fights, for ``reason``: its sheet
+    (each change checked by its system as a fight's start checks a sheet),
+    its name, or whether it is retired. ``sheet``, ``name``, ``status`` and
+    ``retired`` are what the character is afterwards."""
+
+    character: str
+    reason: str
+    sheet: dict[str, Any]
+    name: str
+    status: str
+    retired: bool = False
+    changes: list[Change] = []  # the sheet's top-level fields that changed
+    renamed_from: str = ""  # the name before, when it changed
+    notes: list[str] = []  # what the system's rules did besides (conditions that go with new Wounds...)
+    via: str = ""  # "cli" or "api"
+
+
+class CharactersReleased(Event):
+    """The GM freed characters from ``encounter`` for ``reason``: one that had
+    not started (they come back as they went in, and the encounter is ended
+    before its first turn) or one that had ended without their aftermath
+    (they come back with what the fight did, by the system's rules)."""
+
+    encounter: str
+    system: str
+    reason: str
+    encounter_status: str  # "not started" or "ended"
+    characters: list[CharacterOutcome]
+    final_version: int = 0  # "ended": the encounter's log version the outcomes were folded to
+    via: str = ""
+
+
 CAMPAIGN_EVENTS: tuple[type[Event], ...] = (
     CharacterCreated,
     CharactersEnlisted,
@@ -126,4 +166,6 @@ CAMPAIGN_EVENTS: tuple[type[Event], ...] = (
     DowntimeStarted,
     CharacterRested,
     DowntimeEnded,
+    CharacterAdjusted,
+    CharactersReleased,
 )

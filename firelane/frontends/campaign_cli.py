@@ -5,6 +5,9 @@
     firelane characters --create FILE          characters from a JSON file (see docs/campaigns.md)
     firelane characters --create-demo SYSTEM   the characters of a system's demo setup (--side S for one side)
     firelane rest CHARACTER... --days N        downtime between fights (--party for everyone who can rest)
+    firelane character adjust ID --set F=V --reason R   the GM's change between fights (--add, --unset, --retire, --revive)
+    firelane character release ID... --reason R   free characters from an encounter that never started (or has ended)
+    firelane campaign token                    the campaign's GM token, for the web API (--new: replace it)
     firelane campaign export NAME FILE         the whole campaign into a verifiable file
     firelane campaign import FILE [--as NAME]  ... and back, into a store that does not have it
     firelane campaign verify FILE              check a file's hash chain and every die, writing nothing
@@ -18,8 +21,8 @@ from typing import Any
 
 import msgspec
 
-from firelane.actors.campaign import create_characters, finish_open_downtime, rest
-from firelane.engine.campaign import CampaignState, DowntimeRequest, party
+from firelane.actors.campaign import adjust, create_characters, finish_open_downtime, gm_token, release, rest
+from firelane.engine.campaign import Adjustment, CampaignState, DowntimeRequest, party
 from firelane.engine.registry import demo_setup, get_system
 from firelane.events.campaign_schemas import CharacterRested, DowntimeEnded, DowntimeStarted
 from firelane.events.limits import MAX_SETUP_BYTES, MAX_SETUP_DEPTH, json_too_deep
@@ -202,6 +205,66 @@ async def cmd_audit_downtime(args: argparse.Namespace) -> int:
     return 1
 
 
+def _field_value(text: str, option: str) -> tuple[str, Any]:
+    """FIELD=VALUE, the value parsed as JSON when it is JSON (2, true, {"a": 1}, "text"), else the text itself."""
+    field, sep, raw = text.partition("=")
+    if not sep or not field.strip():
+        raise CliError(f"{option} {text[:80]!r}: give FIELD=VALUE")
+    try:
+        value = msgspec.json.decode(raw.encode())
+    except msgspec.DecodeError:
+        value = raw
+    return field.strip(), value
+
+
+def adjustment_from(args: argparse.Namespace) -> Adjustment:
+    sets = dict(_field_value(item, "--set") for item in args.set or [])
+    adds: dict[str, Any] = {}
+    for item in args.add or []:
+        field, value = _field_value(item, "--add")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise CliError(f"--add {item[:80]!r}: the amount must be a number")
+        adds[field] = adds.get(field, 0) + value
+    if args.name is not None:
+        sets["name"] = args.name
+    if not (sets or adds or args.unset or args.retire or args.revive):
+        raise CliError("nothing to adjust: give --set FIELD=VALUE, --add FIELD=N, --unset FIELD, --name, --retire or --revive")
+    return Adjustment(set=sets, add=adds, unset=list(args.unset or []), retire=args.retire, revive=args.revive,
+                      reason=args.reason or "")
+
+
+async def cmd_character(args: argparse.Namespace) -> int:
+    if args.action == "adjust":
+        wanted = adjustment_from(args)
+        async with _store(args, announce=False) as store:
+            written = await adjust(store.event_log(args.campaign), args.character, wanted, via="cli")
+        (event,) = written
+        if args.json:
+            sys.stdout.buffer.write(msgspec.json.encode(event) + b"\n")
+            return 0
+        what = [f"name {event.renamed_from!r} -> {event.name!r}"] if event.renamed_from else []
+        what += [f"{c.field} {msgspec.json.encode(c.before).decode()} -> {msgspec.json.encode(c.after).decode()}"
+                 for c in event.changes]
+        print(f"adjusted {event.character} ({event.name}): {'; '.join(what) or 'no sheet change'}; now {event.status}")
+        for note in event.notes:
+            print(f"  {note}")
+        return 0
+    async with _store(args, announce=False) as store:
+        released = await release(store.event_log(args.campaign), args.characters, args.reason or "", via="cli")
+    if args.json:
+        sys.stdout.buffer.write(msgspec.json.encode(released) + b"\n")
+        return 0
+    if released.event is None:
+        print(f"already released from {released.encounter}")
+    else:
+        how = "before it started" if released.encounter_status == "not started" else "after it ended"
+        for outcome in released.event.characters:
+            print(f"released {outcome.character} from {released.encounter} {how}: {outcome.status}"
+                  + "".join(f"; {note}" for note in outcome.notes if not note.startswith("released before")))
+    print(released.finished)
+    return 0
+
+
 def _warn_unbalanced(verified: Any) -> None:
     if verified.unbalanced:
         print(f"warning: {verified.unbalanced} roll(s) whose listed parts do not add up to their total (a rule "
@@ -212,6 +275,11 @@ def _warn_unbalanced(verified: Any) -> None:
 async def cmd_campaign(args: argparse.Namespace) -> int:
     from firelane.frontends.campaign_io import export_campaign, import_campaign, verify_export
 
+    if args.action == "token":
+        async with _store(args, announce=False) as store:
+            token = await gm_token(store.event_log(args.campaign), renew=args.new)
+        print(token)
+        return 0
     if args.action == "verify":
         verified = await verify_export(args.file)
         _warn_unbalanced(verified)
@@ -256,7 +324,32 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     resting.add_argument("--json", action="store_true", help="the rest's events as JSON")
     resting.set_defaults(handler=cmd_rest)
 
-    campaign = sub.add_parser("campaign", help="export, import or verify a whole campaign")
+    character = sub.add_parser("character", help="the GM's hand: adjust a character between fights, or release it")
+    character_actions = character.add_subparsers(dest="action", required=True)
+    adjusting = character_actions.add_parser(
+        "adjust", parents=[common], help="change a character between fights (checked as a fight's start checks a sheet)")
+    adjusting.add_argument("character", help="the character's id")
+    adjusting.add_argument("--set", action="append", metavar="FIELD=VALUE",
+                           help="set a sheet field (a path: fate_points, ammo.rifle, weapons.0.damage; name=... renames); "
+                                "the value is read as JSON when it is JSON")
+    adjusting.add_argument("--add", action="append", metavar="FIELD=N",
+                           help="add N to a number (award Character Points: --add character_points=2; negative takes away)")
+    adjusting.add_argument("--unset", action="append", metavar="FIELD", help="remove a sheet field")
+    adjusting.add_argument("--name", help="rename the character")
+    adjusting.add_argument("--retire", action="store_true", help="take the character out of play (no fights, no rests)")
+    adjusting.add_argument("--revive", action="store_true",
+                           help="bring a retired character back into play, a dead one back to life")
+    adjusting.add_argument("--reason", help="why (required): it goes into the character's history")
+    adjusting.add_argument("--json", action="store_true", help="the event written, as JSON")
+    adjusting.set_defaults(handler=cmd_character)
+    releasing = character_actions.add_parser(
+        "release", parents=[common], help="free characters from an encounter that never started (or ended unrecorded)")
+    releasing.add_argument("characters", nargs="+", metavar="CHARACTER")
+    releasing.add_argument("--reason", help="why (required): it goes into the characters' history")
+    releasing.add_argument("--json", action="store_true", help="machine-readable")
+    releasing.set_defaults(handler=cmd_character)
+
+    campaign = sub.add_parser("campaign", help="export, import or verify a whole campaign; its GM token")
     actions = campaign.add_subparsers(dest="action", required=True)
     export = actions.add_parser("export", parents=[common], help="write a campaign into a verifiable file")
     export.add_argument("name", help="the campaign")
@@ -269,3 +362,7 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     verify = actions.add_parser("verify", parents=[common], help="check a file (hash chain, dice) without importing")
     verify.add_argument("file")
     verify.set_defaults(handler=cmd_campaign)
+    token = actions.add_parser("token", parents=[common],
+                               help="print the campaign's GM token (the web API's key to adjust and release characters)")
+    token.add_argument("--new", action="store_true", help="replace it with a new one (the old one stops working)")
+    token.set_defaults(handler=cmd_campaign)

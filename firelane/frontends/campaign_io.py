@@ -20,7 +20,8 @@ line's chain, which export prints, pins the whole file), then every die from
 the seeds the streams reveal, as `firelane audit --verify` does in a store.
 What the file leaves out, and why: the entries' MACs (the store's key signs
 them; import signs them again with the target store's key), the seats' tokens
-(import makes new ones), inboxes, leases, snapshots and checkpoints (rebuilt).
+and the campaign's GM token (import makes new ones: a file is no place for a
+secret), inboxes, leases, snapshots and checkpoints (rebuilt).
 
 **Export** refuses a campaign with an encounter that has not ended (or not
 started), or a rest that has not finished: their seeds are still secret, and
@@ -51,6 +52,7 @@ from typing import Any, BinaryIO, Union
 import msgspec
 import trio
 
+from firelane.actors.campaign import gm_token_key
 from firelane.actors.seating import acl_rules, acl_user
 from firelane.actors.sequencer import seats_key, seed_key
 from firelane.engine.registry import UnknownSystem, get_system
@@ -195,7 +197,8 @@ async def export_campaign(store: Store, campaign: str, path: str | os.PathLike[s
     if unfinished:
         raise CliError(f"campaign {campaign!r} cannot be exported while encounter{'s' if len(unfinished) > 1 else ''} "
                        f"{_names(unfinished)} {'have' if len(unfinished) > 1 else 'has'} not ended: a seed that is still "
-                       f"secret does not go into a file (end it with the GM's EndEncounter, then export again)")
+                       f"secret does not go into a file (end it with the GM's EndEncounter, or release the characters of one "
+                       f"that never started: firelane character release; then export again)")
     target = Path(path)
     partial = target.with_name(target.name + ".partial")
     try:
@@ -507,6 +510,10 @@ class _Importer:
         if state.head.kind == "encounter":
             claimed += [seed_key(self.log.campaign, encounter), seats_key(self.log.campaign, encounter)]
         await self.claim(*claimed)
+        if state.head.kind == "campaign":
+            # The campaign's GM token is the store's secret, never the file's: a new one here.
+            await self.claim(gm_token_key(self.log))
+            await self.add("SET", gm_token_key(self.log), secrets.token_urlsafe(24))
 
     async def write_entries(self, state: _StreamState, entries: list[Entry]) -> None:
         """Entries of the current stream, in order, signed with this store's key."""

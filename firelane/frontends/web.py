@@ -11,6 +11,8 @@ authorises it there.
     GET  /api/campaigns/{c}/encounters[?page=P&per_page=N]   the roster (all of it, or one page)
     GET  /api/campaigns/{c}/characters                       the campaign's characters, as they stand
     GET  /api/campaigns/{c}/characters/{id}                  one character and its history
+    POST /api/campaigns/{c}/characters/{id}/adjust|release   the GM's hand, with the campaign's GM token
+                                                             (frontends/campaign_web.py)
     GET  /api/campaigns/{c}/encounters/{e}/seat              who the token is
     GET  /api/campaigns/{c}/encounters/{e}/events?after=V    events after version V (paged: &limit=N)
     GET  /api/campaigns/{c}/encounters/{e}/state             the seat's view of the state
@@ -49,6 +51,7 @@ from firelane.events.limits import MAX_COMMAND_BYTES
 from firelane.events.log import EventLog, validate_id
 from firelane.events.schemas import GENERIC_EVENTS, CommandRejected, SeatSetup
 from firelane.frontends.backend import Store
+from firelane.frontends.campaign_web import campaign_gm_routes
 from firelane.frontends.table import table_routes
 from firelane.logs import get_logger
 from firelane.projections.characters import campaign_characters, character_history
@@ -394,6 +397,7 @@ def make_app(api: Api) -> Starlette:
         Route("/api/campaigns/{campaign}/encounters", roster),
         Route("/api/campaigns/{campaign}/characters", characters),
         Route("/api/campaigns/{campaign}/characters/{character}", character),
+        *campaign_gm_routes(api),  # POST …/characters/{id}/adjust and …/release, with the campaign's GM token
         Route("/api/campaigns/{campaign}/encounters/{encounter}/seat", seat_info),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/events", events),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/state", state),

@@ -24,9 +24,11 @@ from firelane.events.envelope import StoredEvent
 from firelane.events.campaign_schemas import (
     AftermathRecorded,
     Change,
+    CharacterAdjusted,
     CharacterCreated,
     CharacterRested,
     CharactersEnlisted,
+    CharactersReleased,
     DowntimeEnded,
     DowntimeStarted,
 )
@@ -72,6 +74,7 @@ class CharacterView(msgspec.Struct, kw_only=True):
     system: str
     status: str
     summary: str
+    retired: bool = False
     engaged_in: str = ""
     encounters: list[str] = []
     downtimes: list[int] = []
@@ -104,7 +107,8 @@ class HistoryEntry(msgspec.Struct, kw_only=True):
 def view(character: Character) -> CharacterView:
     return CharacterView(
         id=character.id, name=character.name, system=character.system, status=character.status,
-        summary=campaign_rules(character.system).summary(character.sheet), engaged_in=character.engaged_in,
+        summary=campaign_rules(character.system).summary(character.sheet), retired=character.retired,
+        engaged_in=character.engaged_in,
         encounters=list(character.encounters), downtimes=list(character.downtimes), rested_days=character.rested_days,
         sheet=character.sheet, created_at=character.created_at, changed_at=character.changed_at)
 
@@ -154,6 +158,25 @@ def history_text(event: Event, character: str) -> str | None:
         if event.notes:
             text += " [" + "; ".join(event.notes) + "]"
         return text
+    if isinstance(event, CharacterAdjusted) and event.character == character:
+        what = [f"name {event.renamed_from!r} -> {event.name!r}"] if event.renamed_from else []
+        what += [_changes(event.changes)] if event.changes else []
+        text = f"adjusted by the GM ({event.reason}): {event.status}; {', '.join(what) or 'no sheet change'}"
+        if event.notes:
+            text += " [" + "; ".join(event.notes) + "]"
+        return text
+    if isinstance(event, CharactersReleased):
+        for outcome in event.characters:
+            if outcome.character == character:
+                if event.encounter_status == "ended":
+                    text = (f"released by the GM from {event.encounter}, which had ended ({event.reason}): "
+                            f"{outcome.status}; {_changes(outcome.changes)}")
+                else:
+                    text = f"released by the GM from {event.encounter} before it started ({event.reason}): {outcome.status}"
+                notes = [n for n in outcome.notes if not n.startswith("released before")]
+                if notes:
+                    text += " [" + "; ".join(notes) + "]"
+                return text
     return None
 
 

@@ -14,6 +14,10 @@ they do not include ("Wounds, Scars & Death"). So:
   is not strenuous restores Vitality to its maximum, and a Down character is
   back on its feet; a strenuous one restores nothing. No dice are rolled.
 - **Resupply.** Every weapon with a magazine is filled again, grenades too.
+- **The GM's adjustments** (``firelane character adjust``) are checked with full
+  Vitality in place of the harm a fight left (a Down character's other fields
+  are judged as a fight's start would judge them); the texts have no death, so
+  there is no one to revive, only the retired.
 """
 
 from __future__ import annotations
@@ -66,6 +70,12 @@ class BoltAndBladeCampaign(CampaignRules):
         if self.status(sheet) == DOWN:
             return "is Down at 0 Vitality (BB-CORE-09); rest first (firelane rest)"
         return None
+
+    def fit(self, sheet: dict[str, Any]) -> dict[str, Any]:
+        fit = super().fit(sheet)
+        if "max_vitality" in fit:
+            fit["vitality"] = fit["max_vitality"]
+        return fit
 
     def aftermath(self, sheet: dict[str, Any], combatant: Combatant) -> tuple[dict[str, Any], list[str]]:
         after = dict(sheet)

@@ -10,6 +10,8 @@ is out of the fight, house default) and says nothing about recovery. So:
 - **Rest (house default).** Each full day of rest that is not strenuous
   restores ``WOUNDS_PER_DAY`` (1) wound, never above ``max_wounds``; a down
   character at 1 wound or more can fight again. No dice are rolled.
+- **The GM's adjustments** are checked with ``wounds`` at ``max_wounds`` in
+  place of the harm a fight left; the text has no death, so no one to revive.
 """
 
 from __future__ import annotations
@@ -47,6 +49,12 @@ class D100DegreesCampaign(CampaignRules):
         if self.status(sheet) == DOWN:
             return "is down with no wounds left; rest first (firelane rest)"
         return None
+
+    def fit(self, sheet: dict[str, Any]) -> dict[str, Any]:
+        fit = super().fit(sheet)
+        if "max_wounds" in fit:
+            fit["wounds"] = fit["max_wounds"]
+        return fit
 
     def aftermath(self, sheet: dict[str, Any], combatant: Combatant) -> tuple[dict[str, Any], list[str]]:
         after = dict(sheet)

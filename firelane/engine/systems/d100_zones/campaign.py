@@ -22,6 +22,12 @@ goes as far as the text does, and names its house defaults:
 - **Natural rest (house default).** Each full day of rest that is not
   strenuous restores ``HP_PER_DAY`` (1) HP to every living patient that is
   not dying, never above its maximum; one healed above 0 HP comes to.
+- **The GM's adjustments** are checked with full HP and none of the lasting
+  conditions in place of the harm a fight left. HP the GM sets (at least 1, as
+  a fight's start wants) end ``unconscious``, ``dying``, ``stabilised`` and
+  ``dead`` unless the GM sets the conditions too. Reviving (house default)
+  brings a dead character back at 0 HP, unconscious and stabilised: down,
+  not dying; rest heals it.
 """
 
 from __future__ import annotations
@@ -93,6 +99,43 @@ class D100ZonesCampaign(CampaignRules):
 
     def vitals(self, sheet: dict[str, Any]) -> list[str]:
         return [f"HP {sheet.get('hp')}/{sheet.get('max_hp')}"]
+
+    def fit(self, sheet: dict[str, Any]) -> dict[str, Any]:
+        fit = super().fit(sheet)
+        if "max_hp" in fit:
+            fit["hp"] = fit["max_hp"]
+        conditions = {k: v for k, v in _conditions(fit).items() if k not in LASTING}
+        if conditions:
+            fit["conditions"] = conditions
+        else:
+            fit.pop("conditions", None)
+        return fit
+
+    def settle(self, before: dict[str, Any], after: dict[str, Any], touched: set[str]) -> list[str]:
+        if "hp" not in touched or "conditions" in touched:
+            return []
+        lasting = sorted(k for k in _conditions(after) if k in LASTING)
+        if not lasting or int(after.get("hp", 0)) <= 0:
+            return []
+        conditions = {k: v for k, v in _conditions(after).items() if k not in LASTING}
+        if conditions:
+            after["conditions"] = conditions
+        else:
+            after.pop("conditions", None)
+        return [f"at {after['hp']} HP: no longer {', '.join(lasting)}"]
+
+    def revive(self, sheet: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        revived = super().revive(sheet)[0]
+        conditions = {k: v for k, v in _conditions(revived).items() if k not in LASTING}
+        if int(revived.get("hp", 0)) > 0:
+            if conditions:
+                revived["conditions"] = conditions
+            else:
+                revived.pop("conditions", None)
+            return revived, [f"revived at {revived['hp']} HP"]
+        revived["hp"] = 0
+        revived["conditions"] = {**conditions, "unconscious": "", "stabilised": ""}
+        return revived, ["revived at 0 HP, unconscious and stabilised (house default: rest heals it)"]
 
     def unfit(self, sheet: dict[str, Any]) -> str | None:
         status = self.status(sheet)

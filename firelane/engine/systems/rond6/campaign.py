@@ -38,6 +38,14 @@ already treated stay treated (R6-43: once per injury).
    The count starts again after the test.
 5. *Resupply* (``--resupply``): every magazine full, spare reloads back to
    the number the character was created with.
+
+**The GM's adjustments** (``firelane character adjust``: Character and Fate
+Points awarded, R6-20, Wounds set...) are checked with no Wounds, Fatigue or
+injury in place of the harm a fight left. Wounds the GM sets bring the R6-21
+conditions that go with them (Incapacitated at 3, Mortally Wounded and
+unconscious at 4, the minutes since the wound counted from 0), unless the GM
+sets the conditions too. Reviving (house default) brings a dead character
+back at 3 Wounds, Incapacitated: alive, not dying; rest heals it (R6-42).
 """
 
 from __future__ import annotations
@@ -164,6 +172,38 @@ class RonD6Campaign(CampaignRules):
         if status == DYING:
             return "is Mortally Wounded (R6-21); only a healer can save it (firelane rest --healer)"
         return None
+
+    def fit(self, sheet: dict[str, Any]) -> dict[str, Any]:
+        fit = super().fit(sheet)
+        fit.pop("dead", None)
+        fit.pop("mortal_minutes", None)
+        if "fatigue" in fit:
+            fit["fatigue"] = 0
+        _set_wounds(fit, 0)
+        return fit
+
+    def settle(self, before: dict[str, Any], after: dict[str, Any], touched: set[str]) -> list[str]:
+        if "wounds" not in touched or "conditions" in touched:
+            return []
+        wounds = int(after.get("wounds", 0))
+        after["wounds"] = int(before.get("wounds", 0))  # what _set_wounds measures the change from
+        _set_wounds(after, wounds)
+        if "dead" not in touched and wounds < 5:
+            after.pop("dead", None)
+        if wounds == 4 and "mortal_minutes" not in after and "mortal_minutes" not in touched:
+            after["mortal_minutes"] = 0
+            return ["Mortally Wounded at 4 Wounds (R6-21): dying, 0 minutes since the wound"]
+        if wounds == 3:
+            return ["Incapacitated at 3 Wounds (R6-21)"]
+        return []
+
+    def revive(self, sheet: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        revived = super().revive(sheet)[0]
+        if not (revived.get("dead") or int(revived.get("wounds", 0)) >= 5):
+            return revived, []
+        revived.pop("dead", None)
+        _set_wounds(revived, 3)
+        return revived, ["revived at 3 Wounds, Incapacitated (house default; R6-21): alive, not dying; rest heals it"]
 
     def aftermath(self, sheet: dict[str, Any], combatant: Combatant) -> tuple[dict[str, Any], list[str]]:
         after = dict(sheet)

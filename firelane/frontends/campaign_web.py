@@ -1,0 +1,127 @@
+"""The GM's campaign routes of the web API (mounted by frontends/web.py).
+
+    POST /api/campaigns/{c}/characters/{id}/adjust    the GM's change to a character between fights
+    POST /api/campaigns/{c}/characters/{id}/release   free it from an encounter that never started (or ended)
+
+Both take the campaign's GM token (``Authorization: Bearer <token>``; the
+token is made with the campaign's first character and printed by
+``firelane campaign token``). Without it the answer is 401, with another
+token 403, and a campaign that has no token yet answers 403 saying how to
+make one. A seat's token is not the GM's token: it opens one encounter, not
+the campaign's characters.
+
+``adjust`` takes ``{"set": {"fate_points": 2, "name": "Kell"}, "add":
+{"character_points": 1}, "unset": [...], "retire": false, "revive": false,
+"reason": "...", "command_id": "..."}`` (all optional but the reason;
+``command_id`` makes a retry safe) and answers ``{"event", "character"}``
+(``event`` null when that command id was already applied). ``release`` takes
+``{"reason": "..."}`` and answers what the release did. A refusal is
+``{"error": one line}``: 400 for what the campaign's rules refuse, 404 for an
+unknown character, 409 for a character in a fight.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from firelane.actors.campaign import adjust, gm_token_matches, release
+from firelane.engine.campaign import Adjustment, CampaignError, CharacterBusy
+from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, json_too_deep
+from firelane.events.log import EventLog, validate_id
+from firelane.projections.characters import campaign_characters
+
+if TYPE_CHECKING:
+    from firelane.frontends.web import Api
+
+_COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@#-]{1,64}")
+
+
+def campaign_gm_routes(api: Api) -> list[Route]:
+    from firelane.frontends.web import ApiError, _json, _token
+
+    async def authorised(request: Request) -> tuple[EventLog, str]:
+        """The campaign's log and the character named, once the GM's token is checked."""
+        campaign = request.path_params["campaign"]
+        event_log = api.event_log(campaign)
+        try:
+            character = validate_id("character", request.path_params["character"])
+        except ValueError as exc:
+            raise ApiError(400, str(exc)) from None
+        token = _token(request)
+        if not token:
+            raise ApiError(401, "this needs the campaign's GM token (Authorization: Bearer <token>; "
+                                f"firelane campaign token --campaign {campaign})")
+        matches = await gm_token_matches(event_log, token)
+        if matches is None:
+            raise ApiError(403, f"campaign {campaign!r} has no GM token yet: make one with "
+                                f"firelane campaign token --campaign {campaign}")
+        if not matches:
+            raise ApiError(403, "this token is not the campaign's GM token")
+        return event_log, character
+
+    async def body_of(request: Request) -> dict[str, Any]:
+        raw = await request.body()
+        if len(raw) > MAX_COMMAND_BYTES:
+            raise ApiError(413, f"the request is {len(raw):,} bytes; the limit is {MAX_COMMAND_BYTES:,}")
+        if json_too_deep(raw, MAX_COMMAND_DEPTH):
+            raise ApiError(400, f"the request nests deeper than {MAX_COMMAND_DEPTH} levels")
+        try:
+            body = msgspec.json.decode(raw)
+        except msgspec.DecodeError as exc:
+            raise ApiError(400, f"the request is not valid JSON: {exc}") from None
+        if not isinstance(body, dict):
+            raise ApiError(400, "the request must be a JSON object")
+        return body
+
+    async def current(event_log: EventLog, character: str) -> Any:
+        view = await campaign_characters(event_log)
+        return next((c for c in view.characters if c.id == character), None)
+
+    def refusal(exc: CampaignError) -> ApiError:
+        if isinstance(exc, CharacterBusy):
+            return ApiError(409, str(exc))
+        if str(exc).startswith("no character "):
+            return ApiError(404, str(exc))
+        return ApiError(400, str(exc))
+
+    async def adjust_route(request: Request) -> Response:
+        event_log, character = await authorised(request)
+        body = await body_of(request)
+        command_id = body.pop("command_id", "")
+        if not isinstance(command_id, str) or (command_id and not _COMMAND_ID.fullmatch(command_id)):
+            raise ApiError(400, "command_id must be 1-64 characters of A-Z a-z 0-9 _ . : @ # -")
+        try:
+            wanted = msgspec.convert(body, Adjustment)
+        except msgspec.ValidationError as exc:
+            raise ApiError(400, f"the adjustment: {exc}") from None
+        try:
+            written = await adjust(event_log, character, wanted, via="api", command_id=command_id)
+        except CampaignError as exc:
+            raise refusal(exc) from None
+        return _json({"event": written[0] if written else None, "character": await current(event_log, character)})
+
+    async def release_route(request: Request) -> Response:
+        event_log, character = await authorised(request)
+        body = await body_of(request)
+        unknown = sorted(set(body) - {"reason"})
+        if unknown:
+            raise ApiError(400, f"unknown field {unknown[0]!r} (the release takes: reason)")
+        reason = body.get("reason", "")
+        if not isinstance(reason, str):
+            raise ApiError(400, "reason must be text")
+        try:
+            released = await release(event_log, [character], reason, via="api", finish_within_s=30.0)
+        except CampaignError as exc:
+            raise refusal(exc) from None
+        return _json({"released": released, "character": await current(event_log, character)})
+
+    return [
+        Route("/api/campaigns/{campaign}/characters/{character}/adjust", adjust_route, methods=["POST"]),
+        Route("/api/campaigns/{campaign}/characters/{character}/release", release_route, methods=["POST"]),
+    ]
