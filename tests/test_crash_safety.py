@@ -32,16 +32,21 @@ REPO = Path(__file__).resolve().parent.parent
 CAMPAIGN = "crash"
 
 
-def engine_command(redis_url: str, encounter: str, system: str, seed_text: str) -> list[str]:
+def engine_command(redis_url: str, encounter: str, system: str, seed_text: str, pace: float) -> list[str]:
+    # Paced (the engine's players wait a moment before each command, each then
+    # appended at once), so a kill can land between any two commands: unpaced,
+    # a short fight is written in two or three appends, faster than the kill.
     return [sys.executable, "-m", "firelane.frontends.cli", "run", encounter, "--demo-setup", system,
-            "--seed", seed_text, "--redis", redis_url, "--campaign", CAMPAIGN, "--quiet", "--no-color"]
+            "--seed", seed_text, "--redis", redis_url, "--campaign", CAMPAIGN, "--quiet", "--no-color",
+            "--pace", str(pace)]
 
 
 def log_version(server: EmbeddedRedis, encounter: str) -> int:
     return int(server.command_sync("XLEN", f"firelane:{{{CAMPAIGN}}}:enc:{encounter}:log"))  # type: ignore[arg-type]
 
 
-def run_with_kills(server: EmbeddedRedis, encounter: str, system: str, seed_text: str, kill_at: list[int]) -> list[int]:
+def run_with_kills(server: EmbeddedRedis, encounter: str, system: str, seed_text: str, kill_at: list[int],
+                   pace: float) -> list[int]:
     """Run the engine, SIGKILLing it whenever the log reaches the next kill
     point; returns the versions the log actually had at each kill."""
     env = {**os.environ, "FIRELANE_PLUGINS": "tests.toy_system", "PYTHONPATH": str(REPO)}
@@ -49,7 +54,7 @@ def run_with_kills(server: EmbeddedRedis, encounter: str, system: str, seed_text
     pending = sorted(kill_at)
     deadline = time.monotonic() + 120
     while True:
-        process = subprocess.Popen(engine_command(server.url, encounter, system, seed_text), env=env, cwd=REPO,
+        process = subprocess.Popen(engine_command(server.url, encounter, system, seed_text, pace), env=env, cwd=REPO,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         while process.poll() is None and time.monotonic() < deadline:
             if pending and log_version(server, encounter) >= pending[0]:
@@ -88,7 +93,8 @@ async def test_killed_engine_restarts_to_the_same_log(system: str, run: int, red
                  for e in events]
     rng = random.Random(seed_text)
     kill_points = sorted(rng.sample(range(1, len(reference)), k=min(4, len(reference) - 1)))
-    killed_at = await trio.to_thread.run_sync(run_with_kills, redis_server, f"e{run}", system, seed_text, kill_points)
+    killed_at = await trio.to_thread.run_sync(run_with_kills, redis_server, f"e{run}", system, seed_text, kill_points,
+                                              0.001 + 0.003 * run)
 
     stored = await stored_events(redis_url, f"e{run}")
     live = [codec.decode_event(s) for s in stored]
