@@ -292,15 +292,46 @@ async def redis_memory(url: str, campaign: str) -> int:
 
 
 class PassingPolicy:
-    """Always passes, so every step opens a window for all reactors again."""
+    """Always passes, so every step opens a window for all reactors again.
+    Notes when a window's first reactor is asked: the window is open in the
+    engine's state from then on."""
+
+    def __init__(self, first_asked: dict[int, float]) -> None:
+        self.first_asked = first_asked
 
     def choose(self, state, combatant, *, last_rejected):
+        if state.window is not None:
+            self.first_asked.setdefault(state.window.window, time.perf_counter())
         return fallback_command(state, combatant)
 
 
+class ClosingTimesLog(EventLog):
+    """The event log, noting when each ReactionWindowClosed is durable in
+    Redis (its append returned)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.closed_at: dict[int, float] = {}
+
+    async def append_batches(self, encounter, expected_version, batches):
+        results = await super().append_batches(encounter, expected_version, batches)
+        now = time.perf_counter()
+        for batch in batches:
+            for entry in batch.entries:
+                if entry.type == "ReactionWindowClosed":
+                    self.closed_at[msgspec.json.decode(entry.data)["window"]] = now
+        return results
+
+
 async def window_latency(url: str, reactors: int, windows: int) -> list[float]:
+    """Seconds from a window's opening (its first reactor asked) to its
+    closing event durable in Redis, one per window. The reactors are the
+    engine's own players (AI seats): since the engine's players answer in
+    place and a slice of commands is appended in one round trip, a follower
+    of the log sees the opening and the closing in one batch, so the time has
+    to be taken inside the engine process."""
     client = await connect(url, max_connections=64)
-    event_log = EventLog(client, "windows")
+    event_log = ClosingTimesLog(client, "windows")
     encounter = f"windows-{reactors}"
     combatants = [CombatantSetup(id="runner", name="Runner", side="red", position=(0, 0), sheet={"speed": 99})]
     combatants += [CombatantSetup(id=f"w{i:03d}", name=f"Watcher {i}", side="blue", position=(i % 10, 5 + i // 10))
@@ -308,26 +339,15 @@ async def window_latency(url: str, reactors: int, windows: int) -> list[float]:
     setup = EncounterSetup(system="toy", combatants=combatants, settings={"max_rounds": 1})
     await create_encounter(event_log, encounter, setup, b"w" * 32)
     steps = [{"type": "Step", "to": [k % 20, 1]} for k in range(windows)] + [{"type": "EndTurn"}]
+    first_asked: dict[int, float] = {}
     policies = {"runner": ScriptedPolicy(TOY, steps)}
-    policies.update({c.id: PassingPolicy() for c in combatants[1:]})
-    opened: dict[int, float] = {}
-    latencies: list[float] = []
-
-    async def watch() -> None:
-        async with aclosing(event_log.follow(encounter, "0-0", block_ms=200)) as batches:
-            async for batch in batches:
-                now = time.perf_counter()
-                for stored in batch:
-                    if stored.type == "ReactionWindowOpened":
-                        opened[codec.decode_event(stored).window] = now
-                    elif stored.type == "ReactionWindowClosed":
-                        latencies.append(now - opened.pop(codec.decode_event(stored).window))
-                    elif stored.type == "SeedRevealed":
-                        return
-
-    await run_encounter(event_log, encounter, TOY, policies, observers=[watch])
+    policies.update({c.id: PassingPolicy(first_asked) for c in combatants[1:]})
+    await run_encounter(event_log, encounter, TOY, policies)
     await client.aclose()
-    return latencies
+    missing = set(first_asked) ^ set(event_log.closed_at)
+    if missing:
+        raise RuntimeError(f"windows opened or closed without the other: {sorted(missing)[:5]}")
+    return [event_log.closed_at[w] - first_asked[w] for w in sorted(first_asked)]
 
 
 def percentile(values: list[float], q: float) -> float:

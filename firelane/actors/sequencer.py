@@ -375,7 +375,11 @@ class Sequencer:
         flushed_seats: set[str] = set()
         if self.pace and self._players_awaited():
             await trio.sleep(self.pace)
-        for _ in range(1 if self.pace else PLAY_SLICE):
+        # A slice is up to PLAY_SLICE commands (a window's answers count one
+        # each), so a big window ends its slice and its close is durable
+        # without waiting for more windows behind it.
+        budget = 1 if self.pace else PLAY_SLICE
+        while len(batches) < budget:
             if self.state.ended or (applied_all and applied_all[-1].spoiled):
                 break
             state = self.state
