@@ -66,6 +66,7 @@ import trio
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from firelane.actors.combatant import CombatantActor  # noqa: E402
 from firelane.actors.policies import AIPolicy, ScriptedPolicy  # noqa: E402
 from firelane.actors.runtime import run_encounter  # noqa: E402
 from firelane.actors.sequencer import Sequencer, create_encounter  # noqa: E402
@@ -74,7 +75,8 @@ from firelane.engine.registry import demo_setup, get_system, register_system  # 
 from firelane.engine.simulate import fallback_command, run_headless  # noqa: E402
 from firelane.events import codec  # noqa: E402
 from firelane.events.log import Batch, EventLog  # noqa: E402
-from firelane.events.schemas import CombatantSetup, EncounterEnded, EncounterSetup, RoundStarted, Terrain  # noqa: E402
+from firelane.events.schemas import (  # noqa: E402
+    CombatantSetup, EncounterEnded, EncounterSetup, RoundStarted, SeatSetup, Terrain)
 from firelane.projections.snapshots import encode_snapshot, snapshot_key  # noqa: E402
 from firelane.projections.turn_state import fold_stream  # noqa: E402
 from firelane.redisio import EmbeddedRedis, connect  # noqa: E402
@@ -458,13 +460,54 @@ def sim_seconds(workers: int, runs: int) -> float:
 # --------------------------------------------------------------------------- firelane serve --workers
 
 
+REMOTE_PROBES = 8  # of the served fights, those with a combatant played from a seat
+
+
+class TimedRemotePlayer(CombatantActor):
+    """A frontend outside the engine (a bot at its seat): it follows the log,
+    plays its combatant with the system's AI through its seat's inbox, and
+    notes each command's round trip, from its submission to its events (or its
+    rejection) read back from the log. Window answers included: those wait
+    until every reactor has answered."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sent_at: float | None = None
+        self.round_trips: list[float] = []
+
+    async def _maybe_act(self) -> None:
+        sent = self.commands_sent
+        began = time.perf_counter()
+        await super()._maybe_act()
+        if self.commands_sent > sent:
+            self.sent_at = began
+
+    def _apply(self, batch: list[Any]) -> None:
+        outstanding = self._outstanding
+        super()._apply(batch)
+        if outstanding and not self._outstanding and self.sent_at is not None:
+            self.round_trips.append(time.perf_counter() - self.sent_at)
+            self.sent_at = None
+
+
+def with_remote_player(setup: EncounterSetup) -> tuple[EncounterSetup, str]:
+    """The setup with its first combatant played from a seat (policy human)."""
+    first = setup.combatants[0]
+    combatants = [msgspec.structs.replace(first, policy="human"), *setup.combatants[1:]]
+    seats = [SeatSetup(id="bot", combatants=[first.id])]
+    return msgspec.structs.replace(setup, combatants=combatants, seats=seats), first.id
+
+
 async def serve_throughput(workers: int, encounters: int, system_name: str) -> dict[str, float]:
     """``encounters`` AI fights created on a fresh store, then run by `firelane
-    serve --workers N`: events per wall second until every one has ended, and
-    the reaction windows' latency as a follower of the log sees it."""
+    serve --workers N`: events per wall second until every one has ended. In
+    REMOTE_PROBES of them one combatant is played from outside by a bot at its seat
+    (TimedRemotePlayer): the p99 of its commands' round trips, window answers
+    included, is the latency a frontend sees while the server is this busy."""
     from firelane.redisio.datadir import shared_server
 
     data = tempfile.mkdtemp(prefix="firelane-bench-serve-")
+    system = get_system(system_name)
     try:
         async with shared_server(data) as server:
             from firelane.redisio.datadir import DataDir
@@ -472,30 +515,20 @@ async def serve_throughput(workers: int, encounters: int, system_name: str) -> d
             client = await connect(server.url, max_connections=64)
             event_log = EventLog(client, "serve", server_key=bytes.fromhex(DataDir(data).secrets().log_key))
             names = [f"f{i:03d}" for i in range(encounters)]
+            remote: list[TimedRemotePlayer] = []
             for i, name in enumerate(names):
-                await create_encounter(event_log, name, demo_setup(system_name), seed_of(i))
+                setup = demo_setup(system_name)
+                if i < REMOTE_PROBES:
+                    setup, combatant = with_remote_player(setup)
+                    remote.append(TimedRemotePlayer(event_log, name, combatant, system, AIPolicy(system), block_ms=200))
+                await create_encounter(event_log, name, setup, seed_of(i))
             serve = subprocess.Popen([sys.executable, "-m", "firelane.frontends.cli", "serve", "--data-dir", data,
                                       "--port", "0", "--workers", str(workers)], cwd=REPO,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            latencies: list[float] = []
-
-            async def watch(name: str) -> None:
-                opened: dict[int, float] = {}
-                async with aclosing(event_log.follow(name, "0-0", block_ms=200)) as batches:
-                    async for batch in batches:
-                        now = time.perf_counter()
-                        for stored in batch:
-                            if stored.type == "ReactionWindowOpened":
-                                opened[codec.decode_event(stored).window] = now
-                            elif stored.type == "ReactionWindowClosed":
-                                latencies.append(now - opened.pop(codec.decode_event(stored).window, now))
-                            elif stored.type == "SeedRevealed":
-                                return
-
             try:
                 async with trio.open_nursery() as nursery:
-                    for name in names[:4]:
-                        nursery.start_soon(watch, name)
+                    for player in remote:
+                        nursery.start_soon(player.run)
                     with trio.fail_after(900):
                         # The clock starts with the first event (process start-up is not the engine's rate).
                         while not any([await event_log.version(name) for name in names]):
@@ -516,7 +549,10 @@ async def serve_throughput(workers: int, encounters: int, system_name: str) -> d
                 await client.aclose()
     finally:
         shutil.rmtree(data, ignore_errors=True)
-    return {"events_per_s": events / elapsed, "window_p99_ms": percentile(latencies, 0.99) * 1000 if latencies else 0.0}
+    round_trips = [t for player in remote for t in player.round_trips]
+    return {"events_per_s": events / elapsed, "remote_commands": len(round_trips),
+            "remote_p50_ms": percentile(round_trips, 0.5) * 1000 if round_trips else float("nan"),
+            "remote_p99_ms": percentile(round_trips, 0.99) * 1000 if round_trips else float("nan")}
 
 
 # --------------------------------------------------------------------------- the run
@@ -633,8 +669,10 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     two_workers = await serve_throughput(2, encounters, "d100-degrees")
     result["workers_2_over_1"] = round(two_workers["events_per_s"] / one_worker["events_per_s"], 2)
     result["serve_events_per_s_1"] = round(one_worker["events_per_s"])
-    result["serve_window_p99_ms_1"] = round(one_worker["window_p99_ms"], 1)
-    result["serve_window_p99_ms_2"] = round(two_workers["window_p99_ms"], 1)
+    for workers, run in ((1, one_worker), (2, two_workers)):
+        result[f"serve_remote_p50_ms_{workers}"] = round(run["remote_p50_ms"], 1)
+        result[f"serve_remote_p99_ms_{workers}"] = round(run["remote_p99_ms"], 1)
+        result[f"serve_remote_commands_{workers}"] = run["remote_commands"]
     notes["workers"] = (f"{encounters} d100-degrees demo fights created first, then run by firelane serve --workers N "
                         "on the same store; events per wall second from the first event until all have ended; window "
                         "latency (Evasion windows) seen by a follower of 4 of them")

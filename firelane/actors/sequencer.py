@@ -28,6 +28,7 @@ import hashlib
 import math
 import re
 import secrets
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -76,6 +77,19 @@ _COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@#-]{1,64}")
 TRIM_EVERY = 100
 # Commands the engine's own players make before the sequencer reads the inboxes again.
 PLAY_SLICE = 32
+PLAY_SLICE_SECONDS = 0.001
+# One process runs many encounters: their engine players' slices take turns.
+_play_turns: trio.lowlevel.RunVar[trio.Lock] = trio.lowlevel.RunVar("firelane_play_turns")
+
+
+def _play_turn_lock() -> trio.Lock:
+    """This trio run's lock the slices take turns on (trio's Lock is fair: first come, first served)."""
+    try:
+        return _play_turns.get()
+    except LookupError:
+        lock = trio.Lock()
+        _play_turns.set(lock)
+        return lock
 
 
 def seed_key(campaign: str, encounter: str) -> str:
@@ -366,20 +380,38 @@ class Sequencer:
         slice at a time, decided in place one after the other and appended
         together (one round trip for the slice: the log is the same as one
         append per command). Between slices the inboxes are read, so a GM (or
-        anyone) is heard even in a fight the engine plays alone."""
-        if self._unread_seats:
+        anyone) is heard even in a fight the engine plays alone.
+
+        The slices of all the encounters in this process take turns (one at a
+        time, in order of arrival): a seat's command, handled outside any
+        slice, then waits for at most one slice however many encounters the
+        engine's players are busy in, instead of for one slice of each."""
+        if self._unread_seats or not self._players_awaited():
             return
-        expected = self.state.version
+        if self.pace:
+            await trio.sleep(self.pace)
+        async with _play_turn_lock():
+            expected = self.state.version
+            batches, applied_all, flushed_seats = self._play_slice()
+        if batches:
+            spoiled = any(a.spoiled for a in applied_all)
+            results = await self._append_batches(batches, None if spoiled else self.state, applied_all, expected)
+            if results is not None:
+                for seat in flushed_seats:
+                    self._safe[seat] = self._read[seat]
+
+    def _play_slice(self) -> tuple[list[Batch], list[Applied], set[str]]:
+        """The engine's players' commands for one slice, decided in place. A
+        slice is up to PLAY_SLICE commands (a window's answers count one
+        each), so a big window ends its slice and its close is durable without
+        waiting for more windows behind it; it also ends after
+        PLAY_SLICE_SECONDS, which bounds how long a seat's command can wait."""
         batches: list[Batch] = []
         applied_all: list[Applied] = []
         flushed_seats: set[str] = set()
-        if self.pace and self._players_awaited():
-            await trio.sleep(self.pace)
-        # A slice is up to PLAY_SLICE commands (a window's answers count one
-        # each), so a big window ends its slice and its close is durable
-        # without waiting for more windows behind it.
         budget = 1 if self.pace else PLAY_SLICE
-        while len(batches) < budget:
+        ends_at = time.perf_counter() + PLAY_SLICE_SECONDS
+        while len(batches) < budget and (not batches or time.perf_counter() < ends_at):
             if self.state.ended or (applied_all and applied_all[-1].spoiled):
                 break
             state = self.state
@@ -420,12 +452,7 @@ class Sequencer:
                                  causation=received.causation, digest=body_digest(received.command)))
             applied_all.append(applied)
             self._last_rejected = {combatant} if applied.rejected else set()
-        if batches:
-            spoiled = any(a.spoiled for a in applied_all)
-            results = await self._append_batches(batches, None if spoiled else self.state, applied_all, expected)
-            if results is not None:
-                for seat in flushed_seats:
-                    self._safe[seat] = self._read[seat]
+        return batches, applied_all, flushed_seats
 
     # ------------------------------------------------------------ handling
 
