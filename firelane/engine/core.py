@@ -54,6 +54,7 @@ from firelane.events.schemas import (
     CommandRejected,
     ConditionApplied,
     ConditionRemoved,
+    Die,
     EligibleReactor,
     EncounterEnded,
     EncounterSetup,
@@ -155,6 +156,30 @@ class Decision:
         self.entries.append(entry)
         self.system.evolve(self.state, event)
         return event
+
+
+class ChecksPassed(Exception):
+    """Raised by a `CheckingDecision` at a decision's first event or die: every
+    check the decision makes before changing anything has passed."""
+
+
+class CheckingDecision(Decision):
+    """A decision that only runs a command's checks, on the state itself (no
+    copy): it stops at the first event, before anything is changed. A
+    system's ``decide`` changes its decision's state only through ``emit``
+    (the event-sourcing rule: the state is what the events fold to), so the
+    state is left exactly as it was."""
+
+    def __init__(self, system: BaseRuleSystem, state: EncounterState) -> None:
+        super().__init__(system, state, in_place=True)
+
+    def emit(self, event: Event) -> Event:
+        raise ChecksPassed
+
+
+class _CheckingDice(Dice):
+    def roll(self, sides: int) -> Die:
+        raise ChecksPassed
 
 
 class Applied(msgspec.Struct, kw_only=True):
@@ -273,6 +298,18 @@ class BaseRuleSystem:
         decision = Decision(self, state)
         self._handle(decision, command, dice)
         return decision.events
+
+    def accepts(self, state: EncounterState, command: Command) -> bool:
+        """Whether ``decide`` would accept ``command`` in ``state``, judged by
+        the checks it makes before its first die or event (a system's checks
+        come first), on the state itself: nothing is copied, rolled or changed."""
+        try:
+            self._handle(CheckingDecision(self, state), command, _CheckingDice())
+        except Rejected:
+            return False
+        except ChecksPassed:
+            return True
+        return True
 
     def decide_or_reject(self, state: EncounterState, command: Command, dice: Dice) -> list[Event]:
         try:

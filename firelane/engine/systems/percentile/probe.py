@@ -1,6 +1,8 @@
-"""Whether the engine would accept a command, without rolling anything: the
-options of an action are the candidates this probe lets through, so a listed
-command is one `decide` accepts (issue 9)."""
+"""Whether the engine would accept a command, without rolling or changing
+anything: the options of an action are the candidates this probe lets
+through, so a listed command is one `decide` accepts (issue 9). The probe
+runs the decision's checks on the state itself (no copy of it per
+candidate): it stops at the decision's first die or first event."""
 
 from __future__ import annotations
 
@@ -8,31 +10,16 @@ from typing import Any
 
 import msgspec
 
-from firelane.engine.core import BaseRuleSystem, Rejected
-from firelane.engine.dice import Dice
+from firelane.engine.core import BaseRuleSystem
 from firelane.engine.state import EncounterState
 from firelane.events import codec
-from firelane.events.schemas import Command, Die
-
-
-class _FirstRoll(Exception):
-    """Raised at the first die: every check before it has passed."""
-
-
-class _ProbeDice(Dice):
-    def roll(self, sides: int) -> Die:
-        raise _FirstRoll
+from firelane.events.schemas import Command
 
 
 def accepts(system: BaseRuleSystem, state: EncounterState, command: Command) -> bool:
-    """Whether ``decide`` accepts ``command`` in ``state`` (its checks all come before its first roll)."""
-    try:
-        system.decide(state, command, _ProbeDice())
-    except Rejected:
-        return False
-    except _FirstRoll:
-        return True
-    return True
+    """Whether ``decide`` accepts ``command`` in ``state`` (its checks all
+    come before its first roll or event): `BaseRuleSystem.accepts`."""
+    return system.accepts(state, command)
 
 
 _UNIONS: dict[type, Any] = {}
