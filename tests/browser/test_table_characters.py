@@ -7,6 +7,7 @@ one line. Driven by clicks; the API and the CLI are read only to check."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +47,10 @@ def open_page(table: Table, url: str, ready: str) -> Any:
     table.contexts.append(context)
     page = context.new_page()
     page.on("pageerror", lambda error: table.errors.append(f"{url}: {error}"))
+    # The browser logs each refused request (a 404 unknown character, a 400/403 refused change)
+    # as an error; the page shows those refusals itself, which the tests check.
     page.on("console", lambda message: table.errors.append(f"{url}: {message.text}") if message.type == "error"
-            and "404" not in message.text else None)  # the unknown character's answer is a 404
+            and not re.match(r"Failed to load resource: the server responded with a status of 4\d\d", message.text) else None)
     page.goto(url)
     page.wait_for_selector(ready)
     return page
@@ -184,4 +187,77 @@ def test_the_encounters_list_pages_and_each_row_opens_its_replay(table: Table, t
     page.click(f".encounter-list tr[data-encounter='{names[3]}'] .replay-link")
     page.wait_for_selector(".replay-bar", timeout=20_000)
     assert page.get_attribute(".app header .seat", "data-role") == "spectator"
+    assert not table.errors, table.errors
+
+
+def test_the_gm_adjusts_and_is_refused_in_one_line_with_the_campaign_token_in_the_link(table: Table, tmp_path: Path) -> None:
+    store = ["--data-dir", str(table.served.data_dir), "--campaign", "guild"]
+    ok("characters", "--create-demo", "d100-zones", "--side", "rangers", *store)
+    token = ok("campaign", "token", *store).strip()
+    # Quinn is in a fight that waits for its player: the release is refused while it is under way.
+    demo = msgspec.to_builtins(demo_setup("d100-zones"))
+    quinn = {"id": "rg-quinn", "character": "rg-quinn", "side": "rangers", "position": [1, 1], "policy": "human"}
+    foe = next(c for c in demo["combatants"] if c["id"] == "rd-vex")
+    (tmp_path / "hold.json").write_text(json.dumps({**demo, "combatants": [quinn, foe]}))
+    ok("create", "hold", "--setup", str(tmp_path / "hold.json"), *store)
+
+    plain = open_page(table, f"{table.served.api}/characters/guild/rg-moss", ".character-page .history .entry")
+    assert plain.locator(".gm-hand").count() == 0  # no GM token in the link: nothing to change with
+    page = open_page(table, f"{table.served.api}/characters/guild/rg-moss#gm={token}", ".character-page .gm-hand")
+    before = api(table, "guild/characters/rg-moss")
+    assert page.is_disabled(".gm-hand .adjust-button")  # no reason yet
+    page.fill(".gm-hand input[name=reason]", "field training")
+    page.select_option(".gm-hand select[name=mode]", "add")
+    page.fill(".gm-hand input[name=field]", "medicine")
+    page.fill(".gm-hand input[name=value]", "5")
+    page.click(".gm-hand .adjust-button")
+    page.wait_for_selector(".history .entry[data-type='CharacterAdjusted']")
+    after = api(table, "guild/characters/rg-moss")
+    assert after["character"]["sheet"]["medicine"] == before["character"]["sheet"]["medicine"] + 5
+    adjusted = after["history"][-1]
+    assert adjusted["event"]["reason"] == "field training" and adjusted["event"]["via"] == "api"
+    assert page.text_content(".history .entry[data-type='CharacterAdjusted'] .text") == adjusted["text"]
+    assert page.get_attribute(".gm-hand .answer", "data-ok") == "1"
+
+    # What the rules refuse: one line, and nothing written.
+    page.select_option(".gm-hand select[name=mode]", "set")
+    page.fill(".gm-hand input[name=field]", "hp")
+    page.fill(".gm-hand input[name=value]", "0")
+    page.click(".gm-hand .adjust-button")
+    page.wait_for_selector(".gm-hand .answer[data-ok='0']")
+    assert page.text_content(".gm-hand .answer") == (
+        "Refused: character 'rg-moss': combatant 'rg-moss': sheet field 'hp' must be at least 1 (got 0)")
+    assert api(table, "guild/characters/rg-moss")["history"] == after["history"]
+
+    # Retired, then back in play: the status the campaign gives.
+    page.select_option(".gm-hand select[name=mode]", "retire")
+    page.click(".gm-hand .adjust-button")
+    page.wait_for_selector(".standing [data-status='retired']")
+    assert api(table, "guild/characters/rg-moss")["character"]["status"] == "retired"
+    page.select_option(".gm-hand select[name=mode]", "revive")
+    page.click(".gm-hand .adjust-button")
+    page.wait_for_selector(".standing [data-status='ready']")
+    assert api(table, "guild/characters/rg-moss")["character"]["status"] == "ready"
+
+    # Another token is refused, in one line.
+    forged = open_page(table, f"{table.served.api}/characters/guild/rg-moss#gm=not-the-token", ".character-page .gm-hand")
+    forged.fill(".gm-hand input[name=reason]", "x")
+    forged.fill(".gm-hand input[name=field]", "medicine")
+    forged.fill(".gm-hand input[name=value]", "1")
+    forged.click(".gm-hand .adjust-button")
+    forged.wait_for_selector(".gm-hand .answer[data-ok='0']")
+    assert forged.text_content(".gm-hand .answer") == "Refused: this token is not the campaign's GM token"
+
+    # Release: offered for a character in a fight; refused while the fight is under way.
+    wait_until(lambda: api(table, "guild/encounters")["encounters"][0]["status"] == "running", timeout=30,
+               what="serve to start the fight")
+    held = open_page(table, f"{table.served.api}/characters/guild/rg-quinn#gm={token}", ".character-page .gm-hand")
+    assert held.get_attribute(".standing [data-engaged]", "data-engaged") == "hold"
+    held.fill(".gm-hand input[name=reason]", "we ran out of time")
+    held.click(".gm-hand .release-button")
+    held.wait_for_selector(".gm-hand .answer[data-ok='0']")
+    refusal = held.text_content(".gm-hand .answer")
+    assert refusal.startswith("Refused: encounter 'hold' is under way (round ") and refusal.endswith(
+        "a character leaves a fight with its aftermath; end it first (the GM's EndEncounter)")
+    assert api(table, "guild/characters/rg-quinn")["character"]["engaged_in"] == "hold"
     assert not table.errors, table.errors
