@@ -56,10 +56,11 @@ def _rolls_in(value: Any) -> int:
 
 def test_the_page_and_its_assets_are_served(served: Served) -> None:
     with httpx.Client(timeout=10) as http:
-        for path in ("/", "/table/default/anything"):
+        for path in ("/", "/table/default/anything", "/characters/default/anyone"):
             page = http.get(served.api + path)
             assert page.status_code == 200 and 'type="importmap"' in page.text
-        for asset, kind in (("app.js", "javascript"), ("style.css", "css"), ("vendor/preact.module.js", "javascript")):
+        for asset, kind in (("app.js", "javascript"), ("campaign.js", "javascript"), ("style.css", "css"),
+                            ("vendor/preact.module.js", "javascript")):
             response = http.get(f"{served.api}/table/assets/{asset}")
             assert response.status_code == 200 and kind in response.headers["content-type"], asset
         assert http.get(f"{served.api}/table/assets/nope.js").status_code == 404

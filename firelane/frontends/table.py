@@ -1,6 +1,7 @@
 """The table: the web page `firelane serve` serves, and the one read endpoint it needs.
 
-    GET /                                   the page (a list of the campaign's encounters)
+    GET /                                   the page (the campaign's characters and encounters)
+    GET /characters/{campaign}/{character}  the page at one character: where it stands, its history
     GET /table/{campaign}/{encounter}       the page at an encounter; the seat's token is in the
                                             link's fragment (``#token=...``), which no browser sends
     GET /table/assets/...                   its modules, styles and vendored libraries (package data)
@@ -401,6 +402,7 @@ def table_routes(api: Any) -> list[BaseRoute]:
         Route("/", page),
         Mount("/table/assets", app=StaticFiles(directory=ASSETS), name="table-assets"),  # before the page's route
         Route("/table/{campaign}/{encounter}", page),
+        Route("/characters/{campaign}/{character}", page),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/view", view),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/preview", preview),
     ]

@@ -20,7 +20,7 @@ authorises it there.
     POST /api/campaigns/{c}/encounters/{e}/commands[?wait=S] submit a command; with wait, its answer
     WS   /api/campaigns/{c}/encounters/{e}/ws?token=T&after=V  every event after V, then live
     GET  /api/campaigns/{c}/encounters/{e}/view?after=V[&at=W] what the table page draws (frontends/table.py)
-    GET  /, /table/{c}/{e}, /table/assets/...                  the table page and its assets
+    GET  /, /table/{c}/{e}, /characters/{c}/{id}, /table/assets/...   the table page and its assets
 
 An event, on HTTP and on the WebSocket alike, is
 ``{"n": version, "type": tag, "c": command key, "k": causation, "data": {...}}``.

@@ -1,5 +1,5 @@
 // The table page: one seat at one encounter (`/table/<campaign>/<encounter>#token=...`),
-// or the list of a campaign's encounters (`/`). Everything a seat may do
+// or a campaign's pages (`/`, `/characters/<campaign>/<id>`: campaign.js). Everything a seat may do
 // comes from its options in the view; the page never invents a command.
 import { render } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
@@ -7,6 +7,7 @@ import { Connection } from "./connection.js";
 import { GameMap } from "./map.js";
 import { ActionPanel, Initiative, Narration, Prompt, ReplayBar, Toasts } from "./panels.js";
 import { GMPanel } from "./gm.js";
+import { CharacterPage, Landing, rememberSeat } from "./campaign.js";
 import { html, combatantName, pct, signed, sideClass } from "./util.js";
 
 function parseLocation() {
@@ -17,6 +18,7 @@ function parseLocation() {
     return { campaign: parts[1], encounter: parts[2], token: hash.get("token") || query.get("token") || "",
              replay: hash.has("replay") || hash.has("at"), at: hash.has("at") ? Number(hash.get("at")) : null };
   }
+  if (parts[0] === "characters" && parts.length >= 3) return { campaign: parts[1], character: parts[2] };
   return { campaign: query.get("campaign") || "default" };
 }
 
@@ -56,6 +58,7 @@ function Table({ where }) {
   const options = live?.options;
   const seat = conn.seat;
   const mineIds = useMemo(() => new Set(seat?.combatants || []), [seat]);
+  useEffect(() => { if (seat) rememberSeat(where.campaign, where.encounter, where.token); }, [seat]);  // for the campaign's links
 
   const toast = (text, kind = "info") => {
     const id = ++toastId.current;
@@ -200,29 +203,8 @@ function Table({ where }) {
   </div>`;
 }
 
-function Landing({ where }) {
-  const [rows, setRows] = useState(null);
-  const [error, setError] = useState(null);
-  const [link, setLink] = useState("");
-  useEffect(() => {
-    fetch(`/api/campaigns/${encodeURIComponent(where.campaign)}/encounters`).then((r) => r.json())
-      .then((body) => setRows(body.encounters || [])).catch((e) => setError(String(e)));
-  }, []);
-  const join = (e) => {
-    e.preventDefault();
-    if (link.trim()) location.href = link.trim();
-  };
-  return html`<div class="landing">
-    <h1>firelane</h1>
-    <p>Join a fight with the link your GM gave you (<code>firelane seats ENCOUNTER</code> prints each seat's).</p>
-    <form onSubmit=${join}><input placeholder="paste a join link" value=${link} onInput=${(e) => setLink(e.currentTarget.value)} /><button>Join</button></form>
-    <h2>Encounters in campaign “${where.campaign}”</h2>
-    ${error && html`<p class="bad">${error}</p>`}
-    ${rows === null ? html`<p>…</p>` : rows.length === 0 ? html`<p>None yet: <code>firelane create ENCOUNTER --demo-setup bolt-and-blade</code>.</p>` : html`
-      <table class="roster"><tr><th>encounter</th><th>system</th><th>status</th><th>round</th><th>winner</th></tr>
-      ${rows.map((r) => html`<tr><td>${r.encounter}</td><td>${r.system}</td><td>${r.status}</td><td>${r.round ?? ""}</td><td>${r.winner ?? ""}</td></tr>`)}</table>`}
-  </div>`;
-}
-
 const where = parseLocation();
-render(where.encounter ? html`<${Table} where=${where} />` : html`<${Landing} where=${where} />`, document.getElementById("app"));
+const page = where.encounter ? Table : where.character ? CharacterPage : Landing;
+const root = document.getElementById("app");
+if (page !== Table) root.replaceChildren(); // Preact would keep the "Loading" line beside a page that does not begin with one
+render(html`<${page} where=${where} />`, root);
