@@ -274,3 +274,54 @@ async def test_rejections_never_grow_the_log_by_what_they_reject(event_log: Even
     assert len(rejection.reason) <= 400
     assert after - before < 2_000, (before, after)
     assert state.rejected_commands == 1
+
+
+async def test_a_flood_of_refused_commands_is_counted_not_recorded_one_by_one(event_log: EventLog) -> None:
+    """A seat that floods its inbox with commands the engine refuses gets a
+    burst of REJECTION_BURST refusals recorded, then one a second; the rest
+    are counted in CommandsDropped events, so the log stays small. The engine
+    goes on: another seat's command is applied, and a restart does not
+    record the dropped refusals again."""
+    from firelane.actors.sequencer import REJECTION_BURST
+
+    await create_encounter(event_log, "flood", table_setup(), b"f" * 32)
+    client = event_log.client
+    sequencer = Sequencer(event_log, "flood", TOY, await load_seed(event_log, "flood"))
+    flood = 2_000
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sequencer.run)
+        await wait_for_state(event_log, "flood", lambda s: s.active == "a")
+        began = trio.current_time()
+        inbox = event_log.inbox_key("flood", "bob")
+        for start in range(0, flood, 500):
+            # bob controls no combatant: each of these is refused
+            await client.pipeline([("XADD", inbox, "*", "p", codec.encode_command(EndTurn(command_id=f"f{i}", actor="a")))
+                                   for i in range(start, start + 500)])
+        await send(event_log, "flood", "alice", EndTurn(command_id="real", actor="a"))
+        await wait_for_state(event_log, "flood", lambda s: "a" in s.acted_this_round)
+
+        async def counted() -> int:
+            stored = await event_log.read("flood")
+            return sum(1 for s in stored if s.type == "CommandRejected" and s.command_id.startswith("bob/")) + sum(
+                codec.decode_event(s).count for s in stored if s.type == "CommandsDropped")
+
+        with trio.fail_after(30):
+            while await counted() < flood:
+                await trio.sleep(0.05)
+        elapsed = trio.current_time() - began
+        nursery.cancel_scope.cancel()
+    stored = await event_log.read("flood")
+    recorded = [s for s in stored if s.type == "CommandRejected" and s.command_id.startswith("bob/")]
+    dropped = [codec.decode_event(s) for s in stored if s.type == "CommandsDropped"]
+    assert REJECTION_BURST <= len(recorded) <= REJECTION_BURST + elapsed + 1
+    assert len(recorded) + sum(d.count for d in dropped) == flood
+    assert dropped and all(d.seat == "bob" and d.reason.startswith(f"more than {REJECTION_BURST} refused") for d in dropped)
+    assert len(dropped) <= elapsed + 2  # one report per burst, not one per command
+    assert len(stored) < 200
+    # The last report covers bob's inbox to its end, so a restart reads none of it again.
+    last_entry = (await client.execute("XREVRANGE", inbox, "+", "-", "COUNT", 1))[0][0].decode()
+    assert dropped[-1].last_inbox_id == last_entry or recorded[-1].causation == f"inbox:bob:{last_entry}"
+    again = Sequencer(event_log, "flood", TOY, await load_seed(event_log, "flood"))
+    await again.load()
+    assert again._safe["bob"] == last_entry
+    assert again.state.rejected_commands == flood

@@ -54,6 +54,7 @@ from firelane.events.schemas import (
     CloseReactionWindow,
     Command,
     CommandRejected,
+    CommandsDropped,
     EncounterSetup,
     Event,
     EncounterRewound,
@@ -75,6 +76,13 @@ _COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@#-]{1,64}")
 # Consumed inbox entries are trimmed after this many commands (the log records
 # how far each inbox is handled, so nothing before that is ever read again).
 TRIM_EVERY = 100
+# A seat's refused commands recorded one by one: a burst of REJECTION_BURST,
+# then one per REJECTION_REFILL_S; the others are counted in one
+# CommandsDropped per burst, so a client cannot make the log hold without end
+# what the engine refused. (A person is refused a few times at most; a
+# correct program, never.)
+REJECTION_BURST = 32
+REJECTION_REFILL_S = 1.0
 # Commands the engine's own players make before the sequencer reads the inboxes again.
 PLAY_SLICE = 32
 PLAY_SLICE_SECONDS = 0.001
@@ -286,6 +294,11 @@ class Sequencer:
         self._turn_deadline: float | None = None  # a human's turn timer, on trio's clock
         self._turn_seen: int | None = None  # the TurnStarted version it was set for
         self._since_trim = 0
+        # Per seat: refusals it may still have recorded (a token bucket: the
+        # tokens and when they were counted), and those dropped since the last
+        # report (count, last inbox id, when).
+        self._rejection_tokens: dict[str, tuple[float, float]] = {}
+        self._dropped: dict[str, tuple[int, str, float]] = {}
         self._unread_seats = False
         self.commands_handled = 0
 
@@ -341,11 +354,14 @@ class Sequencer:
             if self._turn_deadline is not None and trio.current_time() >= self._turn_deadline:
                 await self._time_out_turn()
                 continue
+            if self._dropped:
+                await self._report_quiet_drops()
             entries: list[InboxEntry] = []
             # The deadlines are trio deadlines (not Redis's BLOCK timeout), so
             # they follow trio's clock (MockClock in tests); cancelling the
             # blocked read is safe: the client drops that connection.
-            wake = min(d for d in (self._window_deadline, self._turn_deadline, math.inf) if d is not None)
+            report_at = min((at + REJECTION_REFILL_S for _, _, at in self._dropped.values()), default=math.inf)
+            wake = min(d for d in (self._window_deadline, self._turn_deadline, report_at, math.inf) if d is not None)
             with trio.move_on_at(wake):
                 # Players waiting to act: only look; else wait for a command.
                 block = None if self._players_awaited() else 1000
@@ -482,14 +498,16 @@ class Sequencer:
         self._since_trim += 1
         checked = self._check_entry(entry)
         if isinstance(checked, str):
-            await self._append_rejection(entry, checked)
+            if await self._may_record_rejection(entry.seat, entry.entry_id):
+                await self._append_rejection(entry, checked)
             return
         received = _Received(entry.seat, entry.entry_id, checked)
         command = checked
         refused = authorize(self.state.seats, self._policies, entry.seat, command)
         if refused is not None:
-            await self._append([reject(command, refused)], received.key, self._cursor_after(received),
-                               causation=received.causation, digest=body_digest(command))
+            if await self._may_record_rejection(entry.seat, entry.entry_id):
+                await self._append([reject(command, refused)], received.key, self._cursor_after(received),
+                                   causation=received.causation, digest=body_digest(command))
             return
         if isinstance(command, RewindEncounter):
             await self._rewind(received)
@@ -498,8 +516,9 @@ class Sequencer:
         if isinstance(command, (ClaimReaction, PassReaction)) and command.actor in self._buffer:
             if self._buffer[command.actor].key == received.key:
                 return  # the same answer again (a restarted actor re-sent it)
-            rejection = reject(command, f"{command.actor} has already answered window {command.window}")
-            await self._append([rejection], received.key, self._cursor_after(received), causation=received.causation)
+            if await self._may_record_rejection(entry.seat, entry.entry_id):
+                rejection = reject(command, f"{command.actor} has already answered window {command.window}")
+                await self._append([rejection], received.key, self._cursor_after(received), causation=received.causation)
             return
         if (
             isinstance(command, (ClaimReaction, PassReaction))
@@ -543,6 +562,9 @@ class Sequencer:
         """Decide a command and append what it did, under its key."""
         expected = self.state.version  # (deciding in place moves the state's version ahead of the log's)
         applied = self._apply(received.command, in_place=in_place)
+        if applied.rejected and not applied.spoiled and received.inbox_id \
+                and not await self._may_record_rejection(received.seat, received.inbox_id):
+            return applied
         digest = body_digest(received.command)
         batch = Batch(entries=applied.entries, command_id=received.key, inbox_cursor=inbox_cursor,
                       causation=received.causation, digest=digest)
@@ -648,6 +670,39 @@ class Sequencer:
             close = CloseReactionWindow(command_id=f"close-window-{window.window}", actor=SEQUENCER, window=window.window)
             await self._commit(_Received(SEQUENCER, "", close, cause=f"deadline:window-{window.window}"), "", in_place=True)
 
+    async def _may_record_rejection(self, seat: str, inbox_id: str) -> bool:
+        """Whether a refusal of this seat's inbox entry is recorded in the log
+        (its bucket has a token; the drops counted before it are reported
+        first), or only counted."""
+        now = trio.current_time()
+        tokens, counted_at = self._rejection_tokens.get(seat, (float(REJECTION_BURST), now))
+        tokens = min(float(REJECTION_BURST), tokens + (now - counted_at) / REJECTION_REFILL_S)
+        if tokens < 1:
+            self._rejection_tokens[seat] = (tokens, now)
+            count = self._dropped.get(seat, (0, "", now))[0]
+            self._dropped[seat] = (count + 1, inbox_id, now)
+            return False
+        self._rejection_tokens[seat] = (tokens - 1, now)
+        if seat in self._dropped:
+            await self._report_dropped(seat)
+        return True
+
+    async def _report_dropped(self, seat: str) -> None:
+        """One CommandsDropped for the seat's refusals counted since the last."""
+        count, last_inbox_id, _ = self._dropped.pop(seat)
+        held = any(b.seat == seat and b.inbox_id for b in self._buffer.values())
+        cursor = f"{seat}={self._safe[seat] if held else last_inbox_id}"
+        reason = (f"more than {REJECTION_BURST} refused commands in a burst: after those, one a second "
+                  f"is recorded, and the rest are counted here")
+        await self._append([CommandsDropped(seat=seat, count=count, last_inbox_id=last_inbox_id, reason=reason)],
+                           command_key(seat, f"dropped:{last_inbox_id}"), cursor, causation=f"inbox:{seat}:{last_inbox_id}")
+
+    async def _report_quiet_drops(self) -> None:
+        """Report the drops of seats that have been quiet for a refill's time."""
+        now = trio.current_time()
+        for seat in [s for s, (_, _, at) in self._dropped.items() if now - at >= REJECTION_REFILL_S]:
+            await self._report_dropped(seat)
+
     async def _append_rejection(self, entry: InboxEntry, reason: str) -> None:
         """Record that an inbox entry was refused, echoing nothing unbounded."""
         actor, command_id = "", f"inbox:{entry.entry_id}"
@@ -713,8 +768,9 @@ class Sequencer:
             await fold_stream(self.system, past, self.log, self.encounter, upto=command.to_version)
             restore = self.system.rewind_to(self.state, command, past, points)
         except Rejected as rejection:
-            await self._append([reject(command, rejection.reason)], received.key, self._cursor_after(received),
-                               causation=received.causation, digest=body_digest(command))
+            if await self._may_record_rejection(received.seat, received.inbox_id):
+                await self._append([reject(command, rejection.reason)], received.key, self._cursor_after(received),
+                                   causation=received.causation, digest=body_digest(command))
             return
         self._buffer.clear()
         cursors = format_inbox_cursors({seat: cursor for seat, cursor in self._read.items() if cursor != "0-0"})

@@ -52,6 +52,7 @@ from firelane.events.schemas import (
     CombatantSetup,
     Command,
     CommandRejected,
+    CommandsDropped,
     ConditionApplied,
     ConditionRemoved,
     Die,
@@ -1005,6 +1006,10 @@ def _on_rejected(system: BaseRuleSystem, state: EncounterState, event: CommandRe
     state.rejected_commands += 1
 
 
+def _on_dropped(system: BaseRuleSystem, state: EncounterState, event: CommandsDropped) -> None:
+    state.rejected_commands += event.count
+
+
 def _on_ended(system: BaseRuleSystem, state: EncounterState, event: EncounterEnded) -> None:
     state.ended = True
     state.winner = event.winner
@@ -1077,6 +1082,7 @@ _GENERIC_EVOLVERS: dict[type, Any] = {
     ReactionWindowClosed: _on_window_closed,
     ReactionWindowResumed: _on_window_resumed,
     CommandRejected: _on_rejected,
+    CommandsDropped: _on_dropped,
     EncounterEnded: _on_ended,
     SeedRevealed: _on_seed,
     TurnTimedOut: _on_turn_timed_out,

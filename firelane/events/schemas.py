@@ -376,6 +376,18 @@ class CommandRejected(Event):
     reason: str
 
 
+class CommandsDropped(Event):
+    """A seat's refused commands that were not recorded one by one: a seat
+    gets ``REJECTION_BURST`` refusals in a burst, then one a second (the
+    live runtime's bound on what a client can make the log hold); the rest
+    are counted here, up to its inbox entry ``last_inbox_id``."""
+
+    seat: str
+    count: int
+    last_inbox_id: str
+    reason: str
+
+
 class EncounterEnded(Event):
     winner: str | None
     reason: str
@@ -569,6 +581,7 @@ GENERIC_EVENTS: tuple[type[Event], ...] = (
     ReactionDenied,
     ReactionWindowClosed,
     CommandRejected,
+    CommandsDropped,
     EncounterEnded,
     SeedRevealed,
     TurnTimedOut,

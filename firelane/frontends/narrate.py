@@ -20,6 +20,7 @@ from firelane.events.schemas import (
     AttackResolved,
     CombatantDown,
     CommandRejected,
+    CommandsDropped,
     ConditionApplied,
     ConditionRemoved,
     DamageDealt,
@@ -198,6 +199,10 @@ class Narrator:
             what = event.command_type if event.command_type != "?" else "an unreadable command"
             who = state.combatants[event.actor].name if event.actor in state.combatants else (event.actor or "an unknown sender")
             return self.paint(f"✗ refused {what} from {who}: {event.reason}", "yellow")
+        if isinstance(event, CommandsDropped):
+            many = "command" if event.count == 1 else "commands"
+            return self.paint(f"✗ {event.count} more refused {many} from seat {event.seat}, not recorded one by one "
+                              f"(the last: its inbox entry {event.last_inbox_id}): {event.reason}", "yellow")
         if isinstance(event, EncounterEnded):
             winner = f"{event.winner} wins" if event.winner else "no winner"
             by = " — called by the GM" if event.by == "gm" else ""
