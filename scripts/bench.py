@@ -573,6 +573,13 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         ratios: dict[str, list[float]] = {s: [] for s in SYSTEMS}
         detail: dict[str, dict[str, Any]] = {}
         memory_events = 0
+        # One unmeasured fight of each system on both first: the modules the
+        # runtime imports on first use and the first calls' caches are then
+        # paid by neither side's measured pass.
+        progress("warming up: one fight of each system, live and pure")
+        for system_name in SYSTEMS:
+            await live_fights(server.url, "warm-up", system_name, 1)
+            pure_fights(system_name, 1)
         for repeat in range(repeats):
             for system_name in SYSTEMS:
                 progress(f"live vs pure: {fights} {system_name} fights (run {repeat + 1}/{repeats})")
