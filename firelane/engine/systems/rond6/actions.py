@@ -6,6 +6,12 @@ when the action is not possible *now* (it is called when the action is
 declared and again when it resolves, since a Wait interruption may have
 changed things); ``perform`` spends the action and emits the events or queues
 the steps (defense window, strikes) that `combat` runs.
+
+A ``perform`` refuses (raises `Rejected`) only before its first event: every
+check, every action it will spend (`check_attack` plans them all), every
+weapon it names comes first. A declared action resolves on the decision
+itself, not on a copy (`system.resolve_step`), so a refusal after an event
+would leave half an action; it is caught as an internal error instead.
 """
 
 from __future__ import annotations
@@ -525,13 +531,15 @@ def perform_charge(system: SystemContract, decision: Decision, actor: str, comma
     plan = check_charge(system, state, actor, command)
     target: RonD6Combatant = plan["target"]
     weapon: Weapon = plan["weapon"]
+    # The target's weapon set against the charge is looked up before anything is
+    # emitted: a declared action refuses only before its first event (see `perform`).
+    set_weapon = system.weapon(target, target.set_weapon) if target.set_weapon else None
     system.spend_action(decision, actor, "full", action="charge", rule=rules.R_CHARGE)
     decision.emit(Moved(combatant=actor, path=plan["path"], mode="charge", cost=float(len(plan["path"])), rule=rules.R_CHARGE))
     decision.emit(ConditionApplied(combatant=actor, condition="charging", rule=rules.R_CHARGE, until="start_of_turn",
                                    details={"passive_defense": -1}))
     steps: Queue = []
-    if target.set_weapon:
-        set_weapon = system.weapon(target, target.set_weapon)
+    if set_weapon is not None:
         steps.append(_strike(target.id, actor, set_weapon, kind="set_vs_charge", rule=rules.R_CHARGE,
                              damage_dice=[DiceMod("weapon set against the charge", rules.R_CHARGE, 2)]))
     steps.append({"step": "defend", "attacker": actor, "targets": [target.id], "attack_kind": weapon.kind})

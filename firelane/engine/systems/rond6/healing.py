@@ -227,10 +227,13 @@ def _assisted(system: Any, decision: Decision, command: R6Heal, patient: Any, di
         require(healer.position is not None and patient.position is not None
                 and distance(healer.position, patient.position) <= reach,
                 f"{patient.id} is not within {reach} Space(s) of {healer.id}")
-        penalty = system.spend_action(decision, healer.id, "action", action="assisted_healing", rule=RULE_ASSISTED)
-        healer = decision.state.combatants[healer.id]
+    # The difficulty is worked out before the action is spent: every check comes
+    # before the first event (the main system probes a declaration up to it).
     level, steps = assisted_healing_steps(patient.wounds, is_stunned(patient))
     target = difficulty(level, steps, settings=state.settings)
+    if in_combat:
+        penalty = system.spend_action(decision, healer.id, "action", action="assisted_healing", rule=RULE_ASSISTED)
+        healer = decision.state.combatants[healer.id]
     roll = rolling.roll_test(
         dice, state.settings, healer, "medicine", purpose=f"assisted healing of {patient.id}", rule=RULE_ASSISTED,
         target=target, action_penalty=penalty, details={"patient_wounds": patient.wounds, "level": level, "steps": steps},

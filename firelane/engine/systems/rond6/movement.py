@@ -8,7 +8,7 @@ commands against the map, spends the actions and rolls the tests.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -122,30 +122,55 @@ def _test(
     return event
 
 
-def strenuous_round(system: Any, decision: Decision, dice: Dice, combatant_id: str, activity: str) -> bool:
-    """R6-12: count this round as strenuous (once per round); past the
-    Fortitude dice, a Fortitude test one level harder each further round. On a
-    failure the character becomes Fatigued and stops: returns False."""
-    state = decision.state
-    combatant = state.combatants[combatant_id]
+class StrenuousPlan(NamedTuple):
+    """What counting this round as strenuous takes (R6-12): the streak, the
+    free rounds (Fortitude dice) and the fatigue test's difficulty (None: no test)."""
+
+    streak: int
+    free_rounds: int
+    target: int | None
+
+
+def strenuous_plan(state: Any, combatant: Any) -> StrenuousPlan | None:
+    """This round's strenuous count for ``combatant`` (R6-12), or None when the
+    round already counted (and any test was passed). Worked out before the
+    action is spent: every number it takes from the settings is checked before
+    the decision's first event (the main system validates a declaration by
+    probing up to its first roll or event)."""
     store = combatant_store(combatant)
     if store.get("strenuous_round") == state.round:
-        return True  # this round already counted (and any test was passed)
+        return None
     streak = strenuous_streak(int(store.get("strenuous_streak", 0)), int(store.get("strenuous_round", 0)), state.round)
     fortitude, _ = rules.skill_code(combatant.attributes, combatant.skills, "fortitude")
     steps = strenuous_test_steps(streak, fortitude)
-    roll = None
+    target = None
     if steps is not None:
         base = movement_settings(state.settings)["strenuous_test_base"]
+        target = difficulty(base, steps, settings=state.settings)
+    return StrenuousPlan(streak=streak, free_rounds=fortitude.dice, target=target)
+
+
+def strenuous_round(system: Any, decision: Decision, dice: Dice, combatant_id: str, activity: str,
+                    plan: StrenuousPlan | None) -> bool:
+    """R6-12: count this round as strenuous (once per round, as ``plan``, from
+    `strenuous_plan`, says); past the Fortitude dice, a Fortitude test one level
+    harder each further round. On a failure the character becomes Fatigued and
+    stops: returns False."""
+    if plan is None:
+        return True  # this round already counted (and any test was passed)
+    state = decision.state
+    combatant = state.combatants[combatant_id]
+    roll = None
+    if plan.target is not None:
         roll = rolling.roll_test(
             dice, state.settings, combatant, "fortitude", purpose="strenuous activity (fatigue test)",
-            rule=RULE_SPECIAL_MOVEMENT, target=difficulty(base, steps, settings=state.settings),
-            details={"streak": streak, "free_rounds": fortitude.dice, "activity": activity},
+            rule=RULE_SPECIAL_MOVEMENT, target=plan.target,
+            details={"streak": plan.streak, "free_rounds": plan.free_rounds, "activity": activity},
         )
     fatigued = roll is not None and not roll.success
     decision.emit(R6Strenuous(
-        combatant=combatant_id, round=state.round, streak=streak, activity=activity,
-        free_rounds=fortitude.dice, roll=roll, fatigued=fatigued,
+        combatant=combatant_id, round=state.round, streak=plan.streak, activity=activity,
+        free_rounds=plan.free_rounds, roll=roll, fatigued=fatigued,
     ))
     if fatigued:
         combat.add_fatigue(system, decision, combatant_id, RULE_SPECIAL_MOVEMENT, {"source": f"strenuous activity: {activity}"})
@@ -231,18 +256,20 @@ def decide_move(system: Any, decision: Decision, command: R6Move, dice: Dice) ->
         kind, rule = run_action_kind(distance, allowed), RULE_MOVEMENT_TEST
     if command.mode != "walk":
         rule = RULE_SPECIAL_MOVEMENT
-    # Every number from the settings is worked out before the first roll (the
-    # main system validates a declaration by probing up to the first roll).
+    # Every number from the settings is worked out before the first event (the
+    # main system validates a declaration by probing up to its first roll or event).
     run_target = difficulty(test_level, levels, settings=state.settings) if test_level is not None else None
     check_target = (
         difficulty(config["terrain_check_base"], levels, settings=state.settings)
         if test_level is None and levels > 0 and config["terrain_check_base"] else None
     )
     strenuous = command.pace != "partial" or command.mode != "walk"
+    plan = None
     if strenuous:
         require_not_exhausted(state, mover)
+        plan = strenuous_plan(state, mover)
     penalty = system.spend_action(decision, mover.id, kind, action=f"{command.mode}_{command.pace}", rule=rule)
-    if strenuous and not strenuous_round(system, decision, dice, mover.id, f"{command.mode} ({command.pace})"):
+    if strenuous and not strenuous_round(system, decision, dice, mover.id, f"{command.mode} ({command.pace})", plan):
         return
     mover = decision.state.combatants[mover.id]
     moved = path
@@ -289,8 +316,9 @@ def decide_jump(system: Any, decision: Decision, command: R6Jump, dice: Dice) ->
         previous = square
     require_not_exhausted(state, jumper)
     target = difficulty(movement_settings(state.settings)["jump_difficulty"], settings=state.settings)
+    plan = strenuous_plan(state, jumper)
     penalty = system.spend_action(decision, jumper.id, "full" if run_up else "action", action="jump", rule=RULE_SPECIAL_MOVEMENT)
-    if not strenuous_round(system, decision, dice, jumper.id, "jump"):
+    if not strenuous_round(system, decision, dice, jumper.id, "jump", plan):
         return
     if run_up:
         decision.emit(Moved(combatant=jumper.id, path=run_up, mode="run-up", cost=float(len(run_up)), rule=RULE_SPECIAL_MOVEMENT))

@@ -173,15 +173,53 @@ def validate_claim(system: SystemContract, state: RonD6State, window: ReactionWi
 # --------------------------------------------------------------------------- resolving claims
 
 
-def transaction(system: SystemContract, decision: Decision, body: Callable[[Decision], None]) -> str | None:
-    """Run ``body`` on a trial copy; keep its events only if it is not rejected."""
-    trial = Decision(system, decision.state)
+class RefusedAfterEvents(RuntimeError):
+    """A transaction run on the decision itself was refused after it had
+    emitted events: half of it is applied. A bug in the rules (its checks must
+    all come before its first event), raised as an internal error, never kept
+    (the live sequencer rejects the command and refolds the state from its log)."""
+
+
+def transaction(
+    system: SystemContract, decision: Decision, body: Callable[[Decision], None], *, in_place: bool = False,
+    interrupting: str = "",
+) -> str | None:
+    """Run ``body`` and keep its events only if it is not rejected; returns the
+    rejection's reason, or None.
+
+    By default on a trial copy of the state. ``in_place``: on the decision
+    itself, nothing copied, for a body that refuses only before its first
+    event (so a refusal has nothing to undo); a refusal after an event raises
+    `RefusedAfterEvents`. Either way the body sees what a trial decision
+    shows: no claim being resolved (``Decision.resolving``), and
+    ``interrupting`` (a combatant acting off its turn as a Wait interruption,
+    R6-08) set on the state meanwhile."""
+    if not in_place:
+        trial = Decision(system, decision.state)
+        if interrupting:
+            trial.state.interrupting = interrupting  # type: ignore[attr-defined]
+        try:
+            body(trial)
+        except Rejected as denied:
+            return denied.reason
+        for event in trial.events:
+            decision.emit(event)
+        return None
+    state: RonD6State = decision.state  # type: ignore[assignment]
+    emitted = len(decision.events)
+    resolving, decision.resolving = decision.resolving, None
+    was_interrupting = state.interrupting
+    if interrupting:
+        state.interrupting = interrupting
     try:
-        body(trial)
+        body(decision)
     except Rejected as denied:
+        if len(decision.events) > emitted:
+            raise RefusedAfterEvents(f"refused after {len(decision.events) - emitted} of its events were applied: {denied.reason}") from denied
         return denied.reason
-    for event in trial.events:
-        decision.emit(event)
+    finally:
+        decision.resolving = resolving
+        state.interrupting = was_interrupting
     return None
 
 
@@ -199,7 +237,7 @@ def resolve_reaction(system: SystemContract, decision: Decision, window: Reactio
             payload = check_interrupt(system, trial.state, claim.combatant, window.window, claim.options)  # type: ignore[arg-type]
             trial.emit(R6InterruptQueued(window=window.window, combatant=claim.combatant, command=payload))
 
-        return transaction(system, decision, interrupt)
+        return transaction(system, decision, interrupt, in_place=True)
 
     if claim.reaction in DEFENSE_REACTIONS:
         skill = DEFENSE_REACTIONS[claim.reaction]
@@ -214,7 +252,10 @@ def resolve_reaction(system: SystemContract, decision: Decision, window: Reactio
             penalty = system.spend_action(trial, claim.combatant, action=f"active defense ({claim.reaction})", rule=rules.R_ACTIVE)
             actions.roll_active_defense(system, trial, claim.combatant, skill, penalty, dice, full=False, against=window.actor)
 
-        return transaction(system, decision, defend)
+        # A defender who declares its actions here may find none left to spend
+        # after the declaration (its lost actions take them): on a trial copy.
+        # Otherwise every check comes before the one spend and the roll.
+        return transaction(system, decision, defend, in_place=combatant.declared_actions > 0)
 
     if claim.reaction == RESIST:
         def resist(trial: Decision) -> None:
@@ -227,5 +268,5 @@ def resolve_reaction(system: SystemContract, decision: Decision, window: Reactio
                                  complication_rule=trial.state.settings.get("complication_rule", "remove"))
             trial.emit(R6ResistanceBoosted(combatant=claim.combatant, window=window.window, character_points=points, fate_point=fate, roll=roll))
 
-        return transaction(system, decision, resist)
+        return transaction(system, decision, resist, in_place=True)
     return f"unknown reaction {claim.reaction!r}"

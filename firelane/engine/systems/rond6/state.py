@@ -113,8 +113,9 @@ class RonD6State(EncounterState):
     # before the declared action (R6-08). Each is a command as JSON builtins.
     queued_interrupts: list[dict[str, Any]] = []
     aux: dict[str, Any] = {}  # owned by the aux rules (rond6/aux.py): objects' structural damage
-    # Set only on scratch copies while a Wait interruption is checked or
-    # resolved (never by an event, so always "" in a live or replayed state).
+    # Set only while a Wait interruption is checked or resolved, and cleared
+    # again at once (never by an event, so always "" between decisions in a
+    # live or replayed state).
     interrupting: str = ""
     # What the rules leave to the GM (issue 9): each Wild Die complication
     # (R6-01) and each Setback (R6-18/22), in the order they happened:

@@ -49,7 +49,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from firelane.engine.core import SEQUENCER, BaseRuleSystem, Decision, Rejected, TurnOptions, require
+from firelane.engine.core import SEQUENCER, BaseRuleSystem, CheckingDecision, ChecksPassed, Decision, Rejected, TurnOptions, require
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid
 from firelane.engine.seats import GM
@@ -423,13 +423,17 @@ class RonD6System(BaseRuleSystem):
             mover = self.combatant(state, actor)
             if mover.grappled_by and type(command).__name__ in GRAPPLE_BLOCKS:
                 raise Rejected(f"{actor} is grappled by {mover.grappled_by} and cannot move: Escape first (R6-30)")
-            probe = Decision(self, state)
+            # The aux rules' checks, on the state itself: they all come before
+            # the first roll or event, where the probe stops (nothing is changed).
+            was_interrupting = state.interrupting
             if interrupt:
-                probe.state.interrupting = actor
+                state.interrupting = actor
             try:
-                _aux.decide_aux_command(self, probe, command, _ProbeDice())
-            except _ProbeFinished:
-                pass  # validation passed: the aux rules only roll after validating
+                _aux.decide_aux_command(self, CheckingDecision(self, state), command, _ProbeDice())
+            except ChecksPassed:
+                pass
+            finally:
+                state.interrupting = was_interrupting
             return
         spec = actions.SPECS.get(type(command))
         if spec is None or not spec.is_action:
@@ -458,25 +462,29 @@ class RonD6System(BaseRuleSystem):
 
     def resolve_step(self, decision: Decision, step: dict[str, Any], queue: list[dict[str, Any]], dice: Dice) -> None:
         """Carry out a declared action, as a transaction: if it is no longer
-        possible (something changed since it was declared), record it as lost."""
+        possible (something changed since it was declared), record it as lost.
+
+        An action's `actions.Spec` refuses only before its first event, so it
+        runs on the decision itself (no copy of the state); the aux rules'
+        commands may still be refused after one (a setting read after a roll),
+        so they run on a trial copy."""
         command = self.parse_command(step["command"])
         actor = command.actor
-        trial = Decision(self, decision.state)
-        if step.get("interrupt"):
-            trial.state.interrupting = actor
         pending = list(queue)
-        try:
-            if isinstance(command, AUX_COMMANDS):
+        if isinstance(command, AUX_COMMANDS):
+            def act(trial: Decision) -> None:
                 _aux.decide_aux_command(self, trial, command, dice)
-            else:
-                spec = actions.SPECS[type(command)]
+        else:
+            spec = actions.SPECS[type(command)]
+
+            def act(trial: Decision) -> None:
                 spec.check(self, trial.state, actor, command)
                 spec.perform(self, trial, actor, command, dice, pending)
-        except Rejected as lost:
-            decision.emit(R6ActionLost(combatant=actor, action=action_name(command), reason=lost.reason))
+        lost = reactions.transaction(self, decision, act, in_place=not isinstance(command, AUX_COMMANDS),
+                                     interrupting=actor if step.get("interrupt") else "")
+        if lost is not None:
+            decision.emit(R6ActionLost(combatant=actor, action=action_name(command), reason=lost))
             return
-        for event in trial.events:
-            decision.emit(event)
         queue[:] = pending
 
     # ================================================================ reactions
@@ -614,13 +622,11 @@ def action_name(command: Command) -> str:
     return type(command).__struct_config__.tag  # type: ignore[return-value]
 
 
-class _ProbeFinished(Exception):
-    """Raised by `_ProbeDice` at the first roll: validation is over."""
-
-
 class _ProbeDice(Dice):
+    """Dice that stop a probe at its first roll: validation is over."""
+
     def roll(self, sides: int) -> Any:
-        raise _ProbeFinished
+        raise ChecksPassed
 
 
 # ---------------------------------------------------------------- evolve handlers
