@@ -43,10 +43,13 @@ scored by its exact chance to hit (`options.attack_option`, Wild Die
 included) times what its damage is worth (`damage_worth`: the exact damage
 pool against the target's Damage Resistance, R6-19/21), the best taken. It
 weighs no Called Shots, Rapid Fire, off-hand or Coordinated Attacks (their
-builders are not asked), and never attacks an ally. Where the options do not
-list what the plan wants, the old command stands: area attacks (R6-40, not
-listed: see `options`), and a move or action the options refuse (then the
-engine refuses it too, and the driver ends the turn).
+builders are not asked), and never attacks an ally. Area attacks keep their
+own choice (`areas.choose_area_attack`, above), not the listed ones
+(`options.area_options` lists one centre per outcome; the AI's centre is on
+an enemy, a command the engine takes but not always the centre listed). Where
+the options do not list what the plan wants, the old command stands: a move
+or action the options refuse (then the engine refuses it too, and the driver
+ends the turn).
 """
 
 from __future__ import annotations
@@ -392,7 +395,7 @@ def next_action(system: SystemContract, state: RonD6State, me: RonD6Combatant, c
         return pick("R6Heal", msgspec.structs.replace(heal, command_id=command_id), patient=heal.patient, kind=heal.kind)
     throw = area_attack_now(system, state, me)
     if throw is not None:
-        return msgspec.structs.replace(throw, command_id=command_id)  # area attacks are not listed
+        return msgspec.structs.replace(throw, command_id=command_id)  # the AI's own centre (see the module doc)
     if alone:
         path = advance_to_throw(system, state, me)
         if path is not None:

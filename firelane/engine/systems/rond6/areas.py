@@ -188,6 +188,23 @@ def burst_radius_contains(centre: Square, size: str, square: Square) -> bool:
     return distance(centre, square) <= area_size(size, BURST_RADIUS)
 
 
+def burst_catches(grid: Grid, centre: Square, size: str, square: Square, *, walls_block: bool = True) -> bool:
+    """Whether ``square`` is one of `affected_burst`'s Spaces, without listing
+    them all: within the radius, on the map and no wall, and (``walls_block``)
+    seen from the centre. For the options, which ask it for a few occupied
+    Spaces around many centres."""
+    if not burst_radius_contains(centre, size, square) or not grid.passable(square):
+        return False
+    return not walls_block or square == centre or grid.line_of_sight(centre, square)
+
+
+def burst_band(weapon: Any, gap: int) -> str | None:
+    """R6-14: the range band of a burst's target Space ``gap`` Spaces away, or
+    None when it is out of reach (beyond Long range; a weapon without ranges
+    reaches Point Blank only)."""
+    return rules.range_band(gap, weapon.ranges) if weapon.ranges else ("point_blank" if gap <= 1 else None)
+
+
 # ======================================================================= decisions
 
 AREA_DEFAULTS: dict[str, Any] = {"area_walls_block": True, "area_damage_roll": "once"}
@@ -227,7 +244,7 @@ def decide_area_attack(system: Any, decision: Decision, command: R6AreaAttack, d
         require(center is not None, f"a {size} burst needs a target Space (center)")
         require(grid.passable(center), f"the burst's target Space {center} is a wall or off the map")  # type: ignore[arg-type]
         gap = distance(origin, center)  # type: ignore[arg-type]
-        band = rules.range_band(gap, weapon.ranges) if weapon.ranges else ("point_blank" if gap <= 1 else None)
+        band = burst_band(weapon, gap)
         require(band is not None, f"{center} is {gap} Spaces away, beyond {weapon.name or weapon.id}'s Long range")
         require(grid.line_of_sight(origin, center), f"no line of sight to {center}")  # type: ignore[arg-type]
         if rules.RANGE_MODIFIER[band]:  # type: ignore[index]
@@ -327,7 +344,7 @@ def choose_area_attack(system: Any, state: Any, attacker_id: str, *, min_enemies
                     continue
                 centre = tuple(enemy.position)
                 gap = distance(origin, centre)
-                band = rules.range_band(gap, weapon.ranges) if weapon.ranges else ("point_blank" if gap <= 1 else None)
+                band = burst_band(weapon, gap)
                 if band is None or not grid.line_of_sight(origin, centre):
                     continue
                 options.append(({"center": centre}, affected_burst(grid, centre, size, walls_block=walls_block)))

@@ -20,7 +20,8 @@ the Spec checks, `validate_claim`), so a listed command is one `decide` accepts.
   chance to hit the mover where it stands.
 * Other actions: Wait, Active/Full Defense, Ready and reload, Stand, Recover,
   Escape, Grapple, Charge, Heads Down at each enemy's Space.
-* Windows: Wait interruptions (each attack the waiter could make, fully formed),
+* Windows: Wait interruptions (each attack and area attack the waiter could
+  make, fully formed),
   Active Defenses (with each count of actions to declare when none is declared
   yet), and Character/Fate Point spends on a hit (every legal spend).
 
@@ -46,9 +47,31 @@ swimming and climbing (R6-12) at each pace to every Space the mode's Move
 reaches (``mode`` "swim partial", "climb full"...): the map does not mark
 water or walls to climb, so where the terrain allows them is the table's
 call, and the engine takes them anywhere. Treating a Wound (R6-43, assisted
-healing) is listed for each patient in reach. Area attacks (R6-40) are not
-listed: a burst's centre may be any Space in range, a cone any facing; the
-command (R6AreaAttack) names them.
+healing) is listed for each patient in reach.
+
+Area attacks (R6-40 bursts, R6-41 cones; `area_options`): one option per
+area weapon that can be used now (in hand, loaded, an action left), as a
+turn's action and as a Wait interruption:
+
+* a burst: one Choice per outcome among the target Spaces in range and in
+  sight whose burst catches a combatant other than the attacker (the text
+  lets the target Space be any Space in range, empty ground too; listing
+  each would be thousands for a Huge burst, most alike). An outcome is the
+  set of combatants caught, the range modifier and their Defenses (cover is
+  measured from the target Space): the same roll against the same numbers.
+  The centre kept for one is on an enemy's Space if any, else on another
+  combatant's, else empty ground, nearest the attacker first. ``square`` is
+  the centre; ``hit_chance`` the exact chance the one attack test beats the
+  Defense of the combatant on the centre (the burst always lands where aimed:
+  R6-40 has no scatter), None when the centre is empty ground. Any other
+  centre in range is the same command with another ``center``: the engine
+  takes it;
+* a cone: one Choice per facing (all eight, those catching no one too), no
+  ``square`` and no ``hit_chance`` (no aim point);
+* the notes of each: the test's pool and range term, then every combatant
+  caught, ``catches <id> (<enemy|ally|self>, <rule>): hit <chance> against
+  <kind> defense <n>``, `AREA_ALLY_NOTE` / `AREA_SELF_NOTE` when the area
+  catches an ally / the attacker itself, and the damage roll.
 """
 
 from __future__ import annotations
@@ -59,19 +82,20 @@ import msgspec
 
 from firelane.engine.core import Rejected, TurnOptions, command_json
 from firelane.engine.dice import Dice
-from firelane.engine.grid import Grid
+from firelane.engine.grid import Grid, distance
 from firelane.engine.routes import reachable, route
 from firelane.engine.state import ReactionWindow
-from firelane.engine.systems.rond6 import actions, combat, odds, reactions, rules
+from firelane.engine.systems.rond6 import actions, areas, combat, odds, reactions, rules
 from firelane.engine.systems.rond6.contract import SystemContract
 from firelane.engine.systems.rond6.movement import BASIC_ACTION_MULTIPLE, MOVE_PACES, pace_steps
 from firelane.engine.systems.rond6.movement_rules import MOVE_MODES
+from firelane.engine.systems.rond6.objects import require_weapon_ready
 from firelane.engine.systems.rond6.pools import DieCode
 from firelane.engine.systems.rond6.rolling import dice_mods_from, roll_test
 from firelane.engine.systems.rond6.rules import DEFENSE_REACTIONS, INTERRUPT, RESIST
 from firelane.engine.systems.rond6.state import UNARMED, RonD6Combatant, RonD6State, Weapon
 from firelane.events.options_schemas import ActionOption, AttackOption, Choice, MoveOption, ReactionOption, Threat
-from firelane.events.rond6_aux_schemas import R6Heal, R6Move
+from firelane.events.rond6_aux_schemas import R6AreaAttack, R6Heal, R6Move
 from firelane.events.rond6_schemas import (
     R6Attack,
     R6Charge,
@@ -296,7 +320,7 @@ def turn_options(system: SystemContract, state: RonD6State, combatant_id: str) -
         if option is not None:
             attacks.append(msgspec.structs.replace(option, notes=[ALLY_NOTE, *option.notes]) if on_ally else option)
     return TurnOptions(moves=move_options(system, state, me), attacks=attacks,
-                       actions=other_actions(system, state, me) + non_action_options(system, state, me))
+                       actions=other_actions(system, state, me) + area_options(system, state, me) + non_action_options(system, state, me))
 
 
 def non_action_options(system: SystemContract, state: RonD6State, me: RonD6Combatant) -> list[ActionOption]:
@@ -429,6 +453,161 @@ def _non_action_ok(system: SystemContract, state: RonD6State, actor: str, comman
     return True
 
 
+# ---------------------------------------------------------------- area attacks (R6-40/41)
+
+
+AREA_ALLY_NOTE = "catches an ally (same side as the attacker): the one attack test is compared with its Defense too"
+AREA_SELF_NOTE = "catches the attacker itself, inside its own burst (friendly fire)"
+
+
+def walls_block(state: RonD6State) -> bool:
+    return bool(state.settings.get("area_walls_block", areas.AREA_DEFAULTS["area_walls_block"]))
+
+
+def area_options(system: SystemContract, state: RonD6State, me: RonD6Combatant, *, interrupt: bool = False) -> list[ActionOption]:
+    """R6-40/41: one option per area weapon (a ``burst:``/``cone:`` profile) the
+    combatant can use now: in hand, loaded, an action left (the checks
+    `areas.decide_area_attack` makes, run on every choice by `legal`); a
+    Choice per burst centre (`burst_choices`) or cone facing (`cone_choices`)."""
+    if me.position is None or system.action_unavailable(state, me) is not None:
+        return []
+    found = []
+    for weapon in me.weapons:
+        try:
+            area = areas.weapon_area(weapon)
+            if area is None:
+                continue
+            require_weapon_ready(me, weapon)
+        except Rejected:
+            continue
+        shape, size = area
+        if shape == "burst":
+            choices = burst_choices(system, state, me, weapon, size, interrupt=interrupt)
+        else:
+            choices = cone_choices(system, state, me, weapon, size, interrupt=interrupt)
+        if choices:
+            verb = "throw" if weapon.kind == "thrown" else "fire"
+            found.append(ActionOption(action="R6AreaAttack", label=f"{verb} {weapon.name or weapon.id} ({size} {shape})",
+                                      rule=areas.RULE_BURST if shape == "burst" else areas.RULE_CONE, choices=choices))
+    return found
+
+
+def area_distribution(system: SystemContract, state: RonD6State, me: RonD6Combatant, weapon: Weapon, rule: str,
+                      flat: list[Modifier]) -> tuple[Roll, odds.Distribution]:
+    """The area attack test as `areas.decide_area_attack` rolls it (the weapon's
+    skill, the multiple-action penalty, ``flat``), on dice that count for
+    nothing, and the exact distribution of its total."""
+    roll = roll_test(_Twos(), state.settings, me, weapon.skill, purpose="preview", rule=rule,
+                     action_penalty=system.penalty_dice(me), flat=flat)
+    return roll, distribution_of(state, me, roll)
+
+
+def caught_notes(system: SystemContract, state: RonD6State, me: RonD6Combatant, blast: RonD6Combatant, weapon: Weapon,
+                 caught: list[RonD6Combatant], attack: odds.Distribution, rule: str) -> tuple[list[str], dict[str, float]]:
+    """A note per combatant the area catches (enemy, ally or self; its Defense
+    against the area, measured from ``blast``, and the exact chance the one
+    attack test beats it), the ally and self flags, and the chances by ID."""
+    notes, chances = [], {}
+    for target in caught:
+        defense, info = combat.defense_value(system, state, blast, target, weapon.kind, "area")
+        chances[target.id] = odds.chance_at_least(attack, defense)
+        relation = "self" if target.id == me.id else ("ally" if target.side == me.side else "enemy")
+        notes.append(f"catches {target.id} ({relation}, {rule}): hit {chances[target.id]:.4f} against {info['kind']} defense {defense}")
+    if not caught:
+        notes.append("catches no one")
+    if any(t.side == me.side and t.id != me.id for t in caught):
+        notes.append(AREA_ALLY_NOTE)
+    if any(t.id == me.id for t in caught):
+        notes.append(AREA_SELF_NOTE)
+    once = state.settings.get("area_damage_roll", areas.AREA_DEFAULTS["area_damage_roll"]) == "once"
+    notes.append(f"damage {weapon.damage}: {'one roll for every combatant hit' if once else 'a roll for each combatant hit'} ({rule})")
+    return notes, chances
+
+
+def burst_choices(system: SystemContract, state: RonD6State, me: RonD6Combatant, weapon: Weapon, size: str,
+                  *, interrupt: bool = False) -> list[Choice]:
+    """R6-40: burst centres. The text lets any Space within the weapon's range
+    (and in sight) be the target Space, empty ground included; a Huge burst
+    from a long weapon would be thousands of choices, most alike. Listed: the
+    centres whose burst catches a combatant other than the attacker, one per
+    outcome (the same combatants caught, the same range modifier, the same
+    Defenses: the same roll against the same numbers), the centre kept for an
+    outcome being one on an enemy's Space if any, else on another combatant's,
+    else empty ground, the nearest to the attacker first. Another centre is
+    the same command with another ``center``; the engine takes it."""
+    grid = Grid(state.terrain)
+    walls = walls_block(state)
+    origin: tuple[int, int] = (int(me.position[0]), int(me.position[1]))  # type: ignore[index]
+    radius = areas.area_size(size, areas.BURST_RADIUS)
+    standing = sorted((c for c in state.combatants.values() if not c.out_of_fight and c.position is not None), key=lambda c: c.id)
+    at = {(int(c.position[0]), int(c.position[1])): c for c in standing}  # type: ignore[index]
+    centres = {(x + dx, y + dy) for (x, y), c in at.items() if c.id != me.id
+               for dx in range(-radius, radius + 1) for dy in range(-radius, radius + 1)}
+    outcomes: dict[tuple[Any, ...], tuple[tuple[int, int, int, int], tuple[int, int], list[RonD6Combatant], str]] = {}
+    for centre in centres:
+        if not grid.passable(centre):
+            continue
+        band = areas.burst_band(weapon, distance(origin, centre))
+        if band is None or not grid.line_of_sight(origin, centre):
+            continue
+        caught = [c for c in standing
+                  if areas.burst_catches(grid, centre, size, (int(c.position[0]), int(c.position[1])), walls_block=walls)]  # type: ignore[index]
+        if not any(c.id != me.id for c in caught):
+            continue
+        blast = msgspec.structs.replace(me, position=centre)
+        defenses = tuple(combat.defense_value(system, state, blast, c, weapon.kind, "area")[0] for c in caught)
+        key = (tuple(c.id for c in caught), rules.RANGE_MODIFIER[band], defenses)
+        occupant = at.get(centre)
+        rank = 3 if occupant is None else 0 if occupant.side != me.side else 2 if occupant.id == me.id else 1
+        preference = (rank, distance(origin, centre), centre[1], centre[0])
+        if key not in outcomes or preference < outcomes[key][0]:
+            outcomes[key] = (preference, centre, caught, band)
+    distributions: dict[str, tuple[Roll, odds.Distribution]] = {}
+    choices = []
+    for _preference, centre, caught, band in sorted(outcomes.values(), key=lambda kept: kept[0]):
+        command = R6AreaAttack(command_id="", actor=me.id, weapon=weapon.id, center=centre)
+        if not legal(system, state, me.id, command, interrupt=interrupt):
+            continue
+        if band not in distributions:
+            modifier = rules.RANGE_MODIFIER[band]
+            flat = [Modifier(source=f"range: {band.replace('_', ' ')}", rule=rules.R_RANGE, value=modifier)] if modifier else []
+            distributions[band] = area_distribution(system, state, me, weapon, areas.RULE_BURST, flat)
+        roll, attack = distributions[band]
+        notes, chances = caught_notes(system, state, me, msgspec.structs.replace(me, position=centre), weapon, caught, attack, areas.RULE_BURST)
+        occupant = at.get(centre)
+        range_term = f", {rules.RANGE_MODIFIER[band]:+d} {band.replace('_', ' ')} range ({rules.R_RANGE})" if rules.RANGE_MODIFIER[band] else ""
+        notes.insert(0, f"one attack test: {roll.details['code']} with the Wild Die{range_term}; {odds.TRUNCATION_NOTE}")
+        if occupant is not None:
+            notes.insert(1, f"hit_chance: against {occupant.id}, on the target Space")
+        label = f"{weapon.name or weapon.id} at {centre}" + (f" ({occupant.id}'s Space)" if occupant is not None else "")
+        choices.append(Choice(label=label, command=command_json(command), square=centre, rule=areas.RULE_BURST, notes=notes,
+                              hit_chance=chances[occupant.id] if occupant is not None else None))
+    return choices
+
+
+def cone_choices(system: SystemContract, state: RonD6State, me: RonD6Combatant, weapon: Weapon, size: str,
+                 *, interrupt: bool = False) -> list[Choice]:
+    """R6-41: a cone in each of the eight facings (those catching no one too:
+    there are only eight). No range modifier; cover from the attacker. The
+    cone has no aim point, so ``hit_chance`` is None: each caught combatant's
+    chance is in the notes."""
+    grid = Grid(state.terrain)
+    origin: tuple[int, int] = (int(me.position[0]), int(me.position[1]))  # type: ignore[index]
+    roll, attack = area_distribution(system, state, me, weapon, areas.RULE_CONE, [])
+    choices = []
+    for facing in areas.FACINGS:
+        command = R6AreaAttack(command_id="", actor=me.id, weapon=weapon.id, facing=facing)
+        if not legal(system, state, me.id, command, interrupt=interrupt):
+            continue
+        squares = areas.affected_cone(grid, origin, facing, size, walls_block=walls_block(state))
+        caught = areas.area_targets(state, squares, exclude=me.id)
+        notes, _chances = caught_notes(system, state, me, me, weapon, sorted(caught, key=lambda c: c.id), attack, areas.RULE_CONE)
+        notes.insert(0, f"one attack test: {roll.details['code']} with the Wild Die; {odds.TRUNCATION_NOTE}")
+        choices.append(Choice(label=f"{weapon.name or weapon.id} facing {facing}", command=command_json(command),
+                              rule=areas.RULE_CONE, notes=notes))
+    return choices
+
+
 # ---------------------------------------------------------------- windows
 
 
@@ -485,6 +664,12 @@ def interrupt_choices(system: SystemContract, state: RonD6State, window: Reactio
         if legal(system, state, me.id, command, interrupt=True):
             payload = {k: v for k, v in command_json(command).items() if k != "actor"}
             choices.append(Choice(label=f"interrupt: Active Defense ({defend})", rule=rules.R_WAIT,
+                                  command=_claim(window, me.id, INTERRUPT, {"command": payload})))
+    for option in area_options(system, state, me, interrupt=True):
+        for area in option.choices:
+            payload = {k: v for k, v in area.command.items() if k != "actor"}
+            choices.append(Choice(label=f"interrupt: {area.label}", rule=rules.R_WAIT, square=area.square, hit_chance=area.hit_chance,
+                                  notes=area.notes,
                                   command=_claim(window, me.id, INTERRUPT, {"command": payload})))
     return choices
 
