@@ -91,6 +91,28 @@ def test_the_view_narrates_every_event_with_every_roll(served: Served) -> None:
         assert http.get(f"{base}/view", headers={"Authorization": "Bearer nope"}).status_code == 403
         # The seat's options come with the live view: a spectator may do nothing.
         assert view["options"]["role"] == "spectator" and view["options"]["combatants"] == []
+        assert view["previewable"] == ["BBAreaAttack", "BBThrow"] and view["first_line"] == 1
+
+
+def test_a_long_fights_narration_comes_in_pages(served: Served) -> None:
+    """A page's first view asks for the newest lines only (``tail``); older
+    ones come from …/lines, the N before a version."""
+    tokens = _ended_demo(served, "view-paged")
+    base = f"{served.api}/api/campaigns/default/encounters/view-paged"
+    with httpx.Client(timeout=10, headers={"Authorization": f"Bearer {tokens['spectator']}"}) as http:
+        version = http.get(f"{base}/view?after=0&lines=0").json()["version"]
+        newest = http.get(f"{base}/view?after=0&tail=50").json()
+        assert [line["n"] for line in newest["lines"]] == list(range(version - 49, version + 1))
+        assert newest["first_line"] == 1
+        older = http.get(f"{base}/lines?before={version - 49}&limit=100").json()
+        assert [line["n"] for line in older["lines"]] == list(range(version - 149, version - 49))
+        assert older["first_line"] == 1 and older["version"] == version
+        whole = http.get(f"{base}/view?after=0").json()["lines"]
+        assert older["lines"] == whole[version - 150:version - 50]  # the same lines, rolls and all
+        assert [line["n"] for line in http.get(f"{base}/lines?before=4&limit=100").json()["lines"]] == [1, 2, 3]
+        assert http.get(f"{base}/lines?before=1").json()["lines"] == []
+        assert http.get(f"{base}/lines?before=10&limit=0").status_code == 400
+        assert http.get(f"{base}/lines?before=10", headers={"Authorization": "Bearer nope"}).status_code == 403
 
 
 def test_narration_segments_keep_the_narrators_colours() -> None:

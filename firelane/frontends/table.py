@@ -1,25 +1,30 @@
-"""The table: the web page `firelane serve` serves, and the one read endpoint it needs.
+"""The table: the web page `firelane serve` serves, and the read endpoints it needs.
 
     GET /                                   the page (a list of the campaign's encounters)
     GET /table/{campaign}/{encounter}       the page at an encounter; the seat's token is in the
                                             link's fragment (``#token=...``), which no browser sends
     GET /table/assets/...                   its modules, styles and vendored libraries (package data)
-    GET /api/campaigns/{c}/encounters/{e}/view?after=V[&at=W]
+    GET /api/campaigns/{c}/encounters/{e}/view?after=V[&tail=N][&at=W]
+    GET /api/campaigns/{c}/encounters/{e}/lines?before=V&limit=N    older narration lines
     GET /api/campaigns/{c}/encounters/{e}/preview?command=JSON   who an area choice would catch
 
 ``view`` is what the page draws, in one answer: the state after the newest
 event (or, with ``at``, at version W: the replay view), who the encounter
 waits for and until when (wall-clock milliseconds, so a page can count down),
 the seat's options (``firelane.events.options_schemas``), the area templates
-and zones to draw, and the narration of every event after version V. Each
-narration line is the CLI narrator's sentence as styled segments, with every
-roll found in the event in full (dice, each modifier with its rule ID).
+and zones to draw, and the narration of every event after version V. With
+``tail``, only the newest N of those lines: a page opening a long fight asks
+for the last few hundred and fetches older ones from ``lines`` (the N lines
+before version V) when it needs them; ``first_line`` is the oldest there is.
+Each narration line is the CLI narrator's sentence as styled segments, with
+every roll found in the event in full (dice, each modifier with its rule ID).
 
 ``preview`` answers, for an area choice of the seat's options (a grenade
-thrown at a square, a flamer's cone), the squares it would cover and who it
-would catch, allies flagged: the system's own preview command (Bolt & Blade's
-`BBPreviewArea`, BB-CMB-24) decided on a copy of the state, never appended,
-with dice that refuse to roll.
+thrown at a square, a flamer's cone, a killzone, a zone swept with fire), the
+squares it would cover and who it would catch, allies flagged: the system's
+own `preview_area`, from the same checks and geometry the command uses,
+deciding nothing and rolling nothing. The view lists the command types a
+system previews (``previewable``).
 
 The page itself only reads (``view``, the WebSocket) and sends commands
 through the seat's own ``POST …/commands``: it has no authority of its own.
@@ -27,6 +32,7 @@ through the seat's own ``POST …/commands``: it has no authority of its own.
 
 from __future__ import annotations
 
+import bisect
 import time
 from pathlib import Path
 from typing import Any
@@ -39,8 +45,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from firelane.engine.core import Rejected
-from firelane.engine.dice import DiceExhausted, FixedDice
-from firelane.engine.state import EncounterState, copy_state
+from firelane.engine.state import EncounterState
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
 from firelane.events.schemas import EncounterStarted, Event, ReactionWindowOpened, TurnStarted
@@ -51,6 +56,8 @@ from firelane.projections.turn_state import system_of
 ASSETS = Path(__file__).with_name("table")
 _CHECKPOINT_EVERY = 100  # versions between the states kept for the replay scrubber
 _CHECKPOINTS_KEPT = 400  # at most this many (about 40,000 versions); older scrubs refold from the nearest
+_LINES_PAGE = 300  # narration lines a …/lines request answers by default
+_LINES_MOST = 100_000
 
 
 # ------------------------------------------------------------------ narration as styled segments
@@ -290,36 +297,25 @@ def _combatant_extras(state: EncounterState) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ area previews
 
-# A command whose area the page may preview -> the system's preview command
-# (same fields, changes nothing, rolls nothing).
-PREVIEW_COMMANDS = {"BBThrow": "BBPreviewArea", "BBAreaAttack": "BBPreviewArea"}
-
 
 def preview_area(system: Any, state: EncounterState, raw: dict[str, Any], seat: Any) -> dict[str, Any]:
-    """The footprint an area command would have now, for the seat that may send it."""
+    """The footprint an area command of the seat's options would have now
+    (the system's `preview_area`, from the rules the command itself uses), for
+    a seat that controls its actor. A command the rules refuse now answers
+    with ``refused`` and no squares."""
     kind = raw.get("type")
-    preview_type = PREVIEW_COMMANDS.get(kind) if isinstance(kind, str) else None
-    if preview_type is None:
-        raise ValueError(f"no preview for {str(kind)[:40]!r} (previews: {', '.join(sorted(PREVIEW_COMMANDS))})")
+    if not isinstance(kind, str) or kind not in system.previewable:
+        previews = ", ".join(sorted(system.previewable)) or "none"
+        raise ValueError(f"no preview for {str(kind)[:40]!r} in {system.name} (previews: {previews})")
     actor = raw.get("actor")
     if actor not in seat.combatants:
         raise PermissionError(f"seat {seat.id!r} does not control {str(actor)[:64]!r}")
-    fields = {k: raw[k] for k in ("weapon", "target", "direction") if k in raw}
-    command = codec.decode_command(msgspec.json.encode({"type": preview_type, "command_id": "preview", "actor": actor, **fields}),
-                                   codec.command_union(system.command_types))
+    command = codec.decode_command(msgspec.json.encode({**raw, "command_id": "preview"}), codec.command_union(system.command_types))
     try:
-        events = system.decide(copy_state(state), command, FixedDice([]))
+        found = system.preview_area(state, command)
     except Rejected as exc:
         return {"squares": [], "caught": [], "allies_caught": [], "refused": exc.reason}
-    except DiceExhausted:  # a preview that would roll is no preview
-        return {"squares": [], "caught": [], "allies_caught": [], "refused": "this needs dice"}
-    for event in events:
-        squares = getattr(event, "squares", None)
-        if squares is not None:
-            data = msgspec.to_builtins(event)
-            return {"squares": data["squares"], "caught": data.get("caught", []),
-                    "allies_caught": data.get("allies_caught", []), "blocked": data.get("blocked", [])}
-    return {"squares": [], "caught": [], "allies_caught": []}
+    return msgspec.to_builtins(found)
 
 
 # ------------------------------------------------------------------ routes
@@ -356,6 +352,12 @@ def table_routes(api: Any) -> list[BaseRoute]:
         if state is None:
             body.update(state=None, awaiting=None, options=None, lines=[])
             return json_response(body)
+        lines: list[dict[str, Any]] = []
+        if request.query_params.get("lines", "1") != "0":
+            lines = [line for line in fold.lines[max(0, after):] if line["n"] > after]
+            tail = int_param(request, "tail", 0)
+            if tail:  # a page's first view: the newest lines only, the older ones on demand (…/lines)
+                lines = lines[-tail:]
         at = request.query_params.get("at")
         replay = at is not None
         if replay:
@@ -375,10 +377,20 @@ def table_routes(api: Any) -> list[BaseRoute]:
             title=fold.title, system_title=system.title, at=version, state=shown, awaiting=awaiting,
             options=None if replay else system.options(shown, seat.id),
             extras=_combatant_extras(shown), zones=_zones(shown), bands=range_bands(shown),
-            area=fold.area_at(version),
-            lines=[line for line in fold.lines[max(0, after):] if line["n"] > after] if request.query_params.get("lines", "1") != "0" else [],
+            area=fold.area_at(version), previewable=sorted(system.previewable),
+            first_line=fold.lines[0]["n"] if fold.lines else None, lines=lines,
         )
         return json_response(body)
+
+    async def lines_before(request: Request) -> Response:
+        campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
+        await api.seat(campaign, encounter, api_token(request))
+        fold, _feed = await caught_up(campaign, encounter)
+        before = int_param(request, "before", fold.version + 1)
+        limit = int_param(request, "limit", _LINES_PAGE, low=1, high=_LINES_MOST)
+        end = bisect.bisect_left(fold.lines, before, key=lambda line: line["n"])
+        return json_response({"version": fold.version, "first_line": fold.lines[0]["n"] if fold.lines else None,
+                              "lines": fold.lines[max(0, end - limit):end]})
 
     async def preview(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
@@ -403,6 +415,7 @@ def table_routes(api: Any) -> list[BaseRoute]:
         Route("/table/{campaign}/{encounter}", page),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/view", view),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/preview", preview),
+        Route("/api/campaigns/{campaign}/encounters/{encounter}/lines", lines_before),
     ]
 
 
@@ -416,10 +429,10 @@ def api_token(request: Request) -> str | None:
     return _token(request)
 
 
-def int_param(request: Request, name: str, default: int, *, high: int = 2**62) -> int:
+def int_param(request: Request, name: str, default: int, *, low: int = 0, high: int = 2**62) -> int:
     from firelane.frontends.web import _int_param
 
-    return _int_param(request, name, default, high=high)
+    return _int_param(request, name, default, low=low, high=high)
 
 
 __all__ = ["ASSETS", "SegmentNarrator", "TableFold", "area_of", "health_of", "split_segments", "table_routes"]

@@ -415,7 +415,9 @@ def other_actions(system: SystemContract, state: RonD6State, me: RonD6Combatant,
         for text, command in candidates:
             spec = actions.SPECS.get(type(command))
             if legal(system, state, me.id, command) if spec is None or spec.is_action else _non_action_ok(system, state, me.id, command):
-                choices.append(Choice(label=text, rule=rule, command=command_json(command)))
+                # Heads Down is aimed at a Space: the table shows it on the map and previews its area.
+                square = (int(command.center[0]), int(command.center[1])) if isinstance(command, R6HeadsDown) else None
+                choices.append(Choice(label=text, rule=rule, square=square, command=command_json(command)))
         if choices:
             found.append(ActionOption(action=action, label=label, rule=rule, choices=choices))
     return found
