@@ -33,6 +33,7 @@ through the seat's own ``POST …/commands``: it has no authority of its own.
 from __future__ import annotations
 
 import bisect
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,7 @@ from firelane.engine.core import Rejected
 from firelane.engine.state import EncounterState
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
-from firelane.events.schemas import EncounterStarted, Event, ReactionWindowOpened, TurnStarted
+from firelane.events.schemas import EncounterRewound, EncounterStarted, Event, ReactionWindowOpened, TurnStarted
 from firelane.frontends.narrate import Narrator, _with_names
 from firelane.projections.audit import iter_rolls
 from firelane.projections.turn_state import system_of
@@ -57,6 +58,7 @@ ASSETS = Path(__file__).with_name("table")
 _CHECKPOINT_EVERY = 100  # versions between the states kept for the replay scrubber
 _CHECKPOINTS_KEPT = 400  # at most this many (about 40,000 versions); older scrubs refold from the nearest
 _LINES_PAGE = 300  # narration lines a …/lines request answers by default
+_EAGER_LINES = 1_000  # a bulk fold narrates the newest this many events; older lines when first asked for
 _LINES_MOST = 100_000
 
 
@@ -87,51 +89,35 @@ class SegmentNarrator(Narrator):
         return split_segments(_with_names(self._describe(event, state), state))
 
 
+_TOKENS = re.compile(f"{_OPEN}([^{_SEP}]*){_SEP}|{_CLOSE}|[^{_OPEN}{_CLOSE}]+")
+
+
 def split_segments(text: str) -> list[list[str]]:
     """Cut marked text into ``[text, classes]`` pairs (nested spans combine
     their classes). A dim span after the sentence's own words is a detail
     (a roll's explanation, a seed commitment): the page shows it on demand."""
     out: list[list[str]] = []
     stack: list[str] = []
-    buffer: list[str] = []
     said = False  # has a non-dim word been emitted yet?
-    pending_styles: list[str] = []
-
-    def flush() -> None:
-        nonlocal said
-        chunk = "".join(buffer)
-        buffer.clear()
-        if not chunk:
-            return
+    for token in _TOKENS.finditer(text):
+        chunk = token.group(0)
+        if chunk[0] == _OPEN:
+            stack.append(" ".join(token.group(1).split()))
+            continue
+        if chunk == _CLOSE:
+            if stack:
+                stack.pop()
+            continue
         classes = " ".join(s for s in stack if s)
-        if "dim" in classes.split() and said:
+        dim = "dim" in classes.split()
+        if dim and said:
             classes += " detail"
-        elif chunk.strip() and "dim" not in classes.split():
+        elif not dim and chunk.strip():
             said = True
         if out and out[-1][1] == classes:
             out[-1][0] += chunk
         else:
             out.append([chunk, classes])
-
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch == _OPEN:
-            flush()
-            end = text.index(_SEP, i)
-            pending_styles = text[i + 1:end].split()
-            stack.append(" ".join(pending_styles))
-            i = end + 1
-            continue
-        if ch == _CLOSE:
-            flush()
-            if stack:
-                stack.pop()
-            i += 1
-            continue
-        buffer.append(ch)
-        i += 1
-    flush()
     return out
 
 
@@ -207,24 +193,38 @@ def range_bands(state: EncounterState) -> list[dict[str, Any]]:
 class TableFold:
     """Folds one encounter's events for the page: the state after the newest,
     a narration line per event, when the open window and the running turn
-    began, and the states every ``_CHECKPOINT_EVERY`` versions for replay."""
+    began, the area templates, and the states every ``_CHECKPOINT_EVERY``
+    versions for replay.
+
+    Narration is most of a fold's cost, and a page opening a long fight wants
+    only its newest lines: a bulk fold (`catch_up`) narrates the newest
+    `_EAGER_LINES` events of the batch, and `narrate` the older ones the
+    first time they are asked for, folding from the nearest checkpoint."""
 
     def __init__(self, encounter: str) -> None:
         self.encounter = encounter
         self.system: Any = None
         self.state: EncounterState | None = None
-        self.lines: list[dict[str, Any]] = []
+        self.versions: list[int] = []  # every version that has a line (a log entry that fails to decode has none)
+        self.lines: dict[int, dict[str, Any]] = {}  # the lines narrated so far, by version
         self.narrator = SegmentNarrator()
         self.window_opened_ms: dict[int, int] = {}
         self.turn_started_ms: int | None = None
         self.title = ""
         self.checkpoints: dict[int, bytes] = {}
+        self.marks: list[tuple[int, dict[str, Any] | None]] = []  # (version, its area, or None where a turn starts)
 
     @property
     def version(self) -> int:
         return self.state.version if self.state is not None else 0
 
-    def apply(self, stored: StoredEvent) -> None:
+    def catch_up(self, batch: list[StoredEvent]) -> None:
+        """Fold ``batch`` (the events after `version`), narrating the newest of them."""
+        newest = batch[-1].version if batch else 0
+        for stored in batch:
+            self.apply(stored, narrate=stored.version > newest - _EAGER_LINES)
+
+    def apply(self, stored: StoredEvent, *, narrate: bool = True) -> None:
         if stored.problem:
             return
         event = codec.decode_event(stored)
@@ -237,25 +237,76 @@ class TableFold:
         if stored.version != state.version + 1:
             return  # already folded (a re-read overlap)
         self.system.evolve(state, event)
-        at = _entry_ms(stored)
         if isinstance(event, EncounterStarted):
             self.title = event.setup.name or event.encounter
         elif isinstance(event, ReactionWindowOpened):
-            self.window_opened_ms[event.window] = at
+            self.window_opened_ms[event.window] = _entry_ms(stored)
         elif isinstance(event, TurnStarted):
-            self.turn_started_ms = at
+            self.turn_started_ms = _entry_ms(stored)
+        self.versions.append(stored.version)
+        area = area_of(event)
+        if area is not None:
+            self.marks.append((stored.version, {**area, "n": stored.version}))
+        elif isinstance(event, (TurnStarted, EncounterRewound)):
+            self.marks.append((stored.version, None))
+        if narrate:
+            self.lines[stored.version] = self._line(stored, event, state)
+        if state.version % _CHECKPOINT_EVERY == 0 and len(self.checkpoints) < _CHECKPOINTS_KEPT:
+            self.checkpoints[state.version] = msgspec.msgpack.encode(state)
+
+    def _line(self, stored: StoredEvent, event: Event, state: EncounterState) -> dict[str, Any]:
+        """The narration line of ``event``, in ``state`` (the state just after it)."""
         try:
             segments = self.narrator.segments(event, state)
         except (AttributeError, KeyError, TypeError, ValueError):
             segments = [[stored.type, ""]]  # a sentence that does not know this schema: name the event
         rolls = [_roll_json(field, roll) for field, roll in iter_rolls(event)]
-        line = {"n": stored.version, "type": stored.type, "at": at, "segs": segments, "rolls": rolls}
+        line = {"n": stored.version, "type": stored.type, "at": _entry_ms(stored), "segs": segments, "rolls": rolls}
         area = area_of(event)
         if area is not None:
             line["area"] = {**area, "n": stored.version}
-        self.lines.append(line)
-        if state.version % _CHECKPOINT_EVERY == 0 and len(self.checkpoints) < _CHECKPOINTS_KEPT:
-            self.checkpoints[state.version] = msgspec.msgpack.encode(state)
+        return line
+
+    def versions_after(self, after: int, tail: int = 0) -> list[int]:
+        """The versions with a line after ``after`` (only the newest ``tail``, if given)."""
+        found = self.versions[bisect.bisect_right(self.versions, after):]
+        return found[-tail:] if tail else found
+
+    def versions_before(self, before: int, limit: int) -> list[int]:
+        end = bisect.bisect_left(self.versions, before)
+        return self.versions[max(0, end - limit):end]
+
+    def missing(self, versions: list[int]) -> list[int]:
+        return [v for v in versions if v not in self.lines]
+
+    def base_for(self, version: int) -> int:
+        """The newest checkpoint before ``version`` (0: the start)."""
+        return max((v for v in self.checkpoints if v < version), default=0)
+
+    def _state_from(self, base: int) -> EncounterState:
+        assert self.system is not None and self.state is not None
+        if base:
+            return msgspec.msgpack.decode(self.checkpoints[base], type=type(self.state))
+        state = self.system.initial_state()
+        state.encounter = self.encounter
+        return state
+
+    def narrate(self, versions: list[int], events: list[StoredEvent]) -> None:
+        """Narrate ``versions`` (not narrated yet, in order), folding ``events``:
+        the events after ``base_for(versions[0])``, up to the last of them."""
+        if not versions or self.system is None:
+            return
+        state = self._state_from(self.base_for(versions[0]))
+        wanted = set(versions)
+        for stored in events:
+            if stored.version > versions[-1]:
+                break
+            if stored.problem or stored.version != state.version + 1:
+                continue
+            event = codec.decode_event(stored)
+            self.system.evolve(state, event)
+            if stored.version in wanted and stored.version not in self.lines:
+                self.lines[stored.version] = self._line(stored, event, state)
 
     def state_at(self, version: int, events: list[StoredEvent]) -> EncounterState | None:
         """The state at ``version`` (replay): from the nearest checkpoint below it,
@@ -265,11 +316,7 @@ class TableFold:
         if version >= self.state.version:
             return self.state
         base = max((v for v in self.checkpoints if v <= version), default=0)
-        if base:
-            state = msgspec.msgpack.decode(self.checkpoints[base], type=type(self.state))
-        else:
-            state = self.system.initial_state()
-            state.encounter = self.encounter
+        state = self._state_from(base)
         for stored in events[base:version]:
             if not stored.problem and stored.version == state.version + 1:
                 self.system.evolve(state, codec.decode_event(stored))
@@ -277,12 +324,8 @@ class TableFold:
 
     def area_at(self, version: int) -> dict[str, Any] | None:
         """The last area template at or before ``version`` within its turn."""
-        for line in reversed(self.lines[:version]):
-            if line.get("area") is not None:
-                return line["area"]
-            if line["type"] in ("TurnStarted", "EncounterRewound"):
-                return None
-        return None
+        index = bisect.bisect_right(self.marks, version, key=lambda mark: mark[0])
+        return self.marks[index - 1][1] if index else None
 
 
 def _zones(state: EncounterState) -> list[dict[str, Any]]:
@@ -337,9 +380,16 @@ def table_routes(api: Any) -> list[BaseRoute]:
         fold = folds.get(key)
         if fold is None:
             fold = folds[key] = TableFold(encounter)
-        for stored in await feed.after(fold.version):
-            fold.apply(stored)
+        fold.catch_up(await feed.after(fold.version))
         return fold, feed
+
+    async def lines_of(fold: TableFold, feed: Any, versions: list[int]) -> list[dict[str, Any]]:
+        """The lines of ``versions``, narrating those not narrated yet."""
+        missing = fold.missing(versions)
+        if missing:
+            base = fold.base_for(missing[0])
+            fold.narrate(missing, await feed.after(base))
+        return [fold.lines[v] for v in versions]
 
     async def view(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
@@ -354,10 +404,8 @@ def table_routes(api: Any) -> list[BaseRoute]:
             return json_response(body)
         lines: list[dict[str, Any]] = []
         if request.query_params.get("lines", "1") != "0":
-            lines = [line for line in fold.lines[max(0, after):] if line["n"] > after]
-            tail = int_param(request, "tail", 0)
-            if tail:  # a page's first view: the newest lines only, the older ones on demand (…/lines)
-                lines = lines[-tail:]
+            # With tail (a page's first view): the newest lines only, the older ones on demand (…/lines).
+            lines = await lines_of(fold, feed, fold.versions_after(after, int_param(request, "tail", 0)))
         at = request.query_params.get("at")
         replay = at is not None
         if replay:
@@ -378,19 +426,19 @@ def table_routes(api: Any) -> list[BaseRoute]:
             options=None if replay else system.options(shown, seat.id),
             extras=_combatant_extras(shown), zones=_zones(shown), bands=range_bands(shown),
             area=fold.area_at(version), previewable=sorted(system.previewable),
-            first_line=fold.lines[0]["n"] if fold.lines else None, lines=lines,
+            first_line=fold.versions[0] if fold.versions else None, lines=lines,
         )
         return json_response(body)
 
     async def lines_before(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
         await api.seat(campaign, encounter, api_token(request))
-        fold, _feed = await caught_up(campaign, encounter)
+        fold, feed = await caught_up(campaign, encounter)
         before = int_param(request, "before", fold.version + 1)
         limit = int_param(request, "limit", _LINES_PAGE, low=1, high=_LINES_MOST)
-        end = bisect.bisect_left(fold.lines, before, key=lambda line: line["n"])
-        return json_response({"version": fold.version, "first_line": fold.lines[0]["n"] if fold.lines else None,
-                              "lines": fold.lines[max(0, end - limit):end]})
+        lines = await lines_of(fold, feed, fold.versions_before(before, limit))
+        return json_response({"version": fold.version, "first_line": fold.versions[0] if fold.versions else None,
+                              "lines": lines})
 
     async def preview(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
