@@ -1,13 +1,16 @@
-"""An area template at the table, in real Chromium, through clicks: a Bolt &
+"""Area templates at the table, in real Chromium, through clicks: a Bolt &
 Blade player picks a frag grenade, hovers a square, sees the blast the server
 previews (BB-CMB-24) with the ally it would catch flagged and the throw's
-chance, then throws; the narration tells the throw."""
+chance, then throws; the narration tells the throw. And d100-degrees' and
+d100-zones' area fire, previewed the same way."""
 
 from __future__ import annotations
 
 import json
 
-from tests.browser.table_helpers import Table, page_version, table_setup, wait_until
+import pytest
+
+from tests.browser.table_helpers import Table, page_version, setup_with_players, table_setup, wait_until
 
 # Kell throws from (2,4); Vass stands at (5,5) and Cultist Ash at (6,4): a frag
 # grenade's 10 ft burst at (6,4) catches them both (and not Kell).
@@ -87,4 +90,64 @@ def test_a_grenade_template_is_previewed_with_the_ally_it_catches_flagged_then_t
     line = alice.locator(f".narration .line[data-n='{thrown['n']}'][data-type='BBThrown']")
     line.wait_for()
     assert "Sergeant Kell throws a frag grenade at (6,4)" in line.text_content()
+    assert not table.errors, table.errors
+
+
+def _offered(table: Table, encounter: str, token: str, who: str, action: str) -> dict | None:
+    options = table.get(encounter, "options", token)
+    mine = next((c for c in options["combatants"] if c["combatant"] == who), None)
+    return next((a for a in (mine or {}).get("actions", []) if a["action"] == action), None)
+
+
+@pytest.mark.parametrize(("system", "action"), [("d100-degrees", "D100DSuppressingFire"), ("d100-zones", "D100ZSuppressiveFire")])
+def test_each_systems_area_action_is_previewed_from_the_page(table: Table, system: str, action: str) -> None:
+    """d100-degrees' killzone is aimed at a square, d100-zones' Suppressive Fire at a zone (a button):
+    either way the map draws the template the server's preview computes, and rings whom it catches."""
+    encounter = f"area-{system}"
+    seats = table.create(encounter, setup_with_players(system, settings={"reaction_deadline_ms": 20_000}))
+    token = seats["p1"]["token"]
+    page = table.open(seats["p1"]["link"])
+    mine = set(page.eval_on_selector_all("[data-mine]", "xs => xs.map(x => x.dataset.mine)"))
+    for _ in range(30):
+        body = wait_until(lambda: (b := table.state(encounter, token)) and (a := b.get("awaiting") or {}).get("kind") in ("turn", "reactions")
+                          and any(c in mine for c in a.get("combatants", [])) and b, timeout=40, what="the player to be asked")
+        awaiting = body["awaiting"]
+        who = next(c for c in awaiting["combatants"] if c in mine)
+        wait_until(lambda: page_version(page) >= body["version"], what="the page to catch up")
+        if awaiting["kind"] == "reactions":
+            prompt = page.locator(f"[data-prompt='{who}'][data-window='{awaiting['window']}']")
+            prompt.locator(".pass").click()
+            prompt.wait_for(state="detached")
+            continue
+        offered = _offered(table, encounter, token, who, action)
+        if offered is not None:
+            break
+        before = body["version"]
+        page.click(f"[data-mine='{who}'] .end-turn")
+        wait_until(lambda: table.state(encounter, token)["version"] > before, what=f"{who}'s End turn to land")
+    else:
+        raise AssertionError(f"no turn of the player's offered {action}")
+
+    card = page.locator(f"[data-mine='{who}']")
+    choice = offered["choices"][0]
+    if len(offered["choices"]) == 1 and not choice["square"]:
+        card.locator(f"button.action[data-action='{action}']").hover()
+    else:
+        card.locator(f"[data-action='{action}'] button.action").click()
+        if choice["square"]:
+            page.locator(f"svg.map rect.pick[data-pick='{choice['square'][0]},{choice['square'][1]}']").hover()
+        else:
+            card.locator(".sub-choices button.choice").first.hover()
+    drawn = page.locator("svg.map g.template.preview")
+    drawn.wait_for()
+    preview = table.get(encounter, f"preview?command={json.dumps(choice['command'])}", token)
+    assert preview["squares"] and not preview.get("refused")
+    assert drawn.locator("rect").count() == len(preview["squares"])
+    caught = page.eval_on_selector_all("svg.map .token.caught", "ts => ts.map(t => t.dataset.token).sort()")
+    assert caught == sorted(c["combatant"] for c in preview["caught"]) and caught
+    flagged = page.eval_on_selector_all("svg.map .token.caught-ally", "ts => ts.map(t => t.dataset.token).sort()")
+    assert flagged == sorted(preview["allies_caught"])
+    tip = page.locator(".map-tip").text_content()
+    assert choice["label"] in tip
+    table.shot(page, f"table-area-{system}")
     assert not table.errors, table.errors

@@ -19,7 +19,8 @@ the Spec checks, `validate_claim`), so a listed command is one `decide` accepts.
   Waiting enemy that could interrupt the move with an attack (R6-08), with its
   chance to hit the mover where it stands.
 * Other actions: Wait, Active/Full Defense, Ready and reload, Stand, Recover,
-  Escape, Grapple, Charge, Heads Down at each enemy's Space.
+  Escape, Grapple, Charge, Heads Down at each enemy's Space (the choice's
+  square: the table previews its area, `combat.heads_down_area`).
 * Windows: Wait interruptions (each attack the waiter could make, fully formed),
   Active Defenses (with each count of actions to declare when none is declared
   yet), and Character/Fate Point spends on a hit (every legal spend).
