@@ -140,6 +140,10 @@ function Table({ where }) {
   const picks = inReplay ? null : (prompted && promptPicks) || (pickedAction ? pickedAction.choices.filter((c) => c.square).map((c) => ({
     ...c, allies: (c.notes || []).some((n) => /ally|allies|friendly/i.test(n)) })) : null);
   const role = seat?.role || "spectator";
+  // A hovered choice is previewed while the options still list it (a turn that ended under the pointer drops it).
+  const previewKey = previewing ? JSON.stringify(previewing.command) : null;
+  const stillPreviewing = previewKey && options?.combatants?.some((c) => c.actions.some((a) => a.choices.some(
+    (ch) => JSON.stringify(ch.command) === previewKey))) ? previewing : null;
 
   const onToken = (id) => {
     if (inReplay) { setFocus(id); return; }
@@ -180,7 +184,7 @@ function Table({ where }) {
         ${!inReplay && html`<${Prompt} view=${live} options=${options} answered=${answered} now=${() => conn.serverNow()} send=${send} busy=${busy} onPickSquares=${setPromptPicks} />`}
         ${shown ? html`<${GameMap} view=${shown} mine=${mineIds} selected=${selected} moves=${moves} targets=${targets} picks=${picks}
           onSquare=${onSquare} onToken=${onToken} focus=${focus || selected || state.active} previewArea=${(c) => conn.preview(c)}
-          previewing=${inReplay ? null : previewing} />` : html`<div class="map-wrap loading">…</div>`}
+          previewing=${inReplay ? null : stillPreviewing} />` : html`<div class="map-wrap loading">…</div>`}
         ${attackOn && attackOptions.length > 0 && html`<div class="attack-pop" data-attack-on=${attackOn}>
           <div class="pop-head">Attack <b>${combatantName(state, attackOn)}</b>?</div>
           ${attackOptions.map((a, i) => html`<div class="pop-row" key=${i}>
