@@ -6,10 +6,15 @@ Usage:
 
 - ``web_first_paint_ms_500``: milliseconds from navigation start until the
   page has drawn an ended Bolt & Blade encounter of ``web_first_paint_events``
-  (>= 500) events: map, initiative and the narration of every event (the
-  page's ``window.__table.firstPaint``, taken in the animation frame after
-  its first full render). A fresh browser context each run (nothing cached);
-  the median of ``--runs`` (and ``_max``).
+  (>= 500) events: map, initiative and the narration's newest 300 lines (its
+  window; older lines come on demand) (the page's ``window.__table.firstPaint``,
+  taken in the animation frame after its first full render). A fresh browser
+  context each run (nothing cached); the median of ``--runs`` (and ``_max``).
+- ``web_first_paint_ms_10k`` (and ``_max``): the same for an ended fight of
+  ``web_first_paint_events_10k`` (>= 10,000) events (the demo, everyone too
+  tough to fall, over many rounds); ``web_first_paint_ms_10k_cold``: the
+  first of those loads, when the server folds and narrates the whole log for
+  its first view (the others find that fold made).
 - ``ws_event_p99_ms_20`` (and ``_p50``, ``_max``): for each event and each of
   ``--clients`` WebSocket clients connected at once, the time from the
   event's append (its Redis stream entry ID is the server's clock, in ms) to
@@ -38,12 +43,14 @@ import tempfile
 import time
 from pathlib import Path
 
+import msgspec
 import trio
 from trio_websocket import open_websocket_url
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from firelane.engine.registry import demo_setup  # noqa: E402
 from firelane.frontends.backend import open_store  # noqa: E402
 
 OWNER = {"kell": "alice", "vass": "bruno", "ash": "cult", "mott": "cult"}  # seats of the fan-out table
@@ -103,6 +110,25 @@ def wait_ended(api: str, encounter: str, token: str, timeout: float = 120) -> in
     raise SystemExit("bench_web: the encounter did not end")
 
 
+NARRATION_WINDOW = 300  # the lines the page draws at first (panels.js WINDOW)
+
+
+def paint_times(browser, link: str, events: int, runs: int) -> list[float]:
+    """``runs`` first paints of the page at ``link`` (an ended fight of ``events`` events), each in a fresh context."""
+    times = []
+    for _ in range(runs):
+        context = browser.new_context(viewport={"width": 1440, "height": 880})
+        page = context.new_page()
+        page.goto(link)
+        page.wait_for_function("() => window.__table && window.__table.firstPaint", timeout=60_000)
+        drawn = page.evaluate("() => document.querySelectorAll('.narration .line').length")
+        if drawn != min(events, NARRATION_WINDOW):
+            raise SystemExit(f"bench_web: the page drew {drawn} lines of {events}")
+        times.append(page.evaluate("() => window.__table.firstPaint"))
+        context.close()
+    return times
+
+
 def first_paint(browser, server: Server, data: Path, runs: int) -> dict[str, object]:
     seed, seats = 0, None
     for seed in range(3, 40):  # the first demo seed whose fight has at least 500 events
@@ -111,20 +137,29 @@ def first_paint(browser, server: Server, data: Path, runs: int) -> dict[str, obj
         if events >= 500:
             break
     assert seats is not None
-    times = []
-    for _ in range(runs):
-        context = browser.new_context(viewport={"width": 1440, "height": 880})
-        page = context.new_page()
-        page.goto(seats["spectator"]["link"])
-        page.wait_for_function("() => window.__table && window.__table.firstPaint", timeout=30_000)
-        drawn = page.evaluate("() => document.querySelectorAll('.narration .line').length")
-        if drawn != events:
-            raise SystemExit(f"bench_web: the page drew {drawn} lines of {events}")
-        times.append(page.evaluate("() => window.__table.firstPaint"))
-        context.close()
+    times = paint_times(browser, seats["spectator"]["link"], events, runs)
     say(f"first paint of {events} events: {', '.join(f'{t:.0f}' for t in times)} ms")
     return {"web_first_paint_ms_500": round(statistics.median(times), 1), "web_first_paint_ms_500_max": round(max(times), 1),
             "web_first_paint_events": events}
+
+
+def first_paint_long(browser, server: Server, data: Path, runs: int, tmp: Path) -> dict[str, object]:
+    """The first paint of an ended fight of at least 10,000 events: the demo with
+    everyone too tough to fall, fought by the AI over many rounds."""
+    setup = msgspec.to_builtins(demo_setup("bolt-and-blade"))
+    for combatant in setup["combatants"]:
+        combatant["sheet"]["vitality"] = 1_000_000
+    setup["settings"]["max_rounds"] = 150
+    path = tmp / "long.json"
+    path.write_text(json.dumps(setup))
+    seats = create(data, "paint-long", "--setup", str(path), "--seed", "long")
+    events = wait_ended(server.api, "paint-long", seats["spectator"]["token"], timeout=600)
+    if events < 10_000:
+        raise SystemExit(f"bench_web: the long fight has {events} events, fewer than 10,000")
+    times = paint_times(browser, seats["spectator"]["link"], events, runs + 1)
+    say(f"first paint of {events} events: {', '.join(f'{t:.0f}' for t in times)} ms (the first cold)")
+    return {"web_first_paint_ms_10k": round(statistics.median(times[1:]), 1), "web_first_paint_ms_10k_max": round(max(times[1:]), 1),
+            "web_first_paint_ms_10k_cold": round(times[0], 1), "web_first_paint_events_10k": events}
 
 
 async def fan_out(server: Server, data: Path, seats: dict, clients: int, rate: float, count: int) -> dict[str, object]:
@@ -217,6 +252,7 @@ def main() -> int:
         browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         try:
             results.update(first_paint(browser, server, data, args.runs))
+            results.update(first_paint_long(browser, server, data, args.runs, Path(tmp)))
             setup = json.loads((REPO / "docs/examples/bolt-and-blade-table.json").read_text())
             for combatant in setup["combatants"]:
                 combatant["policy"] = "human"  # nothing moves but the GM's adjustments

@@ -13,9 +13,14 @@ from typing import Any
 import httpx
 import pytest
 
+from firelane.engine.registry import demo_setup, get_system
+from firelane.engine.simulate import run_headless
 from firelane.engine.state import EncounterState
+from firelane.events import codec
+from firelane.events.envelope import StoredEvent
 from firelane.events.schemas import AttackResolved, Die, Modifier, Roll
-from firelane.frontends.table import SegmentNarrator, health_of, split_segments
+from firelane.frontends import table
+from firelane.frontends.table import SegmentNarrator, TableFold, health_of, split_segments
 from tests.cli_helpers import Served, firelane, spawn
 
 
@@ -92,6 +97,61 @@ def test_the_view_narrates_every_event_with_every_roll(served: Served) -> None:
         assert http.get(f"{base}/view", headers={"Authorization": "Bearer nope"}).status_code == 403
         # The seat's options come with the live view: a spectator may do nothing.
         assert view["options"]["role"] == "spectator" and view["options"]["combatants"] == []
+        assert view["previewable"] == ["BBAreaAttack", "BBThrow"] and view["first_line"] == 1
+
+
+def test_a_long_fights_narration_comes_in_pages(served: Served) -> None:
+    """A page's first view asks for the newest lines only (``tail``); older
+    ones come from …/lines, the N before a version."""
+    tokens = _ended_demo(served, "view-paged")
+    base = f"{served.api}/api/campaigns/default/encounters/view-paged"
+    with httpx.Client(timeout=10, headers={"Authorization": f"Bearer {tokens['spectator']}"}) as http:
+        version = http.get(f"{base}/view?after=0&lines=0").json()["version"]
+        newest = http.get(f"{base}/view?after=0&tail=50").json()
+        assert [line["n"] for line in newest["lines"]] == list(range(version - 49, version + 1))
+        assert newest["first_line"] == 1
+        older = http.get(f"{base}/lines?before={version - 49}&limit=100").json()
+        assert [line["n"] for line in older["lines"]] == list(range(version - 149, version - 49))
+        assert older["first_line"] == 1 and older["version"] == version
+        whole = http.get(f"{base}/view?after=0").json()["lines"]
+        assert older["lines"] == whole[version - 150:version - 50]  # the same lines, rolls and all
+        assert [line["n"] for line in http.get(f"{base}/lines?before=4&limit=100").json()["lines"]] == [1, 2, 3]
+        assert http.get(f"{base}/lines?before=1").json()["lines"] == []
+        assert http.get(f"{base}/lines?before=10&limit=0").status_code == 400
+        assert http.get(f"{base}/lines?before=10", headers={"Authorization": "Bearer nope"}).status_code == 403
+
+
+def _stored(system_name: str, seed: bytes) -> list[StoredEvent]:
+    """A headless demo fight's events as the log would give them back."""
+    system = get_system(system_name)
+    events = [e for _c, batch, _s in run_headless(system, demo_setup(system_name), seed) for e in batch]
+    return [StoredEvent(entry_id=f"{1_700_000_000_000 + n}-0", version=n, encounter="lazy", type=entry.type,
+                        schema=entry.schema, data=entry.data)
+            for n, entry in enumerate((codec.encode_event(e) for e in events), start=1)]
+
+
+def test_a_bulk_fold_narrates_its_newest_events_and_the_older_ones_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    stored = _stored("bolt-and-blade", b"lazy3".ljust(32, b"-"))  # a 513-event fight with a blast in it
+    eager = TableFold("lazy")
+    for event in stored:
+        eager.apply(event)
+    monkeypatch.setattr(table, "_EAGER_LINES", 50)
+    lazy = TableFold("lazy")
+    lazy.catch_up(stored)
+    last = len(stored)
+    assert sorted(lazy.lines) == list(range(last - 49, last + 1))
+    assert lazy.state == eager.state and lazy.versions == eager.versions == list(range(1, last + 1))
+    # Older lines, narrated when asked for (from the nearest checkpoint), are the lines an eager fold makes.
+    for wanted in (lazy.versions_before(last - 49, 120), lazy.versions_before(30, 100), [last - 200, last - 199]):
+        missing = lazy.missing(wanted)
+        assert missing
+        base = lazy.base_for(missing[0])
+        lazy.narrate(missing, stored[base:])
+        assert [lazy.lines[v] for v in wanted] == [eager.lines[v] for v in wanted]
+    assert lazy.versions_before(30, 100) == list(range(1, 30))
+    for version in range(last + 1):
+        assert lazy.area_at(version) == eager.area_at(version)
+    assert any(eager.area_at(v) for v in range(last + 1))
 
 
 def test_narration_segments_keep_the_narrators_colours() -> None:

@@ -32,6 +32,7 @@ from firelane.events.envelope import NewEntry
 from firelane.events.limits import bounded
 from firelane.events.options_schemas import (
     ActionOption,
+    AreaPreview,
     AttackOption,
     Choice,
     CombatantOptions,
@@ -264,6 +265,8 @@ class BaseRuleSystem:
         "turn_timer_ms": 0,
         "on_turn_timeout": "end_turn",
     }
+    # Area commands of the options (by type tag) whose template `preview_area` draws.
+    previewable: ClassVar[frozenset[str]] = frozenset()
     # Combatant fields the GM may never set with GMAdjust (identity and bookkeeping).
     gm_fixed_fields: ClassVar[frozenset[str]] = frozenset({"id", "name", "side", "policy", "initiative", "reaction_used"})
 
@@ -446,6 +449,13 @@ class BaseRuleSystem:
             for reaction in (reactor.reactions if reactor is not None else [])
         ]
 
+    def preview_area(self, state: EncounterState, command: Command) -> AreaPreview:
+        """The squares an area command (one of `previewable`) would cover in
+        ``state`` and who it would catch, from the rules the command itself
+        uses; decides nothing, rolls nothing, leaves ``state`` as it is. Raise
+        Rejected when the command could not be taken now."""
+        raise Rejected(f"{self.name} previews no {type(command).__name__}")
+
     def check_gm_change(self, state: EncounterState, combatant: Combatant, field: str, value: Any) -> None:
         """Raise Rejected if the GM may not set this system field to ``value``
         (the type is already checked; a system adds its ranges)."""
@@ -552,6 +562,14 @@ class BaseRuleSystem:
     def require_turn(self, state: EncounterState, actor: str) -> Combatant:
         combatant = self.require_combatant(state, actor)
         require(state.active == actor, f"it is not {actor}'s turn (active: {state.active})")
+        return combatant
+
+    def require_free_to_act(self, state: EncounterState, actor: str) -> Combatant:
+        """What `decide` checks before any action (for a preview, which decides nothing):
+        the actor's turn runs, no window waits, and it is still in the fight."""
+        combatant = self.require_turn(state, actor)
+        require(state.window is None, f"waiting for reactions in window {state.window.window if state.window else ''}")
+        require(not combatant.out_of_fight, f"{actor} is out of the fight")
         return combatant
 
     def require_combatant(self, state: EncounterState, combatant_id: str) -> Combatant:

@@ -76,6 +76,29 @@ class ActionOption(msgspec.Struct, frozen=True, kw_only=True):
     choices: list[Choice]
 
 
+class CaughtInArea(msgspec.Struct, frozen=True, kw_only=True):
+    combatant: str
+    square: Square
+    relation: str  # "enemy", "ally", "self", "neutral" (relative to the one using the area)
+
+
+class AreaPreview(msgspec.Struct, frozen=True, kw_only=True):
+    """What an area command of the options would cover now, decided by the
+    rules without deciding the command (nothing changes, nothing is rolled):
+    every square of the template and everyone it would catch, the user's own
+    side flagged in ``allies_caught`` (the user itself included when caught)."""
+
+    command: str  # the previewed command's type
+    shape: str  # "burst", "cone", "arc", "zone"...
+    origin: Square | None = None  # where the template starts (the user, or the point it is placed at)
+    squares: list[Square]
+    caught: list[CaughtInArea] = []
+    allies_caught: list[str] = []
+    blocked: list[str] = []  # in the template but shielded (walls, cover)
+    notes: list[str] = []
+    rule: str = ""
+
+
 class ReactionOption(msgspec.Struct, frozen=True, kw_only=True):
     reaction: str
     label: str

@@ -1,26 +1,31 @@
-"""The table: the web page `firelane serve` serves, and the one read endpoint it needs.
+"""The table: the web page `firelane serve` serves, and the read endpoints it needs.
 
     GET /                                   the page (the campaign's characters and encounters)
     GET /characters/{campaign}/{character}  the page at one character: where it stands, its history
     GET /table/{campaign}/{encounter}       the page at an encounter; the seat's token is in the
                                             link's fragment (``#token=...``), which no browser sends
     GET /table/assets/...                   its modules, styles and vendored libraries (package data)
-    GET /api/campaigns/{c}/encounters/{e}/view?after=V[&at=W]
+    GET /api/campaigns/{c}/encounters/{e}/view?after=V[&tail=N][&at=W]
+    GET /api/campaigns/{c}/encounters/{e}/lines?before=V&limit=N    older narration lines
     GET /api/campaigns/{c}/encounters/{e}/preview?command=JSON   who an area choice would catch
 
 ``view`` is what the page draws, in one answer: the state after the newest
 event (or, with ``at``, at version W: the replay view), who the encounter
 waits for and until when (wall-clock milliseconds, so a page can count down),
 the seat's options (``firelane.events.options_schemas``), the area templates
-and zones to draw, and the narration of every event after version V. Each
-narration line is the CLI narrator's sentence as styled segments, with every
-roll found in the event in full (dice, each modifier with its rule ID).
+and zones to draw, and the narration of every event after version V. With
+``tail``, only the newest N of those lines: a page opening a long fight asks
+for the last few hundred and fetches older ones from ``lines`` (the N lines
+before version V) when it needs them; ``first_line`` is the oldest there is.
+Each narration line is the CLI narrator's sentence as styled segments, with
+every roll found in the event in full (dice, each modifier with its rule ID).
 
 ``preview`` answers, for an area choice of the seat's options (a grenade
-thrown at a square, a flamer's cone), the squares it would cover and who it
-would catch, allies flagged: the system's own preview command (Bolt & Blade's
-`BBPreviewArea`, BB-CMB-24) decided on a copy of the state, never appended,
-with dice that refuse to roll.
+thrown at a square, a flamer's cone, a killzone, a zone swept with fire), the
+squares it would cover and who it would catch, allies flagged: the system's
+own `preview_area`, from the same checks and geometry the command uses,
+deciding nothing and rolling nothing. The view lists the command types a
+system previews (``previewable``).
 
 The page itself only reads (``view``, the WebSocket) and sends commands
 through the seat's own ``POST …/commands``: it has no authority of its own.
@@ -28,6 +33,8 @@ through the seat's own ``POST …/commands``: it has no authority of its own.
 
 from __future__ import annotations
 
+import bisect
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -40,11 +47,10 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from firelane.engine.core import Rejected
-from firelane.engine.dice import DiceExhausted, FixedDice
-from firelane.engine.state import EncounterState, copy_state
+from firelane.engine.state import EncounterState
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
-from firelane.events.schemas import EncounterStarted, Event, ReactionWindowOpened, TurnStarted
+from firelane.events.schemas import EncounterRewound, EncounterStarted, Event, ReactionWindowOpened, TurnStarted
 from firelane.frontends.narrate import Narrator, _with_names
 from firelane.projections.audit import iter_rolls
 from firelane.projections.turn_state import system_of
@@ -52,6 +58,9 @@ from firelane.projections.turn_state import system_of
 ASSETS = Path(__file__).with_name("table")
 _CHECKPOINT_EVERY = 100  # versions between the states kept for the replay scrubber
 _CHECKPOINTS_KEPT = 400  # at most this many (about 40,000 versions); older scrubs refold from the nearest
+_LINES_PAGE = 300  # narration lines a …/lines request answers by default
+_EAGER_LINES = 1_000  # a bulk fold narrates the newest this many events; older lines when first asked for
+_LINES_MOST = 100_000
 
 
 # ------------------------------------------------------------------ narration as styled segments
@@ -81,51 +90,35 @@ class SegmentNarrator(Narrator):
         return split_segments(_with_names(self._describe(event, state), state))
 
 
+_TOKENS = re.compile(f"{_OPEN}([^{_SEP}]*){_SEP}|{_CLOSE}|[^{_OPEN}{_CLOSE}]+")
+
+
 def split_segments(text: str) -> list[list[str]]:
     """Cut marked text into ``[text, classes]`` pairs (nested spans combine
     their classes). A dim span after the sentence's own words is a detail
     (a roll's explanation, a seed commitment): the page shows it on demand."""
     out: list[list[str]] = []
     stack: list[str] = []
-    buffer: list[str] = []
     said = False  # has a non-dim word been emitted yet?
-    pending_styles: list[str] = []
-
-    def flush() -> None:
-        nonlocal said
-        chunk = "".join(buffer)
-        buffer.clear()
-        if not chunk:
-            return
+    for token in _TOKENS.finditer(text):
+        chunk = token.group(0)
+        if chunk[0] == _OPEN:
+            stack.append(" ".join(token.group(1).split()))
+            continue
+        if chunk == _CLOSE:
+            if stack:
+                stack.pop()
+            continue
         classes = " ".join(s for s in stack if s)
-        if "dim" in classes.split() and said:
+        dim = "dim" in classes.split()
+        if dim and said:
             classes += " detail"
-        elif chunk.strip() and "dim" not in classes.split():
+        elif not dim and chunk.strip():
             said = True
         if out and out[-1][1] == classes:
             out[-1][0] += chunk
         else:
             out.append([chunk, classes])
-
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch == _OPEN:
-            flush()
-            end = text.index(_SEP, i)
-            pending_styles = text[i + 1:end].split()
-            stack.append(" ".join(pending_styles))
-            i = end + 1
-            continue
-        if ch == _CLOSE:
-            flush()
-            if stack:
-                stack.pop()
-            i += 1
-            continue
-        buffer.append(ch)
-        i += 1
-    flush()
     return out
 
 
@@ -201,24 +194,38 @@ def range_bands(state: EncounterState) -> list[dict[str, Any]]:
 class TableFold:
     """Folds one encounter's events for the page: the state after the newest,
     a narration line per event, when the open window and the running turn
-    began, and the states every ``_CHECKPOINT_EVERY`` versions for replay."""
+    began, the area templates, and the states every ``_CHECKPOINT_EVERY``
+    versions for replay.
+
+    Narration is most of a fold's cost, and a page opening a long fight wants
+    only its newest lines: a bulk fold (`catch_up`) narrates the newest
+    `_EAGER_LINES` events of the batch, and `narrate` the older ones the
+    first time they are asked for, folding from the nearest checkpoint."""
 
     def __init__(self, encounter: str) -> None:
         self.encounter = encounter
         self.system: Any = None
         self.state: EncounterState | None = None
-        self.lines: list[dict[str, Any]] = []
+        self.versions: list[int] = []  # every version that has a line (a log entry that fails to decode has none)
+        self.lines: dict[int, dict[str, Any]] = {}  # the lines narrated so far, by version
         self.narrator = SegmentNarrator()
         self.window_opened_ms: dict[int, int] = {}
         self.turn_started_ms: int | None = None
         self.title = ""
         self.checkpoints: dict[int, bytes] = {}
+        self.marks: list[tuple[int, dict[str, Any] | None]] = []  # (version, its area, or None where a turn starts)
 
     @property
     def version(self) -> int:
         return self.state.version if self.state is not None else 0
 
-    def apply(self, stored: StoredEvent) -> None:
+    def catch_up(self, batch: list[StoredEvent]) -> None:
+        """Fold ``batch`` (the events after `version`), narrating the newest of them."""
+        newest = batch[-1].version if batch else 0
+        for stored in batch:
+            self.apply(stored, narrate=stored.version > newest - _EAGER_LINES)
+
+    def apply(self, stored: StoredEvent, *, narrate: bool = True) -> None:
         if stored.problem:
             return
         event = codec.decode_event(stored)
@@ -231,25 +238,76 @@ class TableFold:
         if stored.version != state.version + 1:
             return  # already folded (a re-read overlap)
         self.system.evolve(state, event)
-        at = _entry_ms(stored)
         if isinstance(event, EncounterStarted):
             self.title = event.setup.name or event.encounter
         elif isinstance(event, ReactionWindowOpened):
-            self.window_opened_ms[event.window] = at
+            self.window_opened_ms[event.window] = _entry_ms(stored)
         elif isinstance(event, TurnStarted):
-            self.turn_started_ms = at
+            self.turn_started_ms = _entry_ms(stored)
+        self.versions.append(stored.version)
+        area = area_of(event)
+        if area is not None:
+            self.marks.append((stored.version, {**area, "n": stored.version}))
+        elif isinstance(event, (TurnStarted, EncounterRewound)):
+            self.marks.append((stored.version, None))
+        if narrate:
+            self.lines[stored.version] = self._line(stored, event, state)
+        if state.version % _CHECKPOINT_EVERY == 0 and len(self.checkpoints) < _CHECKPOINTS_KEPT:
+            self.checkpoints[state.version] = msgspec.msgpack.encode(state)
+
+    def _line(self, stored: StoredEvent, event: Event, state: EncounterState) -> dict[str, Any]:
+        """The narration line of ``event``, in ``state`` (the state just after it)."""
         try:
             segments = self.narrator.segments(event, state)
         except (AttributeError, KeyError, TypeError, ValueError):
             segments = [[stored.type, ""]]  # a sentence that does not know this schema: name the event
         rolls = [_roll_json(field, roll) for field, roll in iter_rolls(event)]
-        line = {"n": stored.version, "type": stored.type, "at": at, "segs": segments, "rolls": rolls}
+        line = {"n": stored.version, "type": stored.type, "at": _entry_ms(stored), "segs": segments, "rolls": rolls}
         area = area_of(event)
         if area is not None:
             line["area"] = {**area, "n": stored.version}
-        self.lines.append(line)
-        if state.version % _CHECKPOINT_EVERY == 0 and len(self.checkpoints) < _CHECKPOINTS_KEPT:
-            self.checkpoints[state.version] = msgspec.msgpack.encode(state)
+        return line
+
+    def versions_after(self, after: int, tail: int = 0) -> list[int]:
+        """The versions with a line after ``after`` (only the newest ``tail``, if given)."""
+        found = self.versions[bisect.bisect_right(self.versions, after):]
+        return found[-tail:] if tail else found
+
+    def versions_before(self, before: int, limit: int) -> list[int]:
+        end = bisect.bisect_left(self.versions, before)
+        return self.versions[max(0, end - limit):end]
+
+    def missing(self, versions: list[int]) -> list[int]:
+        return [v for v in versions if v not in self.lines]
+
+    def base_for(self, version: int) -> int:
+        """The newest checkpoint before ``version`` (0: the start)."""
+        return max((v for v in self.checkpoints if v < version), default=0)
+
+    def _state_from(self, base: int) -> EncounterState:
+        assert self.system is not None and self.state is not None
+        if base:
+            return msgspec.msgpack.decode(self.checkpoints[base], type=type(self.state))
+        state = self.system.initial_state()
+        state.encounter = self.encounter
+        return state
+
+    def narrate(self, versions: list[int], events: list[StoredEvent]) -> None:
+        """Narrate ``versions`` (not narrated yet, in order), folding ``events``:
+        the events after ``base_for(versions[0])``, up to the last of them."""
+        if not versions or self.system is None:
+            return
+        state = self._state_from(self.base_for(versions[0]))
+        wanted = set(versions)
+        for stored in events:
+            if stored.version > versions[-1]:
+                break
+            if stored.problem or stored.version != state.version + 1:
+                continue
+            event = codec.decode_event(stored)
+            self.system.evolve(state, event)
+            if stored.version in wanted and stored.version not in self.lines:
+                self.lines[stored.version] = self._line(stored, event, state)
 
     def state_at(self, version: int, events: list[StoredEvent]) -> EncounterState | None:
         """The state at ``version`` (replay): from the nearest checkpoint below it,
@@ -259,11 +317,7 @@ class TableFold:
         if version >= self.state.version:
             return self.state
         base = max((v for v in self.checkpoints if v <= version), default=0)
-        if base:
-            state = msgspec.msgpack.decode(self.checkpoints[base], type=type(self.state))
-        else:
-            state = self.system.initial_state()
-            state.encounter = self.encounter
+        state = self._state_from(base)
         for stored in events[base:version]:
             if not stored.problem and stored.version == state.version + 1:
                 self.system.evolve(state, codec.decode_event(stored))
@@ -271,12 +325,8 @@ class TableFold:
 
     def area_at(self, version: int) -> dict[str, Any] | None:
         """The last area template at or before ``version`` within its turn."""
-        for line in reversed(self.lines[:version]):
-            if line.get("area") is not None:
-                return line["area"]
-            if line["type"] in ("TurnStarted", "EncounterRewound"):
-                return None
-        return None
+        index = bisect.bisect_right(self.marks, version, key=lambda mark: mark[0])
+        return self.marks[index - 1][1] if index else None
 
 
 def _zones(state: EncounterState) -> list[dict[str, Any]]:
@@ -291,36 +341,25 @@ def _combatant_extras(state: EncounterState) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ area previews
 
-# A command whose area the page may preview -> the system's preview command
-# (same fields, changes nothing, rolls nothing).
-PREVIEW_COMMANDS = {"BBThrow": "BBPreviewArea", "BBAreaAttack": "BBPreviewArea"}
-
 
 def preview_area(system: Any, state: EncounterState, raw: dict[str, Any], seat: Any) -> dict[str, Any]:
-    """The footprint an area command would have now, for the seat that may send it."""
+    """The footprint an area command of the seat's options would have now
+    (the system's `preview_area`, from the rules the command itself uses), for
+    a seat that controls its actor. A command the rules refuse now answers
+    with ``refused`` and no squares."""
     kind = raw.get("type")
-    preview_type = PREVIEW_COMMANDS.get(kind) if isinstance(kind, str) else None
-    if preview_type is None:
-        raise ValueError(f"no preview for {str(kind)[:40]!r} (previews: {', '.join(sorted(PREVIEW_COMMANDS))})")
+    if not isinstance(kind, str) or kind not in system.previewable:
+        previews = ", ".join(sorted(system.previewable)) or "none"
+        raise ValueError(f"no preview for {str(kind)[:40]!r} in {system.name} (previews: {previews})")
     actor = raw.get("actor")
     if actor not in seat.combatants:
         raise PermissionError(f"seat {seat.id!r} does not control {str(actor)[:64]!r}")
-    fields = {k: raw[k] for k in ("weapon", "target", "direction") if k in raw}
-    command = codec.decode_command(msgspec.json.encode({"type": preview_type, "command_id": "preview", "actor": actor, **fields}),
-                                   codec.command_union(system.command_types))
+    command = codec.decode_command(msgspec.json.encode({**raw, "command_id": "preview"}), codec.command_union(system.command_types))
     try:
-        events = system.decide(copy_state(state), command, FixedDice([]))
+        found = system.preview_area(state, command)
     except Rejected as exc:
         return {"squares": [], "caught": [], "allies_caught": [], "refused": exc.reason}
-    except DiceExhausted:  # a preview that would roll is no preview
-        return {"squares": [], "caught": [], "allies_caught": [], "refused": "this needs dice"}
-    for event in events:
-        squares = getattr(event, "squares", None)
-        if squares is not None:
-            data = msgspec.to_builtins(event)
-            return {"squares": data["squares"], "caught": data.get("caught", []),
-                    "allies_caught": data.get("allies_caught", []), "blocked": data.get("blocked", [])}
-    return {"squares": [], "caught": [], "allies_caught": []}
+    return msgspec.to_builtins(found)
 
 
 # ------------------------------------------------------------------ routes
@@ -342,9 +381,16 @@ def table_routes(api: Any) -> list[BaseRoute]:
         fold = folds.get(key)
         if fold is None:
             fold = folds[key] = TableFold(encounter)
-        for stored in await feed.after(fold.version):
-            fold.apply(stored)
+        fold.catch_up(await feed.after(fold.version))
         return fold, feed
+
+    async def lines_of(fold: TableFold, feed: Any, versions: list[int]) -> list[dict[str, Any]]:
+        """The lines of ``versions``, narrating those not narrated yet."""
+        missing = fold.missing(versions)
+        if missing:
+            base = fold.base_for(missing[0])
+            fold.narrate(missing, await feed.after(base))
+        return [fold.lines[v] for v in versions]
 
     async def view(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
@@ -357,6 +403,10 @@ def table_routes(api: Any) -> list[BaseRoute]:
         if state is None:
             body.update(state=None, awaiting=None, options=None, lines=[])
             return json_response(body)
+        lines: list[dict[str, Any]] = []
+        if request.query_params.get("lines", "1") != "0":
+            # With tail (a page's first view): the newest lines only, the older ones on demand (…/lines).
+            lines = await lines_of(fold, feed, fold.versions_after(after, int_param(request, "tail", 0)))
         at = request.query_params.get("at")
         replay = at is not None
         if replay:
@@ -376,10 +426,20 @@ def table_routes(api: Any) -> list[BaseRoute]:
             title=fold.title, system_title=system.title, at=version, state=shown, awaiting=awaiting,
             options=None if replay else system.options(shown, seat.id),
             extras=_combatant_extras(shown), zones=_zones(shown), bands=range_bands(shown),
-            area=fold.area_at(version),
-            lines=[line for line in fold.lines[max(0, after):] if line["n"] > after] if request.query_params.get("lines", "1") != "0" else [],
+            area=fold.area_at(version), previewable=sorted(system.previewable),
+            first_line=fold.versions[0] if fold.versions else None, lines=lines,
         )
         return json_response(body)
+
+    async def lines_before(request: Request) -> Response:
+        campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
+        await api.seat(campaign, encounter, api_token(request))
+        fold, feed = await caught_up(campaign, encounter)
+        before = int_param(request, "before", fold.version + 1)
+        limit = int_param(request, "limit", _LINES_PAGE, low=1, high=_LINES_MOST)
+        lines = await lines_of(fold, feed, fold.versions_before(before, limit))
+        return json_response({"version": fold.version, "first_line": fold.versions[0] if fold.versions else None,
+                              "lines": lines})
 
     async def preview(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
@@ -405,6 +465,7 @@ def table_routes(api: Any) -> list[BaseRoute]:
         Route("/characters/{campaign}/{character}", page),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/view", view),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/preview", preview),
+        Route("/api/campaigns/{campaign}/encounters/{encounter}/lines", lines_before),
     ]
 
 
@@ -418,10 +479,10 @@ def api_token(request: Request) -> str | None:
     return _token(request)
 
 
-def int_param(request: Request, name: str, default: int, *, high: int = 2**62) -> int:
+def int_param(request: Request, name: str, default: int, *, low: int = 0, high: int = 2**62) -> int:
     from firelane.frontends.web import _int_param
 
-    return _int_param(request, name, default, high=high)
+    return _int_param(request, name, default, low=low, high=high)
 
 
 __all__ = ["ASSETS", "SegmentNarrator", "TableFold", "area_of", "health_of", "split_segments", "table_routes"]

@@ -19,7 +19,9 @@ authorises it there.
     GET  /api/campaigns/{c}/encounters/{e}/options           what the seat may do now (SeatOptions)
     POST /api/campaigns/{c}/encounters/{e}/commands[?wait=S] submit a command; with wait, its answer
     WS   /api/campaigns/{c}/encounters/{e}/ws?token=T&after=V  every event after V, then live
-    GET  /api/campaigns/{c}/encounters/{e}/view?after=V[&at=W] what the table page draws (frontends/table.py)
+    GET  /api/campaigns/{c}/encounters/{e}/view?after=V[&tail=N][&at=W] what the table page draws (frontends/table.py)
+    GET  /api/campaigns/{c}/encounters/{e}/lines?before=V&limit=N   older narration lines (frontends/table.py)
+    GET  /api/campaigns/{c}/encounters/{e}/preview?command=JSON    an area choice's template (frontends/table.py)
     GET  /, /table/{c}/{e}, /characters/{c}/{id}, /table/assets/...   the table page and its assets
 
 An event, on HTTP and on the WebSocket alike, is

@@ -1,7 +1,8 @@
 """Two players in two browser contexts, and an AI side, play a Bolt & Blade
 fight to its end through clicks only: moving by clicking a highlighted
 square, attacking by clicking a target, and claiming Reactive Fire
-(BB-CMB-10) and Dive for Cover (BB-CMB-17) from their prompts."""
+(BB-CMB-10) and Dive for Cover (BB-CMB-17) from their prompts, whose
+countdown to the window's deadline runs."""
 
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ def test_two_players_and_the_ai_play_a_fight_to_the_end_by_clicks(table: Table) 
     answered: set[tuple[str, int]] = set()
     done = {"move": 0, "attack": 0, "reactive_fire": 0, "dive_for_cover": 0}
     moved_in: set[tuple[str, int]] = set()
+    counted = False
     for _ in range(400):
         body = wait_until(lambda: _asked(table, encounter, token, answered), timeout=45, what="a player to be asked",
                           describe=lambda: table.state(encounter, token)["awaiting"])
@@ -62,6 +64,12 @@ def test_two_players_and_the_ai_play_a_fight_to_the_end_by_clicks(table: Table) 
         if awaiting["kind"] == "reactions":
             prompt = page.locator(f"[data-prompt='{who}'][data-window='{awaiting['window']}']")
             prompt.wait_for()
+            if not counted:  # the prompt's countdown to the window's deadline runs
+                first = int(prompt.locator(".countdown").get_attribute("data-left-ms"))
+                page.wait_for_timeout(1_000)
+                second = int(prompt.locator(".countdown").get_attribute("data-left-ms"))
+                assert 0 < second < first <= awaiting["deadline_ms"] == 30_000 and first - second >= 600, (first, second)
+                counted = True
             chosen = None
             for reaction in ("reactive_fire", "dive_for_cover"):
                 choice = prompt.locator(f"[data-reaction='{reaction}'] button.choice")
@@ -110,7 +118,7 @@ def test_two_players_and_the_ai_play_a_fight_to_the_end_by_clicks(table: Table) 
     assert any(r == "dive_for_cover" and c in OWNER for c, r in claims), claims
     moved = {e["data"]["combatant"] for e in events if e["type"] == "Moved"}
     attacked = {e["data"]["attacker"] for e in events if e["type"] == "AttackResolved" and e["data"]["kind"] == "attack"}
-    assert OWNER.keys() & moved and OWNER.keys() & attacked and done["move"] and done["attack"]
+    assert OWNER.keys() & moved and OWNER.keys() & attacked and done["move"] and done["attack"] and counted
     assert not any(e["type"] == "CommandRejected" and e["data"]["actor"] in OWNER for e in events), \
         [e["data"] for e in events if e["type"] == "CommandRejected"]
     assert not table.errors, table.errors

@@ -42,6 +42,7 @@ function Table({ where }) {
   const [moveMode, setMoveMode] = useState(null);
   const [pick, setPick] = useState(null);
   const [promptPicks, setPromptPicks] = useState(null);
+  const [previewing, setPreviewing] = useState(null); // a hovered choice without a square, its area previewed
   const [attackOn, setAttackOn] = useState(null);
   const [busy, setBusy] = useState(false);
   const [toasts, setToasts] = useState([]);
@@ -138,9 +139,14 @@ function Table({ where }) {
   const moves = acting && !pickedAction ? mineOptions.moves.filter((m) => m.mode === mode) : [];
   const targets = new Map();
   if (acting && !pickedAction) for (const a of mineOptions.attacks) targets.set(a.target, [...(targets.get(a.target) || []), a]);
-  const picks = inReplay ? null : promptPicks || (pickedAction ? pickedAction.choices.filter((c) => c.square).map((c) => ({
+  const prompted = options?.combatants?.some((c) => c.window); // a prompt's hovered square stays only while it is open
+  const picks = inReplay ? null : (prompted && promptPicks) || (pickedAction ? pickedAction.choices.filter((c) => c.square).map((c) => ({
     ...c, allies: (c.notes || []).some((n) => /ally|allies|friendly/i.test(n)) })) : null);
   const role = seat?.role || "spectator";
+  // A hovered choice is previewed while the options still list it (a turn that ended under the pointer drops it).
+  const previewKey = previewing ? JSON.stringify(previewing.command) : null;
+  const stillPreviewing = previewKey && options?.combatants?.some((c) => c.actions.some((a) => a.choices.some(
+    (ch) => JSON.stringify(ch.command) === previewKey))) ? previewing : null;
 
   const onToken = (id) => {
     if (inReplay) { setFocus(id); return; }
@@ -172,14 +178,16 @@ function Table({ where }) {
       <aside class="left">
         <${Initiative} view=${shown || live} />
         ${!inReplay && html`<${ActionPanel} view=${live} options=${options} selected=${selected} select=${(id) => { setSelected(id); setFocus(id); setPick(null); }}
-          moveMode=${mode} setMoveMode=${setMoveMode} send=${send} busy=${busy} pick=${pick} setPick=${setPick} now=${() => conn.serverNow()} />`}
+          moveMode=${mode} setMoveMode=${setMoveMode} send=${send} busy=${busy} pick=${pick} setPick=${setPick} now=${() => conn.serverNow()}
+          onPreview=${setPreviewing} />`}
         ${!inReplay && role === "gm" && html`<${GMPanel} view=${live} gm=${options?.gm} send=${send} busy=${busy} rewindTo=${rewindTo} setRewindTo=${setRewindTo} />`}
         ${role === "spectator" && !inReplay && html`<section class="panel spectating"><h2>Spectating</h2><p>You watch the fight as it happens; the players and the GM act.</p></section>`}
       </aside>
       <div class="center">
         ${!inReplay && html`<${Prompt} view=${live} options=${options} answered=${answered} now=${() => conn.serverNow()} send=${send} busy=${busy} onPickSquares=${setPromptPicks} />`}
         ${shown ? html`<${GameMap} view=${shown} mine=${mineIds} selected=${selected} moves=${moves} targets=${targets} picks=${picks}
-          onSquare=${onSquare} onToken=${onToken} focus=${focus || selected || state.active} previewArea=${(c) => conn.preview(c)} />` : html`<div class="map-wrap loading">…</div>`}
+          onSquare=${onSquare} onToken=${onToken} focus=${focus || selected || state.active} previewArea=${(c) => conn.preview(c)}
+          previewing=${inReplay ? null : stillPreviewing} />` : html`<div class="map-wrap loading">…</div>`}
         ${attackOn && attackOptions.length > 0 && html`<div class="attack-pop" data-attack-on=${attackOn}>
           <div class="pop-head">Attack <b>${combatantName(state, attackOn)}</b>?</div>
           ${attackOptions.map((a, i) => html`<div class="pop-row" key=${i}>
@@ -196,7 +204,7 @@ function Table({ where }) {
       </div>
       <aside class="right">
         <${Narration} lines=${conn.lines} upto=${inReplay ? replay.at : null} gm=${role === "gm" && !inReplay && options?.gm?.commands?.includes("RewindEncounter")}
-          onRewind=${(n) => setRewindTo(n)} />
+          onRewind=${(n) => setRewindTo(n)} hasEarlier=${conn.hasEarlier} loadEarlier=${(count) => conn.loadEarlier(count)} />
       </aside>
     </main>
     <${Toasts} toasts=${toasts} />

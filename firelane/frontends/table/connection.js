@@ -7,8 +7,14 @@
 // `after=lastEvent`, the view for `after=lastLine`, and lines are kept by
 // version, so after a reload or a dropped connection nothing is lost or
 // shown twice.
+//
+// Long fights: the first view brings only the newest FIRST_LINES narration
+// lines (`tail`); `lines` holds a contiguous run of versions ending at the
+// newest, and `loadEarlier` prepends older ones (GET …/lines) when the
+// narration needs them. Nothing else on the page needs the old events.
 
 const REFRESH_MS = 100;
+export const FIRST_LINES = 300; // narration lines the first view brings; older ones come on demand (loadEarlier)
 
 export class Connection {
   constructor({ campaign, encounter, token, onChange }) {
@@ -20,7 +26,9 @@ export class Connection {
     this.seat = null;
     this.system = null;
     this.view = null;          // the newest live view
-    this.lines = [];           // one narration line per event, by version
+    this.lines = [];           // one narration line per event, by version: the newest, and as many older as were asked for
+    this.firstLine = null;     // the oldest line the server has
+    this._earlier = null;      // the loadEarlier request in flight
     this.lastEvent = 0;        // newest event version seen on the socket
     this.status = "connecting";
     this.error = null;
@@ -49,6 +57,28 @@ export class Connection {
 
   get lastLine() {
     return this.lines.length ? this.lines[this.lines.length - 1].n : 0;
+  }
+
+  // Are there lines older than the ones this page holds?
+  get hasEarlier() {
+    return this.lines.length > 0 && this.firstLine !== null && this.lines[0].n > this.firstLine;
+  }
+
+  // Fetch up to `count` lines older than the oldest held, and prepend them.
+  loadEarlier(count) {
+    if (this._earlier) return this._earlier;
+    if (!this.hasEarlier) return Promise.resolve(0);
+    const before = this.lines[0].n;
+    this._earlier = this.get(`lines?before=${before}&limit=${Math.max(1, Math.ceil(count))}`)
+      .then((body) => {
+        this.firstLine = body.first_line;
+        const older = body.lines.filter((line) => line.n < (this.lines.length ? this.lines[0].n : Infinity));
+        if (older.length) this.lines = older.concat(this.lines);
+        this.changed();
+        return older.length;
+      })
+      .finally(() => { this._earlier = null; });
+    return this._earlier;
   }
 
   async start() {
@@ -142,11 +172,13 @@ export class Connection {
 
   async refresh() {
     const sent = Date.now();
-    const view = await this.get(`view?after=${this.lastLine}`);
+    const first = this.lines.length === 0;
+    const view = await this.get(`view?after=${this.lastLine}${first ? `&tail=${FIRST_LINES}` : ""}`);
     this.clockSkew = view.now_ms - (sent + Date.now()) / 2;
     const known = this.lastLine;
     const fresh = view.lines.filter((line) => line.n > known);
     if (fresh.length) this.lines = this.lines.concat(fresh);
+    if (view.first_line !== undefined) this.firstLine = view.first_line;
     delete view.lines;
     if (!this.view || view.version >= this.view.version) this.view = view;
     this.changed();

@@ -3,7 +3,7 @@
 // while a seat acts, the squares it may move to (coloured by danger), the
 // targets it may attack (with the chance to hit) and the squares a choice
 // needs. It draws what it is given and reports clicks; the App decides.
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { html, sideClass, initials, pct, sq, danger, combatantName, humanize } from "./util.js";
 
 const S = 40; // user units per square; the SVG scales to its box
@@ -31,7 +31,7 @@ function coverBars(feature) {
   });
 }
 
-function Token({ state, combatant, extras, mine, selected, active, target, caughtAlly, onClick, onHover }) {
+function Token({ state, combatant, extras, mine, selected, active, target, caught, caughtAlly, onClick, onHover }) {
   const [x, y] = combatant.position;
   const cx = x * S + S / 2, cy = y * S + S / 2;
   const health = extras?.health;
@@ -42,6 +42,7 @@ function Token({ state, combatant, extras, mine, selected, active, target, caugh
   if (selected) classes.push("selected");
   if (active) classes.push("active");
   if (target) classes.push("targetable");
+  if (caught) classes.push("caught");
   if (caughtAlly) classes.push("caught-ally");
   const ratio = health ? Math.max(0, Math.min(1, health.value / health.max)) : null;
   const best = target ? Math.max(...target.map((a) => a.hit_chance)) : null;
@@ -84,24 +85,32 @@ function Bands({ bands, at, terrain }) {
   });
 }
 
-const PREVIEWABLE = new Set(["BBThrow", "BBAreaAttack"]); // area commands the server can preview (table.py)
-
-export function GameMap({ view, mine, selected, moves, targets, picks, onSquare, onToken, focus, previewArea }) {
+// `previewing`: a choice without a square whose area is previewed while its
+// button is hovered (a cone's direction, a zone); a hovered square choice is
+// previewed too. The server computes every preview (`view.previewable` lists
+// the command types it can); the map only draws the answer.
+export function GameMap({ view, mine, selected, moves, targets, picks, onSquare, onToken, focus, previewArea, previewing }) {
   const [hover, setHover] = useState(null);
-  const [areaPreview, setAreaPreview] = useState(null); // {key, squares, allies_caught, caught}
-  const hoverPick = (pick) => {
-    setHover({ square: sq(pick.square) });
-    if (previewArea && PREVIEWABLE.has(pick.command?.type)) {
-      previewArea(pick.command).then((found) => found && setAreaPreview({ key: sq(pick.square), ...found }));
-    }
-  };
+  const [areaPreview, setAreaPreview] = useState(null); // {key, squares, caught, allies_caught, notes, refused}
   const state = view.state;
   const terrain = state.terrain;
   const width = terrain.width * S, height = terrain.height * S;
   const movesBySquare = new Map((moves || []).map((m) => [sq(m.to), m]));
-  const picksBySquare = new Map((picks || []).filter((p) => p.square).map((p) => [sq(p.square), p]));
+  // The first choice at a square is its square's (an action may list several at one square: each RoF, each box).
+  const picksBySquare = new Map();
+  for (const p of picks || []) if (p.square && !picksBySquare.has(sq(p.square))) picksBySquare.set(sq(p.square), p);
   const hoveredMove = hover?.square ? movesBySquare.get(hover.square) : null;
   const hoveredPick = hover?.square ? picksBySquare.get(hover.square) : null;
+  const previewable = new Set(view.previewable || []);
+  const previewChoice = hoveredPick || previewing || null;
+  const previewCommand = previewChoice && previewable.has(previewChoice.command?.type) ? previewChoice.command : null;
+  const previewKey = previewCommand ? JSON.stringify(previewCommand) : null;
+  useEffect(() => {
+    if (!previewKey || !previewArea) return undefined;
+    let gone = false;
+    previewArea(previewCommand).then((found) => { if (!gone && found) setAreaPreview({ key: previewKey, ...found }); });
+    return () => { gone = true; };
+  }, [previewKey]);
   const focusCombatant = focus ? state.combatants[focus] : null;
   const combatants = Object.values(state.combatants).filter((c) => c.position);
   // Tokens of the fallen first, so the standing are drawn on top.
@@ -128,16 +137,17 @@ export function GameMap({ view, mine, selected, moves, targets, picks, onSquare,
     overlays.push(html`<rect key=${"p" + sq(pick.square)} class=${"pick" + (pick.allies ? " hits-allies" : "")}
       data-pick=${sq(pick.square)} x=${pick.square[0] * S + 3} y=${pick.square[1] * S + 3} width=${S - 6} height=${S - 6} rx="5"
       onClick=${(e) => { e.stopPropagation(); onSquare(pick.square, pick); }}
-      onMouseEnter=${() => hoverPick(pick)} onMouseLeave=${() => setHover(null)} />`);
+      onMouseEnter=${() => setHover({ square: sq(pick.square) })} onMouseLeave=${() => setHover(null)} />`);
   }
 
-  const preview = hoveredPick && areaPreview?.key === hover.square ? areaPreview : null;
+  const preview = previewKey && areaPreview?.key === previewKey ? areaPreview : null;
   const alliesCaught = new Set(preview?.allies_caught || []);
+  const caught = new Set((preview?.caught || []).map((c) => c.combatant));
   const area = view.area;
-  const tooltip = hoveredMove || hoveredPick;
+  const tooltip = hoveredMove || previewChoice;
 
   return html`<div class="map-wrap">
-    <svg class="map" viewBox=${`-10 -10 ${width + 20} ${height + 20}`} preserveAspectRatio="xMidYMid meet"
+    <svg class=${"map" + (picksBySquare.size ? " picking" : "")} viewBox=${`-10 -10 ${width + 20} ${height + 20}`} preserveAspectRatio="xMidYMid meet"
         onClick=${(e) => onSquare(squareAt(e), null, true)}>
       <defs>
         <pattern id="grid" width=${S} height=${S} patternUnits="userSpaceOnUse">
@@ -167,21 +177,25 @@ export function GameMap({ view, mine, selected, moves, targets, picks, onSquare,
       ${(terrain.cover || []).map((c, i) => html`<g key=${"c" + i} class="cover-feature"><title>${c.level} cover</title>${coverBars(c)}</g>`)}
       ${focusCombatant?.position && (view.bands || []).length > 0 && html`<${Bands} bands=${view.bands} at=${focusCombatant.position} terrain=${terrain} />`}
       ${overlays}
-      ${preview && html`<g class="template preview" data-preview=${preview.key}>${preview.squares.map(([x, y]) => html`<rect x=${x * S} y=${y * S} width=${S} height=${S} />`)}</g>`}
+      ${preview && html`<g class="template preview" data-preview=${previewChoice.square ? sq(previewChoice.square) : previewChoice.label}
+          data-squares=${preview.squares.length}>${preview.squares.map(([x, y]) => html`<rect x=${x * S} y=${y * S} width=${S} height=${S} />`)}</g>`}
       ${hoveredMove && hoveredMove.path.length > 0 && html`<polyline class="path"
         points=${[selected && state.combatants[selected]?.position, ...hoveredMove.path].filter(Boolean).map(([x, y]) => `${x * S + S / 2},${y * S + S / 2}`).join(" ")} />`}
       ${hoveredMove && hoveredMove.threats.map((t, i) => t.at && html`<circle key=${"t" + i} class="threat-at" cx=${t.at[0] * S + S / 2} cy=${t.at[1] * S + S / 2} r="6" />`)}
       ${combatants.map((c) => html`<${Token} key=${c.id} state=${state} combatant=${c} extras=${view.extras?.[c.id]}
-        mine=${mine.has(c.id)} selected=${selected === c.id} active=${state.active === c.id} caughtAlly=${alliesCaught.has(c.id)}
+        mine=${mine.has(c.id)} selected=${selected === c.id} active=${state.active === c.id} caught=${caught.has(c.id)} caughtAlly=${alliesCaught.has(c.id)}
         target=${targets?.get(c.id)} onClick=${onToken} onHover=${setHover} />`)}
     </svg>
     ${tooltip && html`<div class="map-tip">${hoveredMove ? html`
         <b>${humanize(hoveredMove.mode)} to (${hoveredMove.to[0]},${hoveredMove.to[1]})</b> · cost ${hoveredMove.cost}
         ${hoveredMove.threats.length === 0 ? html`<div class="ok">no one can react</div>` : hoveredMove.threats.map((t) => html`
           <div class="threat">${combatantName(state, t.reactor)}: ${humanize(t.reaction)}${t.at ? ` at (${t.at[0]},${t.at[1]})` : ""}${t.hit_chance != null ? ` — ${pct(t.hit_chance)} to hit` : ""}${t.rule ? html` <span class="rule">${t.rule}</span>` : ""}</div>`)}`
-      : html`<b>${hoveredPick.label}</b>${hoveredPick.hit_chance != null ? ` — ${pct(hoveredPick.hit_chance)}` : ""}
-        ${preview && preview.allies_caught.length > 0 && html`<div class="threat">⚠ catches your side: ${preview.allies_caught.map((id) => combatantName(state, id)).join(", ")}</div>`}
-        ${(hoveredPick.notes || []).map((n) => html`<div class=${/ally|allies|friendly/i.test(n) ? "threat" : ""}>${n}</div>`)}`}
+      : html`<b>${previewChoice.label}</b>${previewChoice.hit_chance != null ? html` — <span class="odds">${pct(previewChoice.hit_chance)}</span>` : ""}
+        ${preview && preview.caught.length > 0 && html`<div class="caught-list">catches: ${preview.caught.map((c) => combatantName(state, c.combatant)).join(", ")}</div>`}
+        ${preview && preview.allies_caught.length > 0 && html`<div class="threat allies-caught">⚠ catches your side: ${preview.allies_caught.map((id) => combatantName(state, id)).join(", ")}</div>`}
+        ${preview?.refused && html`<div class="threat">${preview.refused}</div>`}
+        ${(preview?.notes || []).map((n) => html`<div>${n}</div>`)}
+        ${(previewChoice.notes || []).map((n) => html`<div class=${/ally|allies|friendly/i.test(n) ? "threat" : ""}>${n}</div>`)}`}
     </div>`}
   </div>`;
 }

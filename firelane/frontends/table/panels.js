@@ -1,6 +1,6 @@
 // The panels around the map: initiative, narration, the acting seat's
 // actions, reaction and decision prompts with their countdown, the replay bar.
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { html, sideClass, combatantName, pct, signed, humanize } from "./util.js";
 
 // ------------------------------------------------------------ initiative
@@ -68,19 +68,66 @@ function Line({ line, open, toggle, future, current, gm, onRewind }) {
   </div>`;
 }
 
-export function Narration({ lines, upto, gm, onRewind, onPick }) {
+// The narration draws a window of lines, never a whole long fight: the newest
+// WINDOW (or, in the replay, those up to just after `upto`), and WINDOW more
+// for each click on "show earlier", fetched from the server when the page
+// does not hold them yet (`loadEarlier`). A replay scrubbed to a line the page
+// does not hold fetches it first.
+export const WINDOW = 300;
+const AFTER_UPTO = 40; // lines drawn after the replay's current one
+
+function indexAtOrBefore(lines, n) {
+  let lo = 0, hi = lines.length - 1, found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (lines[mid].n <= n) { found = mid; lo = mid + 1; } else hi = mid - 1;
+  }
+  return found;
+}
+
+export function Narration({ lines, upto, gm, onRewind, hasEarlier, loadEarlier }) {
   const [open, setOpen] = useState(() => new Set());
+  const [size, setSize] = useState(WINDOW);
   const box = useRef(null);
   const stick = useRef(true);
+  const keepBottom = useRef(null); // {distance from the bottom to keep while older lines are added above, until: lines.length awaited}
+  const firstShown = useRef(null); // the version of the first line drawn last time
+  const last = lines.length ? lines[lines.length - 1].n : 0;
+  const replaying = upto !== null && upto !== undefined;
+  const held = replaying && lines.length > 0 && upto < lines[0].n && hasEarlier;
   useEffect(() => {
+    if (held) loadEarlier(lines[0].n - upto + AFTER_UPTO + WINDOW / 2);
+  }, [held, upto]);
+  const hi = replaying ? Math.min(lines.length - 1, Math.max(indexAtOrBefore(lines, upto), 0) + AFTER_UPTO) : lines.length - 1;
+  let lo = Math.max(0, hi - size + 1);
+  if (!replaying && !stick.current && firstShown.current !== null) {
+    // A reader scrolled up in a live fight keeps what they read: new lines add to the window, none leaves it.
+    lo = Math.min(lo, Math.max(0, indexAtOrBefore(lines, firstShown.current)));
+  }
+  const shown = lines.slice(lo, hi + 1);
+  firstShown.current = shown.length ? shown[0].n : null;
+  const earlier = lo > 0 || hasEarlier;
+  const showEarlier = () => {
+    const el = box.current;
+    const older = lo < WINDOW && hasEarlier; // the page does not hold them all yet
+    // Keep the reader's place: the lines added above must not push the view.
+    keepBottom.current = el ? { distance: el.scrollHeight - el.scrollTop, until: older ? lines.length : null } : null;
+    setSize(size + WINDOW);
+    if (older) loadEarlier(WINDOW - lo).then((added) => { if (!added) keepBottom.current = null; }, () => { keepBottom.current = null; });
+  };
+  useLayoutEffect(() => {
     const el = box.current;
     if (!el) return;
-    if (upto !== null && upto !== undefined) {
+    const keep = keepBottom.current;
+    if (keep !== null) {
+      el.scrollTop = el.scrollHeight - keep.distance;
+      if (keep.until === null || lines.length !== keep.until) keepBottom.current = null; // the older lines are in
+    } else if (replaying) {
       el.querySelector(`[data-n="${upto}"]`)?.scrollIntoView({ block: "nearest" });
     } else if (stick.current) {
       el.scrollTop = el.scrollHeight;
     }
-  }, [lines.length, upto]);
+  }, [lines.length, upto, lo, hi]);
   const onScroll = () => {
     const el = box.current;
     stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
@@ -91,10 +138,11 @@ export function Narration({ lines, upto, gm, onRewind, onPick }) {
     setOpen(next);
   };
   return html`<section class="panel narration">
-    <h2>Narration <span class="count">${lines.length} events</span></h2>
+    <h2>Narration <span class="count" data-events=${last}>${last} events${shown.length < last ? ` · ${shown.length} shown` : ""}</span></h2>
     <div class="lines" ref=${box} onScroll=${onScroll}>
-      ${lines.map((line) => html`<${Line} key=${line.n} line=${line} open=${open.has(line.n)} toggle=${() => toggle(line.n)}
-        future=${upto != null && line.n > upto} current=${upto != null && line.n === upto} gm=${gm} onRewind=${onRewind} />`)}
+      ${earlier && html`<button class="show-earlier" onClick=${showEarlier}>show earlier events</button>`}
+      ${shown.map((line) => html`<${Line} key=${line.n} line=${line} open=${open.has(line.n)} toggle=${() => toggle(line.n)}
+        future=${replaying && line.n > upto} current=${replaying && line.n === upto} gm=${gm} onRewind=${onRewind} />`)}
     </div>
   </section>`;
 }
@@ -142,7 +190,7 @@ export function Prompt({ view, options, answered, now, send, busy, onPickSquares
         ${w.reactions.map((r) => html`<div class="reaction" data-reaction=${r.reaction}>
           <div class="reaction-label">${r.label}${r.rule && html` <span class="rule">${r.rule}</span>`}</div>
           ${r.choices.map((choice, i) => html`<button key=${i} class="choice" disabled=${busy}
-              data-choice=${choice.label} onClick=${() => send(choice.command, `${r.label}: ${choice.label}`)}
+              data-choice=${choice.label} onClick=${() => { onPickSquares(null); send(choice.command, `${r.label}: ${choice.label}`); }}
               onMouseEnter=${() => choice.square && onPickSquares([{ ...choice, allies: false }])} onMouseLeave=${() => onPickSquares(null)}>
             ${choice.label}${choice.hit_chance != null ? html` <span class="odds">${pct(choice.hit_chance)}</span>` : ""}
             ${choice.notes?.length ? html`<small>${choice.notes.join("; ")}</small>` : ""}
@@ -172,7 +220,7 @@ function AttackCard({ state, attack, send, busy }) {
   </div>`;
 }
 
-export function ActionPanel({ view, options, selected, select, moveMode, setMoveMode, send, busy, pick, setPick, now }) {
+export function ActionPanel({ view, options, selected, select, moveMode, setMoveMode, send, busy, pick, setPick, now, onPreview }) {
   const state = view.state;
   const mine = options?.combatants || [];
   if (!mine.length) return null;
@@ -205,7 +253,8 @@ export function ActionPanel({ view, options, selected, select, moveMode, setMove
               if (action.choices.length === 1 && !squares.length) {
                 const choice = action.choices[0];
                 return html`<button key=${action.action + action.label} class="action" data-action=${action.action} disabled=${busy}
-                  title=${action.rule} onClick=${() => send(choice.command, action.label)}>${action.label}</button>`;
+                  title=${action.rule} onMouseEnter=${() => onPreview?.(choice)} onMouseLeave=${() => onPreview?.(null)}
+                  onClick=${() => { onPreview?.(null); send(choice.command, action.label); }}>${action.label}</button>`;
               }
               const key = action.action + ":" + action.label;
               const picking = pick?.combatant === c.combatant && pick?.key === key;
@@ -215,7 +264,8 @@ export function ActionPanel({ view, options, selected, select, moveMode, setMove
                 ${picking && html`<div class="sub-choices">
                   ${squares.length > 0 && html`<div class="hint">pick a square on the map${squares.some((s) => (s.notes || []).some((n) => /ally|allies|friendly/i.test(n))) ? " (⚠ marks squares that catch allies)" : ""}</div>`}
                   ${action.choices.filter((ch) => !ch.square).map((ch, i) => html`<button key=${i} class="choice" disabled=${busy}
-                    onClick=${() => { setPick(null); send(ch.command, `${action.label}: ${ch.label}`); }}>${ch.label}${ch.hit_chance != null ? html` <span class="odds">${pct(ch.hit_chance)}</span>` : ""}</button>`)}
+                    data-choice=${ch.label} onMouseEnter=${() => onPreview?.(ch)} onMouseLeave=${() => onPreview?.(null)}
+                    onClick=${() => { setPick(null); onPreview?.(null); send(ch.command, `${action.label}: ${ch.label}`); }}>${ch.label}${ch.hit_chance != null ? html` <span class="odds">${pct(ch.hit_chance)}</span>` : ""}</button>`)}
                 </div>`}
               </div>`;
             })}</div>`}

@@ -94,6 +94,7 @@ from firelane.events.bolt_and_blade_area_schemas import (
     BBZoneTicked,
     CaughtCombatant,
 )
+from firelane.events.options_schemas import AreaPreview, CaughtInArea
 from firelane.events.schemas import Command, Event, Modifier, Roll, TestRolled
 
 
@@ -578,6 +579,29 @@ def _preview(system: AreaHost, decision: Decision, command: BBPreviewArea, user:
             neutrals_caught=aimed.flagged("neutral"),
             blocked=aimed.blocked,
         )
+    )
+
+
+def preview_area(system: AreaHost, state: EncounterState, command: Command) -> AreaPreview:
+    """BB-CMB-24 for the table: the template a `BBThrow` or `BBAreaAttack`
+    would place where it is aimed (before any scatter) and who it catches,
+    allies flagged, from the same footprint `BBPreviewArea` reports."""
+    if not isinstance(command, (BBThrow, BBAreaAttack)):
+        raise Rejected(f"{type(command).__name__} is not an area command")
+    user = _require_acting(state, command.actor)
+    profile = require_profile(system, state, user.id, command.weapon)
+    if isinstance(command, BBThrow):
+        require(profile.thrown, f"{profile.name} is not thrown; use BBAreaAttack")
+        aimed = aimed_footprint(state, profile, user, command.target, None)
+    else:
+        require(not profile.thrown, f"{profile.name} is thrown; use BBThrow")
+        aimed = aimed_footprint(state, profile, user, command.target, command.direction)
+    neutrals = aimed.flagged("neutral")
+    return AreaPreview(
+        command=type(command).__struct_config__.tag, shape=profile.shape, origin=aimed.template.source,
+        squares=aimed.reached, allies_caught=aimed.flagged("ally", "self"), blocked=aimed.blocked, rule="BB-CMB-24",
+        caught=[CaughtInArea(combatant=c.combatant, square=c.square, relation=c.relation) for c in aimed.caught],
+        notes=[f"neutrals caught: {', '.join(neutrals)}"] if neutrals else [],
     )
 
 

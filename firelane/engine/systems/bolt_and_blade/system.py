@@ -34,7 +34,7 @@ from firelane.engine.systems.bolt_and_blade.state import (
     check_sheet,
     unknown_sheet_fields,
 )
-from firelane.events.options_schemas import ReactionOption
+from firelane.events.options_schemas import AreaPreview, ReactionOption
 from firelane.events.bolt_and_blade_schemas import BB_COMMANDS, BB_EVENTS, BBMarkMoved, BBMovementStopped, BBOpposedCheck, BBShotHeld
 from firelane.events.schemas import (
     ActionTaken,
@@ -97,6 +97,7 @@ class BoltAndBladeSystem(BaseRuleSystem):
     # spent earlier in the same round spent until the next round (BB-CMB-03).
     reaction_resets: ClassVar[str] = "own_turn"
     initiative_each_round: ClassVar[bool] = False
+    previewable: ClassVar[frozenset[str]] = frozenset({"BBThrow", "BBAreaAttack"})
     default_settings: ClassVar[dict[str, Any]] = {**BB_DEFAULT_SETTINGS, **areas.AREA_DEFAULT_SETTINGS}
 
     # ------------------------------------------------------------ setup
@@ -279,6 +280,9 @@ class BoltAndBladeSystem(BaseRuleSystem):
 
     def reaction_options(self, state: EncounterState, window: ReactionWindow, combatant: str) -> list[ReactionOption]:
         return options.reaction_options(state, window, combatant)
+
+    def preview_area(self, state: EncounterState, command: Command) -> AreaPreview:
+        return areas.preview_area(self, state, command)
 
     # ------------------------------------------------------------ evolve
 

@@ -39,6 +39,7 @@ from firelane.events.d100_degrees_schemas import (
     D100DSuppressingFire,
     D100DSuppressingFireResolved,
 )
+from firelane.events.options_schemas import AreaPreview, CaughtInArea
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,
@@ -398,22 +399,51 @@ def suppressing_fire(system: BaseRuleSystem, decision: Decision, command: D100DS
     start_evasion(system, decision, attack_record(actor, weapon, "suppressing_fire", "D100D-09", hits, leftover), dice)
 
 
+def in_killzone(state: D100DState, grid: Grid, origin: Square, toward: Square, weapon: Weapon, square: Square) -> bool:
+    """D100D-09: ``square`` lies in the 30 degree arc from ``origin`` toward
+    ``toward``, within the weapon's range and in the shooter's sight."""
+    return (
+        rules.in_arc(origin, toward, square)
+        and metres(state, origin, square) <= weapon.range_m
+        and grid.line_of_sight(origin, square)
+    )
+
+
 def killzone(state: D100DState, actor: D100DCombatant, weapon: Weapon, toward: Square) -> list[str]:
     """D100D-09: standing combatants in the 30 degree arc, in range and in sight, by ID.
     House default: the shooter's allies are not caught unless the setting says so."""
     grid = Grid(state.terrain)
     origin = position(actor)
     allies_too = bool(state.settings["suppressing_fire_hits_allies"])
-    caught = []
-    for other in area_fire_candidates(state, actor, allies_too=allies_too):
-        square = position(other)
-        if (
-            rules.in_arc(origin, toward, square)
-            and metres(state, origin, square) <= weapon.range_m
-            and grid.line_of_sight(origin, square)
-        ):
-            caught.append(other.id)
-    return sorted(caught)
+    return sorted(other.id for other in area_fire_candidates(state, actor, allies_too=allies_too)
+                  if in_killzone(state, grid, origin, toward, weapon, position(other)))
+
+
+def suppressing_fire_area(state: D100DState, command: D100DSuppressingFire) -> AreaPreview:
+    """D100D-09 for the table: the killzone a Suppressing Fire toward
+    ``command.toward`` would cover (every square of the arc in range and in
+    sight) and who it would catch (`killzone`); the checks of the action
+    itself, without the test. An ally in the arc that the house default spares
+    (``suppressing_fire_hits_allies`` false) is named in the notes."""
+    actor = state.combatants[command.actor]
+    weapon, _rof = ready_ranged_weapon(state, actor, "suppressing_fire", FULL, command.weapon, command.rof)
+    origin = position(actor)
+    toward = (int(command.toward[0]), int(command.toward[1]))
+    require(toward != origin, "Suppressing Fire needs a direction: 'toward' must differ from the shooter's square")
+    grid = Grid(state.terrain)
+    squares = [(x, y) for y in range(state.terrain.height) for x in range(state.terrain.width)
+               if (x, y) not in grid.walls and in_killzone(state, grid, origin, toward, weapon, (x, y))]
+    caught = killzone(state, actor, weapon, toward)
+    inside = set(squares)
+    spared = sorted(c.id for c in state.combatants.values() if c.id not in caught and c.id != actor.id and c.side == actor.side
+                    and not c.out_of_fight and c.position is not None and position(c) in inside)
+    return AreaPreview(
+        command="D100DSuppressingFire", shape="arc", origin=origin, squares=squares, rule="D100D-09",
+        caught=[CaughtInArea(combatant=cid, square=position(state.combatants[cid]),
+                             relation="ally" if state.combatants[cid].side == actor.side else "enemy") for cid in caught],
+        allies_caught=[cid for cid in caught if state.combatants[cid].side == actor.side],
+        notes=[f"in the arc but spared (suppressing_fire_hits_allies is off): {', '.join(spared)}"] if spared else [],
+    )
 
 
 def pinning_tests(decision: Decision, caught: list[str], test_succeeded: bool, dice: Dice) -> None:

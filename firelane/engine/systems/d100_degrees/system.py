@@ -23,7 +23,7 @@ from firelane.events.d100_degrees_schemas import (
     D100DMove,
     D100DSuppressingFire,
 )
-from firelane.events.options_schemas import ReactionOption
+from firelane.events.options_schemas import AreaPreview, ReactionOption
 from firelane.events.schemas import (
     ActionTaken,
     CombatantSetup,
@@ -78,6 +78,7 @@ class D100DegreesSystem(BaseRuleSystem):
     reaction_priority: ClassVar[dict[str, int]] = {rules.PARRY: 0, rules.DODGE: 0}
     reaction_resets = "round"  # house default: one Evasion reaction per round
     initiative_each_round = False
+    previewable: ClassVar[frozenset[str]] = frozenset({"D100DSuppressingFire"})
     default_settings: ClassVar[dict[str, Any]] = HOUSE_DEFAULTS
 
     # ------------------------------------------------------------ setup
@@ -209,6 +210,11 @@ class D100DegreesSystem(BaseRuleSystem):
 
     def reaction_options(self, state: EncounterState, window: ReactionWindow, combatant: str) -> list[ReactionOption]:
         return options.reaction_options(state, window, combatant)  # type: ignore[arg-type]
+
+    def preview_area(self, state: EncounterState, command: Command) -> AreaPreview:
+        require(isinstance(command, D100DSuppressingFire), f"{type(command).__name__} has no area")
+        self.require_free_to_act(state, command.actor)
+        return actions.suppressing_fire_area(state, command)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------ the GM's adjustments
 

@@ -40,6 +40,7 @@ from firelane.events.d100_zones_schemas import (
     D100ZRevived,
     D100ZSuppressiveFire,
 )
+from firelane.events.options_schemas import AreaPreview, CaughtInArea
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,
@@ -419,15 +420,7 @@ def aimed_shot(system: BaseRuleSystem, decision: Decision, command: D100ZAimedSh
 def suppressive_fire(system: BaseRuleSystem, decision: Decision, command: D100ZSuppressiveFire, dice: Dice) -> None:
     state: D100ZState = decision.state  # type: ignore[assignment]
     me = state.combatants[command.actor]
-    require_option(state, "suppressive_fire")
-    require(command.zone in rules.ZONE_NAMES, f"unknown zone {command.zone!r}; zones: {', '.join(rules.ZONE_NAMES)}")
-    require(not me.attacks, f"{me.id} has already attacked this turn; Suppressive Fire takes the action")
-    require_economy(me, "Suppressive Fire")
-    weapon = find_weapon(state, me, command.weapon) if command.weapon else first_ranged(me)
-    require(weapon is not None and weapon.kind == RANGED, f"{me.id} needs a ranged weapon for Suppressive Fire")
-    assert weapon is not None
-    caught = suppressed_targets(state, me, weapon, command.zone)
-    require(caught, f"no one to suppress in the {command.zone} zone within range and sight of {weapon.name}")
+    weapon, caught = suppressive_fire_plan(state, me, command)
     origin = position(me)
     decision.emit(
         ActionTaken(
@@ -477,6 +470,47 @@ def suppressive_fire(system: BaseRuleSystem, decision: Decision, command: D100ZS
             deal_damage(decision, me.id, target_id, damage, "D100Z-13")
 
 
+def suppressive_fire_plan(state: D100ZState, me: D100ZCombatant, command: D100ZSuppressiveFire) -> tuple[ZWeapon, list[str]]:
+    """The checks of D100Z-13 before any roll: the weapon fired and who the zone's fire catches."""
+    require_option(state, "suppressive_fire")
+    require(command.zone in rules.ZONE_NAMES, f"unknown zone {command.zone!r}; zones: {', '.join(rules.ZONE_NAMES)}")
+    require(not me.attacks, f"{me.id} has already attacked this turn; Suppressive Fire takes the action")
+    require_economy(me, "Suppressive Fire")
+    weapon = find_weapon(state, me, command.weapon) if command.weapon else first_ranged(me)
+    require(weapon is not None and weapon.kind == RANGED, f"{me.id} needs a ranged weapon for Suppressive Fire")
+    assert weapon is not None
+    caught = suppressed_targets(state, me, weapon, command.zone)
+    require(caught, f"no one to suppress in the {command.zone} zone within range and sight of {weapon.name}")
+    return weapon, caught
+
+
+def in_fire_zone(state: D100ZState, grid: Grid, here: Square, weapon: ZWeapon, zone: str, there: Square) -> bool:
+    """D100Z-13 with the house defaults: ``there`` is in ``zone`` around the
+    shooter at ``here``, within the weapon's range and in the shooter's sight."""
+    away = metres(state, here, there)
+    return rules.zone_of(away) == zone and away <= weapon.range_m and grid.line_of_sight(here, there)
+
+
+def suppressive_fire_area(state: D100ZState, command: D100ZSuppressiveFire) -> AreaPreview:
+    """D100Z-13 for the table: the squares of the zone a Suppressive Fire
+    would sweep (in the weapon's range and the shooter's sight) and everyone it
+    would catch (`suppressed_targets`), allies flagged; the action's own checks,
+    without the DEX tests."""
+    me = state.combatants[command.actor]
+    weapon, caught = suppressive_fire_plan(state, me, command)
+    here = position(me)
+    grid = Grid(state.terrain)
+    squares = [(x, y) for y in range(state.terrain.height) for x in range(state.terrain.width)
+               if (x, y) != here and (x, y) not in grid.walls and in_fire_zone(state, grid, here, weapon, command.zone, (x, y))]
+    relation = {cid: "ally" if state.combatants[cid].side == me.side else "enemy" for cid in caught}
+    notes = [f"each caught rolls DEX: a failure takes {weapon.name}'s base damage ({weapon.damage}), a success is Suppressed"]
+    return AreaPreview(
+        command="D100ZSuppressiveFire", shape="zone", origin=here, squares=squares, rule="D100Z-13",
+        caught=[CaughtInArea(combatant=cid, square=position(state.combatants[cid]), relation=relation[cid]) for cid in caught],
+        allies_caught=[cid for cid in caught if relation[cid] == "ally"], notes=notes,
+    )
+
+
 def suppressed_targets(state: D100ZState, me: D100ZCombatant, weapon: ZWeapon, zone: str) -> list[str]:
     """D100Z-13 "All creatures in that zone": every standing combatant but the
     shooter in ``zone`` (by distance from the shooter), allies and those behind
@@ -493,8 +527,7 @@ def suppressed_targets(state: D100ZState, me: D100ZCombatant, weapon: ZWeapon, z
     caught = []
     for other in area_fire_candidates(state, me, allies_too=allies_too):
         there = position(other)
-        away = metres(state, here, there)
-        if rules.zone_of(away) != zone or away > weapon.range_m or not grid.line_of_sight(here, there):
+        if not in_fire_zone(state, grid, here, weapon, zone, there):
             continue
         if heavy_shields:
             cover = rules.cover_between(grid.cover_at, here, there)

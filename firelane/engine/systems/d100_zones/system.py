@@ -24,7 +24,7 @@ from firelane.events.d100_zones_schemas import (
     D100ZRevived,
     D100ZSuppressiveFire,
 )
-from firelane.events.options_schemas import ReactionOption
+from firelane.events.options_schemas import AreaPreview, ReactionOption
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,
@@ -92,6 +92,7 @@ class D100ZonesSystem(BaseRuleSystem):
     reaction_priority: ClassVar[dict[str, int]] = {actions.FREE_ATTACK: 0}  # then initiative order (D100Z-15)
     reaction_resets = "round"
     initiative_each_round = True  # D100Z-01
+    previewable: ClassVar[frozenset[str]] = frozenset({"D100ZSuppressiveFire"})
     default_settings: ClassVar[dict[str, Any]] = HOUSE_DEFAULTS
 
     # ------------------------------------------------------------ setup
@@ -267,6 +268,11 @@ class D100ZonesSystem(BaseRuleSystem):
 
     def reaction_options(self, state: EncounterState, window: ReactionWindow, combatant: str) -> list[ReactionOption]:
         return options.reaction_options(state, window, combatant)  # type: ignore[arg-type]
+
+    def preview_area(self, state: EncounterState, command: Command) -> AreaPreview:
+        require(isinstance(command, D100ZSuppressiveFire), f"{type(command).__name__} has no area")
+        self.require_free_to_act(state, command.actor)
+        return actions.suppressive_fire_area(state, command)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------ the GM's calls and adjustments
 

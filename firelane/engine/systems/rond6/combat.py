@@ -31,7 +31,8 @@ from firelane.engine.systems.rond6.rolling import (
 )
 from firelane.engine.state import ReactionWindow
 from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State, Weapon
-from firelane.events.rond6_schemas import R6ActionLost, R6DamageRolled, R6InterruptsBegun
+from firelane.events.options_schemas import AreaPreview, CaughtInArea
+from firelane.events.rond6_schemas import R6ActionLost, R6DamageRolled, R6HeadsDown, R6InterruptsBegun
 from firelane.events.schemas import (
     AttackResolved,
     ConditionApplied,
@@ -203,6 +204,42 @@ def deliver_hit(
     apply_damage_total(system, decision, target_id, damage.total, source=attacker, roll=damage, rule=rules.R_DAMAGE, stun=weapon.stun, dice=dice)
 
 
+def heads_down_radius(state: RonD6State) -> int:
+    return int(state.settings.get("heads_down_radius", 1))
+
+
+def heads_down_caught(state: RonD6State, attacker: str, center: tuple[int, int]) -> list[str]:
+    """R6-32: everyone standing within the house radius of ``center`` but the
+    attacker, by ID (allies too: the area does not choose)."""
+    radius = heads_down_radius(state)
+    return sorted(
+        c.id for c in state.combatants.values()
+        if c.id != attacker and not c.out_of_fight and c.position is not None and distance(tuple(c.position), center) <= radius  # type: ignore[arg-type]
+    )
+
+
+def heads_down_area(system: SystemContract, state: RonD6State, command: R6HeadsDown) -> AreaPreview:
+    """R6-32 for the table: the squares a Heads Down at ``command.center``
+    covers and whom it would make test (`heads_down_caught`), allies flagged;
+    the action's own checks (`check_heads_down`), without the rolls."""
+    plan = actions.check_heads_down(system, state, command.actor, command)
+    attacker = state.combatants[command.actor]
+    center = (int(plan["center"][0]), int(plan["center"][1]))
+    radius = heads_down_radius(state)
+    squares = [(x, y) for y in range(max(0, center[1] - radius), min(state.terrain.height, center[1] + radius + 1))
+               for x in range(max(0, center[0] - radius), min(state.terrain.width, center[0] + radius + 1))]
+    caught = heads_down_caught(state, attacker.id, center)
+    relation = {cid: "ally" if state.combatants[cid].side == attacker.side else "enemy" for cid in caught}
+    return AreaPreview(
+        command="R6HeadsDown", shape="burst", origin=center, squares=squares, rule=rules.R_HEADS_DOWN,
+        caught=[CaughtInArea(combatant=cid, square=tuple(state.combatants[cid].position), relation=relation[cid])  # type: ignore[arg-type]
+                for cid in caught],
+        allies_caught=[cid for cid in caught if relation[cid] == "ally"],
+        notes=["each one caught tests Will Power against the attack: one who fails drops prone, loses its next action "
+               "and suffers the Intimidation effects the result points buy"],
+    )
+
+
 def heads_down_step(system: SystemContract, decision: Decision, step: dict[str, Any], queue: Queue, dice: Dice) -> None:
     """R6-32: one attack test as an Intimidation against everyone in the area;
     each target's opposed Will Power test fails -> it seeks cover (drops
@@ -215,11 +252,8 @@ def heads_down_step(system: SystemContract, decision: Decision, step: dict[str, 
         return
     weapon = system.weapon(attacker, step["weapon"])
     center = tuple(step["center"])
-    radius = int(state.settings.get("heads_down_radius", 1))
-    caught = sorted(
-        c.id for c in state.combatants.values()
-        if c.id != attacker.id and not c.out_of_fight and c.position is not None and distance(tuple(c.position), center) <= radius  # type: ignore[arg-type]
-    )
+    radius = heads_down_radius(state)
+    caught = heads_down_caught(state, attacker.id, center)  # type: ignore[arg-type]
     attack = roll_test(dice, state.settings, attacker, weapon.skill, purpose=f"Heads Down ({weapon.name or weapon.id}) as Intimidation",
                        rule=rules.R_HEADS_DOWN, details={"center": list(center), "radius": radius, "targets": caught})
     for target_id in caught:

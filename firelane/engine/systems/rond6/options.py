@@ -19,7 +19,8 @@ the Spec checks, `validate_claim`), so a listed command is one `decide` accepts.
   Waiting enemy that could interrupt the move with an attack (R6-08), with its
   chance to hit the mover where it stands.
 * Other actions: Wait, Active/Full Defense, Ready and reload, Stand, Recover,
-  Escape, Grapple, Charge, Heads Down at each enemy's Space.
+  Escape, Grapple, Charge, Heads Down at each enemy's Space (the choice's
+  square: the table previews its area, `combat.heads_down_area`).
 * Windows: Wait interruptions (each attack and area attack the waiter could
   make, fully formed),
   Active Defenses (with each count of actions to declare when none is declared
@@ -439,7 +440,9 @@ def other_actions(system: SystemContract, state: RonD6State, me: RonD6Combatant,
         for text, command in candidates:
             spec = actions.SPECS.get(type(command))
             if legal(system, state, me.id, command) if spec is None or spec.is_action else _non_action_ok(system, state, me.id, command):
-                choices.append(Choice(label=text, rule=rule, command=command_json(command)))
+                # Heads Down is aimed at a Space: the table shows it on the map and previews its area.
+                square = (int(command.center[0]), int(command.center[1])) if isinstance(command, R6HeadsDown) else None
+                choices.append(Choice(label=text, rule=rule, square=square, command=command_json(command)))
         if choices:
             found.append(ActionOption(action=action, label=label, rule=rule, choices=choices))
     return found

@@ -80,12 +80,13 @@ from firelane.events.rond6_schemas import (
     R6ActionLost,
     R6ActionsDeclared,
     R6DefenseRolled,
+    R6HeadsDown,
     R6InterruptQueued,
     R6InterruptsBegun,
     R6ResistanceBoosted,
     R6Wait,
 )
-from firelane.events.options_schemas import ReactionOption
+from firelane.events.options_schemas import AreaPreview, ReactionOption
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,
@@ -170,6 +171,8 @@ class RonD6System(BaseRuleSystem):
     reaction_resets = "round"
     initiative_each_round = True
     default_settings: ClassVar[dict[str, Any]] = DEFAULT_SETTINGS
+    # Heads Down (R6-32) is listed at each enemy's Space; Area Attacks (R6-40) are not in the options.
+    previewable: ClassVar[frozenset[str]] = frozenset({"R6HeadsDown"})
 
     # ================================================================ settings and sheets
 
@@ -535,6 +538,11 @@ class RonD6System(BaseRuleSystem):
 
     def reaction_options(self, state: Any, window: ReactionWindow, combatant: str) -> list[ReactionOption]:
         return options.reaction_options(self, state, window, combatant)
+
+    def preview_area(self, state: Any, command: Command) -> AreaPreview:
+        require(isinstance(command, R6HeadsDown), f"{type(command).__name__} has no area to preview")
+        self.require_free_to_act(state, command.actor)
+        return combat.heads_down_area(self, state, command)  # type: ignore[arg-type]
 
     # ================================================================ the GM's calls and adjustments
 
