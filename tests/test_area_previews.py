@@ -4,9 +4,8 @@ command itself then covers and catches when it is decided with dice.
 
 Each system's demo fight is played headless; at its turns every listed area
 choice is previewed, then decided on a copy of the state, and the preview is
-checked against the resolution's own event. RonD6's Area Attacks (R6-40) are
-not in its options (see `firelane.engine.systems.rond6.options`), so Heads
-Down (R6-32) is its only previewed area.
+checked against the resolution's own event. RonD6 previews its Heads Down
+(R6-32) and its Area Attacks (R6-40 bursts, R6-41 cones).
 """
 
 from __future__ import annotations
@@ -152,7 +151,7 @@ def test_d100_zones_the_engaged_zone_is_every_square_within_two_metres() -> None
 
 
 def test_rond6_heads_down_tests_everyone_the_preview_names() -> None:
-    samples = _samples("rond6", every=1)
+    samples = [sample for sample in _samples("rond6", every=1) if type(sample[1]).__name__ == "R6HeadsDown"]
     assert samples
     for state, command, preview, events in samples:
         assert preview.shape == "burst" and preview.rule == "R6-32"
@@ -164,6 +163,23 @@ def test_rond6_heads_down_tests_everyone_the_preview_names() -> None:
             if 0 <= x < state.terrain.width and 0 <= y < state.terrain.height}
         tested = [e.target for e in _of(events, AttackResolved) if e.kind == "heads_down"]
         assert tested == _caught(preview)
+
+
+def test_rond6_area_attacks_cover_and_catch_what_the_preview_names() -> None:
+    """R6-40: the burst's template and the combatants it catches are the ones
+    the attack's R6AreaTargeted then records, its attack test against each."""
+    from firelane.events.rond6_aux_schemas import R6AreaTargeted
+
+    samples = [sample for sample in _samples("rond6", every=1, per_action=6) if type(sample[1]).__name__ == "R6AreaAttack"]
+    assert samples
+    for state, command, preview, events in samples:
+        _consistent(state, command.actor, preview, self_is_ally=True)
+        targeted = _of(events, R6AreaTargeted)
+        assert len(targeted) == 1
+        assert preview.shape == targeted[0].shape and preview.rule == targeted[0].rule
+        assert [tuple(s) for s in preview.squares] == [tuple(s) for s in targeted[0].squares]
+        assert _caught(preview) == targeted[0].targets
+        assert [a.target for a in _of(events, AttackResolved)] == targeted[0].targets[:len(_of(events, AttackResolved))]
 
 
 def test_a_preview_refuses_what_the_rules_refuse() -> None:

@@ -48,6 +48,7 @@ from firelane.engine.core import next_command_id
 from firelane.engine.systems.rond6 import combat, rolling, rules
 from firelane.engine.systems.rond6.movement import require_acting
 from firelane.engine.systems.rond6.objects import require_weapon_ready, spend_round
+from firelane.events.options_schemas import AreaPreview, CaughtInArea
 from firelane.events.rond6_aux_schemas import R6AreaAttack, R6AreaTargeted
 from firelane.events.schemas import AttackResolved, Modifier
 
@@ -225,9 +226,11 @@ def weapon_area(weapon: Any) -> tuple[str, str] | None:
     return None
 
 
-def decide_area_attack(system: Any, decision: Decision, command: R6AreaAttack, dice: Dice) -> None:
-    """R6-40/41: one attack test against everyone in the burst or cone."""
-    state = decision.state
+def plan_area_attack(system: Any, state: Any, command: R6AreaAttack) -> dict[str, Any]:
+    """R6-40/41's checks and template for an area attack, before anything is
+    spent or rolled: the weapon, the shape and size, the squares covered, who
+    is in them, the range modifier. The attack (`decide_area_attack`) and the
+    table's preview (`area_preview`) both take it from here."""
     attacker = require_acting(system, state, command.actor)
     weapon = system.weapon(attacker, command.weapon)
     area = weapon_area(weapon)
@@ -268,6 +271,39 @@ def decide_area_attack(system: Any, decision: Decision, command: R6AreaAttack, d
         if not c.out_of_fight and c.position is not None and tuple(c.position) in covered
         and not (shape == "cone" and c.id == attacker.id)
     )
+    return {"attacker": attacker, "weapon": weapon, "shape": shape, "size": size, "origin": origin, "center": center,
+            "facing": facing, "flat": flat, "squares": squares, "targets": targets, "rule": rule}
+
+
+def area_preview(system: Any, state: Any, command: R6AreaAttack) -> AreaPreview:
+    """The table's preview of an area attack: its template and whom it would
+    catch (the attacker's side flagged), from `plan_area_attack`; nothing is
+    spent or rolled."""
+    plan = plan_area_attack(system, state, command)
+    attacker = plan["attacker"]
+    relation = {cid: ("self" if cid == attacker.id else "ally" if state.combatants[cid].side == attacker.side else "enemy")
+                for cid in plan["targets"]}
+    notes = [f"one attack test ({plan['weapon'].skill}) against each one caught; a hit rolls the weapon's damage"]
+    if plan["flat"]:
+        notes.append(", ".join(f"{m.value:+d} {m.source}" for m in plan["flat"]))
+    return AreaPreview(
+        command="R6AreaAttack", shape=plan["shape"],
+        origin=plan["center"] if plan["shape"] == "burst" else plan["origin"],
+        squares=[tuple(sq) for sq in plan["squares"]], rule=plan["rule"],  # type: ignore[misc]
+        caught=[CaughtInArea(combatant=cid, square=tuple(state.combatants[cid].position), relation=relation[cid])  # type: ignore[arg-type]
+                for cid in plan["targets"]],
+        allies_caught=[cid for cid in plan["targets"] if relation[cid] != "enemy"],
+        notes=notes,
+    )
+
+
+def decide_area_attack(system: Any, decision: Decision, command: R6AreaAttack, dice: Dice) -> None:
+    """R6-40/41: one attack test against everyone in the burst or cone."""
+    state = decision.state
+    plan = plan_area_attack(system, state, command)
+    attacker, weapon, shape, size = plan["attacker"], plan["weapon"], plan["shape"], plan["size"]
+    flat, squares, targets, rule = plan["flat"], plan["squares"], plan["targets"], plan["rule"]
+    center, facing = plan["center"], plan["facing"]
     penalty = system.spend_action(decision, attacker.id, "action", action=f"area_{shape}", rule=rule)
     spend_round(decision, attacker.id, weapon, rule)
     attacker = decision.state.combatants[attacker.id]

@@ -72,7 +72,7 @@ from firelane.engine.systems.rond6.rolling import (
 from firelane.engine.systems.rond6.rules import DEFENSE_REACTIONS, INTERRUPT, RESIST
 from firelane.engine.systems.rond6.state import UNARMED, RonD6Combatant, RonD6State, Weapon
 from firelane.engine.systems.rond6.movement import with_route
-from firelane.events.rond6_aux_schemas import R6Move
+from firelane.events.rond6_aux_schemas import R6AreaAttack, R6Move
 from firelane.events.rond6_schemas import (
     R6_COMMANDS,
     R6_EVENTS,
@@ -172,7 +172,7 @@ class RonD6System(BaseRuleSystem):
     initiative_each_round = True
     default_settings: ClassVar[dict[str, Any]] = DEFAULT_SETTINGS
     # Heads Down (R6-32) is listed at each enemy's Space; Area Attacks (R6-40) are not in the options.
-    previewable: ClassVar[frozenset[str]] = frozenset({"R6HeadsDown"})
+    previewable: ClassVar[frozenset[str]] = frozenset({"R6HeadsDown", "R6AreaAttack"})
 
     # ================================================================ settings and sheets
 
@@ -540,8 +540,10 @@ class RonD6System(BaseRuleSystem):
         return options.reaction_options(self, state, window, combatant)
 
     def preview_area(self, state: Any, command: Command) -> AreaPreview:
-        require(isinstance(command, R6HeadsDown), f"{type(command).__name__} has no area to preview")
+        require(isinstance(command, (R6HeadsDown, R6AreaAttack)), f"{type(command).__name__} has no area to preview")
         self.require_free_to_act(state, command.actor)
+        if isinstance(command, R6AreaAttack):
+            return areas.area_preview(self, state, command)
         return combat.heads_down_area(self, state, command)  # type: ignore[arg-type]
 
     # ================================================================ the GM's calls and adjustments
