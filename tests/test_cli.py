@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 
-from tests.cli_helpers import ENGINE_ENV, REPO, firelane
+from tests.cli_helpers import ENGINE_ENV, REPO, firelane, redis_servers_of
 
 
 def test_demo_runs_a_fight_replays_and_verifies(redis_url: str) -> None:
@@ -199,5 +199,15 @@ def test_options_give_a_command_that_submit_sends_and_prints_with_the_systems_ow
         assert answer.returncode == 0, answer.stdout + answer.stderr
         assert "Traceback" not in answer.stderr and answer.stdout.split()[1].startswith("R6")
     finally:
-        engine.kill()
-        engine.communicate()
+        # Stopped as a person stops it (SIGTERM), so the data dir's last user
+        # stops its redis-server; a SIGKILL would leave that server running.
+        engine.terminate()
+        try:
+            engine.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            engine.kill()
+            engine.communicate()
+    deadline = time.monotonic() + 15
+    while redis_servers_of(data):
+        assert time.monotonic() < deadline, "the data dir's redis-server outlived its last user"
+        time.sleep(0.1)

@@ -123,6 +123,10 @@ class EngineHost:
     running: dict[tuple[str, str], str] = field(default_factory=dict)  # (campaign, encounter) -> status
     finished: int = 0
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    # How many hosts `firelane serve --workers N` starts: each waits (a while)
+    # for all of them to beat before taking any encounter, or the first one up
+    # would reserve every encounter found at start before the others count.
+    expected_hosts: int = 1
 
     async def _heartbeat(self) -> None:
         client = self.store.client
@@ -150,6 +154,7 @@ class EngineHost:
     async def run(self, nursery: trio.Nursery) -> None:
         nursery.start_soon(self._heartbeat)
         client = self.store.client
+        await _wait_for_hosts(self.store, self.expected_hosts)
         # Read the notification stream's end first, then scan: nothing created
         # in between is missed.
         last = await client.execute("XREVRANGE", CREATED_KEY, "+", "-", "COUNT", 1)
@@ -280,7 +285,7 @@ async def _apply_settings(store: Store, args: argparse.Namespace) -> StoreSettin
 
 
 def _worker_command(args: argparse.Namespace) -> list[str]:
-    command = [sys.executable, "-m", "firelane.frontends.cli", "serve", "--engine-only"]
+    command = [sys.executable, "-m", "firelane.frontends.cli", "serve", "--engine-only", "--workers", str(args.workers)]
     if args.redis:
         command += ["--redis", args.redis]
     if args.data_dir:
@@ -317,14 +322,13 @@ async def _keep_workers(args: argparse.Namespace, count: int) -> None:
                     worker.wait()
 
 
-async def _wait_for_workers(store: Store, count: int, timeout: float = 20) -> None:
-    """Give the workers a moment to come up, so the encounters found at start
-    are spread over all of them rather than taken by this process alone."""
+async def _wait_for_hosts(store: Store, count: int, timeout: float = 20) -> None:
+    """Give every engine host a moment to come up (its heartbeat), so the
+    encounters found at start are spread over all of them rather than taken by
+    the first one alone. A host that never comes up is not waited for long."""
     with trio.move_on_after(timeout):
-        while True:
-            if len(await store.client.execute("HKEYS", WORKERS_BEAT_KEY) or []) >= count:
-                return
-            await trio.sleep(0.1)
+        while len(await store.client.execute("HKEYS", WORKERS_BEAT_KEY) or []) < count:
+            await trio.sleep(0.05)
 
 
 async def serve(args: argparse.Namespace) -> int:
@@ -338,7 +342,7 @@ async def serve(args: argparse.Namespace) -> int:
         config.bind = [f"{args.host}:{args.port}"]
         config.accesslog = None
         config.errorlog = None
-        host = EngineHost(store)
+        host = EngineHost(store, expected_hosts=args.workers)
         stopping = trio.Event()
         try:
             async with trio.open_nursery() as nursery:
@@ -354,7 +358,6 @@ async def serve(args: argparse.Namespace) -> int:
                     nursery.start_soon(_keep_registered, store, info)
                     if args.workers > 1:
                         nursery.start_soon(_keep_workers, args, args.workers - 1)
-                        await _wait_for_workers(store, args.workers - 1)
                     nursery.start_soon(host.run, nursery)
                     where = "" if store.socket_path is None else f" ({store.data_dir.path})"
                     binary = ""
@@ -379,5 +382,5 @@ async def _engine_only(args: argparse.Namespace) -> int:
     """One more engine process of a `firelane serve --workers N` (started by it)."""
     async with open_store(redis_url=args.redis, data_dir=args.data_dir, client_name="firelane-worker") as store:
         async with trio.open_nursery() as nursery:
-            await EngineHost(store).run(nursery)
+            await EngineHost(store, expected_hosts=args.workers).run(nursery)
     return 0
