@@ -70,9 +70,12 @@ _HEARTBEAT_S = 1.0
 _WORKER_STALE_S = 5
 
 # Reserve encounter ARGV[3] for host ARGV[1] unless another live host (heartbeat
-# within ARGV[2] s of the server's clock) has reserved it or runs fewer;
-# atomic, so two hosts never both decide on counts that are out of date, nor
-# race each other for the same encounter.
+# within ARGV[2] s of the server's clock) has reserved it, or this host already
+# has its fair share (ARGV[4], the encounters it knows of that have not ended,
+# over the live hosts) while another live host runs fewer. Atomic, so two hosts
+# never both decide on counts that are out of date, nor race each other for
+# the same encounter. (Without the fair share, two hosts taking turns one
+# encounter at a time would fill up only as fast as their retries.)
 _RESERVE = """
 local now = tonumber(redis.call('TIME')[1])
 local function live(host)
@@ -84,13 +87,18 @@ if holder and holder ~= ARGV[1] and live(holder) then
   return 0
 end
 local mine = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+local hosts, fewer = 1, false
 local beats = redis.call('HGETALL', KEYS[1])
 for i = 1, #beats, 2 do
   if beats[i] ~= ARGV[1] and now - tonumber(beats[i + 1]) < tonumber(ARGV[2]) then
+    hosts = hosts + 1
     if tonumber(redis.call('HGET', KEYS[2], beats[i]) or '0') < mine then
-      return 0
+      fewer = true
     end
   end
+end
+if fewer and mine >= math.ceil(tonumber(ARGV[4]) / hosts) then
+  return 0
 end
 redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
 redis.call('HSET', KEYS[3], ARGV[3], ARGV[1])
@@ -141,10 +149,11 @@ class EngineHost:
                 await client.execute("HDEL", WORKERS_LOAD_KEY, self.worker_id)
 
     async def _reserve(self, key: tuple[str, str]) -> bool:
-        """Take on this encounter if no other live host has it or runs fewer (see _RESERVE)."""
+        """Take on this encounter if no other live host has it, and this host
+        has less than its fair share or no other live host runs fewer (see _RESERVE)."""
         return bool(await self.store.client.evalsha_or_load(
             _RESERVE, (WORKERS_BEAT_KEY, WORKERS_LOAD_KEY, WORKERS_ASSIGNED_KEY),
-            (self.worker_id, _WORKER_STALE_S, "/".join(key))))
+            (self.worker_id, _WORKER_STALE_S, "/".join(key), len(self.running))))
 
     async def _release(self, key: tuple[str, str]) -> None:
         with trio.CancelScope(shield=True):
