@@ -23,8 +23,10 @@ What each key measures (docs/benchmarks.md says how to read them):
   ``choose_command`` per AI command with 128 combatants (the demo tiled 4x4 on
   a 96x64 map) and with the demo's 8.
 - ``window_p50_ms_<R>`` / ``window_p99_ms_<R>``, R = 5, 50, 100 reactors: time
-  from a window's opening event to its closing event as a log follower sees
-  them (toy system: one runner steps past R watchers who all pass).
+  from a window's opening (its first reactor asked) to its closing event
+  durable in Redis, inside the engine (toy system: one runner steps past R
+  watchers who all pass; the engine's players answer in place, so a follower
+  sees opening and closing in one batch).
   ``window_p50_growth_exponent``: the log-log slope from 5 to 100 reactors
   (1 = linear, 2 = quadratic).
 - ``replay_over_decode_limit``: the streaming turn-state fold (XRANGE pages,
@@ -39,7 +41,11 @@ What each key measures (docs/benchmarks.md says how to read them):
   fights' campaign (logs, inboxes, applied-command hashes...) per event;
   ``event_body_bytes_mean``: the JSON bodies alone.
 - ``sim_2_over_1``: wall time of ``firelane sim`` on 1 worker over 2 workers.
-- ``workers_2_over_1``: 64 concurrent encounters run by ``firelane serve --workers 2`` against ``--workers 1``.
+- ``workers_2_over_1``: 64 concurrent Bolt & Blade encounters run by
+  ``firelane serve --workers 2`` against ``--workers 1``, events per second.
+  ``serve_remote_p50_ms_<N>`` / ``_p99_``: the round trips of a bot playing
+  one combatant from its seat in 8 of those fights (submit to its events read
+  back, window answers included), with N workers busy with all 64.
 """
 
 from __future__ import annotations
@@ -676,18 +682,20 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
 
     # 6. the multi-worker server
     encounters = 64
-    progress(f"firelane serve: {encounters} concurrent d100-degrees fights on 1 worker, then on 2")
-    one_worker = await serve_throughput(1, encounters, "d100-degrees")
-    two_workers = await serve_throughput(2, encounters, "d100-degrees")
+    progress(f"firelane serve: {encounters} concurrent Bolt & Blade fights on 1 worker, then on 2")
+    one_worker = await serve_throughput(1, encounters, "bolt-and-blade")
+    two_workers = await serve_throughput(2, encounters, "bolt-and-blade")
     result["workers_2_over_1"] = round(two_workers["events_per_s"] / one_worker["events_per_s"], 2)
     result["serve_events_per_s_1"] = round(one_worker["events_per_s"])
     for workers, run in ((1, one_worker), (2, two_workers)):
         result[f"serve_remote_p50_ms_{workers}"] = round(run["remote_p50_ms"], 1)
         result[f"serve_remote_p99_ms_{workers}"] = round(run["remote_p99_ms"], 1)
         result[f"serve_remote_commands_{workers}"] = run["remote_commands"]
-    notes["workers"] = (f"{encounters} d100-degrees demo fights created first, then run by firelane serve --workers N "
-                        "on the same store; events per wall second from the first event until all have ended; window "
-                        "latency (Evasion windows) seen by a follower of 4 of them")
+    notes["workers"] = (f"{encounters} Bolt & Blade demo fights created first, then run by firelane serve --workers N "
+                        "on the same store; events per second from the first event of any to the last of all (Redis's "
+                        f"clock); in {REMOTE_PROBES} of them one combatant is played by a bot at its seat (from this "
+                        "process, through its inbox): serve_remote_* are its commands' round trips, window answers "
+                        "included, while the server is busy with all 64")
     result["live_detail"] = detail
     result["load_avg_1min_end"] = os.getloadavg()[0]
     notes["load_avg"] = "the machine's 1-minute load average at the start and the end (2 cores; above 1, others were using it)"
