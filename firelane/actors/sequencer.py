@@ -85,7 +85,7 @@ REJECTION_BURST = 32
 REJECTION_REFILL_S = 1.0
 # Commands the engine's own players make before the sequencer reads the inboxes again.
 PLAY_SLICE = 32
-PLAY_SLICE_SECONDS = 0.005
+PLAY_SLICE_SECONDS = 0.002
 # One process runs many encounters: their engine players' slices take turns.
 _play_turns: trio.lowlevel.RunVar[trio.Lock] = trio.lowlevel.RunVar("firelane_play_turns")
 
