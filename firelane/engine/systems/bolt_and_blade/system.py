@@ -287,6 +287,12 @@ class BoltAndBladeSystem(BaseRuleSystem):
     # ------------------------------------------------------------ evolve
 
     def evolve_event(self, state: EncounterState, event: Event) -> None:
+        kind = type(event)
+        folds = _FOLDS_TYPE.get(kind)
+        if folds is None:
+            folds = _FOLDS_TYPE[kind] = issubclass(kind, _FOLDED_EVENTS)
+        if not folds:
+            return  # most events change nothing of Bolt & Blade's own: skip the chain (a replay folds millions)
         combatants = state.combatants
         if isinstance(event, RoundStarted):
             for cid in sorted(combatants):
@@ -354,6 +360,14 @@ class BoltAndBladeSystem(BaseRuleSystem):
             combat.combatant(state, event.marker).marks[event.mark] = event.bearer
         elif isinstance(event, areas.AREA_EVENTS):
             areas.evolve_area_event(self, state, event)
+
+
+# The event types evolve_event folds (each branch of its chain), and per
+# concrete type whether it is one of them (looked up once per type).
+_FOLDED_EVENTS: tuple[type, ...] = (
+    RoundStarted, TurnStarted, ActionTaken, Moved, DamageDealt, StateAdjusted, ConditionRemoved, BBShotHeld,
+    ReactionDenied, BBMovementStopped, GMRuled, BBMarkMoved, *areas.AREA_EVENTS)
+_FOLDS_TYPE: dict[type, bool] = {}
 
 
 # ---------------------------------------------------------------- the GM's adjustments
