@@ -515,6 +515,11 @@ async def serve_throughput(workers: int, encounters: int, system_name: str) -> d
 
     data = tempfile.mkdtemp(prefix="firelane-bench-serve-")
     system = get_system(system_name)
+    # The bots run in this process, which holds what the earlier measures
+    # built: frozen out of the collector, its full collections (pauses of
+    # this process, not of the server) stay out of the round trips.
+    gc.collect()
+    gc.freeze()
     try:
         async with shared_server(data) as server:
             from firelane.redisio.datadir import DataDir
@@ -570,6 +575,7 @@ async def serve_throughput(workers: int, encounters: int, system_name: str) -> d
                 await client.aclose()
     finally:
         shutil.rmtree(data, ignore_errors=True)
+    gc.unfreeze()
     round_trips = [t for player in remote for t in player.round_trips]
     return {"events_per_s": events / elapsed, "events_per_s_90": ninety / elapsed_90, "remote_commands": len(round_trips),
             "remote_p50_ms": percentile(round_trips, 0.5) * 1000 if round_trips else float("nan"),
