@@ -100,6 +100,59 @@ def test_commands_go_through_the_seat_that_sent_them(served: Served, tmp_path: P
         assert state["state"]["ended"] and state["state"]["end_reason"] == "done for tonight"
 
 
+
+def test_a_resent_command_gets_its_first_answer_at_once(served: Served, tmp_path: Path) -> None:
+    # The README: "re-sending the same command with the same id is safe (applied
+    # once)": a frontend whose POST lost its answer sends it again and must get
+    # that answer, not a wait for events the engine never writes for a duplicate.
+    tokens = create(served, "resend", tmp_path)
+    wait_for_state(served, "resend", tokens["red"], lambda b: b["state"]["active"] == "a")
+    end_turn = b'{"type":"EndTurn","command_id":"r1","actor":"a"}'
+    with httpx.Client(timeout=20) as http:
+        first = http.post(url(served, "resend", "commands"), params={"wait": 10}, headers=bearer(tokens["red"]),
+                          content=end_turn)
+        assert first.status_code == 200 and first.json()["rejected"] is False
+        started = time.monotonic()
+        again = http.post(url(served, "resend", "commands"), params={"wait": 10}, headers=bearer(tokens["red"]),
+                          content=end_turn)
+        assert again.status_code == 200, again.text
+        assert time.monotonic() - started < 5  # answered from the log, not after the whole wait
+        assert again.json()["rejected"] is False and again.json()["events"] == first.json()["events"]
+        # A refusal is an answer too, and re-sending it gets the same refusal.
+        foreign = b'{"type":"EndTurn","command_id":"r2","actor":"a"}'
+        refused = http.post(url(served, "resend", "commands"), params={"wait": 10}, headers=bearer(tokens["blue"]),
+                            content=foreign).json()
+        refused_again = http.post(url(served, "resend", "commands"), params={"wait": 10}, headers=bearer(tokens["blue"]),
+                                  content=foreign).json()
+        assert refused["rejected"] is True and refused_again["events"] == refused["events"]
+        # The same id with another body is refused, as before, with a refusal of its own.
+        other = http.post(url(served, "resend", "commands"), params={"wait": 10}, headers=bearer(tokens["red"]),
+                          content=b'{"type":"PassReaction","command_id":"r1","actor":"a","window":1}').json()
+        assert other["rejected"] is True
+        assert "was already used by seat 'red' for another command" in other["events"][0]["data"]["reason"]
+        assert other["events"][0]["n"] > first.json()["events"][-1]["n"]
+
+
+
+@pytest.mark.xfail(strict=True, reason="known bug: the sequencer refuses a command for another seat's combatant "
+                   "under the command's own key, and when that id was used already the append is a conflict that "
+                   "nothing reports (actors/sequencer.py, _handle's authorize branch; _commit reports it)")
+def test_a_used_id_sent_again_for_a_combatant_not_the_seats_is_refused(served: Served, tmp_path: Path) -> None:
+    # The README: "the same id with another body is rejected". Here red re-uses
+    # an id for a command for Bo, whom red does not control: an answer of some
+    # kind must come, or the frontend waits for nothing.
+    tokens = create(served, "reuse", tmp_path)
+    wait_for_state(served, "reuse", tokens["red"], lambda b: b["state"]["active"] == "a")
+    with httpx.Client(timeout=20) as http:
+        first = http.post(url(served, "reuse", "commands"), params={"wait": 10}, headers=bearer(tokens["red"]),
+                          content=b'{"type":"EndTurn","command_id":"u1","actor":"a"}')
+        assert first.json()["rejected"] is False
+        other = http.post(url(served, "reuse", "commands"), params={"wait": 3}, headers=bearer(tokens["red"]),
+                          content=b'{"type":"EndTurn","command_id":"u1","actor":"b"}')
+        assert other.status_code == 200, other.text
+        assert other.json()["rejected"] is True
+
+
 async def collect(ws, until_version: int) -> list[dict]:
     received = []
     with trio.fail_after(20):

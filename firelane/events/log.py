@@ -377,6 +377,14 @@ class EventLog:
         raw = await self.client.execute("HGET", self.applied_key(encounter), command_id)
         return None if raw is None else raw.decode("ascii").split(" ", 1)[0]
 
+    async def applied_record(self, encounter: str, command_id: str) -> tuple[str, str] | None:
+        """``(last entry id, body digest)`` of what ``command_id`` wrote (either may be ""), or None if never applied."""
+        raw = await self.client.execute("HGET", self.applied_key(encounter), command_id)
+        if raw is None:
+            return None
+        entry_id, _, digest = raw.decode("ascii").partition(" ")
+        return entry_id, digest
+
     # -- reading -------------------------------------------------------------
 
     async def version(self, encounter: str) -> int:
@@ -503,6 +511,27 @@ class EventLog:
                     return newest_first
                 newest_first.append(event)
             if len(page) < _PAGE_SIZE:
+                newest_first.reverse()
+                return newest_first
+            upper = f"({_decode_id(page[-1][0])}"
+
+    async def batch_ending_at(self, encounter: str, entry_id: str, command_id: str) -> list[StoredEvent]:
+        """The events ``command_id`` wrote in the batch whose last entry is
+        ``entry_id`` (``applied_record``), oldest first: a batch's entries are
+        contiguous, so this pages back from there while ``c`` is that id."""
+        if not entry_id:
+            return []
+        key = self.log_key(encounter)
+        newest_first: list[StoredEvent] = []
+        upper = entry_id
+        while True:
+            page = await self.client.execute("XREVRANGE", key, upper, "-", "COUNT", 100)
+            for event in self._convert(encounter, page, include_invalid=False):
+                if event.command_id != command_id:
+                    newest_first.reverse()
+                    return newest_first
+                newest_first.append(event)
+            if len(page) < 100:
                 newest_first.reverse()
                 return newest_first
             upper = f"({_decode_id(page[-1][0])}"

@@ -44,12 +44,12 @@ from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from firelane.actors.sequencer import command_key, encounter_setup, seat_tokens
+from firelane.actors.sequencer import body_digest, command_key, encounter_setup, seat_tokens
 from firelane.engine.registry import UnknownSystem, get_system
 from firelane.engine.seats import default_seats, seat_by_id
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
-from firelane.events.limits import MAX_COMMAND_BYTES
+from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, json_too_deep
 from firelane.events.log import EventLog, validate_id
 from firelane.events.schemas import GENERIC_EVENTS, CommandRejected, SeatSetup
 from firelane.frontends.backend import Store
@@ -239,6 +239,37 @@ def _json(content: Any, status: int = 200) -> Response:
     return Response(msgspec.json.encode(content), status_code=status, media_type="application/json")
 
 
+def _command_id(body: bytes) -> str:
+    """The ``command_id`` a command's JSON names, or "" (the engine judges the rest)."""
+    if json_too_deep(body, MAX_COMMAND_DEPTH):
+        return ""
+    try:
+        raw = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return ""
+    return raw["command_id"] if isinstance(raw, dict) and isinstance(raw.get("command_id"), str) else ""
+
+
+def _is_resend(body: bytes, digest: str, system: str) -> bool:
+    """Whether the engine will take ``body`` for the command it applied with
+    ``digest`` (same seat, id and body), as its append script does."""
+    if json_too_deep(body, MAX_COMMAND_DEPTH):
+        return False
+    try:
+        command = codec.decode_command(body, codec.command_union(get_system(system).command_types))
+    except (codec.CommandDecodeError, RecursionError, UnicodeDecodeError, ValueError):
+        return False  # refused under its inbox entry's own key, which the wait looks for
+    return not digest or body_digest(command) == digest
+
+
+def _answer(seat: str, inbox_id: str, events: list[StoredEvent]) -> Response:
+    rejected = any(s.type == codec.event_tag(CommandRejected) for s in events)
+    body = (b'{"seat":' + msgspec.json.encode(seat) + b',"inbox_id":' + msgspec.json.encode(inbox_id)
+            + b',"rejected":' + (b"true" if rejected else b"false")
+            + b',"events":[' + b",".join(event_message(s) for s in events) + b"]}")
+    return Response(body, status_code=200, media_type="application/json")
+
+
 def make_app(api: Api) -> Starlette:
     async def health(request: Request) -> Response:
         return _json({"ok": True})
@@ -316,7 +347,7 @@ def make_app(api: Api) -> Starlette:
 
     async def submit(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
-        seat, _system = await api.seat(campaign, encounter, _token(request))
+        seat, system = await api.seat(campaign, encounter, _token(request))
         if seat.role == "spectator":
             raise ApiError(403, "a spectator's seat can watch, not act")
         body = await request.body()
@@ -324,28 +355,26 @@ def make_app(api: Api) -> Starlette:
             raise ApiError(413, f"the command is {len(body):,} bytes; the limit is {MAX_COMMAND_BYTES:,}")
         wait = _int_param(request, "wait", 0, high=60)
         event_log = api.event_log(campaign)
+        command_id = _command_id(body) if wait else ""
+        key = command_key(seat.id, command_id) if command_id else ""
         after = await event_log.version(encounter)
+        earlier = await event_log.applied_record(encounter, key) if key else None
         inbox_id = await event_log.submit(encounter, body, seat=seat.id)
         answer: dict[str, Any] = {"seat": seat.id, "inbox_id": inbox_id}
         if not wait:
             return _json(answer, status=202)
-        try:
-            raw = msgspec.json.decode(body)
-        except msgspec.DecodeError:
-            raw = None
-        command_id = raw.get("command_id") if isinstance(raw, dict) and isinstance(raw.get("command_id"), str) else ""
-        wanted = {command_key(seat.id, f"inbox:{inbox_id}")} | ({command_key(seat.id, command_id)} if command_id else set())
+        if earlier is not None and _is_resend(body, earlier[1], system):
+            # The engine applies a command once and writes nothing for a copy
+            # sent again (a retry after a lost answer): its answer is the first one's.
+            return _answer(seat.id, inbox_id, await event_log.batch_ending_at(encounter, earlier[0], key))
+        wanted = {command_key(seat.id, f"inbox:{inbox_id}")} | ({key} if key else set())
         feed = await api.feed(campaign, encounter)
         with trio.move_on_after(wait):
             while True:
                 found = [s for s in await feed.after(after) if s.command_id in wanted]
                 if found:
                     # A window answer shows up with the rest of the window's answers.
-                    rejected = any(s.type == codec.event_tag(CommandRejected) for s in found)
-                    body_out = (b'{"seat":' + msgspec.json.encode(seat.id) + b',"inbox_id":' + msgspec.json.encode(inbox_id)
-                                + b',"rejected":' + (b"true" if rejected else b"false")
-                                + b',"events":[' + b",".join(event_message(s) for s in found) + b"]}")
-                    return Response(body_out, status_code=200, media_type="application/json")
+                    return _answer(seat.id, inbox_id, found)
                 await feed.wait_until(feed.version + 1)
         answer["answered"] = False
         return _json(answer, status=202)
