@@ -9,6 +9,7 @@ import signal
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 import trio
 
@@ -66,6 +67,30 @@ def test_serve_stops_on_sigterm_and_sigint_with_one_line_and_no_process_left(tmp
         assert [line for line in stderr.splitlines() if "stopped" in line] == [
             "firelane serve: stopped; 0 running encounters safe in the log, 0 finished while serving"]
         wait_until(lambda: not redis_servers_of(data), what="the redis-server to stop")
+
+
+
+def test_serve_stopping_mid_fight_counts_the_fight_safe_and_reports_no_engine_failure(tmp_path: Path) -> None:
+    # Stopping cancels each encounter's engine: that is not a failure to report
+    # ("engine failed; restarting"), and the fight it interrupts is one of the
+    # "running encounters safe in the log".
+    data = tmp_path / "data"
+    setup = tmp_path / "humans.json"
+    setup.write_text(json.dumps(HUMANS))
+    served = Served(data)
+    created = firelane("create", "waits", "--setup", str(setup), "--data-dir", str(data), "--json")
+    assert created.returncode == 0, created.stderr
+    gm = next(seat["token"] for seat in json.loads(created.stdout)["seats"] if seat["seat"] == "gm")
+    deadline = time.monotonic() + 20
+    state = f"{served.api}/api/campaigns/default/encounters/waits/state"
+    while not (httpx.get(state, headers={"Authorization": f"Bearer {gm}"}).json()["state"] or {}).get("active"):
+        assert time.monotonic() < deadline, "the fight never started"
+        time.sleep(0.1)
+    code, stderr = served.stop(signal.SIGINT)
+    assert code == 0, stderr
+    assert "engine failed" not in stderr
+    assert [line for line in stderr.splitlines() if "stopped" in line] == [
+        "firelane serve: stopped; 1 running encounter safe in the log, 0 finished while serving"]
 
 
 def test_ctrl_c_on_a_command_prints_one_line_exits_130_and_leaves_nothing(tmp_path: Path) -> None:

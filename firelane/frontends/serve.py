@@ -130,6 +130,7 @@ class EngineHost:
     store: Store
     running: dict[tuple[str, str], str] = field(default_factory=dict)  # (campaign, encounter) -> status
     finished: int = 0
+    interrupted: int = 0  # encounters whose engine this host stopped mid-fight (their log goes on from there)
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
     # How many hosts `firelane serve --workers N` starts: each waits (a while)
     # for all of them to beat before taking any encounter, or the first one up
@@ -212,6 +213,8 @@ class EngineHost:
                     self.finished += 1
                     return
                 except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - one encounter never stops the rest
+                    if _only_cancelled(exc):
+                        raise  # the host is stopping: not a failure to retry
                     busy = isinstance(exc, EncounterBusy) or (
                         isinstance(exc, BaseExceptionGroup) and exc.subgroup(lambda e: isinstance(e, EncounterBusy)))
                     if busy:
@@ -230,8 +233,19 @@ class EngineHost:
                 finally:
                     if self.running.get(key) == "running":
                         await self._release(key)
+        except BaseException as exc:
+            if _only_cancelled(exc) and self.running.get(key) == "running":
+                self.interrupted += 1
+            raise
         finally:
             self.running.pop(key, None)
+
+
+def _only_cancelled(exc: BaseException) -> bool:
+    """Whether ``exc`` is a cancellation (alone, or all a group holds), as when the server stops."""
+    if isinstance(exc, trio.Cancelled):
+        return True
+    return isinstance(exc, BaseExceptionGroup) and exc.split(trio.Cancelled)[1] is None
 
 
 async def _register(store: Store, info: ServeInfo) -> None:
@@ -381,7 +395,8 @@ async def serve(args: argparse.Namespace) -> int:
                         await store.client.evalsha_or_load(_UNREGISTER, (SERVE_KEY,), (msgspec.json.encode(info),))
         finally:
             stopping.set()
-            live = sum(1 for status in host.running.values() if status == "running")
+            # Counted as each engine stops: by now every encounter's task has ended.
+            live = host.interrupted + sum(1 for status in host.running.values() if status == "running")
             _say(f"stopped; {live} running encounter{'s' if live != 1 else ''} safe in the log, "
                  f"{host.finished} finished while serving")
     return 0
