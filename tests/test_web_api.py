@@ -101,6 +101,25 @@ def test_commands_go_through_the_seat_that_sent_them(served: Served, tmp_path: P
 
 
 
+
+def test_the_first_read_of_an_encounters_events_has_all_of_them(served: Served, tmp_path: Path) -> None:
+    # The API follows an encounter's log from the first request about it: that
+    # request's answer must not be the little the follower has read so far.
+    tokens = create(served, "first-read", tmp_path)
+    give_up = time.monotonic() + 20
+    while True:  # the fight has begun, seen without the web API
+        options = firelane("options", "first-read", "--seat", "red", "--json", "--data-dir", str(served.data_dir))
+        if options.returncode == 0 and json.loads(options.stdout)["version"] >= 4:
+            break
+        assert time.monotonic() < give_up, options.stderr
+        time.sleep(0.1)
+    logged = json.loads(options.stdout)["version"]
+    with httpx.Client(timeout=10) as http:
+        answer = http.get(url(served, "first-read", "events"), params={"after": 0}, headers=bearer(tokens["red"])).json()
+    assert answer["version"] >= logged
+    assert [e["n"] for e in answer["events"]] == list(range(1, answer["version"] + 1))
+
+
 def test_a_resent_command_gets_its_first_answer_at_once(served: Served, tmp_path: Path) -> None:
     # The README: "re-sending the same command with the same id is safe (applied
     # once)": a frontend whose POST lost its answer sends it again and must get

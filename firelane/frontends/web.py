@@ -318,7 +318,9 @@ def make_app(api: Api) -> Starlette:
         limit = _int_param(request, "limit", 10_000, low=1, high=100_000)
         feed = await api.feed(campaign, encounter)
         with trio.move_on_after(2):
-            await feed.wait_until(min(after, await api.event_log(campaign).version(encounter)))
+            # Up to the log's version, not only to `after`: a feed the first request
+            # just started has read little yet, and the answer's "version" is the current one.
+            await feed.wait_until(await api.event_log(campaign).version(encounter))
         page = (await feed.after(after))[:limit]
         body = b'{"version":%d,"events":[' % feed.version + b",".join(event_message(s) for s in page) + b"]}"
         return Response(body, media_type="application/json")
