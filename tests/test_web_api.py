@@ -101,7 +101,6 @@ def test_commands_go_through_the_seat_that_sent_them(served: Served, tmp_path: P
 
 
 
-
 def test_the_first_read_of_an_encounters_events_has_all_of_them(served: Served, tmp_path: Path) -> None:
     # The API follows an encounter's log from the first request about it: that
     # request's answer must not be the little the follower has read so far.
@@ -152,10 +151,6 @@ def test_a_resent_command_gets_its_first_answer_at_once(served: Served, tmp_path
         assert other["events"][0]["n"] > first.json()["events"][-1]["n"]
 
 
-
-@pytest.mark.xfail(strict=True, reason="known bug: the sequencer refuses a command for another seat's combatant "
-                   "under the command's own key, and when that id was used already the append is a conflict that "
-                   "nothing reports (actors/sequencer.py, _handle's authorize branch; _commit reports it)")
 def test_a_used_id_sent_again_for_a_combatant_not_the_seats_is_refused(served: Served, tmp_path: Path) -> None:
     # The README: "the same id with another body is rejected". Here red re-uses
     # an id for a command for Bo, whom red does not control: an answer of some
@@ -172,10 +167,6 @@ def test_a_used_id_sent_again_for_a_combatant_not_the_seats_is_refused(served: S
         assert other.json()["rejected"] is True
 
 
-
-@pytest.mark.xfail(strict=True, reason="known bug: GMSkipTurn closes a window as if nobody had answered it, while "
-                   "the answers the sequencer holds for it stay held, to be refused under a later window "
-                   "(actors/sequencer.py: the deadline's close flushes them first, the GM's does not)")
 def test_the_gm_closing_a_window_keeps_the_answers_already_given(served: Served, tmp_path: Path) -> None:
     # Blue answers for Bo and not for Cy; the GM closes the window: Bo's answer
     # counts (it came in time), only Cy timed out, and Blue's request is answered.

@@ -58,7 +58,9 @@ from firelane.events.schemas import (
     EncounterSetup,
     Event,
     EncounterRewound,
+    EndEncounter,
     EndTurn,
+    GMSkipTurn,
     PassReaction,
     RewindEncounter,
     SeedRevealed,
@@ -506,8 +508,7 @@ class Sequencer:
         refused = authorize(self.state.seats, self._policies, entry.seat, command)
         if refused is not None:
             if await self._may_record_rejection(entry.seat, entry.entry_id):
-                await self._append([reject(command, refused)], received.key, self._cursor_after(received),
-                                   causation=received.causation, digest=body_digest(command))
+                await self._refuse(received, reject(command, refused))
             return
         if isinstance(command, RewindEncounter):
             await self._rewind(received)
@@ -517,8 +518,7 @@ class Sequencer:
             if self._buffer[command.actor].key == received.key:
                 return  # the same answer again (a restarted actor re-sent it)
             if await self._may_record_rejection(entry.seat, entry.entry_id):
-                rejection = reject(command, f"{command.actor} has already answered window {command.window}")
-                await self._append([rejection], received.key, self._cursor_after(received), causation=received.causation)
+                await self._refuse(received, reject(command, f"{command.actor} has already answered window {command.window}"))
             return
         if (
             isinstance(command, (ClaimReaction, PassReaction))
@@ -536,6 +536,10 @@ class Sequencer:
             if set(window.unanswered()) <= set(self._buffer):
                 await self._flush_window_answers()
             return
+        if isinstance(command, (GMSkipTurn, EndEncounter)) and self._buffer:
+            # The answers held for the open window came before the GM's call:
+            # they count, as they do when its deadline closes it.
+            await self._flush_window_answers()
         await self._commit(received, self._cursor_after(received))
 
     def _cursor_after(self, received: _Received) -> str:
@@ -570,12 +574,25 @@ class Sequencer:
                       causation=received.causation, digest=digest)
         results = await self._append_batches([batch], applied.state if not applied.spoiled else None, [applied], expected)
         if results and results[0].conflicting_body:
-            command = received.command
-            rejection = reject(command, f"command_id {command.command_id!r} was already used by seat "
-                                        f"{received.seat!r} for another command; send a new command_id")
-            await self._append([rejection], command_key(received.seat, f"inbox:{received.inbox_id}"), inbox_cursor,
-                               causation=received.causation)
+            await self._refuse_reused_id(received, inbox_cursor)
         return applied
+
+    async def _refuse(self, received: _Received, rejection: CommandRejected) -> None:
+        """Record the refusal of a seat's command under the command's key; when
+        that id was used already for another command, what is recorded is
+        that (under the inbox entry's own key), so every command is answered."""
+        cursor = self._cursor_after(received)
+        results = await self._append([rejection], received.key, cursor, causation=received.causation,
+                                      digest=body_digest(received.command))
+        if results and results[0].conflicting_body:
+            await self._refuse_reused_id(received, cursor)
+
+    async def _refuse_reused_id(self, received: _Received, inbox_cursor: str) -> None:
+        command = received.command
+        rejection = reject(command, f"command_id {command.command_id!r} was already used by seat "
+                                    f"{received.seat!r} for another command; send a new command_id")
+        await self._append([rejection], command_key(received.seat, f"inbox:{received.inbox_id}"), inbox_cursor,
+                           causation=received.causation)
 
     def _decide_held_answers(self) -> tuple[list[Batch], list[Applied], set[str]]:
         """Decide the held answers in the window's reactor order, in place, each
@@ -769,8 +786,7 @@ class Sequencer:
             restore = self.system.rewind_to(self.state, command, past, points)
         except Rejected as rejection:
             if await self._may_record_rejection(received.seat, received.inbox_id):
-                await self._append([reject(command, rejection.reason)], received.key, self._cursor_after(received),
-                                   causation=received.causation, digest=body_digest(command))
+                await self._refuse(received, reject(command, rejection.reason))
             return
         self._buffer.clear()
         cursors = format_inbox_cursors({seat: cursor for seat, cursor in self._read.items() if cursor != "0-0"})
