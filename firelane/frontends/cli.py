@@ -32,7 +32,7 @@ import signal
 import sys
 import time
 from contextlib import aclosing
-from typing import Any, Union
+from typing import Any, NoReturn, Union
 
 import msgspec
 import trio
@@ -526,8 +526,16 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     return await serve(args)
 
 
+class _Parser(argparse.ArgumentParser):
+    """A bad option or value is one line, what is wrong and where to look (not
+    the usage block above it); every subcommand's parser is one of these."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="firelane", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(prog="firelane", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--campaign", default="default", help="campaign name (default: default)")
     common.add_argument("--redis", metavar="URL", help="Redis URL (redis://host:port/db or unix:///path); default: embedded server")
