@@ -253,3 +253,17 @@ def test_the_api_adjusts_and_releases_characters_only_with_the_campaign_gm_token
     finally:
         code, stderr = served.stop()
         assert code == 0, stderr
+
+
+def test_the_documented_campaign_example_runs_and_brings_its_characters_back(tmp_path: Path) -> None:
+    """docs/campaigns.md's first commands as written (from the repository's root):
+    the RonD6 demo's agents as characters, then docs/examples/rond6-raid.json naming them."""
+    data = ["--data-dir", str(tmp_path / "data")]
+    created = ok("characters", "--create-demo", "rond6", "--side", "agents", *data)
+    assert "created 4 characters in campaign default: vance, okoro, reyes, brandt" in created
+    ok("run", "raid", "--setup", "docs/examples/rond6-raid.json", "--seed", "doc", "--quiet", *data)
+    listing = {line.split()[0]: line for line in ok("characters", *data).splitlines()}
+    assert sorted(listing) == ["brandt", "okoro", "reyes", "vance"]
+    assert all(line.endswith("(1 fights, 0 rests)") for line in listing.values()), listing
+    history = ok("characters", "vance", *data)
+    assert "enlisted in encounter raid as vance" in history and "came back from raid" in history

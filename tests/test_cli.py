@@ -34,6 +34,11 @@ def test_demo_runs_a_fight_replays_and_verifies(redis_url: str) -> None:
 
     as_json = json.loads(firelane("audit", "fight1", "--redis", redis_url, "--json").stdout)
     assert as_json and as_json[0]["roll"]["rule"] in {"TOY-1", ""}
+    # With --json, stdout is the JSON alone; the verdict goes to stderr.
+    verified_json = firelane("audit", "fight1", "--redis", redis_url, "--json", "--verify")
+    assert verified_json.returncode == 0, verified_json.stderr
+    assert json.loads(verified_json.stdout) == as_json
+    assert verified_json.stderr.startswith("verified: seed matches its commitment")
 
     roster = firelane("encounters", "--redis", redis_url)
     assert "fight1" in roster.stdout and "ended" in roster.stdout
@@ -47,7 +52,7 @@ def test_clear_errors_for_bad_input(redis_url: str) -> None:
     assert unknown.returncode == 2
     assert "unknown rule system 'chess'" in unknown.stderr and "bolt-and-blade" in unknown.stderr
     missing = firelane("replay", "nope", "--redis", redis_url)
-    assert missing.returncode == 2 and "encounter 'nope' has no events" in missing.stderr
+    assert missing.returncode == 2 and "encounter 'nope' does not exist in campaign 'default'" in missing.stderr
     bad_id = firelane("replay", "bad id!", "--redis", redis_url)
     assert bad_id.returncode == 2 and "encounter" in bad_id.stderr
     at = firelane("demo", "--system", "toy", "--encounter", "f2", "--redis", redis_url, "--quiet")
@@ -211,3 +216,53 @@ def test_options_give_a_command_that_submit_sends_and_prints_with_the_systems_ow
     while redis_servers_of(data):
         assert time.monotonic() < deadline, "the data dir's redis-server outlived its last user"
         time.sleep(0.1)
+
+
+def _one_error_line(result: subprocess.CompletedProcess[str]) -> str:
+    """The one line naming what is wrong; no traceback, exit code 2."""
+    assert result.returncode == 2, result.stdout + result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    return line
+
+
+def test_bad_option_values_are_refused_before_anything_runs(redis_url: str, tmp_path: Path) -> None:
+    cases = [
+        (["demo", "--system", "toy", "--pace", "-1"], "argument --pace: must be 0 seconds or more, not -1"),
+        (["run", "p1", "--demo-setup", "toy", "--pace", "nan"], "argument --pace: must be 0 seconds or more, not nan"),
+        (["submit", "p1", "{}", "--wait", "-2"], "argument --wait: must be 0 seconds or more, not -2"),
+        (["serve", "--port", "99999"], "argument --port: a port is from 0 to 65535, not 99999"),
+        (["serve", "--redis-port", "-1"], "argument --redis-port: a port is from 0 to 65535, not -1"),
+        (["create", "p1", "--setup", "x.json", "--demo-setup", "toy"], "argument --demo-setup: not allowed with argument --setup"),
+        (["schema", "--events", "--options"], "argument --options: not allowed with argument --events"),
+    ]
+    for args, message in cases:
+        line = _one_error_line(firelane(*args, "--redis", redis_url))
+        assert line == f"firelane {args[0]}: error: {message} (see firelane {args[0]} --help)", line
+    assert "p1" not in firelane("encounters", "--redis", redis_url).stdout  # nothing was created
+
+
+def test_an_encounter_not_started_yet_and_a_wrong_seat_get_one_line_each(redis_url: str, redis_server) -> None:
+    created = firelane("create", "later", "--demo-setup", "toy", "--redis", redis_url)
+    assert created.returncode == 0, created.stderr
+    for command in (["options", "later", "--seat", "gm"], ["replay", "later"], ["audit", "later", "--verify"]):
+        line = _one_error_line(firelane(*command, "--redis", redis_url))
+        assert line == ("firelane: error: encounter 'later' has not started: its log is empty until an engine runs it "
+                        "(firelane serve, or firelane run later)"), line
+    seats = [s["seat"] for s in json.loads(firelane("seats", "later", "--redis", redis_url, "--json").stdout)["seats"]]
+    # A seat the encounter does not have would never be answered: refused at once, naming the seats.
+    wrong = firelane("submit", "later", '{"type":"EndTurn","command_id":"c1","actor":"a"}', "--seat", "zed",
+                     "--redis", redis_url)
+    assert _one_error_line(wrong) == f"firelane: error: encounter 'later' has no seat 'zed' (its seats: {', '.join(seats)})"
+    watching = firelane("submit", "later", '{"type":"EndTurn","command_id":"c1","actor":"a"}', "--seat", "spectator",
+                        "--redis", redis_url)
+    assert _one_error_line(watching) == "firelane: error: seat 'spectator' is a spectator's: it can watch, not act"
+    # Nothing was written to an inbox: only the engine's (its start) exists.
+    assert redis_server.command_sync("KEYS", "firelane:{default}:enc:later:inbox:*") == [
+        b"firelane:{default}:enc:later:inbox:engine"]
+
+
+def test_a_roster_page_past_the_last_says_so(redis_url: str) -> None:
+    assert firelane("demo", "--system", "toy", "--encounter", "only", "--redis", redis_url, "--quiet").returncode == 0
+    total = len(json.loads(firelane("encounters", "--redis", redis_url, "--json").stdout)["rows"])
+    line = _one_error_line(firelane("encounters", "--page", str(total + 1), "--per-page", "1", "--redis", redis_url))
+    assert line == f"firelane: error: --page {total + 1} is past the last page ({total} of 1 encounters each; {total} in all)"

@@ -6,7 +6,7 @@ import pytest
 
 from firelane.engine.registry import demo_setup, get_system
 from firelane.engine.simulate import run_headless
-from firelane.frontends.narrate import Narrator
+from firelane.frontends.narrate import Narrator, describe_options
 from firelane.frontends.narrate_systems import SENTENCES
 
 
@@ -83,3 +83,11 @@ def test_windows_say_their_number_deadline_and_who_is_awaited_and_rounds_their_o
     assert ordered and all(line.split()[1] == "window" for line in ordered)
     later_rounds = [line for line in lines if "══ Round" in line and "Round 1 ══" not in line]
     assert later_rounds and all("initiative order:" in line for line in later_rounds)
+
+
+def test_the_options_of_an_ended_fight_say_it_has_ended() -> None:
+    system = get_system("d100-degrees")
+    *_, (_command, _events, state) = run_headless(system, demo_setup("d100-degrees"), b"e" * 32)
+    assert state.ended
+    lines = describe_options(system.options(state, "gm"))
+    assert lines[0] == f"seat gm (gm) at version {state.version}: the encounter has ended"

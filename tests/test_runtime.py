@@ -13,7 +13,14 @@ import trio.testing
 from firelane.actors.lease import EncounterBusy, lease_key
 from firelane.actors.policies import AIPolicy
 from firelane.actors.runtime import run_encounter
-from firelane.actors.sequencer import EncounterExists, Sequencer, create_encounter, ensure_encounter, load_seed
+from firelane.actors.sequencer import (
+    EncounterExists,
+    Sequencer,
+    create_encounter,
+    encounter_setup,
+    ensure_encounter,
+    load_seed,
+)
 from firelane.engine.registry import demo_setup, get_system, register_system
 from firelane.engine.seats import ENGINE_SEAT
 from firelane.engine.simulate import run_headless
@@ -108,6 +115,24 @@ async def test_creating_an_existing_encounter_is_refused_but_ensure_is_idempoten
         await create_encounter(event_log, "e2", setup(), b"2" * 32)
     assert await ensure_encounter(event_log, "e2", setup(), b"3" * 32) == b"1" * 32
     assert await load_seed(event_log, "e2") == b"1" * 32
+
+
+async def test_an_encounter_is_registered_only_once_its_start_is_queued(event_log: EventLog, monkeypatch) -> None:
+    """`firelane serve` takes up an encounter the moment it is registered and
+    reads its setup: by then the setup must be there."""
+    found_at_registration = {}
+    register = event_log.register_encounter
+
+    async def register_and_look(encounter: str, meta: bytes) -> bool:
+        found_at_registration[encounter] = [c.id for c in (await encounter_setup(event_log, encounter)).combatants]
+        return await register(encounter, meta)
+
+    monkeypatch.setattr(event_log, "register_encounter", register_and_look)
+    await create_encounter(event_log, "seen1", setup(), b"4" * 32)
+    await ensure_encounter(event_log, "seen2", setup(), b"5" * 32)
+    assert found_at_registration == {"seen1": [c.id for c in setup().combatants],
+                                     "seen2": [c.id for c in setup().combatants]}
+    assert await event_log.encounters() == ["seen1", "seen2"]
 
 
 async def test_bad_input_is_rejected_with_clear_reasons_and_nothing_is_lost(event_log: EventLog) -> None:

@@ -11,12 +11,13 @@ import sys
 import time
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from firelane.engine.registry import demo_setup, get_system
 from firelane.engine.simulate import run_headless
 from firelane.events.schemas import DamageDealt, EncounterEnded, ReactionClaimed, ReactionDenied
-from firelane.frontends.sim import build_report, run_seed, simulate_parallel, simulate_serial, wilson_interval
+from firelane.frontends.sim import build_report, plot, run_seed, simulate_parallel, simulate_serial, wilson_interval
 
 REPO = Path(__file__).resolve().parent.parent
 SYSTEM = "d100-degrees"  # the quickest demo fight
@@ -31,6 +32,30 @@ def test_wilson_interval_matches_the_textbook_values() -> None:
     low, high = wilson_interval(8, 10)
     assert (round(low, 4), round(high, 4)) == (0.4902, 0.9433)
     assert wilson_interval(0, 20)[0] == 0.0 and round(wilson_interval(0, 20)[1], 4) == 0.1611
+
+
+def test_a_side_that_wins_every_fight_has_an_interval_ending_at_one_and_plots(tmp_path: Path) -> None:
+    # The formula's upper bound at p = 1 is 1 only up to rounding (0.9999999999999999 at 10 trials).
+    for trials in range(1, 300):
+        low, high = wilson_interval(trials, trials)
+        assert high == 1.0 and 0.0 < low < 1.0, trials
+        assert wilson_interval(0, trials)[0] == 0.0
+    setup = demo_setup(SYSTEM)
+    side = setup.combatants[0].side
+    sweep = [msgspec.structs.replace(r, winner=side, end_reason="last side standing")
+             for r in simulate_serial(setup, 10, "sweep")]
+    report = build_report(setup, "sweep", sweep)
+    assert (report.sides[side].rate, report.sides[side].ci_high) == (1.0, 1.0)
+    png = tmp_path / "sweep.png"
+    plot(report, sweep, str(png))  # its error bars were negative: matplotlib refused them
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_more_workers_than_fights_start_one_per_fight() -> None:
+    result = firelane("sim", "--demo-setup", SYSTEM, "--runs", "2", "--workers", "50", "--seed", "few")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("2 fights in ") and result.stderr.strip().endswith(
+        "s on 2 workers")
 
 
 def test_twenty_runs_on_two_workers_give_the_serial_report() -> None:

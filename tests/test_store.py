@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import time
 from pathlib import Path
 
@@ -277,3 +278,59 @@ def _children(pid: int) -> list[int]:
             if int(stat[1]) == pid:
                 children.append(int(entry.name))
     return children
+
+
+def test_serve_stopped_mid_fight_counts_it_safe_and_reports_no_failure(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    setup = tmp_path / "humans.json"
+    setup.write_text(json.dumps(HUMANS))
+    served = Served(data)
+    try:
+        # Created while the server runs: it takes the encounter up at once.
+        assert firelane("create", "held", "--setup", str(setup), "--data-dir", str(data)).returncode == 0
+        wait_until(lambda: lease_holders(data, ["held"])["held"] == served.process.pid, what="serve to run it")
+    finally:
+        code, stderr = served.stop(signal.SIGINT)
+    assert code == 0 and "Traceback" not in stderr
+    # Stopping cancels the fight's tasks: that is not a failure to warn about, and the fight is counted.
+    assert "engine failed" not in stderr, stderr
+    assert [line for line in stderr.splitlines() if "serve: stopped" in line] == [
+        "firelane serve: stopped; 1 running encounter safe in the log, 0 finished while serving"]
+
+
+def _listening() -> socket.socket:
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    return taken
+
+
+def test_a_port_in_use_gets_one_line_and_a_refused_setting_is_not_kept(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with _listening() as taken:
+        port = taken.getsockname()[1]
+        http = firelane("serve", "--data-dir", str(data), "--port", str(port))
+        assert http.returncode == 2 and "Traceback" not in http.stderr
+        assert http.stderr.strip().splitlines() == [
+            f"firelane: error: cannot serve HTTP on 127.0.0.1:{port}: Address already in use"]
+        redis = firelane("serve", "--data-dir", str(data), "--port", "0", "--redis-port", str(port))
+        assert redis.returncode == 2 and "Traceback" not in redis.stderr
+        assert redis.stderr.strip().splitlines()[-1].startswith("firelane: error: the redis-server refused the settings")
+        # Not kept in the data dir: the next start is not broken by it.
+        assert DataDir(data).settings().redis_port is None
+        again = firelane("encounters", "--data-dir", str(data))
+        assert again.returncode == 0, again.stderr
+        # A data dir whose redis-server cannot start says why at once, in one line.
+        DataDir(data).save_settings(StoreSettings(redis_port=port))
+        broken = firelane("encounters", "--data-dir", str(data))
+    assert broken.returncode == 2
+    (line,) = broken.stderr.strip().splitlines()
+    assert line.startswith(f"firelane: error: the redis-server of {data.resolve()} exited as it started (code 1): ")
+    assert f"Failed listening on port {port}" in line and "redis-server.log" in line
+    assert not redis_servers_of(data)
+
+
+def test_serve_refuses_more_workers_than_it_can_use(tmp_path: Path) -> None:
+    result = firelane("serve", "--data-dir", str(tmp_path / "data"), "--workers", "65")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == ["firelane: error: --workers must be from 1 to 64, not 65"]

@@ -156,9 +156,11 @@ async def create_encounter(event_log: EventLog, encounter: str, setup: Encounter
             await event_log.client.execute("DEL", seed_key(event_log.campaign, encounter))
         raise
     await _store_tokens(event_log, encounter, setup)
+    # The start is queued before the encounter is registered: `firelane serve`
+    # takes up a registered encounter at once, and reads its setup from it.
+    await event_log.submit(encounter, _start_command(setup, seed), seat=ENGINE_SEAT)
     meta = codec.encode_json({"system": setup.system, "name": setup.name or encounter})
     await event_log.register_encounter(encounter, meta)
-    await event_log.submit(encounter, _start_command(setup, seed), seat=ENGINE_SEAT)
     return resolved
 
 
@@ -175,10 +177,10 @@ async def ensure_encounter(event_log: EventLog, encounter: str, setup: Encounter
     stored_seed = bytes.fromhex((await event_log.client.execute("GET", key)).decode())
     await enlisting.record()
     await _store_tokens(event_log, encounter, setup)
+    if await event_log.version(encounter) == 0:  # queued before it is registered, as in create_encounter
+        await event_log.submit(encounter, _start_command(setup, stored_seed), seat=ENGINE_SEAT)
     meta = codec.encode_json({"system": setup.system, "name": setup.name or encounter})
     await event_log.register_encounter(encounter, meta)
-    if await event_log.version(encounter) == 0:
-        await event_log.submit(encounter, _start_command(setup, stored_seed), seat=ENGINE_SEAT)
     return stored_seed
 
 

@@ -7,7 +7,9 @@ The log stores each event as a Redis Stream entry with these fields:
     s  schema version of that type's payload (upcasters lift old ones)
     d  payload: msgspec JSON of the event body
     c  command ID the entry answers, namespaced by the seat it came from:
-       "<seat>/<command_id>" ("sequencer/..." for the engine's own; "" for none)
+       "<seat>/<command_id>" ("engine/..." for the start and the AI's commands,
+       "sequencer/..." for the engine's housekeeping: a window's close, a turn's
+       timeout, the seed's reveal; "" for none)
        -- the idempotency key
     k  causation: what caused it, "inbox:<seat>:<inbox entry ID>" for a command
        from a seat's inbox, "deadline:window-N" for a timeout...

@@ -195,13 +195,14 @@ async def cmd_audit_downtime(args: argparse.Namespace) -> int:
             print(entry.explain())
     if not args.verify:
         return 0
+    verdict = sys.stderr if args.json else sys.stdout  # with --json, stdout is the JSON alone
     if report.ok:
         print(f"verified: every rest's seed matches its commitment; {report.dice} dice in {report.rolls} rolls "
-              f"recomputed, all match")
+              f"recomputed, all match", file=verdict)
         return 0
-    print(f"verification FAILED ({len(report.problems)} problems):")
+    print(f"verification FAILED ({len(report.problems)} problems):", file=verdict)
     for problem in report.problems:
-        print(f"  {problem}")
+        print(f"  {problem}", file=verdict)
     return 1
 
 

@@ -32,7 +32,7 @@ import signal
 import sys
 import time
 from contextlib import aclosing
-from typing import Any, Union
+from typing import Any, NoReturn, Union
 
 import msgspec
 import trio
@@ -49,11 +49,11 @@ from firelane.actors.sequencer import (
     seat_tokens,
 )
 from firelane.engine.registry import UnknownSystem, demo_setup, get_system, system_names
-from firelane.engine.seats import GM, default_seats, seat_controlling
+from firelane.engine.seats import ENGINE_SEAT, GM, default_seats, seat_by_id, seat_controlling
 from firelane.engine.setup_check import SetupError, decode_setup
 from firelane.events import codec
 from firelane.events.log import EventLog
-from firelane.events.schemas import CommandRejected, EncounterSetup, SeedRevealed
+from firelane.events.schemas import CommandRejected, EncounterSetup, SeatSetup, SeedRevealed
 from firelane.frontends import campaign_cli
 from firelane.frontends import sim as sim_command
 from firelane.frontends.backend import CliError, ServeInfo, Store, open_store
@@ -76,6 +76,28 @@ def seed_from(text: str | None) -> bytes:
 
         return new_seed()
     return hashlib.blake2b(text.encode(), digest_size=32, person=b"firelane-cli").digest()
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a duration in seconds, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 0 seconds or more, not {text}")
+    return value
+
+
+def tcp_port(text: str) -> int:
+    """An argparse type: a TCP port number, 0-65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is from 0 to 65535, not {value}")
+    return value
 
 
 def _stderr(message: str) -> None:
@@ -239,8 +261,11 @@ async def _check_stored(event_log: EventLog, encounter: str) -> tuple[int, Any]:
     a clear error if the encounter has no events."""
     length = await event_log.version(encounter)
     if not length:
-        raise CliError(f"encounter {encounter!r} has no events in campaign {event_log.campaign!r} "
-                       f"(known: {', '.join(await event_log.encounters()) or 'none'})")
+        if await event_log.encounter_meta(encounter) is not None:
+            raise CliError(f"encounter {encounter!r} has not started: its log is empty until an engine runs it "
+                           f"(firelane serve, or firelane run {encounter})")
+        raise CliError(f"encounter {encounter!r} does not exist in campaign {event_log.campaign!r} "
+                       f"(firelane encounters --campaign {event_log.campaign} lists them)")
     return length, await log_system(event_log, encounter)
 
 
@@ -333,12 +358,14 @@ async def cmd_audit(args: argparse.Namespace) -> int:
     if verifier is None:
         return 0
     report = verifier.report()
+    verdict = sys.stderr if args.json else sys.stdout  # with --json, stdout is the JSON alone
     if report.ok:
-        print(f"verified: seed matches its commitment; {report.dice} dice in {report.rolls} rolls recomputed, all match")
+        print(f"verified: seed matches its commitment; {report.dice} dice in {report.rolls} rolls recomputed, all match",
+              file=verdict)
         return 0
-    print(f"verification FAILED ({len(report.problems)} problems):")
+    print(f"verification FAILED ({len(report.problems)} problems):", file=verdict)
     for problem in report.problems:
-        print(f"  {problem}")
+        print(f"  {problem}", file=verdict)
     return 1
 
 
@@ -353,6 +380,9 @@ async def cmd_encounters(args: argparse.Namespace) -> int:
     if not page.total:
         print(f"campaign {args.campaign!r} has no encounters yet (try: firelane demo)")
         return 0
+    if page.page > page.pages:
+        raise CliError(f"--page {page.page} is past the last page ({page.pages} of {page.per_page} encounters each; "
+                       f"{page.total} in all)")
     for row in page.rows:
         print(row.describe())
     if page.pages > 1:
@@ -399,7 +429,9 @@ async def cmd_submit(args: argparse.Namespace) -> int:
     payload = args.json.encode()
     async with _store(args, announce=False) as store:
         event_log = store.event_log(args.campaign)
-        stored = await event_log.read(args.encounter)
+        # Only the log's tail: whether it has ended, and where the answer will follow.
+        length = await event_log.version(args.encounter)
+        stored = await event_log.read_from_version(args.encounter, max(0, length - 3)) if length else []
         meta = await event_log.encounter_meta(args.encounter)
         if not stored and meta is None:
             raise CliError(f"encounter {args.encounter!r} does not exist in campaign {args.campaign!r}")
@@ -412,7 +444,16 @@ async def cmd_submit(args: argparse.Namespace) -> int:
         except msgspec.DecodeError:
             raw = None
         raw = raw if isinstance(raw, dict) else {}
-        seat = args.seat or await _seat_for(event_log, args.encounter, raw.get("actor"))
+        seats = default_seats(await encounter_setup(event_log, args.encounter))
+        if args.seat is not None and args.seat != ENGINE_SEAT:
+            # The engine reads only its seats' inboxes: a command sent anywhere else would never be answered.
+            chosen = seat_by_id(seats, args.seat)
+            if chosen is None:
+                raise CliError(f"encounter {args.encounter!r} has no seat {args.seat!r} "
+                               f"(its seats: {', '.join(s.id for s in seats)})")
+            if chosen.role == "spectator":
+                raise CliError(f"seat {args.seat!r} is a spectator's: it can watch, not act")
+        seat = args.seat or _seat_for(seats, raw.get("actor"))
         after = stored[-1].entry_id if stored else "0-0"
         inbox_id = await event_log.submit(args.encounter, payload, seat=seat)
         command_id = raw.get("command_id") if isinstance(raw.get("command_id"), str) else ""
@@ -431,11 +472,9 @@ async def cmd_submit(args: argparse.Namespace) -> int:
         return 3
 
 
-async def _seat_for(event_log: EventLog, encounter: str, actor: object) -> str:
+def _seat_for(seats: list[SeatSetup], actor: object) -> str:
     """The seat a trusted terminal speaks through for ``actor``: the GM's for
     "gm", the controlling seat of a human combatant, the engine's otherwise."""
-    setup = await encounter_setup(event_log, encounter)
-    seats = default_seats(setup)
     if actor == GM:
         return next(seat.id for seat in seats if seat.role == "gm")
     seat = seat_controlling(seats, actor) if isinstance(actor, str) else None
@@ -487,8 +526,16 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     return await serve(args)
 
 
+class _Parser(argparse.ArgumentParser):
+    """A bad option or value is one line, what is wrong and where to look (not
+    the usage block above it); every subcommand's parser is one of these."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="firelane", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(prog="firelane", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--campaign", default="default", help="campaign name (default: default)")
     common.add_argument("--redis", metavar="URL", help="Redis URL (redis://host:port/db or unix:///path); default: embedded server")
@@ -502,17 +549,18 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--system", default="bolt-and-blade", help=f"rule system: {', '.join(system_names())}")
     demo.add_argument("--seed", help="any text; the same seed gives the same fight (default: random)")
     demo.add_argument("--encounter", help="encounter ID (default: demo-<system>-<time>)")
-    demo.add_argument("--pace", type=float, default=0.0,
+    demo.add_argument("--pace", type=seconds, default=0.0,
                       help="seconds between the AI's commands; the fight is then served in a browser while it runs")
     demo.add_argument("--quiet", action="store_true", help="only the summary")
     demo.set_defaults(handler=cmd_demo)
 
     run = sub.add_parser("run", parents=[common], help="create (or resume) an encounter and run it to the end")
     run.add_argument("encounter")
-    run.add_argument("--setup", metavar="FILE", help="EncounterSetup JSON for a new encounter")
-    run.add_argument("--demo-setup", metavar="SYSTEM", help="use a system's demo setup for a new encounter")
+    run_from = run.add_mutually_exclusive_group()
+    run_from.add_argument("--setup", metavar="FILE", help="EncounterSetup JSON for a new encounter")
+    run_from.add_argument("--demo-setup", metavar="SYSTEM", help="use a system's demo setup for a new encounter")
     run.add_argument("--seed", help="seed text for a new encounter")
-    run.add_argument("--pace", type=float, default=0.0,
+    run.add_argument("--pace", type=seconds, default=0.0,
                      help="seconds between the AI's commands; the fight is then served in a browser while it runs")
     run.add_argument("--quiet", action="store_true")
     run.set_defaults(handler=cmd_run)
@@ -521,13 +569,13 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("encounter")
     replay.add_argument("--at", type=int, help="stop at this version (number of events) and show the state")
     replay.add_argument("--state-only", action="store_true", help="print only the state table")
-    replay.add_argument("--pace", type=float, default=0.0)
+    replay.add_argument("--pace", type=seconds, default=0.0)
     replay.set_defaults(handler=cmd_replay)
 
     watch = sub.add_parser("watch", parents=[common], help="narrate an encounter live as another engine runs it")
     watch.add_argument("encounter")
     watch.add_argument("--from-now", action="store_true", help="skip what has already happened")
-    watch.add_argument("--pace", type=float, default=0.0)
+    watch.add_argument("--pace", type=seconds, default=0.0)
     watch.set_defaults(handler=cmd_watch)
 
     audit = sub.add_parser("audit", parents=[common], help="every roll explained; --verify recomputes the dice")
@@ -546,21 +594,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     schema = sub.add_parser("schema", parents=[common], help="JSON Schema of a system's commands (or --events) for frontends")
     schema.add_argument("--system", default="bolt-and-blade", help=f"rule system: {', '.join(system_names())}")
-    schema.add_argument("--events", action="store_true", help="the events instead of the commands")
-    schema.add_argument("--options", action="store_true", help="what `firelane options --json` and the API's options answer")
+    schema_of = schema.add_mutually_exclusive_group()
+    schema_of.add_argument("--events", action="store_true", help="the events instead of the commands")
+    schema_of.add_argument("--options", action="store_true", help="what `firelane options --json` and the API's options answer")
     schema.set_defaults(handler=cmd_schema)
 
     submit = sub.add_parser("submit", parents=[common], help="send a command JSON to an encounter's inbox")
     submit.add_argument("encounter")
     submit.add_argument("json", help='e.g. {"type":"EndTurn","command_id":"c1","actor":"a1"}')
     submit.add_argument("--seat", help="the seat to send it as (default: the seat controlling its actor; the GM's for \"gm\")")
-    submit.add_argument("--wait", type=float, default=5.0, help="seconds to wait for the answer")
+    submit.add_argument("--wait", type=seconds, default=5.0, help="seconds to wait for the answer")
     submit.set_defaults(handler=cmd_submit)
 
     create = sub.add_parser("create", parents=[common], help="create an encounter (for firelane serve to run) and print its seats")
     create.add_argument("encounter")
-    create.add_argument("--setup", metavar="FILE", help="EncounterSetup JSON")
-    create.add_argument("--demo-setup", metavar="SYSTEM", help="a system's demo setup")
+    create_from = create.add_mutually_exclusive_group()
+    create_from.add_argument("--setup", metavar="FILE", help="EncounterSetup JSON")
+    create_from.add_argument("--demo-setup", metavar="SYSTEM", help="a system's demo setup")
     create.add_argument("--seed", help="seed text (default: random)")
     create.add_argument("--json", action="store_true", help="print the seats as JSON")
     create.set_defaults(handler=cmd_create)
@@ -578,16 +628,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", parents=[common], help="run every encounter of the store and serve the HTTP/WebSocket API")
     serve.add_argument("--host", default="127.0.0.1", help="address of the HTTP API (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8740, help="port of the HTTP API (default 8740; 0 picks a free one)")
+    serve.add_argument("--port", type=tcp_port, default=8740, help="port of the HTTP API (default 8740; 0 picks a free one)")
     serve.add_argument("--workers", type=int, default=1,
                        help="engine processes; encounters are spread over them and taken over when one dies (default 1)")
     serve.add_argument("--engine-only", action="store_true", help=argparse.SUPPRESS)  # a worker of another serve
     serve.add_argument("--appendfsync", choices=("everysec", "always"),
                        help="AOF fsync policy of the embedded redis-server, kept in the data dir "
                             "(everysec: may lose the last second on a power cut; always: loses no acknowledged command)")
-    serve.add_argument("--redis-port", type=int,
+    serve.add_argument("--redis-port", type=tcp_port,
                        help="also serve the embedded Redis on this TCP port of 127.0.0.1 for direct seat clients "
-                            "(kept in the data dir; default: unix socket only)")
+                            "(kept in the data dir; 0 turns it off again; default: unix socket only)")
     serve.set_defaults(handler=cmd_serve)
 
     sim_command.add_parser(sub, [])

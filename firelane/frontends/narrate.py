@@ -323,10 +323,12 @@ def print_line(text: str, stream: TextIO = sys.stdout) -> None:
 
 def describe_options(options: SeatOptions) -> list[str]:
     """A seat's options as lines for the terminal (the JSON has every detail)."""
-    lines = [f"seat {options.seat} ({options.role}) at version {options.version}: waiting for "
-             f"{options.waiting.kind}{' of ' + ', '.join(options.waiting.combatants) if options.waiting.combatants else ''}"
-             f"{f' (window {options.waiting.window})' if options.waiting.window is not None else ''}"
-             f"{f', deadline {options.waiting.deadline_ms / 1000:g} s' if options.waiting.deadline_ms else ''}"]
+    waiting = options.waiting
+    status = ("the encounter has ended" if waiting.kind == "ended" else
+              f"waiting for {waiting.kind}{' of ' + ', '.join(waiting.combatants) if waiting.combatants else ''}"
+              f"{f' (window {waiting.window})' if waiting.window is not None else ''}"
+              f"{f', deadline {waiting.deadline_ms / 1000:g} s' if waiting.deadline_ms else ''}")
+    lines = [f"seat {options.seat} ({options.role}) at version {options.version}: {status}"]
     for combatant in options.combatants:
         if combatant.why_not:
             lines.append(f"  {combatant.combatant}: nothing now — {combatant.why_not}")

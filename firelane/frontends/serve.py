@@ -47,6 +47,9 @@ log = get_logger("firelane.serve")
 
 _REGISTRATION_TTL_MS = 5000
 _BACKOFF_S = (0.5, 1, 2, 5, 10, 30)
+# Each engine process holds its own Redis connections and takes the data dir's
+# lock once at start: a few per core is all that helps.
+MAX_WORKERS = 64
 
 
 def _say(message: str) -> None:
@@ -211,6 +214,8 @@ class EngineHost:
                     policies = default_policies(system, {c.id: c.policy for c in setup.combatants})
                     await run_encounter(event_log, encounter, system, policies, lease_wait_s=0.3)
                     self.finished += 1
+                    self.running[key] = "finished"
+                    await self._release(key)
                     return
                 except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - one encounter never stops the rest
                     if _only_cancelled(exc):
@@ -295,15 +300,16 @@ async def _apply_settings(store: Store, args: argparse.Namespace) -> StoreSettin
     if args.redis_port is not None and args.redis_port != settings.redis_port:
         settings = msgspec.structs.replace(settings, redis_port=args.redis_port or None)
         changed = True
-    if changed:
-        store.data_dir.save_settings(settings)
     try:
         await store.client.execute("CONFIG", "SET", "appendfsync", settings.appendfsync)
         if settings.redis_port:
             await store.client.execute("CONFIG", "SET", "bind", settings.redis_host)
             await store.client.execute("CONFIG", "SET", "port", settings.redis_port)
     except RedisError as exc:
+        # Not kept: a setting the server refuses would stop it from starting next time.
         raise ServeError(f"the redis-server refused the settings: {exc}") from None
+    if changed:
+        store.data_dir.save_settings(settings)
     return settings
 
 
@@ -354,11 +360,24 @@ async def _wait_for_hosts(store: Store, count: int, timeout: float = 20) -> None
             await trio.sleep(0.05)
 
 
+def _check_bindable(host: str, port: int) -> None:
+    """One line naming the address when the HTTP API cannot listen there (the
+    web server would only fail deep inside its nursery); nothing is started yet."""
+    try:
+        family, kind, proto, _name, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the web server binds
+            probe.bind(address)
+    except OSError as exc:  # socket.gaierror included
+        raise ServeError(f"cannot serve HTTP on {host}:{port}: {exc.strerror or exc}") from None
+
+
 async def serve(args: argparse.Namespace) -> int:
-    if args.workers < 1:
-        raise ServeError("--workers must be at least 1")
+    if not 1 <= args.workers <= MAX_WORKERS:
+        raise ServeError(f"--workers must be from 1 to {MAX_WORKERS}, not {args.workers}")
     if args.engine_only:
         return await _engine_only(args)
+    _check_bindable(args.host, args.port)
     async with open_store(redis_url=args.redis, data_dir=args.data_dir, client_name="firelane-serve") as store:
         settings = await _apply_settings(store, args)
         config = Config()

@@ -161,7 +161,8 @@ def wilson_interval(successes: int, trials: int, z: float = WILSON_Z) -> tuple[f
     denominator = 1 + z * z / trials
     centre = (p + z * z / (2 * trials)) / denominator
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # The interval holds p: at p = 0 or 1 its bound is p exactly, which rounding may miss by an ulp.
+    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))
 
 
 def _quantile(ordered: list[int], q: float) -> float:
@@ -399,7 +400,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
         setup = load_setup(args.setup, args.demo_setup)
         check_setup(setup)
         seed_text = args.seed if args.seed is not None else secrets.token_hex(4)
-        results = _run_with_progress(setup, args.runs, seed_text, args.workers)
+        results = _run_with_progress(setup, args.runs, seed_text, min(args.workers, args.runs))  # no idle workers
     except (SimError, UnknownSystem) as exc:
         message = UnknownSystem.__str__(exc) if isinstance(exc, UnknownSystem) else str(exc)
         print(f"firelane: error: {message}", file=sys.stderr)

@@ -221,7 +221,25 @@ def _answers(data_dir: DataDir, password: str) -> bool:
         return False
 
 
-async def _wait_until_ready(data_dir: DataDir, password: str, timeout: float = 30.0) -> None:
+def _exit_reason(data_dir: DataDir) -> str:
+    """What a redis-server that exited at start said last: the line of its log
+    after a FATAL banner (e.g. a bad setting), else its last line."""
+    try:
+        lines = [line.strip() for line in (data_dir.path / "redis-server.log").read_text(errors="replace").splitlines()]
+    except OSError:
+        return "no log"
+    lines = [line for line in lines if line]
+    fatal = [index for index, line in enumerate(lines) if "FATAL" in line]
+    if fatal:  # the last start's FATAL CONFIG FILE ERROR: the setting (">>> 'port 99999'") and why
+        after = lines[fatal[-1] + 1:]
+        setting = [line.removeprefix(">>>").strip() for line in after if line.startswith(">>>")]
+        reason = [line for line in after if not line.startswith((">>>", "Reading the configuration"))]
+        return ": ".join(setting[:1] + reason[:1]) or lines[fatal[-1]]
+    return lines[-1] if lines else "an empty log"
+
+
+async def _wait_until_ready(data_dir: DataDir, password: str, timeout: float = 30.0,
+                            server: EmbeddedRedis | None = None) -> None:
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -229,6 +247,10 @@ async def _wait_until_ready(data_dir: DataDir, password: str, timeout: float = 3
                 return
         except (OSError, RedisServerError):
             pass
+        process = server._process if server is not None else None
+        if process is not None and process.poll() is not None:
+            raise DataDirError(f"the redis-server of {data_dir.path} exited as it started (code {process.returncode}): "
+                               f"{_exit_reason(data_dir)} (see {data_dir.path / 'redis-server.log'})")
         if time.monotonic() > deadline:
             raise DataDirError(f"the redis-server of {data_dir.path} did not become ready within {timeout}s")
         await trio.sleep(0.02)
@@ -287,7 +309,7 @@ async def shared_server(path: str | os.PathLike[str], *, announce=None) -> Async
                     acl_file=data_dir.path / "users.acl",
                 )
                 server._spawn()
-                await _wait_until_ready(data_dir, secrets_.admin_password)
+                await _wait_until_ready(data_dir, secrets_.admin_password, server=server)
                 started_here = True
                 if announce:
                     announce(f"started {binary.describe()} for {data_dir.path}")
