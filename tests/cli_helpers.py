@@ -9,7 +9,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 # With --redis URL the data dir still holds the key that signs the log: one per test session.
@@ -76,3 +78,14 @@ class Served:
             self.process.send_signal(signum)
         _out, err = self.process.communicate(timeout=60)
         return self.process.returncode, "".join(self.stderr_lines) + err
+
+
+def serve_for_module(tmp_path_factory: Any, name: str) -> Iterator[Served]:
+    """A `firelane serve` on a fresh data dir for one test module (yield from
+    it in a module-scoped fixture); it must stop cleanly at the end."""
+    server = Served(tmp_path_factory.mktemp(name) / "data")
+    try:
+        yield server
+    finally:
+        code, stderr = server.stop()
+        assert code == 0, stderr

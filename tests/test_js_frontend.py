@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.cli_helpers import REPO, Served, firelane
+from tests.cli_helpers import REPO, Served, firelane, serve_for_module
 
 EXAMPLE = REPO / "docs" / "examples" / "js-frontend"
 SETUP = REPO / "docs" / "examples" / "bolt-and-blade-table.json"
@@ -43,12 +43,7 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    server = Served(tmp_path_factory.mktemp("js-serve") / "data")
-    try:
-        yield server
-    finally:
-        code, stderr = server.stop()
-        assert code == 0, stderr
+    yield from serve_for_module(tmp_path_factory, "js-serve")
 
 
 def seats_of(served: Served, encounter: str, folder: Path) -> Path:

@@ -21,17 +21,12 @@ from firelane.events.envelope import StoredEvent
 from firelane.events.schemas import AttackResolved, Die, Modifier, Roll
 from firelane.frontends import table
 from firelane.frontends.table import SegmentNarrator, TableFold, health_of, split_segments
-from tests.cli_helpers import Served, firelane, spawn
+from tests.cli_helpers import Served, firelane, serve_for_module, spawn
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    server = Served(tmp_path_factory.mktemp("view") / "data")
-    try:
-        yield server
-    finally:
-        code, stderr = server.stop()
-        assert code == 0, stderr
+    yield from serve_for_module(tmp_path_factory, "view")
 
 
 def _ended_demo(served: Served, encounter: str) -> dict[str, str]:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser.table_helpers import Table
-from tests.cli_helpers import Served
+from tests.cli_helpers import Served, serve_for_module
 
 
 def _in_ci() -> bool:
@@ -62,12 +62,7 @@ def browser() -> Iterator[object]:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    server = Served(tmp_path_factory.mktemp("table") / "data")
-    try:
-        yield server
-    finally:
-        code, stderr = server.stop()
-        assert code == 0, stderr
+    yield from serve_for_module(tmp_path_factory, "table")
 
 
 @pytest.fixture
