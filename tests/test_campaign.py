@@ -26,7 +26,7 @@ from firelane.events import codec
 from firelane.events.campaign_log import CAMPAIGN_STREAM, CampaignLog
 from firelane.events.campaign_schemas import AftermathRecorded, CharactersEnlisted, DowntimeStarted
 from firelane.events.envelope import NewEntry
-from firelane.events.log import EventLog
+from firelane.events.log import EventLog, InboxClosed
 from firelane.events.schemas import (
     CombatantSetup,
     EncounterSetup,
@@ -189,6 +189,10 @@ async def test_a_three_encounter_campaign_carries_its_characters_and_round_trips
         assert set(old) == set(new) and not set(old.values()) & set(new.values())
         assert await target.client.execute("GET", seed_key("saga", encounter)) == await source.client.execute(
             "GET", seed_key("saga", encounter))
+        # Ended, here as there: no seat can queue a command for an engine that will never read it.
+        assert await source_log.inboxes_closed(encounter) and await target_log.inboxes_closed(encounter)
+        with pytest.raises(InboxClosed):
+            await target_log.submit(encounter, b"{}", seat=next(iter(new)))
     # The imported entries carry the target store's signatures, not the source's.
     assert await EventLog(target.client, "saga", server_key=source.server_key).read(encounters[0]) == []
     # Exactly: exporting the imported campaign gives the same file.

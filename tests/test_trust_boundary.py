@@ -21,7 +21,8 @@ from firelane.actors.sequencer import Sequencer, create_encounter, load_seed, se
 from firelane.engine.registry import register_system
 from firelane.engine.seats import ENGINE_SEAT
 from firelane.events import codec
-from firelane.events.log import EventLog
+from firelane.events.limits import MAX_PENDING_COMMANDS
+from firelane.events.log import EventLog, InboxClosed, InboxFull
 from firelane.events.schemas import CombatantSetup, EncounterSetup, EndEncounter, EndTurn, PassReaction, SeatSetup
 from firelane.projections.audit import verify
 from firelane.projections.roster import campaign_roster
@@ -218,6 +219,65 @@ async def test_each_seat_has_a_redis_user_that_reads_the_log_and_writes_only_its
         await spectator.aclose()
     applied = [s for s in await event_log.read("acl") if s.command_id == "alice/via-redis"]
     assert applied and applied[0].type == "TurnEnded"
+
+
+async def test_an_ended_encounters_inboxes_are_closed_and_its_seats_only_read_the_log(
+        event_log: EventLog, redis_url: str) -> None:
+    # Nobody reads an ended encounter's inboxes: were they still open, a seat
+    # could fill Redis (and its append-only file) with commands without end.
+    await create_encounter(event_log, "over", table_setup(), b"o" * 32)
+    tokens = await seat_tokens(event_log, "over")
+    alice = await seat_client(redis_url, "trust", "over", "alice", tokens["alice"])
+    try:
+        sequencer = Sequencer(event_log, "over", TOY, await load_seed(event_log, "over"))
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(sequencer.run)
+            await wait_for_state(event_log, "over", lambda s: s.active == "a")
+            await alice.execute("XADD", event_log.inbox_key("over", "alice"), "*", "p",
+                                codec.encode_command(EndTurn(command_id="before", actor="a")))
+            await wait_for_state(event_log, "over", lambda s: "a" in s.acted_this_round)
+            await send(event_log, "over", "gm", EndEncounter(command_id="stop", actor="gm", reason="the end"))
+        # sequencer.run has returned: the encounter ended, its seed is out, its inboxes are closed.
+        inboxes = [event_log.inbox_key("over", seat) for seat in tokens] + [event_log.inbox_key("over", ENGINE_SEAT)]
+        assert await event_log.client.execute("EXISTS", *inboxes) == 0
+        with pytest.raises(RedisError) as refused:
+            await alice.execute("XADD", event_log.inbox_key("over", "alice"), "*", "p", "{}")
+        assert refused.value.code == "NOPERM"
+        entries = await alice.execute("XRANGE", event_log.log_key("over"), "-", "+")
+        assert entries[-1][1][entries[-1][1].index(b"t") + 1] == b"SeedRevealed"
+        with pytest.raises(InboxClosed, match="encounter 'over' has ended: it takes no more commands"):
+            await send(event_log, "over", "alice", EndTurn(command_id="after", actor="a"))
+        assert await event_log.client.execute("EXISTS", *inboxes) == 0
+    finally:
+        await alice.aclose()
+    # Run again (a restart), the engine finds it over and leaves it so.
+    await Sequencer(event_log, "over", TOY, await load_seed(event_log, "over")).run()
+    assert await event_log.client.execute("EXISTS", *inboxes) == 0
+
+
+async def test_a_seat_may_have_only_so_many_commands_waiting(event_log: EventLog) -> None:
+    # With no engine reading (not started yet, or down), a seat's inbox could
+    # grow without end; past MAX_PENDING_COMMANDS a submit is refused, unstored.
+    await create_encounter(event_log, "full", table_setup(), b"f" * 32)
+    inbox = event_log.inbox_key("full", "alice")
+    for i in range(MAX_PENDING_COMMANDS):
+        await send(event_log, "full", "alice", EndTurn(command_id=f"q{i}", actor="a"))
+    with pytest.raises(InboxFull, match=f"seat 'alice' has {MAX_PENDING_COMMANDS} commands waiting"):
+        await send(event_log, "full", "alice", EndTurn(command_id="one-too-many", actor="a"))
+    assert await event_log.client.execute("XLEN", inbox) == MAX_PENDING_COMMANDS
+    await send(event_log, "full", "bob", EndTurn(command_id="other-seat", actor="b"))  # another seat's inbox is its own
+    sequencer = Sequencer(event_log, "full", TOY, await load_seed(event_log, "full"))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sequencer.run)
+        # The engine handles them (the first ends Ann's turn, the rest are refused and
+        # rationed) and trims what it has handled: the seat may send again.
+        with trio.fail_after(20):
+            while await event_log.client.execute("XLEN", inbox) >= MAX_PENDING_COMMANDS:
+                await trio.sleep(0.02)
+        await send(event_log, "full", "alice", EndTurn(command_id="again", actor="a"))
+        nursery.cancel_scope.cancel()
+    first = [s for s in await event_log.read("full") if s.command_id == "alice/q0"]
+    assert first and first[0].type == "TurnEnded"
 
 
 async def test_a_forged_log_entry_is_reported_never_trusted_never_fatal(event_log: EventLog) -> None:

@@ -98,6 +98,17 @@ def test_commands_go_through_the_seat_that_sent_them(served: Served, tmp_path: P
         assert ended["rejected"] is False and ended["events"][0]["data"]["reason"] == "done for tonight"
         state = wait_for_state(served, "cmds", tokens["spectator"], lambda b: b["state"]["seed_revealed"])
         assert state["state"]["ended"] and state["state"]["end_reason"] == "done for tonight"
+        # Once the engine has closed the ended encounter's inboxes (right after
+        # the seed's reveal), a command is refused at the door: nothing is stored.
+        give_up = time.monotonic() + 10
+        while True:
+            late = http.post(url(served, "cmds", "commands"), headers=bearer(tokens["red"]),
+                             content=b'{"type":"EndTurn","command_id":"late","actor":"a"}')
+            if late.status_code == 409 or time.monotonic() > give_up:
+                break
+            time.sleep(0.05)
+        assert late.status_code == 409, late.text
+        assert late.json()["error"] == "encounter 'cmds' has ended: it takes no more commands"
 
 
 

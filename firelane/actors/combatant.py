@@ -25,7 +25,7 @@ from firelane.engine.seats import ENGINE_SEAT, seat_controlling
 from firelane.engine.state import EncounterState
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
-from firelane.events.log import EventLog
+from firelane.events.log import EventLog, InboxClosed
 from firelane.events.schemas import CommandRejected
 from firelane.logs import get_logger
 
@@ -138,6 +138,10 @@ class CombatantActor:
         seat = self._seat(state)
         self._last_command_id = command_key(seat, command.command_id)
         self._outstanding = True
-        await self.log.submit(self.encounter, codec.encode_command(command), seat=seat)
+        try:
+            await self.log.submit(self.encounter, codec.encode_command(command), seat=seat)
+        except InboxClosed:
+            self._outstanding = False  # the encounter ended meanwhile: nothing is left to do
+            return
         self.commands_sent += 1
         await trio.lowlevel.checkpoint()

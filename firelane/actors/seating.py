@@ -10,6 +10,10 @@ directly, with exactly this much power:
 - append to its own inbox stream (``%W~`` on ``…:inbox:<seat>``: XADD), nothing else;
 - no other key: not the seed, the lease, the seats' tokens, another seat's inbox.
 
+Once the encounter has ended, its seats keep reading the log (replay, audit)
+but write nothing: their users lose ``XADD`` and the inboxes are deleted
+(``close_seats``), so nothing can pile up where no engine reads any more.
+
 The engine reads each seat's inbox and knows the sender by the stream, so a
 seat can only ever speak for itself. Per-key read/write permissions need
 Redis 7.0 or newer.
@@ -17,6 +21,7 @@ Redis 7.0 or newer.
 
 from __future__ import annotations
 
+from firelane.engine.seats import ENGINE_SEAT
 from firelane.events.log import EventLog
 from firelane.events.schemas import SeatSetup
 from firelane.logs import get_logger
@@ -34,25 +39,28 @@ def acl_user(campaign: str, encounter: str, seat: str) -> str:
     return f"{campaign}/{encounter}/{seat}"
 
 
-def acl_rules(event_log: EventLog, encounter: str, seat: SeatSetup, token: str) -> list[str]:
+def acl_rules(event_log: EventLog, encounter: str, seat: SeatSetup, token: str, *, writes: bool = True) -> list[str]:
+    """The seat's ACL rules; ``writes=False``: reading the log only (an ended encounter)."""
     rules = ["reset", "on", f">{token}", "resetchannels", "-@all", *_READ_COMMANDS,
              f"%R~{event_log.log_key(encounter)}"]
-    if seat.role != "spectator":
+    if writes and seat.role != "spectator":
         rules += ["+xadd", f"%W~{event_log.inbox_key(encounter, seat.id)}"]
     return rules
 
 
 async def provision_seat_users(event_log: EventLog, encounter: str, seats: list[SeatSetup],
-                               tokens: dict[str, str]) -> str | None:
+                               tokens: dict[str, str], *, writes: bool = True) -> str | None:
     """Create (or refresh) the ACL user of every seat; returns why not, when
-    the Redis server refuses (then seats can still use the HTTP API)."""
+    the Redis server refuses (then seats can still use the HTTP API).
+    ``writes=False``: users that can only read the log."""
     try:
         for seat in seats:
             token = tokens.get(seat.id)
             if token is None:
                 continue
             await event_log.client.execute(
-                "ACL", "SETUSER", acl_user(event_log.campaign, encounter, seat.id), *acl_rules(event_log, encounter, seat, token))
+                "ACL", "SETUSER", acl_user(event_log.campaign, encounter, seat.id),
+                *acl_rules(event_log, encounter, seat, token, writes=writes))
     except RedisError as exc:
         log.warning("cannot create seat users", encounter=encounter, error=str(exc))
         return str(exc)
@@ -61,3 +69,12 @@ async def provision_seat_users(event_log: EventLog, encounter: str, seats: list[
     except RedisError:
         pass  # a server without an ACL file keeps them until it restarts; `firelane serve` recreates them
     return None
+
+
+async def close_seats(event_log: EventLog, encounter: str, seats: list[SeatSetup], tokens: dict[str, str]) -> None:
+    """The encounter has ended: its inboxes are closed and deleted, and its
+    seats' users may only read the log. Done once (then marked); safe to repeat."""
+    if await event_log.inboxes_closed(encounter):
+        return
+    await provision_seat_users(event_log, encounter, seats, tokens, writes=False)
+    await event_log.close_inboxes(encounter, [seat.id for seat in seats] + [ENGINE_SEAT])

@@ -37,7 +37,7 @@ import trio
 
 from firelane.actors.campaign import enlistment, record_aftermath
 from firelane.actors.lease import SequencerLease
-from firelane.actors.seating import provision_seat_users
+from firelane.actors.seating import close_seats, provision_seat_users
 from firelane.actors.policies import AIPolicy, Policy
 from firelane.engine.core import SEQUENCER, Applied, BaseRuleSystem, Rejected, reject, resting_points
 from firelane.engine.dice import SeededDice, commit_seed
@@ -350,6 +350,7 @@ class Sequencer:
             await self._play()
             if self.state.ended:
                 await self._reveal_seed()
+                await self._close_seats()
                 if stop_when_ended:
                     return self.state
             if self._window_deadline is not None and trio.current_time() >= self._window_deadline:
@@ -825,6 +826,12 @@ class Sequencer:
         elif window.window != self._window_seen:
             self._window_seen = window.window
             self._window_deadline = trio.current_time() + window.deadline_ms / 1000
+
+    async def _close_seats(self) -> None:
+        """Nothing reads an ended encounter's inboxes: close them, and let its
+        seats' Redis users read the log only."""
+        seats = default_seats(await encounter_setup(self.log, self.encounter))
+        await close_seats(self.log, self.encounter, seats, await seat_tokens(self.log, self.encounter))
 
     async def _reveal_seed(self) -> None:
         if self.state.seed_revealed:

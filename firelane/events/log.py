@@ -34,13 +34,14 @@ from __future__ import annotations
 import re
 from hashlib import blake2b
 from hmac import compare_digest
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import aclosing
 from typing import Any
 
 import msgspec
 
 from firelane.events.envelope import NewEntry, StoredEvent
+from firelane.events.limits import MAX_PENDING_COMMANDS
 from firelane.events.signing import MAC_BYTES, campaign_key, entry_mac
 from firelane.redisio.client import CommandClient, Durability
 
@@ -134,6 +135,23 @@ end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 return created
 """
+
+
+# Adds a command to a seat's inbox (KEYS[1]) unless the encounter's inboxes are
+# closed (KEYS[2] exists: it has ended) or ARGV[1] commands are waiting already.
+_SUBMIT_SCRIPT = """
+if redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
+if redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[1]) then return -2 end
+return redis.call('XADD', KEYS[1], '*', 'p', ARGV[2])
+"""
+
+
+class InboxClosed(Exception):
+    """The encounter has ended: its inboxes take no more commands."""
+
+
+class InboxFull(Exception):
+    """The seat has as many commands waiting as it may (MAX_PENDING_COMMANDS)."""
 
 
 class VersionConflict(Exception):
@@ -576,11 +594,35 @@ class EventLog:
 
     # -- command inbox -------------------------------------------------------
 
+    def inboxes_closed_key(self, encounter: str) -> str:
+        """Set when the encounter has ended and its inboxes are gone (see ``close_inboxes``)."""
+        return self.encounter_key(encounter, "inboxes-closed")
+
     async def submit(self, encounter: str, payload: bytes, *, seat: str) -> str:
-        """Add a command to a seat's inbox of the encounter; returns its inbox entry id."""
-        raw = await self.client.execute("XADD", self.inbox_key(encounter, seat), "*", "p", payload,
-                                        durability=self.durability)
+        """Add a command to a seat's inbox of the encounter; returns its inbox entry id.
+
+        Raises `InboxClosed` once the encounter has ended, and `InboxFull` when
+        the seat has MAX_PENDING_COMMANDS waiting: nothing is written then."""
+        raw = await self.client.evalsha_or_load(
+            _SUBMIT_SCRIPT, (self.inbox_key(encounter, seat), self.inboxes_closed_key(encounter)),
+            (MAX_PENDING_COMMANDS, payload), durability=self.durability)
+        if raw == -1:
+            raise InboxClosed(f"encounter {encounter!r} has ended: it takes no more commands")
+        if raw == -2:
+            raise InboxFull(f"seat {seat!r} has {MAX_PENDING_COMMANDS} commands waiting for the engine of "
+                            f"encounter {encounter!r}; send more once it has answered them")
         return _decode_id(raw)
+
+    async def close_inboxes(self, encounter: str, seats: Iterable[str]) -> None:
+        """An ended encounter's inboxes: marked closed (so no submit recreates
+        one), then deleted. Nothing reads them any more."""
+        await self.client.execute("SET", self.inboxes_closed_key(encounter), "1")
+        keys = [self.inbox_key(encounter, seat) for seat in seats]
+        if keys:
+            await self.client.execute("DEL", *keys)
+
+    async def inboxes_closed(self, encounter: str) -> bool:
+        return bool(await self.client.execute("EXISTS", self.inboxes_closed_key(encounter)))
 
     async def read_inboxes(
         self, encounter: str, cursors: dict[str, str], *, block_ms: int | None = None, count: int = 100

@@ -552,10 +552,16 @@ class _Importer:
         await self.add("HSET", seats_key(self.log.campaign, encounter), *[p for pair in tokens.items() for p in pair])
         await self.add("SADD", self.users_key, *[acl_user(self.log.campaign, encounter, seat.id) for seat in seats])
         await self.flush()
+        # Only ended encounters are exported: their inboxes are closed and their
+        # seats read the log, nothing more (as the engine leaves them at the end).
+        closed = self.log.inboxes_closed_key(encounter)
+        await self.claim(closed)
+        await self.add("SET", closed, "1")
+        await self.flush()
         for seat in seats:
             try:
                 await self.client.execute("ACL", "SETUSER", acl_user(self.log.campaign, encounter, seat.id),
-                                          *acl_rules(self.log, encounter, seat, tokens[seat.id]))
+                                          *acl_rules(self.log, encounter, seat, tokens[seat.id], writes=False))
             except RedisError:
                 break  # a server without per-key ACLs: seats use the HTTP API (as at creation)
         self.registered.append((state.head.order, encounter, bytes(state.head.meta)))

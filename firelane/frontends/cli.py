@@ -52,7 +52,7 @@ from firelane.engine.registry import UnknownSystem, demo_setup, get_system, syst
 from firelane.engine.seats import ENGINE_SEAT, GM, default_seats, seat_by_id, seat_controlling
 from firelane.engine.setup_check import SetupError, decode_setup
 from firelane.events import codec
-from firelane.events.log import EventLog
+from firelane.events.log import EventLog, InboxClosed, InboxFull
 from firelane.events.schemas import CommandRejected, EncounterSetup, SeatSetup, SeedRevealed
 from firelane.frontends import campaign_cli
 from firelane.frontends import sim as sim_command
@@ -455,7 +455,10 @@ async def cmd_submit(args: argparse.Namespace) -> int:
                 raise CliError(f"seat {args.seat!r} is a spectator's: it can watch, not act")
         seat = args.seat or _seat_for(seats, raw.get("actor"))
         after = stored[-1].entry_id if stored else "0-0"
-        inbox_id = await event_log.submit(args.encounter, payload, seat=seat)
+        try:
+            inbox_id = await event_log.submit(args.encounter, payload, seat=seat)
+        except (InboxClosed, InboxFull) as exc:
+            raise CliError(str(exc)) from None
         command_id = raw.get("command_id") if isinstance(raw.get("command_id"), str) else ""
         wanted = {command_key(seat, f"inbox:{inbox_id}")} | ({command_key(seat, command_id)} if command_id else set())
         with trio.move_on_after(args.wait):

@@ -32,7 +32,7 @@ from hypercorn.trio import serve as hypercorn_serve
 
 from firelane.actors.lease import EncounterBusy
 from firelane.actors.runtime import default_policies, run_encounter
-from firelane.actors.seating import provision_seat_users
+from firelane.actors.seating import close_seats, provision_seat_users
 from firelane.actors.sequencer import encounter_setup, seat_tokens
 from firelane.engine.registry import get_system
 from firelane.engine.seats import default_seats
@@ -201,6 +201,7 @@ class EngineHost:
         try:
             while True:
                 if await _ended(event_log, encounter):
+                    await _close_ended(event_log, encounter)
                     return
                 if not await self._reserve(key):
                     self.running[key] = "waiting"
@@ -244,6 +245,18 @@ class EngineHost:
             raise
         finally:
             self.running.pop(key, None)
+
+
+async def _close_ended(event_log: EventLog, encounter: str) -> None:
+    """Close the inboxes of an encounter that ended before its engine did so
+    itself (a store written by an older firelane)."""
+    try:
+        if not await event_log.inboxes_closed(encounter):
+            setup = await encounter_setup(event_log, encounter)
+            await close_seats(event_log, encounter, default_seats(setup), await seat_tokens(event_log, encounter))
+    except (RedisError, LookupError, ValueError) as exc:
+        log.warning("cannot close an ended encounter's inboxes", campaign=event_log.campaign,
+                    encounter=encounter, error=str(exc)[:300])
 
 
 def _only_cancelled(exc: BaseException) -> bool:

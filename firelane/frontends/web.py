@@ -50,7 +50,7 @@ from firelane.engine.seats import default_seats, seat_by_id
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
 from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, json_too_deep
-from firelane.events.log import EventLog, validate_id
+from firelane.events.log import EventLog, InboxClosed, InboxFull, validate_id
 from firelane.events.schemas import GENERIC_EVENTS, CommandRejected, SeatSetup
 from firelane.frontends.backend import Store
 from firelane.frontends.campaign_web import campaign_gm_routes
@@ -361,7 +361,12 @@ def make_app(api: Api) -> Starlette:
         key = command_key(seat.id, command_id) if command_id else ""
         after = await event_log.version(encounter)
         earlier = await event_log.applied_record(encounter, key) if key else None
-        inbox_id = await event_log.submit(encounter, body, seat=seat.id)
+        try:
+            inbox_id = await event_log.submit(encounter, body, seat=seat.id)
+        except InboxClosed as exc:
+            raise ApiError(409, str(exc)) from None
+        except InboxFull as exc:
+            raise ApiError(429, str(exc)) from None
         answer: dict[str, Any] = {"seat": seat.id, "inbox_id": inbox_id}
         if not wait:
             return _json(answer, status=202)
