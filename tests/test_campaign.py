@@ -7,7 +7,6 @@ listing surviving broken entries; bad input refused with nothing half done."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,29 +40,17 @@ from firelane.projections.audit import verify
 from firelane.projections.characters import campaign_characters, character_history, downtime_audit
 from firelane.projections.roster import campaign_roster, roster_page
 from firelane.projections.turn_state import fold
-from firelane.redisio import EmbeddedRedis, connect
+from firelane.redisio import connect
 from firelane.redisio.datadir import DataDir
 from tests.toy_system import TOY
 
 register_system(TOY, "tests.toy_system")
 
 
-@pytest.fixture(scope="module")
-def fresh_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
-    """A second redis-server of its own: the fresh store a campaign is imported into."""
-    server = EmbeddedRedis(tmp_path_factory.mktemp("fresh"), persist=False)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 @pytest.fixture
-async def stores(redis_url: str, fresh_server: EmbeddedRedis, tmp_path: Path):
+async def stores(redis_url: str, second_redis_url: str, tmp_path: Path):
     """Two stores on two redis-servers, each with its own signing key: the harness's, and a fresh one."""
-    fresh_server.command_sync("FLUSHALL")
-    clients = [await connect(redis_url), await connect(fresh_server.url)]
+    clients = [await connect(redis_url), await connect(second_redis_url)]
     try:
         yield [Store(client=client, server_key=bytes([n + 1]) * 32, data_dir=DataDir(tmp_path / f"store{n}"),
                      redis_display=f"server {n}") for n, client in enumerate(clients)]

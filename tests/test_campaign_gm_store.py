@@ -7,7 +7,6 @@ and imported into a fresh store (with a GM token of its own)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ from firelane.projections.audit import verify
 from firelane.projections.characters import campaign_characters, character_history, downtime_audit
 from firelane.projections.roster import campaign_roster
 from firelane.projections.turn_state import fold
-from firelane.redisio import EmbeddedRedis, connect
+from firelane.redisio import connect
 from firelane.redisio.datadir import DataDir
 
 ZONES = get_system("d100-zones")
@@ -42,20 +41,9 @@ RANGERS = [c for c in DEMO.combatants if c.id in ("rg-ives", "rg-pell")]
 VEX = next(c for c in DEMO.combatants if c.id == "rd-vex")
 
 
-@pytest.fixture(scope="module")
-def fresh_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
-    server = EmbeddedRedis(tmp_path_factory.mktemp("fresh-gm"), persist=False)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 @pytest.fixture
-async def stores(redis_url: str, fresh_server: EmbeddedRedis, tmp_path: Path):
-    fresh_server.command_sync("FLUSHALL")
-    clients = [await connect(redis_url), await connect(fresh_server.url)]
+async def stores(redis_url: str, second_redis_url: str, tmp_path: Path):
+    clients = [await connect(redis_url), await connect(second_redis_url)]
     try:
         yield [Store(client=client, server_key=bytes([n + 5]) * 32, data_dir=DataDir(tmp_path / f"store{n}"),
                      redis_display=f"server {n}") for n, client in enumerate(clients)]

@@ -19,6 +19,11 @@ and three that a GM's adjustment between fights asks (engine/campaign.py):
   ends above 0 HP), made to agree;
 - ``revive(sheet)``: a dead character brought back at the edge of life.
 
+`CountdownPoolRules` answers them for a system whose harm is one number that a
+fight counts down (Vitality, wounds, HP), given the fields' names and the
+words; `set_or_clear` and `remove_entries` keep a sheet's ``conditions`` and
+``aux`` free of empty mappings.
+
 Each system keeps its rules in its own package (``engine/systems/<s>/campaign.py``,
 exposing ``RULES``), registered below by name and imported lazily, as the rule
 systems themselves are (engine/registry.py). A system without campaign rules
@@ -30,6 +35,7 @@ fight, and it has no downtime rules.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -86,6 +92,22 @@ def builtins(value: Any) -> Any:
     return msgspec.to_builtins(value)
 
 
+def set_or_clear(sheet: dict[str, Any], field: str, mapping: dict[str, Any]) -> None:
+    """``sheet[field] = mapping``, or no such field when the mapping is empty:
+    a sheet keeps no empty ``conditions`` or ``aux``."""
+    if mapping:
+        sheet[field] = mapping
+    else:
+        sheet.pop(field, None)
+
+
+def remove_entries(sheet: dict[str, Any], field: str, names: Iterable[str]) -> None:
+    """The named entries taken out of one of the sheet's mappings (its
+    ``conditions``, its ``aux``), the field itself gone once nothing is left."""
+    names = frozenset(names)
+    set_or_clear(sheet, field, {k: v for k, v in dict(sheet.get(field, {})).items() if k not in names})
+
+
 class CampaignRules:
     """The generic rules (see the module doc); systems override what they know."""
 
@@ -140,6 +162,11 @@ class CampaignRules:
     def rest(self, patients: list[Patient], request: RestRequest, dice: Dice) -> list[RestResult]:
         raise CampaignRuleError(f"rule system {self.system!r} has no downtime rules")
 
+    def refuse_unfit_healer(self, healer: Patient | None) -> None:
+        """A rest's healer must be fit to fight to give care (CampaignRuleError if not)."""
+        if healer is not None and self.unfit(healer.sheet) is not None:
+            raise CampaignRuleError(f"healer {healer.character!r} {self.unfit(healer.sheet)}")
+
     # ------------------------------------------------------------ the GM's adjustments
 
     def fit(self, sheet: dict[str, Any]) -> dict[str, Any]:
@@ -158,6 +185,88 @@ class CampaignRules:
         revived = dict(sheet)
         revived.pop("out_of_fight", None)
         return revived, []
+
+
+class CountdownPoolRules(CampaignRules):
+    """The rules of a system whose harm is one number on the sheet that a fight
+    counts down and rest counts back up (Bolt & Blade's Vitality, d100-degrees'
+    wounds, d100-zones' HP): down at 0 or less, hurt below its maximum, fit
+    again at its maximum. The subclass names the fields and the words."""
+
+    pool: str = ""  # the sheet field: "vitality"
+    pool_max: str = ""  # its maximum's field: "max_vitality"
+    pool_label: str = ""  # how listings and notes name it: "Vitality"
+    pool_default: int = 10  # the maximum of a sheet that gives neither (``normalise``)
+    down_unfit: str = ""  # why a character at 0 cannot fight (``unfit``)
+    down_note: str = ""  # the aftermath's note on a character at 0
+    rest_rule: str = ""  # the rule (or house default) rest notes name
+    rest_per_day: int = 1  # what each full day of rest restores (``recover``)
+
+    def normalise(self, sheet: dict[str, Any]) -> dict[str, Any]:
+        normal = dict(sheet)
+        if not normal.get(self.pool_max):
+            normal[self.pool_max] = int(normal.get(self.pool, self.pool_default))
+        return normal
+
+    def status(self, sheet: dict[str, Any]) -> str:
+        value = int(sheet.get(self.pool, 1))
+        if value <= 0:
+            return DOWN
+        return HURT if value < int(sheet.get(self.pool_max, value)) else READY
+
+    def vitals(self, sheet: dict[str, Any]) -> list[str]:
+        return [f"{self.pool_label} {sheet.get(self.pool)}/{sheet.get(self.pool_max)}"]
+
+    def unfit(self, sheet: dict[str, Any]) -> str | None:
+        return self.down_unfit if self.status(sheet) == DOWN else None
+
+    def fit(self, sheet: dict[str, Any]) -> dict[str, Any]:
+        fit = super().fit(sheet)
+        if self.pool_max in fit:
+            fit[self.pool] = fit[self.pool_max]
+        return fit
+
+    def aftermath(self, sheet: dict[str, Any], combatant: Combatant) -> tuple[dict[str, Any], list[str]]:
+        """The pool as the fight left it (never below 0), the gear by ``gear_after_fight``."""
+        after = dict(sheet)
+        after[self.pool] = max(0, int(getattr(combatant, self.pool)))
+        notes = self.gear_after_fight(sheet, combatant, after)
+        if after[self.pool] == 0:
+            notes.append(self.down_note)
+        return after, notes
+
+    def gear_after_fight(self, sheet: dict[str, Any], combatant: Combatant, after: dict[str, Any]) -> list[str]:
+        """What the fight leaves on the character's gear (``after`` changes in place); notes on it."""
+        return []
+
+    def rest(self, patients: list[Patient], request: RestRequest, dice: Dice) -> list[RestResult]:
+        results = []
+        for patient in patients:
+            sheet = dict(patient.sheet)
+            notes = self.rest_pool(sheet, request)
+            if request.resupply:
+                notes += self.resupply(sheet)
+            results.append(RestResult(character=patient.character, sheet=sheet, notes=notes))
+        return results
+
+    def rest_pool(self, sheet: dict[str, Any], request: RestRequest) -> list[str]:
+        """A rest's recovery of the pool (``sheet`` changes in place): none when it is strenuous."""
+        if request.strenuous:
+            return [f"a strenuous {request.days} day(s) restore no {self.pool_label} ({self.rest_rule})"]
+        return self.recover(sheet, request.days)
+
+    def recover(self, sheet: dict[str, Any], days: int) -> list[str]:
+        """``rest_per_day`` for each day of rest, never above the maximum."""
+        value, maximum = int(sheet.get(self.pool, 0)), int(sheet.get(self.pool_max, 0))
+        if value >= maximum:
+            return []
+        restored = min(maximum, value + self.rest_per_day * days)
+        sheet[self.pool] = restored
+        return [f"{self.pool_label} {value} -> {restored}: {self.rest_per_day} per full day of rest ({self.rest_rule})"]
+
+    def resupply(self, sheet: dict[str, Any]) -> list[str]:
+        """A resupply's refill (``sheet`` changes in place); none unless the system has one."""
+        return []
 
 
 # system name -> module exposing RULES; imported on first use.

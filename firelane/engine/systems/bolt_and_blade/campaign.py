@@ -24,17 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from firelane.engine.campaign_rules import (
-    DOWN,
-    HURT,
-    READY,
-    CampaignRules,
-    Patient,
-    RestRequest,
-    RestResult,
-    builtins,
-)
-from firelane.engine.dice import Dice
+from firelane.engine.campaign_rules import CountdownPoolRules, builtins
 from firelane.engine.state import Combatant
 
 FULL_REST_DAYS = 1
@@ -47,39 +37,23 @@ def _magazines(sheet: dict[str, Any]) -> dict[str, tuple[str, int]]:
             if isinstance(w, dict) and int(w.get("magazine", 0)) > 0}
 
 
-class BoltAndBladeCampaign(CampaignRules):
+class BoltAndBladeCampaign(CountdownPoolRules):
     system = "bolt-and-blade"
     carried = ("vitality", "ammo")
+    pool, pool_max, pool_label = "vitality", "max_vitality", "Vitality"
+    down_unfit = "is Down at 0 Vitality (BB-CORE-09); rest first (firelane rest)"
+    down_note = "Down at 0 Vitality (BB-CORE-09)"
+    rest_rule = RULE_REST
 
     def normalise(self, sheet: dict[str, Any]) -> dict[str, Any]:
+        # Unlike the d100 systems', an explicit maximum is kept even when 0, and
+        # a sheet without Vitality gets its maximum.
         normal = dict(sheet)
         normal.setdefault("max_vitality", normal.get("vitality", 10))
         normal.setdefault("vitality", normal["max_vitality"])
         return normal
 
-    def status(self, sheet: dict[str, Any]) -> str:
-        vitality = int(sheet.get("vitality", 1))
-        if vitality <= 0:
-            return DOWN
-        return HURT if vitality < int(sheet.get("max_vitality", vitality)) else READY
-
-    def vitals(self, sheet: dict[str, Any]) -> list[str]:
-        return [f"Vitality {sheet.get('vitality')}/{sheet.get('max_vitality')}"]
-
-    def unfit(self, sheet: dict[str, Any]) -> str | None:
-        if self.status(sheet) == DOWN:
-            return "is Down at 0 Vitality (BB-CORE-09); rest first (firelane rest)"
-        return None
-
-    def fit(self, sheet: dict[str, Any]) -> dict[str, Any]:
-        fit = super().fit(sheet)
-        if "max_vitality" in fit:
-            fit["vitality"] = fit["max_vitality"]
-        return fit
-
-    def aftermath(self, sheet: dict[str, Any], combatant: Combatant) -> tuple[dict[str, Any], list[str]]:
-        after = dict(sheet)
-        after["vitality"] = max(0, int(getattr(combatant, "vitality")))
+    def gear_after_fight(self, sheet: dict[str, Any], combatant: Combatant, after: dict[str, Any]) -> list[str]:
         ammo = dict(builtins(getattr(combatant, "ammo")))
         notes = []
         for name, (kind, magazine) in sorted(_magazines(sheet).items()):
@@ -90,31 +64,25 @@ class BoltAndBladeCampaign(CampaignRules):
         if jammed:
             notes.append(f"jam cleared by the reload: {', '.join(jammed)}")
         after["ammo"] = ammo
-        if after["vitality"] == 0:
-            notes.append("Down at 0 Vitality (BB-CORE-09)")
-        return after, notes
+        return notes
 
-    def rest(self, patients: list[Patient], request: RestRequest, dice: Dice) -> list[RestResult]:
-        results = []
-        for patient in patients:
-            sheet = dict(patient.sheet)
-            notes: list[str] = []
-            vitality, maximum = int(sheet.get("vitality", 0)), int(sheet.get("max_vitality", 0))
-            if request.strenuous:
-                notes.append(f"a strenuous {request.days} day(s) restore no Vitality ({RULE_REST})")
-            elif request.days >= FULL_REST_DAYS and vitality < maximum:
-                sheet["vitality"] = maximum
-                notes.append(f"Vitality {vitality} -> {maximum}: a full day's rest restores it all ({RULE_REST})"
-                             + ("; back on its feet" if vitality <= 0 else ""))
-            if request.resupply:
-                ammo = dict(sheet.get("ammo", {}))
-                for name, (_kind, magazine) in sorted(_magazines(sheet).items()):
-                    if ammo.get(name, 0) < magazine:
-                        notes.append(f"resupplied: {name} {ammo.get(name, 0)} -> {magazine}")
-                        ammo[name] = magazine
-                sheet["ammo"] = ammo
-            results.append(RestResult(character=patient.character, sheet=sheet, notes=notes))
-        return results
+    def recover(self, sheet: dict[str, Any], days: int) -> list[str]:
+        vitality, maximum = int(sheet.get("vitality", 0)), int(sheet.get("max_vitality", 0))
+        if days < FULL_REST_DAYS or vitality >= maximum:
+            return []
+        sheet["vitality"] = maximum
+        return [f"Vitality {vitality} -> {maximum}: a full day's rest restores it all ({RULE_REST})"
+                + ("; back on its feet" if vitality <= 0 else "")]
+
+    def resupply(self, sheet: dict[str, Any]) -> list[str]:
+        ammo = dict(sheet.get("ammo", {}))
+        notes = []
+        for name, (_kind, magazine) in sorted(_magazines(sheet).items()):
+            if ammo.get(name, 0) < magazine:
+                notes.append(f"resupplied: {name} {ammo.get(name, 0)} -> {magazine}")
+                ammo[name] = magazine
+        sheet["ammo"] = ammo
+        return notes
 
 
 RULES = BoltAndBladeCampaign()

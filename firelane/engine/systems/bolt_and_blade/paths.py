@@ -274,8 +274,10 @@ def fire_squares(state: EncounterState, reactor_id: str, squares: list[Square]) 
     return chosen
 
 
-def reactive_fire_problem(state: EncounterState, reactor_id: str, mover_id: str, square: Square) -> str | None:
-    """Why ``reactor_id`` cannot Reactive Fire at ``mover_id`` on ``square`` now (BB-CMB-10), or None."""
+def _reaction_problem(state: EncounterState, reactor_id: str, mover_id: str) -> str | None:
+    """Why ``reactor_id`` cannot react to ``mover_id`` at all now (down, on its
+    side, its Reaction used this round), or None: what both Reactive Fire and
+    the Opportunity Strike ask first."""
     reactor = combat.combatant(state, reactor_id)
     mover = combat.combatant(state, mover_id)
     if reactor.out_of_fight:
@@ -284,6 +286,15 @@ def reactive_fire_problem(state: EncounterState, reactor_id: str, mover_id: str,
         return f"{mover_id} is on {reactor_id}'s side"
     if reactor.reaction_used:
         return f"{reactor_id} has already used its Reaction this round"
+    return None
+
+
+def reactive_fire_problem(state: EncounterState, reactor_id: str, mover_id: str, square: Square) -> str | None:
+    """Why ``reactor_id`` cannot Reactive Fire at ``mover_id`` on ``square`` now (BB-CMB-10), or None."""
+    problem = _reaction_problem(state, reactor_id, mover_id)
+    if problem is not None:
+        return problem
+    reactor = combat.combatant(state, reactor_id)
     if PINNED in reactor.conditions:
         return f"{reactor_id} is Pinned and cannot use Reactive Fire (BB-CMB-19)"
     if STUNNED in reactor.conditions:
@@ -310,14 +321,11 @@ def on_overwatch_over(reactor: BoltAndBladeCombatant, square: Square) -> bool:
 
 def opportunity_problem(state: EncounterState, reactor_id: str, mover_id: str, frm: Square, to: Square) -> str | None:
     """Why ``reactor_id`` gets no Opportunity Strike as ``mover_id`` steps frm -> to (BB-CMB-15)."""
+    problem = _reaction_problem(state, reactor_id, mover_id)
+    if problem is not None:
+        return problem
     reactor = combat.combatant(state, reactor_id)
     mover = combat.combatant(state, mover_id)
-    if reactor.out_of_fight:
-        return f"{reactor_id} is down"
-    if reactor.side == mover.side:
-        return f"{mover_id} is on {reactor_id}'s side"
-    if reactor.reaction_used:
-        return f"{reactor_id} has already used its Reaction this round"
     if STUNNED in reactor.conditions:
         return f"{reactor_id} is Stunned"
     if combat.best_melee_weapon(reactor) is None:

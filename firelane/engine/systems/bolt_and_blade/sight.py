@@ -46,8 +46,11 @@ class WallSight:
     """`Grid.line_of_sight` (walls only), the same answer, faster for an AI that
     asks about thousands of lines: a line whose bounding box holds no wall is
     clear at once (a supercover line never leaves the box of its two ends,
-    found by a summed-area table of the walls); any other is walked once, in a
-    tight loop, and remembered both ways (sight is symmetric)."""
+    found by a summed-area table of the walls); any other is asked of the Grid
+    (which walks it), and every answer is remembered both ways (sight is
+    symmetric). The walls leave few lines to walk (about 260 a fight on the
+    demo), so a walk of its own, faster by a tenth, was not worth a second copy
+    of the supercover rule."""
 
     def __init__(self, grid: Grid) -> None:
         self.grid = grid
@@ -90,35 +93,9 @@ class WallSight:
                 inside -= (ax, ay) in walls
                 if ax != bx or ay != by:
                     inside -= (bx, by) in walls
-            answer = inside <= 0 or self._walk(ax, ay, bx, by)
+            answer = inside <= 0 or self.grid.line_of_sight(a, b)
         self.known[(ax, ay, bx, by)] = self.known[(bx, by, ax, ay)] = answer
         return answer
-
-    def _walk(self, ax: int, ay: int, bx: int, by: int) -> bool:
-        """The supercover walk of `Grid._line_of_sight`, without building the line."""
-        walls = self.walls
-        dx, dy = bx - ax, by - ay
-        nx, ny = abs(dx), abs(dy)
-        sx, sy = (dx > 0) - (dx < 0), (dy > 0) - (dy < 0)
-        x, y, ix, iy = ax, ay, 0, 0
-        while ix < nx or iy < ny:
-            decision = (1 + 2 * ix) * ny - (1 + 2 * iy) * nx
-            if decision == 0:  # exactly through a corner: blocked only by walls on both sides of it
-                if (x + sx, y) in walls and (x, y + sy) in walls:
-                    return False
-                x += sx
-                y += sy
-                ix += 1
-                iy += 1
-            elif decision < 0:
-                x += sx
-                ix += 1
-            else:
-                y += sy
-                iy += 1
-            if (x, y) in walls and (x != bx or y != by):
-                return False
-        return True
 
 
 @lru_cache(maxsize=64)

@@ -40,13 +40,13 @@ from firelane.engine.campaign_rules import (
     DEAD,
     DOWN,
     DYING,
-    HURT,
     READY,
-    CampaignRuleError,
-    CampaignRules,
+    CountdownPoolRules,
     Patient,
     RestRequest,
     RestResult,
+    remove_entries,
+    set_or_clear,
 )
 from firelane.engine.dice import Dice
 from firelane.engine.state import Combatant
@@ -68,23 +68,16 @@ def _conditions(sheet: dict[str, Any]) -> dict[str, str]:
 
 
 def _came_to(sheet: dict[str, Any]) -> None:
-    conditions = {k: v for k, v in _conditions(sheet).items() if k not in ("unconscious", "dying", "stabilised")}
-    if conditions:
-        sheet["conditions"] = conditions
-    else:
-        sheet.pop("conditions", None)
+    remove_entries(sheet, "conditions", ("unconscious", "dying", "stabilised"))
 
 
-class D100ZonesCampaign(CampaignRules):
+class D100ZonesCampaign(CountdownPoolRules):
     system = "d100-zones"
     carried = ("hp",)
     heals = True
-
-    def normalise(self, sheet: dict[str, Any]) -> dict[str, Any]:
-        normal = dict(sheet)
-        if not normal.get("max_hp"):
-            normal["max_hp"] = int(normal.get("hp", 12))
-        return normal
+    pool, pool_max, pool_label, pool_default = "hp", "max_hp", "HP", 12
+    rest_rule = RULE_REST
+    rest_per_day = HP_PER_DAY
 
     def status(self, sheet: dict[str, Any]) -> str:
         conditions = _conditions(sheet)
@@ -92,23 +85,11 @@ class D100ZonesCampaign(CampaignRules):
             return DEAD
         if "dying" in conditions:
             return DYING
-        hp = int(sheet.get("hp", 1))
-        if hp <= 0:
-            return DOWN
-        return HURT if hp < int(sheet.get("max_hp", hp)) else READY
-
-    def vitals(self, sheet: dict[str, Any]) -> list[str]:
-        return [f"HP {sheet.get('hp')}/{sheet.get('max_hp')}"]
+        return super().status(sheet)
 
     def fit(self, sheet: dict[str, Any]) -> dict[str, Any]:
         fit = super().fit(sheet)
-        if "max_hp" in fit:
-            fit["hp"] = fit["max_hp"]
-        conditions = {k: v for k, v in _conditions(fit).items() if k not in LASTING}
-        if conditions:
-            fit["conditions"] = conditions
-        else:
-            fit.pop("conditions", None)
+        remove_entries(fit, "conditions", LASTING)
         return fit
 
     def settle(self, before: dict[str, Any], after: dict[str, Any], touched: set[str]) -> list[str]:
@@ -117,24 +98,17 @@ class D100ZonesCampaign(CampaignRules):
         lasting = sorted(k for k in _conditions(after) if k in LASTING)
         if not lasting or int(after.get("hp", 0)) <= 0:
             return []
-        conditions = {k: v for k, v in _conditions(after).items() if k not in LASTING}
-        if conditions:
-            after["conditions"] = conditions
-        else:
-            after.pop("conditions", None)
+        remove_entries(after, "conditions", LASTING)
         return [f"at {after['hp']} HP: no longer {', '.join(lasting)}"]
 
     def revive(self, sheet: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         revived = super().revive(sheet)[0]
-        conditions = {k: v for k, v in _conditions(revived).items() if k not in LASTING}
         if int(revived.get("hp", 0)) > 0:
-            if conditions:
-                revived["conditions"] = conditions
-            else:
-                revived.pop("conditions", None)
+            remove_entries(revived, "conditions", LASTING)
             return revived, [f"revived at {revived['hp']} HP"]
         revived["hp"] = 0
-        revived["conditions"] = {**conditions, "unconscious": "", "stabilised": ""}
+        others = {k: v for k, v in _conditions(revived).items() if k not in LASTING}
+        revived["conditions"] = {**others, "unconscious": "", "stabilised": ""}
         return revived, ["revived at 0 HP, unconscious and stabilised (house default: rest heals it)"]
 
     def unfit(self, sheet: dict[str, Any]) -> str | None:
@@ -151,19 +125,15 @@ class D100ZonesCampaign(CampaignRules):
         after = dict(sheet)
         after["hp"] = int(getattr(combatant, "hp"))
         lasting = {name: "" for name in LASTING if name in combatant.conditions}
-        if lasting:
-            after["conditions"] = lasting
-        else:
-            after.pop("conditions", None)
+        set_or_clear(after, "conditions", lasting)
         notes = [f"{name} at {after['hp']} HP (house default: 0 HP)" for name in lasting]
         return after, notes
 
     def rest(self, patients: list[Patient], request: RestRequest, dice: Dice) -> list[RestResult]:
         results = {p.character: RestResult(character=p.character, sheet=dict(p.sheet)) for p in patients}
         healer = request.healer
+        self.refuse_unfit_healer(healer)
         if healer is not None:
-            if self.unfit(healer.sheet) is not None:
-                raise CampaignRuleError(f"healer {healer.character!r} {self.unfit(healer.sheet)}")
             # The healer's own sheet as it stands now (it may be resting too).
             healer_sheet = results[healer.character].sheet if healer.character in results else healer.sheet
 
@@ -186,17 +156,19 @@ class D100ZonesCampaign(CampaignRules):
                 continue
             if self.status(sheet) == DEAD:
                 continue
-            hp, maximum = int(sheet.get("hp", 0)), int(sheet.get("max_hp", 0))
-            if request.strenuous:
-                result.notes.append(f"a strenuous {request.days} day(s) restore no HP ({RULE_REST})")
-            elif hp < maximum and request.days > 0:
-                restored = min(maximum, hp + HP_PER_DAY * request.days)
-                sheet["hp"] = restored
-                result.notes.append(f"HP {hp} -> {restored}: {HP_PER_DAY} per full day of rest ({RULE_REST})")
-                if hp <= 0 < restored:
-                    _came_to(sheet)
-                    result.notes.append("came to above 0 HP")
+            result.notes.extend(self.rest_pool(sheet, request))
         return [results[p.character] for p in patients]
+
+    def recover(self, sheet: dict[str, Any], days: int) -> list[str]:
+        """HP_PER_DAY a day (a patient healed above 0 HP comes to); a rest of no days notes nothing."""
+        if days <= 0:
+            return []
+        hp = int(sheet.get("hp", 0))
+        notes = super().recover(sheet, days)
+        if hp <= 0 < int(sheet.get("hp", 0)):
+            _came_to(sheet)
+            notes.append("came to above 0 HP")
+        return notes
 
     def _first_aid(self, healer: str, healer_sheet: dict[str, Any], result: RestResult, dice: Dice) -> None:
         """D100Z-14 on one patient (the patient's sheet in ``result`` changes in place)."""

@@ -57,12 +57,13 @@ from firelane.engine.campaign_rules import (
     DYING,
     HURT,
     READY,
-    CampaignRuleError,
     CampaignRules,
     Patient,
     RestRequest,
     RestResult,
     builtins,
+    remove_entries,
+    set_or_clear,
 )
 from firelane.engine.dice import Dice
 from firelane.engine.state import Combatant
@@ -113,11 +114,7 @@ def _set_wounds(sheet: dict[str, Any], wounds: int) -> None:
     if wounds or "wounds" in sheet:
         sheet["wounds"] = wounds
     others = {k: v for k, v in dict(sheet.get("conditions", {})).items() if k not in INJURY_CONDITIONS}
-    conditions = {**others, **injury_conditions(wounds)}
-    if conditions:
-        sheet["conditions"] = conditions
-    else:
-        sheet.pop("conditions", None)
+    set_or_clear(sheet, "conditions", {**others, **injury_conditions(wounds)})
     if wounds >= 5:
         sheet["dead"] = True
     if wounds < 4 or not was_mortal:
@@ -135,10 +132,7 @@ def _set_treated(sheet: dict[str, Any], treated: int) -> None:
     aux = {k: v for k, v in dict(sheet.get("aux", {})).items() if k != "treated_wounds"}
     if treated:
         aux["treated_wounds"] = treated
-    if aux:
-        sheet["aux"] = aux
-    else:
-        sheet.pop("aux", None)
+    set_or_clear(sheet, "aux", aux)
 
 
 class RonD6Campaign(CampaignRules):
@@ -236,8 +230,7 @@ class RonD6Campaign(CampaignRules):
 
     def rest(self, patients: list[Patient], request: RestRequest, dice: Dice) -> list[RestResult]:
         healer = request.healer
-        if healer is not None and self.unfit(healer.sheet) is not None:
-            raise CampaignRuleError(f"healer {healer.character!r} {self.unfit(healer.sheet)}")
+        self.refuse_unfit_healer(healer)
         results = []
         for patient in patients:
             result = RestResult(character=patient.character, sheet=dict(patient.sheet), rested_days=patient.rested_days)
@@ -246,12 +239,8 @@ class RonD6Campaign(CampaignRules):
                 result.notes.append("dead: no rest helps (R6-21)")
                 results.append(result)
                 continue
-            conditions = dict(sheet.get("conditions", {}))
-            if "stunned" in conditions:
-                conditions.pop("stunned")
-                sheet["conditions"] = conditions
-                if not conditions:
-                    sheet.pop("conditions")
+            if "stunned" in dict(sheet.get("conditions", {})):
+                remove_entries(sheet, "conditions", ("stunned",))
                 result.notes.append("Stunned ends: a round without actions (R6-22)")
             other_healer = healer if healer is not None and healer.character != patient.character else None
             if self.status(sheet) == DYING:
