@@ -157,9 +157,13 @@ class EngineHost:
         client = self.store.client
         while True:
             await trio.sleep(_BALANCE_S)
-            now = int((await client.execute("TIME"))[0])
-            beats = await client.execute("HGETALL", WORKERS_BEAT_KEY) or []
-            loads = await client.execute("HGETALL", WORKERS_LOAD_KEY) or []
+            try:
+                now = int((await client.execute("TIME"))[0])
+                beats = await client.execute("HGETALL", WORKERS_BEAT_KEY) or []
+                loads = await client.execute("HGETALL", WORKERS_LOAD_KEY) or []
+            except RedisError as exc:
+                log.warning("cannot compare loads with the other hosts", error=str(exc)[:300])
+                continue
             load_of = {loads[i].decode(): int(loads[i + 1]) for i in range(0, len(loads), 2)}
             others = [load_of.get(beats[i].decode(), 0) for i in range(0, len(beats), 2)
                       if beats[i].decode() != self.worker_id and now - int(beats[i + 1]) < _WORKER_STALE_S]
