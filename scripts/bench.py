@@ -92,6 +92,7 @@ from tests.toy_system import TOY  # noqa: E402
 register_system(TOY, "tests.toy_system")
 
 SYSTEMS = ["bolt-and-blade", "d100-degrees", "d100-zones", "rond6"]
+SECTIONS = ["live", "ai", "windows", "replay", "sim", "workers"]
 
 
 def progress(message: str) -> None:
@@ -587,6 +588,10 @@ async def serve_throughput(workers: int, encounters: int, system_name: str) -> d
 
 async def measure(args: argparse.Namespace) -> dict[str, Any]:
     quick = args.quick
+
+    def wanted(section: str) -> bool:
+        return not args.only or section in args.only
+
     fights = 2 if quick else 4
     repeats = 1 if quick else 3
     result: dict[str, Any] = {"quick": quick, "cores": os.cpu_count(), "load_avg_1min_start": os.getloadavg()[0],
@@ -597,124 +602,132 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     await server.astart()
     try:
         # 1. live vs pure, per system; copy share; decodes and evolves per event; Redis memory
-        ratios: dict[str, list[float]] = {s: [] for s in SYSTEMS}
-        detail: dict[str, dict[str, Any]] = {}
-        memory_events = 0
-        # One unmeasured fight of each system on both first: the modules the
-        # runtime imports on first use and the first calls' caches are then
-        # paid by neither side's measured pass.
-        progress("warming up: one fight of each system, live and pure")
-        for system_name in SYSTEMS:
-            await live_fights(server.url, "warm-up", system_name, 1)
-            pure_fights(system_name, 1)
-        for repeat in range(repeats):
+        if wanted("live"):
+            ratios: dict[str, list[float]] = {s: [] for s in SYSTEMS}
+            detail: dict[str, dict[str, Any]] = {}
+            memory_events = 0
+            # One unmeasured fight of each system on both first: the modules the
+            # runtime imports on first use and the first calls' caches are then
+            # paid by neither side's measured pass.
+            progress("warming up: one fight of each system, live and pure")
             for system_name in SYSTEMS:
-                progress(f"live vs pure: {fights} {system_name} fights (run {repeat + 1}/{repeats})")
-                live = await live_fights(server.url, f"live{repeat}", system_name, fights)
-                pure = pure_fights(system_name, fights)
-                if live["logs"] != pure["logs"]:
-                    raise SystemExit(f"bench: the live {system_name} logs differ from the pure loop's")
-                ratio = (live["cpu"] / live["events"]) / (pure["cpu"] / pure["events"])
-                ratios[system_name].append(ratio)
+                await live_fights(server.url, "warm-up", system_name, 1)
+                pure_fights(system_name, 1)
+            for repeat in range(repeats):
+                for system_name in SYSTEMS:
+                    progress(f"live vs pure: {fights} {system_name} fights (run {repeat + 1}/{repeats})")
+                    live = await live_fights(server.url, f"live{repeat}", system_name, fights)
+                    pure = pure_fights(system_name, fights)
+                    if live["logs"] != pure["logs"]:
+                        raise SystemExit(f"bench: the live {system_name} logs differ from the pure loop's")
+                    ratio = (live["cpu"] / live["events"]) / (pure["cpu"] / pure["events"])
+                    ratios[system_name].append(ratio)
+                    if repeat == 0:
+                        memory_events += live["events"]
+                        body_bytes = [len(body) for log in live["logs"] for body in log]
+                        detail[system_name] = {
+                            "events": live["events"],
+                            "live_events_per_cpu_s": round(live["events"] / live["cpu"]),
+                            "pure_events_per_cpu_s": round(pure["events"] / pure["cpu"]),
+                            "live_decodes_per_event": round(live["decodes"] / live["events"], 2),
+                            "live_evolves_per_event": round(live["evolves"] / live["events"], 2),
+                            "pure_decodes_per_event": round(pure["decodes"] / pure["events"], 2),
+                            "pure_evolves_per_event": round(pure["evolves"] / pure["events"], 2),
+                            "copy_share_pure": round(pure["copy_cpu"] / pure["cpu"], 3),
+                            "ai_share_pure": round(pure["ai_cpu"] / pure["cpu"], 3),
+                            "redis_cpu_over_engine_cpu": round(live["redis_cpu"] / live["cpu"], 3),
+                            "body_bytes": body_bytes,
+                        }
                 if repeat == 0:
-                    memory_events += live["events"]
-                    body_bytes = [len(body) for log in live["logs"] for body in log]
-                    detail[system_name] = {
-                        "events": live["events"],
-                        "live_events_per_cpu_s": round(live["events"] / live["cpu"]),
-                        "pure_events_per_cpu_s": round(pure["events"] / pure["cpu"]),
-                        "live_decodes_per_event": round(live["decodes"] / live["events"], 2),
-                        "live_evolves_per_event": round(live["evolves"] / live["events"], 2),
-                        "pure_decodes_per_event": round(pure["decodes"] / pure["events"], 2),
-                        "pure_evolves_per_event": round(pure["evolves"] / pure["events"], 2),
-                        "copy_share_pure": round(pure["copy_cpu"] / pure["cpu"], 3),
-                        "ai_share_pure": round(pure["ai_cpu"] / pure["cpu"], 3),
-                        "redis_cpu_over_engine_cpu": round(live["redis_cpu"] / live["cpu"], 3),
-                        "body_bytes": body_bytes,
-                    }
-            if repeat == 0:
-                result["redis_bytes_per_event"] = round(await redis_memory(server.url, "live0") / memory_events)
-        for system_name in SYSTEMS:
-            result[f"live_over_pure_cpu_{key_of(system_name)}"] = round(statistics.median(ratios[system_name]), 2)
-        result["live_over_pure_cpu_max"] = max(result[f"live_over_pure_cpu_{key_of(s)}"] for s in SYSTEMS)
-        all_bodies = [b for d in detail.values() for b in d.pop("body_bytes")]
-        result["event_body_bytes_mean"] = round(statistics.fmean(all_bodies))
-        result["live_decodes_per_event"] = round(
-            sum(d["live_decodes_per_event"] * d["events"] for d in detail.values()) / memory_events, 2)
-        result["live_evolves_per_event"] = round(
-            sum(d["live_evolves_per_event"] * d["events"] for d in detail.values()) / memory_events, 2)
-        result["redis_cpu_over_engine_cpu"] = round(
-            statistics.fmean(d["redis_cpu_over_engine_cpu"] for d in detail.values()), 3)
-        result["live_events_per_cpu_s_min"] = min(d["live_events_per_cpu_s"] for d in detail.values())
-        for system_name in SYSTEMS:
-            result[f"copy_share_pure_{key_of(system_name)}"] = detail[system_name]["copy_share_pure"]
-        if repeats > 1:
-            notes["live_over_pure_cpu"] = f"median of {repeats} runs, each ratio taken within its run"
+                    result["redis_bytes_per_event"] = round(await redis_memory(server.url, "live0") / memory_events)
+            for system_name in SYSTEMS:
+                result[f"live_over_pure_cpu_{key_of(system_name)}"] = round(statistics.median(ratios[system_name]), 2)
+            result["live_over_pure_cpu_max"] = max(result[f"live_over_pure_cpu_{key_of(s)}"] for s in SYSTEMS)
+            all_bodies = [b for d in detail.values() for b in d.pop("body_bytes")]
+            result["event_body_bytes_mean"] = round(statistics.fmean(all_bodies))
+            result["live_decodes_per_event"] = round(
+                sum(d["live_decodes_per_event"] * d["events"] for d in detail.values()) / memory_events, 2)
+            result["live_evolves_per_event"] = round(
+                sum(d["live_evolves_per_event"] * d["events"] for d in detail.values()) / memory_events, 2)
+            result["redis_cpu_over_engine_cpu"] = round(
+                statistics.fmean(d["redis_cpu_over_engine_cpu"] for d in detail.values()), 3)
+            result["live_events_per_cpu_s_min"] = min(d["live_events_per_cpu_s"] for d in detail.values())
+            for system_name in SYSTEMS:
+                result[f"copy_share_pure_{key_of(system_name)}"] = detail[system_name]["copy_share_pure"]
+            if repeats > 1:
+                notes["live_over_pure_cpu"] = f"median of {repeats} runs, each ratio taken within its run"
 
         # 2. Bolt & Blade AI at 8 and 128 combatants
-        commands_128 = 40 if quick else 200
-        progress(f"Bolt & Blade AI: 128 combatants, the first {commands_128} commands")
-        big = pure_fights("bolt-and-blade", 1, setup=tiled_bolt_and_blade(), max_commands=commands_128)
-        small = pure_fights("bolt-and-blade", fights)
-        result["bb_ai_ms_per_command_8"] = round(1000 * small["ai_cpu"] / small["ai_calls"], 3)
-        result["bb_ai_ms_per_command_128"] = round(1000 * big["ai_cpu"] / big["ai_calls"], 2)
-        result["bb_ai_128_over_8"] = round(result["bb_ai_ms_per_command_128"] / result["bb_ai_ms_per_command_8"], 1)
-        result["bb_ai_share_pure_8"] = round(small["ai_cpu"] / small["cpu"], 3)
-        result["copy_share_pure_bb_128"] = round(big["copy_cpu"] / big["cpu"], 3)
-        result["copy_share_pure_max"] = max(result[f"copy_share_pure_{key_of(s)}"] for s in [*SYSTEMS, "bb-128"])
-        notes["bb_128"] = (f"the demo tiled 4x4 (128 combatants, 96x64 squares); the first {commands_128} commands "
-                           "of one fight; ms are CPU ms in choose_command per call")
+        if wanted("ai"):
+            commands_128 = 40 if quick else 200
+            progress(f"Bolt & Blade AI: 128 combatants, the first {commands_128} commands")
+            big = pure_fights("bolt-and-blade", 1, setup=tiled_bolt_and_blade(), max_commands=commands_128)
+            small = pure_fights("bolt-and-blade", fights)
+            result["bb_ai_ms_per_command_8"] = round(1000 * small["ai_cpu"] / small["ai_calls"], 3)
+            result["bb_ai_ms_per_command_128"] = round(1000 * big["ai_cpu"] / big["ai_calls"], 2)
+            result["bb_ai_128_over_8"] = round(result["bb_ai_ms_per_command_128"] / result["bb_ai_ms_per_command_8"], 1)
+            result["bb_ai_share_pure_8"] = round(small["ai_cpu"] / small["cpu"], 3)
+            result["copy_share_pure_bb_128"] = round(big["copy_cpu"] / big["cpu"], 3)
+            result["copy_share_pure_max"] = max(result[k] for k in (f"copy_share_pure_{key_of(s)}" for s in [*SYSTEMS, "bb-128"])
+                                                 if k in result)
+            notes["bb_128"] = (f"the demo tiled 4x4 (128 combatants, 96x64 squares); the first {commands_128} commands "
+                               "of one fight; ms are CPU ms in choose_command per call")
 
         # 3. reaction windows
-        window_counts = {5: 40, 50: 30, 100: 20} if quick else {5: 100, 50: 100, 100: 100}
-        for reactors, windows in window_counts.items():
-            progress(f"reaction windows: {reactors} reactors, {windows} windows")
-            latencies = await window_latency(server.url, reactors, windows)
-            result[f"window_p50_ms_{reactors}"] = round(percentile(latencies, 0.5) * 1000, 2)
-            result[f"window_p99_ms_{reactors}"] = round(percentile(latencies, 0.99) * 1000, 2)
-        result["window_p50_growth_exponent"] = round(
-            math.log(result["window_p50_ms_100"] / result["window_p50_ms_5"]) / math.log(100 / 5), 2)
-        if quick:
-            notes["windows"] = f"quick: {window_counts} windows per reactor count, so p99 is close to the maximum"
+        if wanted("windows"):
+            window_counts = {5: 40, 50: 30, 100: 20} if quick else {5: 100, 50: 100, 100: 100}
+            for reactors, windows in window_counts.items():
+                progress(f"reaction windows: {reactors} reactors, {windows} windows")
+                latencies = await window_latency(server.url, reactors, windows)
+                result[f"window_p50_ms_{reactors}"] = round(percentile(latencies, 0.5) * 1000, 2)
+                result[f"window_p99_ms_{reactors}"] = round(percentile(latencies, 0.99) * 1000, 2)
+            result["window_p50_growth_exponent"] = round(
+                math.log(result["window_p50_ms_100"] / result["window_p50_ms_5"]) / math.log(100 / 5), 2)
+            if quick:
+                notes["windows"] = f"quick: {window_counts} windows per reactor count, so p99 is close to the maximum"
 
         # 4. replay and resume on a long log
-        length = 200_000 if quick else 1_000_000
-        result.update(await replay_and_resume(server.url, length))
-        if quick:
-            notes["replay"] = (f"quick: measured on a {length:,}-event log; replay_1m_s is 1M events at that rate, "
-                               "resume_ms_1m is the resume on that log (it folds only the tail after the snapshot)")
+        if wanted("replay"):
+            length = 200_000 if quick else 1_000_000
+            result.update(await replay_and_resume(server.url, length))
+            if quick:
+                notes["replay"] = (f"quick: measured on a {length:,}-event log; replay_1m_s is 1M events at that rate, "
+                                   "resume_ms_1m is the resume on that log (it folds only the tail after the snapshot)")
     finally:
         await server.astop()
         shutil.rmtree(data_dir, ignore_errors=True)
 
     # 5. firelane sim scaling
-    runs = 60 if quick else 200
-    progress(f"firelane sim: {runs} Bolt & Blade demo fights on 1 worker, then on 2")
-    one = await trio.to_thread.run_sync(sim_seconds, 1, runs)
-    two = await trio.to_thread.run_sync(sim_seconds, 2, runs)
-    result["sim_2_over_1"] = round(one / two, 2)
-    result["sim_fights_per_s_1"] = round(runs / one, 1)
-    notes["sim"] = f"wall time of the whole command (process start-up included), {runs} fights"
+    if wanted("sim"):
+        runs = 60 if quick else 200
+        progress(f"firelane sim: {runs} Bolt & Blade demo fights on 1 worker, then on 2")
+        one = await trio.to_thread.run_sync(sim_seconds, 1, runs)
+        two = await trio.to_thread.run_sync(sim_seconds, 2, runs)
+        result["sim_2_over_1"] = round(one / two, 2)
+        result["sim_fights_per_s_1"] = round(runs / one, 1)
+        notes["sim"] = f"wall time of the whole command (process start-up included), {runs} fights"
 
     # 6. the multi-worker server
-    encounters = 64
-    progress(f"firelane serve: {encounters} concurrent Bolt & Blade fights on 1 worker, then on 2")
-    one_worker = await serve_throughput(1, encounters, "bolt-and-blade")
-    two_workers = await serve_throughput(2, encounters, "bolt-and-blade")
-    result["workers_2_over_1"] = round(two_workers["events_per_s_90"] / one_worker["events_per_s_90"], 2)
-    result["workers_2_over_1_whole_run"] = round(two_workers["events_per_s"] / one_worker["events_per_s"], 2)
-    result["serve_events_per_s_1"] = round(one_worker["events_per_s"])
-    for workers, run in ((1, one_worker), (2, two_workers)):
-        result[f"serve_remote_p50_ms_{workers}"] = round(run["remote_p50_ms"], 1)
-        result[f"serve_remote_p99_ms_{workers}"] = round(run["remote_p99_ms"], 1)
-        result[f"serve_remote_commands_{workers}"] = run["remote_commands"]
-    notes["workers"] = (f"{encounters} Bolt & Blade demo fights created first, then run by firelane serve --workers N "
-                        "on the same store; events per second from the first event of any until 90 % of all the events "
-                        "were written (Redis's clock; _whole_run: to the last event, the tail where one worker has finished "
-                        f"its encounters and the other has not included); in {REMOTE_PROBES} of them one combatant is played by a bot at its seat (from this "
-                        "process, through its inbox): serve_remote_* are its commands' round trips, window answers "
-                        "included, while the server is busy with all 64")
-    result["live_detail"] = detail
+    if wanted("workers"):
+        encounters = 64
+        progress(f"firelane serve: {encounters} concurrent Bolt & Blade fights on 1 worker, then on 2")
+        one_worker = await serve_throughput(1, encounters, "bolt-and-blade")
+        two_workers = await serve_throughput(2, encounters, "bolt-and-blade")
+        result["workers_2_over_1"] = round(two_workers["events_per_s_90"] / one_worker["events_per_s_90"], 2)
+        result["workers_2_over_1_whole_run"] = round(two_workers["events_per_s"] / one_worker["events_per_s"], 2)
+        result["serve_events_per_s_1"] = round(one_worker["events_per_s"])
+        for workers, run in ((1, one_worker), (2, two_workers)):
+            result[f"serve_remote_p50_ms_{workers}"] = round(run["remote_p50_ms"], 1)
+            result[f"serve_remote_p99_ms_{workers}"] = round(run["remote_p99_ms"], 1)
+            result[f"serve_remote_commands_{workers}"] = run["remote_commands"]
+        notes["workers"] = (f"{encounters} Bolt & Blade demo fights created first, then run by firelane serve --workers N "
+                            "on the same store; events per second from the first event of any until 90 % of all the events "
+                            "were written (Redis's clock; _whole_run: to the last event, the tail where one worker has finished "
+                            f"its encounters and the other has not included); in {REMOTE_PROBES} of them one combatant is played by a bot at its seat (from this "
+                            "process, through its inbox): serve_remote_* are its commands' round trips, window answers "
+                            "included, while the server is busy with all 64")
+    if wanted("live"):
+        result["live_detail"] = detail
     result["load_avg_1min_end"] = os.getloadavg()[0]
     notes["load_avg"] = "the machine's 1-minute load average at the start and the end (2 cores; above 1, others were using it)"
     return result
@@ -724,7 +737,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="smaller sizes, same keys, under 2 minutes")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--only", type=lambda text: text.split(","), default=[], metavar="SECTION[,SECTION]",
+                        help=f"measure these sections only (of {', '.join(SECTIONS)}); figures are ratios within one run, "
+                             "so compare a section's figures only with the same section's")
     args = parser.parse_args()
+    unknown = [name for name in args.only if name not in SECTIONS]
+    if unknown:
+        parser.error(f"--only: no section {', '.join(unknown)} (the sections: {', '.join(SECTIONS)})")
     began = time.perf_counter()
     result = trio.run(measure, args)
     result["bench_seconds"] = round(time.perf_counter() - began, 1)

@@ -261,10 +261,62 @@ def test_serve_spreads_encounters_over_its_workers_and_takes_over_those_of_a_dea
         wait_until(lambda: worker not in lease_holders(data, encounters).values()
                    and None not in lease_holders(data, encounters).values(), timeout=40, what="the take-over")
         assert set(lease_holders(data, encounters).values()) <= {served.process.pid} | set(_children(served.process.pid))
+
+        # Whichever host took them over, the running fights are shared out again:
+        # a host that runs two more than another hands fights to it.
+        def balanced() -> bool:
+            holders = lease_holders(data, encounters)
+            counts = [list(holders.values()).count(pid) for pid in set(holders.values())]
+            return None not in holders.values() and sorted(counts) == [3, 3]
+
+        wait_until(balanced, timeout=40, what="the fights to be shared out again")
+        assert worker not in lease_holders(data, encounters).values()
     finally:
         code, stderr = served.stop()
     assert code == 0 and "Traceback" not in stderr
     wait_until(lambda: not redis_servers_of(data), what="the redis-server to stop")
+
+
+def test_a_worker_that_comes_back_is_handed_its_share_of_the_running_fights(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    setup = tmp_path / "humans.json"
+    setup.write_text(json.dumps(HUMANS))
+    served = Served(data, "--workers", "2")
+    main = served.process.pid
+    try:
+        encounters = [f"back{i}" for i in range(6)]
+        for encounter in encounters:
+            assert firelane("create", encounter, "--setup", str(setup), "--data-dir", str(data)).returncode == 0
+        wait_until(lambda: None not in lease_holders(data, encounters).values(), what="every fight to be run")
+        (worker,) = set(lease_holders(data, encounters).values()) - {main}
+        # The worker hangs (stopped, not dead: nobody starts another in its place);
+        # its leases lapse and the main process takes every fight over.
+        os.kill(worker, signal.SIGSTOP)
+        try:
+            wait_until(lambda: set(lease_holders(data, encounters).values()) == {main}, timeout=40,
+                       what="the main process to run every fight")
+            versions = {e: _version(data, e) for e in encounters}
+        finally:
+            os.kill(worker, signal.SIGCONT)
+        # Back, it runs none; the main process runs two more than it, so hands fights over until they are even.
+        wait_until(lambda: sorted(list(lease_holders(data, encounters).values()).count(pid)
+                                  for pid in (main, worker)) == [3, 3],
+                   timeout=40, what="the fights to be shared with the worker again")
+        # A fight handed over goes on from its log: nothing rewritten, nothing lost.
+        for encounter in encounters:
+            assert _version(data, encounter) >= versions[encounter]
+    finally:
+        code, stderr = served.stop()
+    assert code == 0 and "Traceback" not in stderr, stderr
+
+
+def _version(data: Path, encounter: str) -> int:
+    from firelane.redisio.datadir import DataDir
+    from firelane.redisio.server import request_sync
+
+    raw = request_sync(str(data / "redis.sock"), "GET", f"firelane:{{default}}:enc:{encounter}:version",
+                       password=DataDir(data).secrets().admin_password)
+    return int(raw) if raw else 0
 
 
 def _children(pid: int) -> list[int]:

@@ -166,3 +166,33 @@ async def test_a_hand_pipelined_connection_answers_in_order_and_raises_error_rep
             await connection.receive()
         await connection.send("GET", "stream:k")
         assert await connection.receive() == b"2"  # still in step after an error reply
+
+
+@pytest.mark.parametrize("system_name", ["bolt-and-blade", "d100-degrees", "d100-zones", "rond6"])
+def test_an_event_evolve_says_it_does_not_read_changes_nothing_but_the_count(system_name: str) -> None:
+    # A fold skips decoding the bodies of types evolve does not read
+    # (evolve_reads); that is only right if evolving them changes nothing else.
+    from firelane.engine.registry import demo_setup, get_system
+    from firelane.engine.state import copy_state
+    from firelane.projections.snapshots import encode_snapshot
+
+    system = get_system(system_name)
+    events = [e for _c, batch, _s in run_headless(system, demo_setup(system_name), b"u" * 32, encounter="u")
+              for e in batch]
+    unread = {type(e) for e in events if not system.evolve_reads(type(e))}
+    if system_name == "bolt-and-blade":
+        assert {"AttackResolved", "TestRolled"} <= {t.__name__ for t in unread}  # it does skip some
+    state = system.initial_state()
+    state.encounter = "u"
+    skipped = 0
+    for event in events:
+        if type(event) in unread:
+            counted = copy_state(state)
+            system.evolve_without_reading(counted)
+            system.evolve(state, event)
+            assert encode_snapshot(system, counted, "0-0", {}) == encode_snapshot(system, state, "0-0", {}), type(event)
+            skipped += 1
+        else:
+            system.evolve(state, event)
+    assert skipped == sum(type(e) in unread for e in events)
+    assert state.ended

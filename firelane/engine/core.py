@@ -354,6 +354,23 @@ class BaseRuleSystem:
         self.evolve_event(state, event)
         return state
 
+    def evolve_reads(self, event_type: type[Event]) -> bool:
+        """Whether ``evolve`` reads events of this type at all; when it does
+        not, ``evolve_without_reading`` gives the same state without the event
+        (a fold over a long log then need not decode its body)."""
+        return event_type in _GENERIC_EVOLVERS or self.evolve_event_reads(event_type)
+
+    def evolve_without_reading(self, state: EncounterState) -> None:
+        """``evolve`` for an event of a type it does not read (see ``evolve_reads``)."""
+        state.version += 1
+        state.branch_version += 1
+
+    def evolve_event_reads(self, event_type: type[Event]) -> bool:
+        """Whether ``evolve_event`` does anything with events of this type. A
+        system that says no for a type must really ignore it (it is tested);
+        the default, yes, is always right."""
+        return True
+
     def awaiting(self, state: EncounterState) -> Awaiting:
         if not state.started:
             return Awaiting(kind="start")

@@ -71,6 +71,11 @@ WORKERS_LOAD_KEY = "firelane:{workers}:load"  # host id -> encounters it runs or
 WORKERS_ASSIGNED_KEY = "firelane:{workers}:assigned"  # "campaign/encounter" -> the host that reserved it
 _HEARTBEAT_S = 1.0
 _WORKER_STALE_S = 5
+# How often a host compares its load with the others', and how long one that
+# has handed an encounter off waits before it would take it back (the host
+# with fewer polls every 0.2 s, so it has it by then).
+_BALANCE_S = 1.0
+_HANDOFF_PAUSE_S = 2.0
 
 # Reserve encounter ARGV[3] for host ARGV[1] unless another live host (heartbeat
 # within ARGV[2] s of the server's clock) has reserved it, or this host already
@@ -139,6 +144,35 @@ class EngineHost:
     # for all of them to beat before taking any encounter, or the first one up
     # would reserve every encounter found at start before the others count.
     expected_hosts: int = 1
+    handed_off: int = 0  # running encounters this host gave to a host that ran fewer
+    # The engines this host runs, each in a scope of its own so one can be
+    # handed to another host (stopped between two appends, like a crash, and
+    # resumed there from its log).
+    _engines: dict[tuple[str, str], trio.CancelScope] = field(default_factory=dict)
+
+    async def _balance(self) -> None:
+        """While this host runs at least two encounters more than another live
+        host, hand one to it (a host started later, or in a dead one's place,
+        would otherwise get only fights created from then on)."""
+        client = self.store.client
+        while True:
+            await trio.sleep(_BALANCE_S)
+            try:
+                now = int((await client.execute("TIME"))[0])
+                beats = await client.execute("HGETALL", WORKERS_BEAT_KEY) or []
+                loads = await client.execute("HGETALL", WORKERS_LOAD_KEY) or []
+            except RedisError as exc:
+                log.warning("cannot compare loads with the other hosts", error=str(exc)[:300])
+                continue
+            load_of = {loads[i].decode(): int(loads[i + 1]) for i in range(0, len(loads), 2)}
+            others = [load_of.get(beats[i].decode(), 0) for i in range(0, len(beats), 2)
+                      if beats[i].decode() != self.worker_id and now - int(beats[i + 1]) < _WORKER_STALE_S]
+            if others and len(self._engines) - min(others) >= 2:
+                key, scope = next(reversed(self._engines.items()))  # the one started last
+                log.info("handing an encounter to a host that runs fewer", campaign=key[0], encounter=key[1],
+                         running=len(self._engines), fewest_elsewhere=min(others))
+                del self._engines[key]
+                scope.cancel()
 
     async def _heartbeat(self) -> None:
         client = self.store.client
@@ -168,6 +202,7 @@ class EngineHost:
         nursery.start_soon(self._heartbeat)
         client = self.store.client
         await _wait_for_hosts(self.store, self.expected_hosts)
+        nursery.start_soon(self._balance)
         # Read the notification stream's end first, then scan: nothing created
         # in between is missed.
         last = await client.execute("XREVRANGE", CREATED_KEY, "+", "-", "COUNT", 1)
@@ -213,7 +248,16 @@ class EngineHost:
                     system = get_system(setup.system)
                     await provision_seat_users(event_log, encounter, default_seats(setup), await seat_tokens(event_log, encounter))
                     policies = default_policies(system, {c.id: c.policy for c in setup.combatants})
-                    await run_encounter(event_log, encounter, system, policies, lease_wait_s=0.3)
+                    with trio.CancelScope() as engine:
+                        self._engines[key] = engine
+                        await run_encounter(event_log, encounter, system, policies, lease_wait_s=0.3)
+                    self._engines.pop(key, None)
+                    if engine.cancelled_caught:  # handed off (see _balance): the other host goes on from the log
+                        self.running[key] = "handed off"
+                        self.handed_off += 1
+                        await self._release(key)
+                        await trio.sleep(_HANDOFF_PAUSE_S)
+                        continue
                     self.finished += 1
                     self.running[key] = "finished"
                     await self._release(key)
@@ -237,6 +281,7 @@ class EngineHost:
                     await trio.sleep(delay)
                     continue
                 finally:
+                    self._engines.pop(key, None)
                     if self.running.get(key) == "running":
                         await self._release(key)
         except BaseException as exc:

@@ -82,8 +82,11 @@ async def fold_stream(
     no later entry records one). Only entries the log can vouch for are folded
     (see ``EventLog.iter_pages``). ``on_page`` is called after each page with where the fold is.
     """
-    decoders: dict[tuple[bytes, bytes], Callable[[bytes], Event]] = {}
+    # (type, schema) -> its decoder, or None for a type evolve does not read
+    # (counted, not decoded: a body no fold reads need not be parsed).
+    decoders: dict[tuple[bytes, bytes], Callable[[bytes], Event] | None] = {}
     evolve = system.evolve
+    evolve_without_reading = system.evolve_without_reading
     last_id = after
     cursors = dict(inbox_cursors or {})
     count = None if upto is None else upto - state.version
@@ -93,10 +96,14 @@ async def fold_stream(
         async for rows in pages:
             for _raw_id, fields in rows:
                 key = (fields[3], fields[5])
-                decode = decoders.get(key)
+                try:
+                    decode = decoders[key]
+                except KeyError:
+                    decode = decoders[key] = _fold_decoder(system, fields[3].decode(), int(fields[5]))
                 if decode is None:
-                    decode = decoders[key] = codec.body_decoder(fields[3].decode(), int(fields[5]))
-                evolve(state, decode(fields[7]))
+                    evolve_without_reading(state)
+                else:
+                    evolve(state, decode(fields[7]))
                 if fields[13]:
                     cursors.update(parse_inbox_cursors(fields[13].decode()))
             last_version = int(rows[-1][1][1])
@@ -107,6 +114,14 @@ async def fold_stream(
             if on_page is not None:
                 on_page(FoldEnd(last_id, dict(cursors)))
     return FoldEnd(last_id, cursors)
+
+
+def _fold_decoder(system: BaseRuleSystem, tag: str, schema: int) -> Callable[[bytes], Event] | None:
+    """How a fold reads bodies of (``tag``, ``schema``): their decoder, or None
+    when ``evolve`` does not read that type. Raises `UnknownEventType` for a type
+    or schema this engine does not know, whether it would be read or not."""
+    decode = codec.body_decoder(tag, schema)
+    return decode if system.evolve_reads(codec.event_type_for(tag)) else None
 
 
 class TurnStateProjection:

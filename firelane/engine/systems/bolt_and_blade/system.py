@@ -286,6 +286,9 @@ class BoltAndBladeSystem(BaseRuleSystem):
 
     # ------------------------------------------------------------ evolve
 
+    def evolve_event_reads(self, event_type: type[Event]) -> bool:
+        return issubclass(event_type, _FOLDED_EVENTS)
+
     def evolve_event(self, state: EncounterState, event: Event) -> None:
         kind = type(event)
         folds = _FOLDS_TYPE.get(kind)
