@@ -52,14 +52,32 @@ async def long_fight(event_log: EventLog, encounter: str, monkeypatch, *, steps:
 
 
 def count_evolves(monkeypatch) -> list[int]:
+    """Counts the events folded from now on, however they are folded: by
+    ``evolve``, by a type's ``evolver`` (a log fold), or counted unread."""
     calls = [0]
-    original = TOY.evolve
+    original_evolve, original_evolver, original_unread = TOY.evolve, TOY.evolver, TOY.evolve_without_reading
 
     def counting(state, event):
         calls[0] += 1
-        return original(state, event)
+        return original_evolve(state, event)
+
+    def counting_evolver(event_type):
+        evolver = original_evolver(event_type)
+        if evolver is None:
+            return None
+
+        def counted(state, event):
+            calls[0] += 1
+            evolver(state, event)
+        return counted
+
+    def counting_unread(state):
+        calls[0] += 1
+        original_unread(state)
 
     monkeypatch.setattr(TOY, "evolve", counting)
+    monkeypatch.setattr(TOY, "evolver", counting_evolver)
+    monkeypatch.setattr(TOY, "evolve_without_reading", counting_unread)
     return calls
 
 

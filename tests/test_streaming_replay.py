@@ -196,3 +196,25 @@ def test_an_event_evolve_says_it_does_not_read_changes_nothing_but_the_count(sys
             system.evolve(state, event)
     assert skipped == sum(type(e) in unread for e in events)
     assert state.ended
+
+
+@pytest.mark.parametrize("system_name", ["bolt-and-blade", "d100-degrees", "d100-zones", "rond6"])
+def test_each_types_evolver_folds_as_evolve_does(system_name: str) -> None:
+    # A fold calls one evolver per type (its lookups done once) instead of evolve.
+    from firelane.engine.registry import demo_setup, get_system
+    from firelane.projections.snapshots import encode_snapshot
+
+    system = get_system(system_name)
+    events = [e for _c, batch, _s in run_headless(system, demo_setup(system_name), b"v" * 32, encounter="v")
+              for e in batch]
+    by_evolve, by_evolver = system.initial_state(), system.initial_state()
+    by_evolve.encounter = by_evolver.encounter = "v"
+    for event in events:
+        system.evolve(by_evolve, event)
+        evolver = system.evolver(type(event))
+        if evolver is None:
+            system.evolve_without_reading(by_evolver)
+        else:
+            evolver(by_evolver, event)
+    assert by_evolver.ended and by_evolver.version == len(events)
+    assert encode_snapshot(system, by_evolver, "0-0", {}) == encode_snapshot(system, by_evolve, "0-0", {})

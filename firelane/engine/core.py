@@ -18,6 +18,7 @@ previous state keep a copy (`copy_state`). ``decide`` never mutates its input.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar, Protocol
 
 import msgspec
@@ -358,7 +359,39 @@ class BaseRuleSystem:
         """Whether ``evolve`` reads events of this type at all; when it does
         not, ``evolve_without_reading`` gives the same state without the event
         (a fold over a long log then need not decode its body)."""
-        return event_type in _GENERIC_EVOLVERS or self.evolve_event_reads(event_type)
+        return self.evolver(event_type) is not None
+
+    def evolver(self, event_type: type[Event]) -> Callable[[EncounterState, Event], None] | None:
+        """``evolve`` for the events of one type, with its lookups done once (a
+        fold over a long log calls it for every event); None when evolve does
+        not read that type (see ``evolve_reads``)."""
+        if type(self).evolve is not BaseRuleSystem.evolve:
+            evolve = self.evolve  # a system with an evolve of its own: nothing can be skipped
+            return lambda state, event: evolve(state, event) and None
+        generic = _GENERIC_EVOLVERS.get(event_type)
+        own = self.evolve_event if self.evolve_event_reads(event_type) else None
+        system = self
+        if generic is None and own is None:
+            return None
+        if own is None:
+            def evolve_generic(state: EncounterState, event: Event) -> None:
+                state.version += 1
+                state.branch_version += 1
+                generic(system, state, event)
+            return evolve_generic
+        if generic is None:
+            def evolve_own(state: EncounterState, event: Event) -> None:
+                state.version += 1
+                state.branch_version += 1
+                own(state, event)
+            return evolve_own
+
+        def evolve_both(state: EncounterState, event: Event) -> None:
+            state.version += 1
+            state.branch_version += 1
+            generic(system, state, event)
+            own(state, event)
+        return evolve_both
 
     def evolve_without_reading(self, state: EncounterState) -> None:
         """``evolve`` for an event of a type it does not read (see ``evolve_reads``)."""

@@ -82,10 +82,9 @@ async def fold_stream(
     no later entry records one). Only entries the log can vouch for are folded
     (see ``EventLog.iter_pages``). ``on_page`` is called after each page with where the fold is.
     """
-    # (type, schema) -> its decoder, or None for a type evolve does not read
-    # (counted, not decoded: a body no fold reads need not be parsed).
-    decoders: dict[tuple[bytes, bytes], Callable[[bytes], Event] | None] = {}
-    evolve = system.evolve
+    # (type, schema) -> its decoder and evolver, or None for a type evolve does
+    # not read (counted, not decoded: a body no fold reads need not be parsed).
+    folds: dict[tuple[bytes, bytes], tuple[Callable[[bytes], Event], Callable[[EncounterState, Event], None]] | None] = {}
     evolve_without_reading = system.evolve_without_reading
     last_id = after
     cursors = dict(inbox_cursors or {})
@@ -97,12 +96,13 @@ async def fold_stream(
             for _raw_id, fields in rows:
                 key = (fields[3], fields[5])
                 try:
-                    decode = decoders[key]
+                    fold_one = folds[key]
                 except KeyError:
-                    decode = decoders[key] = _fold_decoder(system, fields[3].decode(), int(fields[5]))
-                if decode is None:
+                    fold_one = folds[key] = _fold_of(system, fields[3].decode(), int(fields[5]))
+                if fold_one is None:
                     evolve_without_reading(state)
                 else:
+                    decode, evolve = fold_one
                     evolve(state, decode(fields[7]))
                 if fields[13]:
                     cursors.update(parse_inbox_cursors(fields[13].decode()))
@@ -116,12 +116,14 @@ async def fold_stream(
     return FoldEnd(last_id, cursors)
 
 
-def _fold_decoder(system: BaseRuleSystem, tag: str, schema: int) -> Callable[[bytes], Event] | None:
-    """How a fold reads bodies of (``tag``, ``schema``): their decoder, or None
-    when ``evolve`` does not read that type. Raises `UnknownEventType` for a type
-    or schema this engine does not know, whether it would be read or not."""
+def _fold_of(system: BaseRuleSystem, tag: str, schema: int) -> tuple[Callable[[bytes], Event], Callable[[EncounterState, Event], None]] | None:
+    """How a fold takes events of (``tag``, ``schema``): their decoder and
+    evolver, or None when ``evolve`` does not read that type. Raises
+    `UnknownEventType` for a type or schema this engine does not know, whether
+    it would be read or not."""
     decode = codec.body_decoder(tag, schema)
-    return decode if system.evolve_reads(codec.event_type_for(tag)) else None
+    evolver = system.evolver(codec.event_type_for(tag))
+    return None if evolver is None else (decode, evolver)
 
 
 class TurnStateProjection:
