@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 
@@ -266,3 +268,51 @@ def test_a_roster_page_past_the_last_says_so(redis_url: str) -> None:
     total = len(json.loads(firelane("encounters", "--redis", redis_url, "--json").stdout)["rows"])
     line = _one_error_line(firelane("encounters", "--page", str(total + 1), "--per-page", "1", "--redis", redis_url))
     assert line == f"firelane: error: --page {total + 1} is past the last page ({total} of 1 encounters each; {total} in all)"
+
+
+def _console_script() -> list[str]:
+    """The `firelane` console script as pip writes it from pyproject.toml (not
+    the installed copy, which may predate a change of the entry point)."""
+    entry = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]["firelane"]
+    module, function = entry.split(":")
+    return [sys.executable, "-c", f"import sys; from {module} import {function}; sys.exit({function}())"]
+
+
+def _interrupt_while_loading(program: list[str], *args: str) -> tuple[int, list[str]]:
+    """Run ``program`` and press Ctrl-C while it is importing the CLI; its exit
+    code and its stderr without the import timings."""
+    # -X importtime reports each module on stderr as its import ends: once
+    # msgspec (cli.py's first import of a dependency) is in, cli.py itself is
+    # loading, and it has hundreds of milliseconds to go. (Sooner, a Ctrl-C may
+    # land in Python's own start, before any of firelane's code runs.)
+    process = subprocess.Popen([program[0], "-X", "importtime", *program[1:], *args], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, env=ENGINE_ENV, cwd=REPO)
+    assert process.stderr is not None
+    lines = []
+    for line in process.stderr:
+        lines.append(line)
+        if line.startswith("import time:") and line.rsplit("|", 1)[-1].strip() == "msgspec":
+            process.send_signal(signal.SIGINT)
+            break
+    lines += process.stderr.readlines()
+    code = process.wait(timeout=60)
+    assert any(line.rsplit("|", 1)[-1].strip() == "msgspec" for line in lines), "".join(lines)
+    return code, [line.rstrip("\n") for line in lines if not line.startswith("import time:")]
+
+
+def test_ctrl_c_while_the_cli_is_still_loading_is_its_usual_line_not_a_traceback(tmp_path: Path) -> None:
+    data = str(tmp_path / "data")
+    interrupted = "firelane: interrupted; nothing is lost: the log keeps every event"
+    cases = [
+        (_console_script(), ("schema",), [interrupted], 130),
+        (_console_script(), ("sim", "--demo-setup", "d100-degrees", "--runs", "10"), [interrupted], 130),
+        ([sys.executable, "-m", "firelane"], ("encounters", "--data-dir", data), [interrupted], 130),
+        # serve stops with 0 (README); the engine processes it starts say nothing (it speaks for them).
+        ([sys.executable, "-m", "firelane"], ("serve", "--data-dir", data, "--port", "0"), ["firelane serve: stopped"], 0),
+        ([sys.executable, "-m", "firelane"], ("serve", "--engine-only", "--workers", "2", "--data-dir", data), [], 0),
+    ]
+    for program, args, said, exit_code in cases:
+        code, stderr = _interrupt_while_loading(program, *args)
+        # Once loaded, each would say something else ("interrupted (SIGINT)", serve's count of encounters...).
+        assert (code, stderr) == (exit_code, said), (args, stderr)
+    assert not (tmp_path / "data").exists(), "a command went on past the Ctrl-C (its data dir was made)"

@@ -204,3 +204,45 @@ def _state(pid: int) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "Z"
+
+
+def _pool_workers(pid: int) -> set[int]:
+    """The descendants of ``pid`` that are multiprocessing workers (past exec:
+    their command line is spawn's, not the parent's copy)."""
+    found = set()
+    for child in descendants(pid):
+        try:
+            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.add(child)
+        except OSError:
+            continue
+    return found
+
+
+def test_ctrl_c_while_the_workers_are_still_starting_is_one_line_with_no_worker_traceback() -> None:
+    # A terminal's Ctrl-C reaches every process of the foreground group,
+    # workers still importing included; each used to print a KeyboardInterrupt
+    # traceback (or, cut off from a parent that stopped halfway through
+    # starting the pool, an EOFError). Pressed as soon as the first worker
+    # exists (the second one not started yet), then a little later.
+    for delay in (0.0, 0.0, 0.1, 0.3):
+        process = subprocess.Popen([sys.executable, "-m", "firelane", "sim", "--demo-setup", SYSTEM,
+                                    "--runs", "100000", "--workers", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, cwd=REPO, start_new_session=True)
+        deadline = time.monotonic() + 60
+        workers: set[int] = set()
+        while not workers and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.002)
+            workers = _pool_workers(process.pid)
+        assert workers, "no worker started"
+        time.sleep(delay)
+        workers |= _pool_workers(process.pid)
+        os.killpg(process.pid, signal.SIGINT)
+        _out, err = process.communicate(timeout=30)
+        assert (process.returncode, err.strip().splitlines()) == (
+            130, ["firelane: sim interrupted; no report (the workers are stopped)"]), (delay, err)
+        left = workers
+        while left and time.monotonic() < deadline:
+            time.sleep(0.05)
+            left = {pid for pid in workers if Path(f"/proc/{pid}").exists() and "Z" not in _state(pid)}
+        assert left == set(), delay

@@ -4,6 +4,7 @@ against a real `firelane serve` on its own data directory."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 import trio
 from trio_websocket import ConnectionClosed, open_websocket_url
 
-from tests.cli_helpers import Served, firelane
+from tests.cli_helpers import REPO, Served, firelane
 
 HUMANS = {"system": "toy", "combatants": [
     {"id": "a", "name": "Ann", "side": "red", "position": [0, 0], "policy": "human", "sheet": {"speed": 9}},
@@ -257,3 +258,73 @@ async def test_the_websocket_resumes_after_a_reconnect_with_nothing_lost_or_doub
         async with open_websocket_url(f"{ws_url}?token=wrong") as ws:
             await ws.get_message()
     assert closed.value.reason.code == 4403
+
+
+def _readme_gm_rulings() -> list[dict]:
+    """The GMRule commands of the README's block of GM commands, as written."""
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("The GM seat sends", 1)[1].split("```", 2)[1]
+    return [json.loads(line) for line in block.splitlines() if '"type": "GMRule"' in line]
+
+
+def test_the_readmes_gm_rulings_are_recorded_in_the_table_example(served: Served, tmp_path: Path) -> None:
+    """The README's GMRule examples, in the fight they are about (the Bolt & Blade
+    table example: kell, the imperium, the cult): the players pass and end turns
+    until the GM's options have a pending call, then the GM sends them. The
+    README's call names a Dive for Cover window: it is sent with the number of
+    the window open here; the rest is as written, the GM's own ruling whole."""
+    rulings = _readme_gm_rulings()
+    called = [ruling for ruling in rulings if ruling["call"]]
+    assert len(called) == 1 and any(ruling["call"] == "" for ruling in rulings), rulings
+    created = firelane("create", "readme-gm", "--setup", str(REPO / "docs" / "examples" / "bolt-and-blade-table.json"),
+                       "--seed", "readme", "--data-dir", str(served.data_dir), "--json")
+    assert created.returncode == 0, created.stderr
+    tokens = {seat["seat"]: seat["token"] for seat in json.loads(created.stdout)["seats"]}
+    answered: set[tuple[str, int]] = set()  # a window answer is held until the window closes: answer each once
+    sent = 0
+    with httpx.Client(timeout=20) as http:
+        def options(seat: str) -> dict:
+            # {"seat", "version": 0, "options": null} until serve has started the fight
+            return http.get(url(served, "readme-gm", "options"), headers=bearer(tokens[seat])).json()
+
+        def pending_calls() -> list[dict]:
+            gm = options("gm").get("gm")
+            return gm["calls"] if gm else []
+
+        def send(seat: str, command: dict, wait: int | None = 10) -> httpx.Response:
+            return http.post(url(served, "readme-gm", "commands"), params={"wait": wait} if wait else {},
+                             headers=bearer(tokens[seat]), content=json.dumps(command))
+
+        def a_players_answer() -> tuple[str, dict] | None:
+            for seat in ("alice", "bruno"):
+                for combatant in options(seat).get("combatants", []):
+                    window = combatant["window"]
+                    if window and (combatant["combatant"], window["window"]) not in answered:
+                        answered.add((combatant["combatant"], window["window"]))
+                        return seat, window["pass_command"]
+                    if not window and combatant["its_turn"] and combatant["end_turn"]:
+                        return seat, combatant["end_turn"]
+            return None
+
+        give_up = time.monotonic() + 120
+        while not (calls := pending_calls()):
+            assert time.monotonic() < give_up, "no GM call in 120 s"
+            # One command at a time, then the GM looks again: a window the GM
+            # must see stays open until its reactor answers.
+            answer = a_players_answer()
+            if answer is None:
+                time.sleep(0.05)  # not started yet, the cult's AI is playing, or a window waits for its last answer
+                continue
+            seat, command = answer
+            sent += 1
+            queued = send(seat, {**command, "command_id": f"{seat}-{sent}"}, wait=None)
+            assert queued.status_code == 202, queued.text
+        assert re.fullmatch(r"dive_for_cover:\d+", called[0]["call"]), called
+        assert [call["id"].split(":")[0] for call in calls] == ["dive_for_cover"], calls
+        for ruling in rulings:
+            command = {**ruling, "call": calls[0]["id"]} if ruling["call"] else ruling
+            reply = send("gm", command).json()
+            assert reply["rejected"] is False, reply
+            (ruled,) = [event["data"] for event in reply["events"] if event["type"] == "GMRuled"]
+            assert (ruled["call"], ruled["ruling"], ruled["reason"]) == (command["call"], ruling["ruling"], ruling["reason"])
+        assert pending_calls() == []  # the call is settled

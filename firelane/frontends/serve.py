@@ -372,7 +372,7 @@ async def _apply_settings(store: Store, args: argparse.Namespace) -> StoreSettin
 
 
 def _worker_command(args: argparse.Namespace) -> list[str]:
-    command = [sys.executable, "-m", "firelane.frontends.cli", "serve", "--engine-only", "--workers", str(args.workers)]
+    command = [sys.executable, "-m", "firelane", "serve", "--engine-only", "--workers", str(args.workers)]
     if args.redis:
         command += ["--redis", args.redis]
     if args.data_dir:

@@ -23,14 +23,17 @@ import argparse
 import hashlib
 import math
 import multiprocessing
+import multiprocessing.context
 import os
 import secrets
 import signal
 import statistics
 import sys
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -232,9 +235,54 @@ _worker_setup: EncounterSetup | None = None
 _worker_seed = ""
 
 
+class _WorkerProcess(multiprocessing.context.SpawnProcess):
+    """A pool worker deaf to Ctrl-C from its first instruction on.
+
+    Ctrl-C is the parent's to handle: it terminates the workers, which must
+    not print a traceback each. A terminal's Ctrl-C reaches the whole
+    foreground group, so a worker still importing (before any initializer
+    could ignore SIGINT) would print one. A signal mask, unlike a handler,
+    survives fork and exec: each worker is started from a thread that blocks
+    SIGINT, and keeps it blocked for life."""
+
+    def start(self) -> None:
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            super().start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+class _WorkerContext(multiprocessing.context.SpawnContext):
+    Process = _WorkerProcess
+
+
+@contextmanager
+def _ctrl_c_held() -> Iterator[None]:
+    """A Ctrl-C meanwhile is noted, then handled as usual at the end of the block.
+
+    The pool must not be left half-started: its started workers, not yet
+    terminated, would print a traceback each as the parent's exit takes their
+    queues away."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # no KeyboardInterrupt is raised here: Python's signal handlers run in the main thread
+        return
+    pressed: list[int] = []
+    usual = signal.signal(signal.SIGINT, lambda signum, _frame: pressed.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, usual)
+    if pressed:
+        if callable(usual):
+            usual(signal.SIGINT, None)
+        elif usual == signal.SIG_DFL:
+            signal.raise_signal(signal.SIGINT)
+
+
 def _init_worker(setup_json: bytes, seed_text: str) -> None:
-    # Ctrl-C is the parent's to handle: it terminates the workers, which must
-    # not print a traceback each.
+    # Blocked since birth (see _WorkerProcess); ignored as well, should
+    # anything in the worker unblock it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     global _worker_setup, _worker_seed
     _worker_setup = msgspec.json.decode(setup_json, type=EncounterSetup)
@@ -262,12 +310,15 @@ def simulate_parallel(setup: EncounterSetup, runs: int, seed_text: str, workers:
     """The runs spread over ``workers`` spawned processes; results in run order.
 
     On any exception (Ctrl-C included) the workers are terminated before it propagates."""
-    context = multiprocessing.get_context("spawn")
+    # Spawned, not forked: no copy of a process holding sockets or trio state.
+    context = _WorkerContext()
     # Small chunks: a fight takes tens to hundreds of ms, a task's overhead a
     # fraction of one, and the last chunks must not leave a worker idle.
     chunk = max(1, min(4, runs // (workers * 32)))
-    pool = context.Pool(workers, initializer=_init_worker, initargs=(msgspec.json.encode(setup), seed_text))
+    pool = None
     try:
+        with _ctrl_c_held():
+            pool = context.Pool(workers, initializer=_init_worker, initargs=(msgspec.json.encode(setup), seed_text))
         results = []
         for result in pool.imap_unordered(_worker_fight, range(runs), chunksize=chunk):
             results.append(result)
@@ -275,10 +326,12 @@ def simulate_parallel(setup: EncounterSetup, runs: int, seed_text: str, workers:
                 progress(1)
         pool.close()
     except BaseException:
-        pool.terminate()
+        if pool is not None:
+            pool.terminate()
         raise
     finally:
-        pool.join()
+        if pool is not None:
+            pool.join()
     return sorted(results, key=lambda r: r.run)
 
 

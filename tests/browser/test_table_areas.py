@@ -104,19 +104,30 @@ def test_each_systems_area_action_is_previewed_from_the_page(table: Table, syste
     """d100-degrees' killzone is aimed at a square, d100-zones' Suppressive Fire at a zone (a button):
     either way the map draws the template the server's preview computes, and rings whom it catches."""
     encounter = f"area-{system}"
-    seats = table.create(encounter, setup_with_players(system, settings={"reaction_deadline_ms": 20_000}))
+    # Seeded: with "s8", d100-degrees' fight opens a window on two of the
+    # player's combatants at once before the killzone is offered (see `answered`).
+    seats = table.create(encounter, setup_with_players(system, settings={"reaction_deadline_ms": 20_000}), seed="s8")
     token = seats["p1"]["token"]
     page = table.open(seats["p1"]["link"])
     mine = set(page.eval_on_selector_all("[data-mine]", "xs => xs.map(x => x.dataset.mine)"))
+    # (combatant, window) passed: the engine holds a window's answers until
+    # every reactor has answered, so the state still awaits the ones given
+    # (and the page shows them as answered, with no prompt to click).
+    answered: set[tuple[str, int]] = set()
+
+    def asked(awaiting: dict) -> list[str]:
+        return [c for c in awaiting.get("combatants", []) if c in mine and (c, awaiting.get("window")) not in answered]
+
     for _ in range(30):
         body = wait_until(lambda: (b := table.state(encounter, token)) and (a := b.get("awaiting") or {}).get("kind") in ("turn", "reactions")
-                          and any(c in mine for c in a.get("combatants", [])) and b, timeout=40, what="the player to be asked")
+                          and asked(a) and b, timeout=40, what="the player to be asked")
         awaiting = body["awaiting"]
-        who = next(c for c in awaiting["combatants"] if c in mine)
+        who = asked(awaiting)[0]
         wait_until(lambda: page_version(page) >= body["version"], what="the page to catch up")
         if awaiting["kind"] == "reactions":
             prompt = page.locator(f"[data-prompt='{who}'][data-window='{awaiting['window']}']")
             prompt.locator(".pass").click()
+            answered.add((who, awaiting["window"]))
             prompt.wait_for(state="detached")
             continue
         offered = _offered(table, encounter, token, who, action)
