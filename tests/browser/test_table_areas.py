@@ -7,6 +7,7 @@ d100-zones' area fire, previewed the same way."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -162,3 +163,55 @@ def test_each_systems_area_action_is_previewed_from_the_page(table: Table, syste
     assert choice["label"] in tip
     table.shot(page, f"table-area-{system}")
     assert not table.errors, table.errors
+
+
+def test_a_second_combatant_of_the_seat_answers_the_same_window_without_waiting_for_the_first(table: Table) -> None:
+    """The engine holds a window's answers until every reactor has answered;
+    the page must not stay busy on the first of its combatants' answers (it
+    would have to, if it waited for the answer), or the second could not
+    answer until that wait ran out. Seeded: d100-degrees' fight with "s8"
+    asks two of the player's combatants in one window."""
+    encounter = "two-in-a-window"
+    seats = table.create(encounter, setup_with_players("d100-degrees", settings={"reaction_deadline_ms": 60_000}), seed="s8")
+    token = seats["p1"]["token"]
+    page = table.open(seats["p1"]["link"])
+    mine = set(page.eval_on_selector_all("[data-mine]", "xs => xs.map(x => x.dataset.mine)"))
+    for _ in range(40):
+        body = wait_until(lambda: (b := table.state(encounter, token)) and (a := b.get("awaiting") or {}).get("kind") in ("turn", "reactions")
+                          and any(c in mine for c in a.get("combatants", [])) and b, timeout=40, what="the player to be asked")
+        awaiting = body["awaiting"]
+        asked = [c for c in awaiting["combatants"] if c in mine]
+        wait_until(lambda: page_version(page) >= body["version"], what="the page to catch up")
+        if awaiting["kind"] == "reactions" and len(asked) >= 2:
+            break
+        if awaiting["kind"] == "reactions":
+            prompt = page.locator(f"[data-prompt='{asked[0]}'][data-window='{awaiting['window']}']")
+            prompt.locator(".pass").click()
+            prompt.wait_for(state="detached")
+            continue
+        before = body["version"]
+        page.click(f"[data-mine='{asked[0]}'] .end-turn")
+        wait_until(lambda: table.state(encounter, token)["version"] > before, what=f"{asked[0]}'s End turn to land")
+    else:
+        raise AssertionError("no window asked two of the player's combatants")
+    window = awaiting["window"]
+    first, second = asked[0], asked[1]
+    page.locator(f"[data-prompt='{first}'][data-window='{window}'] .pass").click()
+    clicked = time.monotonic()
+    # The first answer is taken (its prompt goes) and the second combatant can
+    # answer at once: not only when the page's wait for the first runs out (10 s).
+    page.locator(f"[data-prompt='{first}'][data-window='{window}']").wait_for(state="detached", timeout=30_000)
+    second_pass = page.locator(f"[data-prompt='{second}'][data-window='{window}'] .pass")
+    second_pass.wait_for()
+    while second_pass.is_disabled():
+        time.sleep(0.05)
+    assert time.monotonic() - clicked < 5, "the page stayed busy on the first answer"
+    # The first answer is held: the window is still open, waiting for the second.
+    held = table.state(encounter, token)
+    assert held["awaiting"]["kind"] == "reactions" and held["awaiting"]["window"] == window
+    second_pass.click()
+    wait_until(lambda: (a := table.state(encounter, token)["awaiting"]).get("window") != window or a.get("kind") != "reactions",
+               what="the window to close once both have answered")
+    passed = [e for e in table.get(encounter, "events?after=0", token)["events"]
+              if e["type"] == "ReactionPassed" and e["data"].get("window") == window]
+    assert {e["data"]["combatant"] for e in passed} >= {first, second}

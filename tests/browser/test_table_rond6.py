@@ -14,13 +14,16 @@ def test_a_rond6_player_waits_and_interrupts_from_the_prompt(table: Table) -> No
     page = table.open(seats["p1"]["link"])
     mine = set(page.eval_on_selector_all("[data-mine]", "xs => xs.map(x => x.dataset.mine)"))
     waited: set[str] = set()
+    # (combatant, window) passed: the engine holds a window's answers until every
+    # reactor has answered, so the state still awaits one this page has answered.
+    answered: set[tuple[str, int]] = set()
     claimed = None
     for _ in range(80):
-        body = wait_until(lambda: _asked(table, token, mine), timeout=40, what="the player to be asked",
+        body = wait_until(lambda: _asked(table, token, mine, answered), timeout=40, what="the player to be asked",
                           describe=lambda: [(e["n"], e["type"], str(e["data"])[:160]) for e in table.events("r6-wait", token)
                                             if e["type"] in ("ReactionWindowOpened", "R6ActionDeclared", "ActionTaken", "ReactionClaimed", "CommandRejected")])
         awaiting = body["awaiting"]
-        who = next(c for c in awaiting["combatants"] if c in mine)
+        who = next(c for c in awaiting["combatants"] if c in mine and (c, awaiting.get("window")) not in answered)
         before = len(table.events("r6-wait", token))
         if awaiting["kind"] == "reactions":
             prompt = page.locator(f"[data-prompt='{who}'][data-window='{awaiting['window']}']")
@@ -33,6 +36,9 @@ def test_a_rond6_player_waits_and_interrupts_from_the_prompt(table: Table) -> No
                 claimed = (who, label)
                 break
             prompt.locator(".pass").click()
+            answered.add((who, awaiting["window"]))
+            prompt.wait_for(state="detached")
+            continue  # held until every reactor has answered: nothing new in the log yet, maybe
         else:
             card = page.locator(f"[data-mine='{who}']")
             card.locator(".end-turn").wait_for()
@@ -81,9 +87,10 @@ def _still_its_turn(table: Table, token: str, who: str) -> bool:
     return awaiting.get("kind") == "turn" and who in awaiting.get("combatants", [])
 
 
-def _asked(table: Table, token: str, mine: set[str]) -> dict | None:
+def _asked(table: Table, token: str, mine: set[str], answered: set[tuple[str, int]]) -> dict | None:
     body = table.state("r6-wait", token)
     awaiting = body.get("awaiting") or {}
-    if awaiting.get("kind") in ("turn", "reactions") and any(c in mine for c in awaiting.get("combatants", [])):
+    if awaiting.get("kind") in ("turn", "reactions") and any(
+            c in mine and (c, awaiting.get("window")) not in answered for c in awaiting.get("combatants", [])):
         return body
     return None

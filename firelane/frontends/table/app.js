@@ -71,9 +71,14 @@ function Table({ where }) {
     setBusy(true);
     setPick(null);
     setAttackOn(null);
+    // A window answer the engine accepts is held (and answered) only once every
+    // reactor has answered: waiting for that would keep the page busy while this
+    // seat's other combatants in the same window still have to answer. A refusal
+    // comes at once, so a second is enough to tell.
+    const windowAnswer = command.type === "ClaimReaction" || command.type === "PassReaction";
     try {
-      const answer = await conn.send(command);
-      if (!answer.rejected && (command.type === "ClaimReaction" || command.type === "PassReaction")) {
+      const answer = await conn.send(command, windowAnswer ? 1 : 10);
+      if (!answer.rejected && windowAnswer) {
         setAnswered((done) => new Set(done).add(`${command.actor}:${command.window}`));
       }
       if (answer.rejected) toast(`Refused (${what}): ${answer.reason || "rejected"}`, "error");

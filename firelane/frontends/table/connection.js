@@ -205,12 +205,13 @@ export class Connection {
     return this._previews.get(key);
   }
 
-  // Send a command as this seat; resolves to {rejected, reason, events}.
-  async send(command) {
+  // Send a command as this seat; resolves to {rejected, reason, events}
+  // (pending: no answer within `wait` seconds).
+  async send(command, wait = 10) {
     this._commands += 1;
     const id = `${this.seat.id}-${Date.now().toString(36)}-${this._commands}`;
     const body = JSON.stringify({ ...command, command_id: id });
-    const response = await fetch(`${this.base}/commands?wait=10`, {
+    const response = await fetch(`${this.base}/commands?wait=${wait}`, {
       method: "POST", headers: { ...this.headers(), "Content-Type": "application/json" }, body,
     });
     const answer = await response.json().catch(() => ({}));
