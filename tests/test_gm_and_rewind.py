@@ -308,3 +308,58 @@ async def test_a_human_turn_times_out_and_ends_or_is_played_by_the_ai(event_log:
             played = [s for s, _e in after if s.command_id.startswith("sequencer/ai-")]
             assert played and all(s.causation == "timeout:ai-plays-a" for s in played)
             assert any(isinstance(e, TurnEnded) and e.combatant == "a" for _s, e in after)
+
+
+def _entry_ms(stored) -> int:
+    return int(stored.entry_id.split("-")[0])
+
+
+async def test_a_restarted_engine_gives_the_running_turn_only_the_time_it_had_left(event_log: EventLog) -> None:
+    # The table page counts a turn down from its TurnStarted entry (Redis's
+    # clock); an engine restarted mid-turn (or handed the fight by another
+    # host) must time it out then too, not a full turn after its own start.
+    encounter = "timer-restart"
+    await create_encounter(event_log, encounter, table_setup(turn_timer_ms=2000), SEED)
+    seed = await load_seed(event_log, encounter)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(Sequencer(event_log, encounter, TOY, seed).run)
+        await wait_for_state(event_log, encounter, lambda s: s.active == "a")
+        await trio.sleep(1.2)
+        nursery.cancel_scope.cancel()
+    assert not any(s.type == "TurnTimedOut" for s in await event_log.read(encounter))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(Sequencer(event_log, encounter, TOY, seed).run)
+        with trio.fail_after(10):
+            while not any(s.type == "TurnTimedOut" for s in await event_log.read(encounter)):
+                await trio.sleep(0.02)
+        nursery.cancel_scope.cancel()
+    stored = await event_log.read(encounter)
+    started = next(s for s in stored if s.type == "TurnStarted" and codec.decode_event(s).combatant == "a")
+    timed_out = next(s for s in stored if s.type == "TurnTimedOut")
+    # 2 s after the turn began (the restart's 1.2 s in included), not 1.2 + 2 s.
+    assert 1950 <= _entry_ms(timed_out) - _entry_ms(started) < 2900
+
+
+async def test_the_clocks_of_a_turn_and_a_window_start_at_their_entries_or_at_a_later_rewind(event_log: EventLog) -> None:
+    from firelane.events.log import Batch
+    from firelane.events.schemas import ReactionWindowOpened, RoundStarted, TurnStarted
+
+    def entry(event) -> object:
+        return codec.encode_event(event)
+
+    encounter = "clocks"
+    await event_log.append_batches(encounter, 0, [Batch(entries=[entry(RoundStarted(round=1))], command_id="c1")])
+    await event_log.append_batches(encounter, 1, [Batch(entries=[entry(TurnStarted(round=1, combatant="a"))], command_id="c2")])
+    await trio.sleep(0.02)
+    opened = ReactionWindowOpened(window=7, trigger="moved", actor="a", reactors=[], deadline_ms=1000)
+    await event_log.append_batches(encounter, 2, [Batch(entries=[entry(opened)], command_id="c3")])
+    stored = await event_log.read(encounter)
+    turn_ms, window_ms = await event_log.clock_starts(encounter, turn_version=2, window=7)
+    assert (turn_ms, window_ms) == (_entry_ms(stored[1]), _entry_ms(stored[2]))
+    assert await event_log.clock_starts(encounter, turn_version=9, window=8) == (None, None)
+    await trio.sleep(0.02)
+    rewound = EncounterRewound(to_version=2, from_version=3, branch_version=3, reason="again", state={})
+    await event_log.append_batches(encounter, 3, [Batch(entries=[entry(rewound)], command_id="c4")])
+    rewind_ms = _entry_ms((await event_log.read(encounter))[3])
+    # The restored turn and window run their time again from the rewind.
+    assert await event_log.clock_starts(encounter, turn_version=2, window=7) == (rewind_ms, rewind_ms)

@@ -70,6 +70,7 @@ from firelane.events.schemas import (
 from firelane.logs import get_logger
 from firelane.projections.snapshots import encode_snapshot, load_snapshot, snapshot_key
 from firelane.projections.turn_state import fold_stream
+from firelane.redisio import RedisError
 
 log = get_logger("firelane.sequencer")
 
@@ -319,6 +320,29 @@ class Sequencer:
         self._last_rejected = set()
         self._window_seen = None
         self._track_window()
+        await self._count_time_already_run()
+
+    async def _count_time_already_run(self) -> None:
+        """The running turn and window keep only the time they have left: an
+        engine loaded mid-turn (restarted, or handed the encounter by another
+        host) counts from their opening entries by Redis's clock, as the table
+        page counts them down, not from its own start."""
+        state = self.state
+        window = state.window.window if self._window_deadline is not None and state.window is not None else None
+        turn = state.turn_started_at if self._turn_deadline is not None else None
+        if turn is None and window is None:
+            return
+        try:
+            turn_ms, window_ms = await self.log.clock_starts(self.encounter, turn_version=turn, window=window)
+            seconds, micros = await self.log.client.execute("TIME")
+        except RedisError as exc:
+            log.warning("cannot read when the running turn began; it gets its full time", error=str(exc)[:200])
+            return
+        now_ms = int(seconds) * 1000 + int(micros) // 1000
+        if turn_ms is not None and self._turn_deadline is not None:
+            self._turn_deadline -= max(0, now_ms - turn_ms) / 1000
+        if window_ms is not None and self._window_deadline is not None:
+            self._window_deadline -= max(0, now_ms - window_ms) / 1000
 
     def _know_seats(self) -> None:
         """Read the inbox of every seat that may act (known once the encounter has started)."""

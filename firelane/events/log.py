@@ -262,6 +262,21 @@ def _checked_page(encounter: str, rows: list[Any], key: bytes | None) -> list[An
     return [row for row in (_checked_row(encounter, r, key)[0] for r in rows) if row is not None]
 
 
+class _WindowOnly(msgspec.Struct):
+    window: int = -1
+
+
+_window_decoder = msgspec.json.Decoder(_WindowOnly)
+
+
+def _window_of(body: bytes) -> int:
+    """The ``window`` of a ReactionWindowOpened body (-1 if unreadable)."""
+    try:
+        return _window_decoder.decode(body).window
+    except msgspec.DecodeError:
+        return -1
+
+
 def _invalid(encounter: str, entry_id: str, problem: str) -> StoredEvent:
     return StoredEvent(entry_id=entry_id, version=-1, encounter=encounter, type="", schema=0, data=b"", problem=problem)
 
@@ -520,6 +535,41 @@ class EventLog:
                 yield rows
                 if not more:
                     return
+
+    async def clock_starts(
+        self, encounter: str, *, turn_version: int | None, window: int | None, scan: int = 5000
+    ) -> tuple[int | None, int | None]:
+        """When the running turn (its TurnStarted, at version ``turn_version``)
+        and the open ``window`` (its ReactionWindowOpened) began, in Redis
+        milliseconds (their entries' ids). A rewind after one counts as its
+        start: an EncounterRewound gives the restored turn and window their
+        time again. Looks back over at most ``scan`` entries (signed ones, with
+        a key); None for what it does not find there."""
+        want_turn = str(turn_version).encode() if turn_version is not None else None
+        turn_ms = window_ms = None
+        end = b"+"
+        looked = 0
+        key = self.log_key(encounter)
+        while looked < scan and ((want_turn and turn_ms is None) or (window is not None and window_ms is None)):
+            rows = await self.client.execute("XREVRANGE", key, end, "-", "COUNT", min(500, scan - looked))
+            if not rows:
+                break
+            looked += len(rows)
+            for row in rows:
+                checked, _problem = _checked_row(encounter, row, self.key)
+                if checked is None:
+                    continue
+                raw_id, flat = checked
+                at = int(raw_id.split(b"-")[0])
+                kind = flat[FIELD_TYPE]
+                rewound = kind == b"EncounterRewound"
+                if want_turn and turn_ms is None and (rewound or (kind == b"TurnStarted" and flat[FIELD_VERSION] == want_turn)):
+                    turn_ms = at
+                if window is not None and window_ms is None and (rewound or (
+                        kind == b"ReactionWindowOpened" and _window_of(flat[FIELD_DATA]) == window)):
+                    window_ms = at
+            end = b"(" + rows[-1][0]
+        return turn_ms, window_ms
 
     async def read_from_version(self, encounter: str, version: int) -> list[StoredEvent]:
         """Events with version (``n``) greater than ``version``, oldest first.
