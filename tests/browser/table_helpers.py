@@ -103,6 +103,11 @@ class Table:
         page.wait_for_selector(".app header .status.live", timeout=20_000)
         return page
 
+    def end_turn(self, page: Any, encounter: str, token: str, who: str, version: int) -> None:
+        """Click ``who``'s End turn on ``page`` (the log at ``version``) and wait for it to land."""
+        page.click(f"[data-mine='{who}'] .end-turn")
+        wait_until(lambda: self.state(encounter, token)["version"] > version, what=f"{who}'s End turn to land")
+
     def shot(self, page: Any, name: str) -> None:
         if SCREENSHOTS:
             Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)

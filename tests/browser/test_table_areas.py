@@ -43,9 +43,7 @@ def test_a_grenade_template_is_previewed_with_the_ally_it_catches_flagged_then_t
             break
         page = pages[OWNER[active]]
         wait_until(lambda: page_version(page) >= body["version"], what=f"{active}'s page to catch up")
-        before = body["version"]
-        page.click(f"[data-mine='{active}'] .end-turn")
-        wait_until(lambda: table.state(encounter, token)["version"] > before, what=f"{active}'s End turn to land")
+        table.end_turn(page, encounter, token, active, body["version"])
     else:
         raise AssertionError("Kell's turn never came")
 
@@ -134,9 +132,7 @@ def test_each_systems_area_action_is_previewed_from_the_page(table: Table, syste
         offered = _offered(table, encounter, token, who, action)
         if offered is not None:
             break
-        before = body["version"]
-        page.click(f"[data-mine='{who}'] .end-turn")
-        wait_until(lambda: table.state(encounter, token)["version"] > before, what=f"{who}'s End turn to land")
+        table.end_turn(page, encounter, token, who, body["version"])
     else:
         raise AssertionError(f"no turn of the player's offered {action}")
 
@@ -189,9 +185,7 @@ def test_a_second_combatant_of_the_seat_answers_the_same_window_without_waiting_
             prompt.locator(".pass").click()
             prompt.wait_for(state="detached")
             continue
-        before = body["version"]
-        page.click(f"[data-mine='{asked[0]}'] .end-turn")
-        wait_until(lambda: table.state(encounter, token)["version"] > before, what=f"{asked[0]}'s End turn to land")
+        table.end_turn(page, encounter, token, asked[0], body["version"])
     else:
         raise AssertionError("no window asked two of the player's combatants")
     window = awaiting["window"]
