@@ -40,13 +40,19 @@ What each key measures (docs/benchmarks.md says how to read them):
 - ``redis_bytes_per_event``: Redis's MEMORY USAGE of every key of the live
   fights' campaign (logs, inboxes, applied-command hashes...) per event;
   ``event_body_bytes_mean``: the JSON bodies alone.
-- ``sim_2_over_1``: wall time of ``firelane sim`` on 1 worker over 2 workers.
+- ``sim_2_over_1``: wall time of ``firelane sim`` on 1 worker over 2 workers
+  (the median of 3 pairs of runs, ``_range`` their lowest and highest).
 - ``workers_2_over_1``: 64 concurrent Bolt & Blade encounters run by
   ``firelane serve --workers 2`` against ``--workers 1``, events per second
-  until 90 % of the events are written (``_whole_run``: to the last one).
+  until 90 % of the events are written (``_whole_run``: to the last one); the
+  median of 3 pairs of runs, ``_range`` their lowest and highest.
   ``serve_remote_p50_ms_<N>`` / ``_p99_``: the round trips of a bot playing
   one combatant from its seat in 8 of those fights (submit to its events read
-  back, window answers included), with N workers busy with all 64.
+  back, window answers included), with N workers busy with all 64 (the round
+  trips of the 3 runs pooled).
+
+``--only SECTION[,SECTION]`` (live, ai, windows, replay, sim, workers)
+measures those alone.
 """
 
 from __future__ import annotations
@@ -578,9 +584,7 @@ async def serve_throughput(workers: int, encounters: int, system_name: str) -> d
         shutil.rmtree(data, ignore_errors=True)
     gc.unfreeze()
     round_trips = [t for player in remote for t in player.round_trips]
-    return {"events_per_s": events / elapsed, "events_per_s_90": ninety / elapsed_90, "remote_commands": len(round_trips),
-            "remote_p50_ms": percentile(round_trips, 0.5) * 1000 if round_trips else float("nan"),
-            "remote_p99_ms": percentile(round_trips, 0.99) * 1000 if round_trips else float("nan")}
+    return {"events_per_s": events / elapsed, "events_per_s_90": ninety / elapsed_90, "round_trips": round_trips}
 
 
 # --------------------------------------------------------------------------- the run
@@ -594,6 +598,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
 
     fights = 2 if quick else 4
     repeats = 1 if quick else 3
+    wall_repeats = 1 if quick else 3  # the wall-clock scaling figures (sim, serve) scatter most by run
     result: dict[str, Any] = {"quick": quick, "cores": os.cpu_count(), "load_avg_1min_start": os.getloadavg()[0],
                               "notes": {}}
     notes = result["notes"]
@@ -700,32 +705,49 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     # 5. firelane sim scaling
     if wanted("sim"):
         runs = 60 if quick else 200
-        progress(f"firelane sim: {runs} Bolt & Blade demo fights on 1 worker, then on 2")
-        one = await trio.to_thread.run_sync(sim_seconds, 1, runs)
-        two = await trio.to_thread.run_sync(sim_seconds, 2, runs)
-        result["sim_2_over_1"] = round(one / two, 2)
-        result["sim_fights_per_s_1"] = round(runs / one, 1)
-        notes["sim"] = f"wall time of the whole command (process start-up included), {runs} fights"
+        sim_ratios, sim_rates = [], []
+        for repeat in range(wall_repeats):
+            progress(f"firelane sim: {runs} Bolt & Blade demo fights on 1 worker, then on 2 (run {repeat + 1}/{wall_repeats})")
+            one = await trio.to_thread.run_sync(sim_seconds, 1, runs)
+            two = await trio.to_thread.run_sync(sim_seconds, 2, runs)
+            sim_ratios.append(one / two)
+            sim_rates.append(runs / one)
+        result["sim_2_over_1"] = round(statistics.median(sim_ratios), 2)
+        result["sim_2_over_1_range"] = [round(min(sim_ratios), 2), round(max(sim_ratios), 2)]
+        result["sim_fights_per_s_1"] = round(statistics.median(sim_rates), 1)
+        notes["sim"] = (f"wall time of the whole command (process start-up included), {runs} fights; the median of "
+                        f"{wall_repeats} pairs of runs (1 worker, then 2), each ratio taken within its pair")
 
     # 6. the multi-worker server
     if wanted("workers"):
         encounters = 64
-        progress(f"firelane serve: {encounters} concurrent Bolt & Blade fights on 1 worker, then on 2")
-        one_worker = await serve_throughput(1, encounters, "bolt-and-blade")
-        two_workers = await serve_throughput(2, encounters, "bolt-and-blade")
-        result["workers_2_over_1"] = round(two_workers["events_per_s_90"] / one_worker["events_per_s_90"], 2)
-        result["workers_2_over_1_whole_run"] = round(two_workers["events_per_s"] / one_worker["events_per_s"], 2)
-        result["serve_events_per_s_1"] = round(one_worker["events_per_s"])
-        for workers, run in ((1, one_worker), (2, two_workers)):
-            result[f"serve_remote_p50_ms_{workers}"] = round(run["remote_p50_ms"], 1)
-            result[f"serve_remote_p99_ms_{workers}"] = round(run["remote_p99_ms"], 1)
-            result[f"serve_remote_commands_{workers}"] = run["remote_commands"]
+        ratios_90, ratios_whole, rates_1 = [], [], []
+        round_trips: dict[int, list[float]] = {1: [], 2: []}
+        for repeat in range(wall_repeats):
+            progress(f"firelane serve: {encounters} concurrent Bolt & Blade fights on 1 worker, then on 2 "
+                     f"(run {repeat + 1}/{wall_repeats})")
+            one_worker = await serve_throughput(1, encounters, "bolt-and-blade")
+            two_workers = await serve_throughput(2, encounters, "bolt-and-blade")
+            ratios_90.append(two_workers["events_per_s_90"] / one_worker["events_per_s_90"])
+            ratios_whole.append(two_workers["events_per_s"] / one_worker["events_per_s"])
+            rates_1.append(one_worker["events_per_s"])
+            round_trips[1] += one_worker["round_trips"]
+            round_trips[2] += two_workers["round_trips"]
+        result["workers_2_over_1"] = round(statistics.median(ratios_90), 2)
+        result["workers_2_over_1_range"] = [round(min(ratios_90), 2), round(max(ratios_90), 2)]
+        result["workers_2_over_1_whole_run"] = round(statistics.median(ratios_whole), 2)
+        result["serve_events_per_s_1"] = round(statistics.median(rates_1))
+        for workers, trips in round_trips.items():
+            result[f"serve_remote_p50_ms_{workers}"] = round(percentile(trips, 0.5) * 1000, 1) if trips else float("nan")
+            result[f"serve_remote_p99_ms_{workers}"] = round(percentile(trips, 0.99) * 1000, 1) if trips else float("nan")
+            result[f"serve_remote_commands_{workers}"] = len(trips)
         notes["workers"] = (f"{encounters} Bolt & Blade demo fights created first, then run by firelane serve --workers N "
                             "on the same store; events per second from the first event of any until 90 % of all the events "
                             "were written (Redis's clock; _whole_run: to the last event, the tail where one worker has finished "
                             f"its encounters and the other has not included); in {REMOTE_PROBES} of them one combatant is played by a bot at its seat (from this "
                             "process, through its inbox): serve_remote_* are its commands' round trips, window answers "
-                            "included, while the server is busy with all 64")
+                            f"included, while the server is busy with all 64. The median of {wall_repeats} pairs of runs "
+                            "(1 worker, then 2), each ratio taken within its pair; the round trips of all the runs pooled")
     if wanted("live"):
         result["live_detail"] = detail
     result["load_avg_1min_end"] = os.getloadavg()[0]
