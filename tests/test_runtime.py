@@ -305,3 +305,43 @@ async def test_a_lease_left_by_a_dead_process_on_this_host_is_taken_over_at_once
     await event_log.client.execute("SET", lease_key("test", "stale"), f"{socket.gethostname()}:{gone.pid}:x", "PX", 60_000)
     sequencer = Sequencer(event_log, "stale", TOY, await load_seed(event_log, "stale"), lease_wait_s=0.5)
     await run_until(sequencer, lambda s: s.started)  # with 0.5 s to wait, not the 60 s the lease had left
+
+
+async def test_slices_take_turns_in_order_and_one_a_seat_waits_on_goes_first() -> None:
+    from firelane.actors.sequencer import SliceTurns
+
+    turns = SliceTurns()
+    order: list[str] = []
+
+    async def slice_of(name: str, urgent: bool) -> None:
+        async with turns.turn(urgent=urgent):
+            order.append(name)
+
+    async def holder(release: trio.Event) -> None:
+        async with turns.turn(urgent=False):
+            order.append("first")
+            await release.wait()
+
+    release = trio.Event()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(holder, release)
+        await trio.testing.wait_all_tasks_blocked()
+        for name, urgent in (("a", False), ("b", False), ("seat", True), ("c", False)):
+            nursery.start_soon(slice_of, name, urgent)
+            await trio.testing.wait_all_tasks_blocked()
+        # One waiting for its turn is cancelled: it leaves the queue, and the turn goes on past it.
+        cancelled = trio.CancelScope()
+        async def cancelled_waiter() -> None:
+            with cancelled:
+                await slice_of("cancelled", False)
+        nursery.start_soon(cancelled_waiter)
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(slice_of, "last", False)
+        await trio.testing.wait_all_tasks_blocked()
+        cancelled.cancel()
+        await trio.testing.wait_all_tasks_blocked()
+        release.set()
+    assert order == ["first", "seat", "a", "b", "c", "last"]
+    # Free again: the next one takes its turn at once.
+    await slice_of("free", False)
+    assert order[-1] == "free"

@@ -29,7 +29,9 @@ import math
 import re
 import secrets
 import time
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import msgspec
@@ -89,18 +91,64 @@ REJECTION_REFILL_S = 1.0
 # Commands the engine's own players make before the sequencer reads the inboxes again.
 PLAY_SLICE = 32
 PLAY_SLICE_SECONDS = 0.002
-# One process runs many encounters: their engine players' slices take turns.
-_play_turns: trio.lowlevel.RunVar[trio.Lock] = trio.lowlevel.RunVar("firelane_play_turns")
 
 
-def _play_turn_lock() -> trio.Lock:
-    """This trio run's lock the slices take turns on (trio's Lock is fair: first come, first served)."""
+class SliceTurns:
+    """The turns the engine's players' slices take in one process, which runs
+    many encounters: one slice at a time, held across a schedule point (so a
+    slice of another encounter, or a seat's command, runs between two), in
+    order of arrival, except that a slice someone outside is waiting on (a
+    seat's command just handled, or a seat's window answer held) goes before
+    the slices nobody waits on. Without that, a person's command at a busy
+    server would wait for one slice of every encounter queued before it."""
+
+    def __init__(self) -> None:
+        self._held = False
+        self._urgent: deque[trio.Event] = deque()
+        self._others: deque[trio.Event] = deque()
+
+    @asynccontextmanager
+    async def turn(self, *, urgent: bool) -> AsyncIterator[None]:
+        await trio.lowlevel.checkpoint_if_cancelled()
+        if not self._held:
+            self._held = True
+            await trio.lowlevel.cancel_shielded_checkpoint()
+        else:
+            handed = trio.Event()
+            queue = self._urgent if urgent else self._others
+            queue.append(handed)
+            try:
+                await handed.wait()
+            except BaseException:
+                if handed.is_set():
+                    self._pass_on()  # handed the turn as it was cancelled: the next one has it
+                else:
+                    queue.remove(handed)
+                raise
+        try:
+            yield
+        finally:
+            self._pass_on()
+
+    def _pass_on(self) -> None:
+        for queue in (self._urgent, self._others):
+            if queue:
+                queue.popleft().set()  # still held: it is that one's turn now
+                return
+        self._held = False
+
+
+_slice_turns: trio.lowlevel.RunVar[SliceTurns] = trio.lowlevel.RunVar("firelane_slice_turns")
+
+
+def _play_turns() -> SliceTurns:
+    """This trio run's turns for the engine's players' slices."""
     try:
-        return _play_turns.get()
+        return _slice_turns.get()
     except LookupError:
-        lock = trio.Lock()
-        _play_turns.set(lock)
-        return lock
+        turns = SliceTurns()
+        _slice_turns.set(turns)
+        return turns
 
 
 def seed_key(campaign: str, encounter: str) -> str:
@@ -306,6 +354,7 @@ class Sequencer:
         self._dropped: dict[str, tuple[int, str, float]] = {}
         self._unread_seats = False
         self.commands_handled = 0
+        self._seat_waiting = False  # a seat's command was handled since the last slice (see SliceTurns)
 
     async def load(self) -> None:
         self.state, cursors = await fold_log(self.log, self.encounter, self.system)
@@ -435,9 +484,13 @@ class Sequencer:
             return
         if self.pace:
             await trio.sleep(self.pace)
-        async with _play_turn_lock():
+        # Someone outside waits on this slice: a seat whose command was just
+        # handled, or whose window answer is held until the engine's answers.
+        urgent = self._seat_waiting or any(b.inbox_id for b in self._buffer.values())
+        async with _play_turns().turn(urgent=urgent):
             expected = self.state.version
             batches, applied_all, flushed_seats = self._play_slice()
+            self._seat_waiting = False
         if batches:
             spoiled = any(a.spoiled for a in applied_all)
             results = await self._append_batches(batches, None if spoiled else self.state, applied_all, expected)
@@ -537,6 +590,10 @@ class Sequencer:
             if await self._may_record_rejection(entry.seat, entry.entry_id):
                 await self._refuse(received, reject(command, refused))
             return
+        # A seat's command the engine's players may now have to answer: their
+        # next slice goes first (refusals are answered at once and do not count,
+        # so a flood of them buys a seat no place in the queue).
+        self._seat_waiting = entry.seat != ENGINE_SEAT
         if isinstance(command, RewindEncounter):
             await self._rewind(received)
             return
