@@ -217,7 +217,12 @@ class D100ZonesSystem(BaseRuleSystem):
 
     # ------------------------------------------------------------ evolve
 
+    def evolve_event_reads(self, event_type: type[Event]) -> bool:
+        return issubclass(event_type, _FOLDED_EVENTS)
+
     def evolve_event(self, state: EncounterState, event: Event) -> None:
+        if not isinstance(event, _FOLDED_EVENTS):
+            return  # one tuple for this gate and evolve_event_reads: a branch added below needs its type there
         combatants: dict[str, D100ZCombatant] = state.combatants  # type: ignore[assignment]
         if isinstance(event, TurnStarted):
             me = combatants[event.combatant]
@@ -317,3 +322,10 @@ class D100ZonesSystem(BaseRuleSystem):
 
 
 SYSTEM = D100ZonesSystem()
+
+
+# The event types evolve_event reads (each branch of its chain): the rest
+# change nothing of this system's own, and a fold need not even decode them.
+_FOLDED_EVENTS: tuple[type, ...] = (
+    TurnStarted, ActionTaken, Moved, AttackResolved, DamageDealt, StateAdjusted, ConditionApplied,
+    ConditionRemoved, D100ZFirstAidGiven, D100ZRevived)
