@@ -73,8 +73,8 @@ async def provision_seat_users(event_log: EventLog, encounter: str, seats: list[
 
 async def close_seats(event_log: EventLog, encounter: str, seats: list[SeatSetup], tokens: dict[str, str]) -> None:
     """The encounter has ended: its inboxes are closed and deleted, and its
-    seats' users may only read the log. Done once (then marked); safe to repeat."""
-    if await event_log.inboxes_closed(encounter):
-        return
+    seats' users may only read the log. Safe to repeat; once done,
+    ``event_log.inboxes_closed`` says so (callers look first, before they
+    gather the seats and tokens)."""
     await provision_seat_users(event_log, encounter, seats, tokens, writes=False)
     await event_log.close_inboxes(encounter, [seat.id for seat in seats] + [ENGINE_SEAT])

@@ -911,6 +911,8 @@ class Sequencer:
     async def _close_seats(self) -> None:
         """Nothing reads an ended encounter's inboxes: close them, and let its
         seats' Redis users read the log only."""
+        if await self.log.inboxes_closed(self.encounter):
+            return
         seats = default_seats(await encounter_setup(self.log, self.encounter))
         await close_seats(self.log, self.encounter, seats, await seat_tokens(self.log, self.encounter))
 

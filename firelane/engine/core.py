@@ -370,28 +370,18 @@ class BaseRuleSystem:
             return lambda state, event: evolve(state, event) and None
         generic = _GENERIC_EVOLVERS.get(event_type)
         own = self.evolve_event if self.evolve_event_reads(event_type) else None
-        system = self
         if generic is None and own is None:
             return None
-        if own is None:
-            def evolve_generic(state: EncounterState, event: Event) -> None:
-                state.version += 1
-                state.branch_version += 1
-                generic(system, state, event)
-            return evolve_generic
-        if generic is None:
-            def evolve_own(state: EncounterState, event: Event) -> None:
-                state.version += 1
-                state.branch_version += 1
-                own(state, event)
-            return evolve_own
+        system = self
 
-        def evolve_both(state: EncounterState, event: Event) -> None:
+        def evolve_type(state: EncounterState, event: Event) -> None:
             state.version += 1
             state.branch_version += 1
-            generic(system, state, event)
-            own(state, event)
-        return evolve_both
+            if generic is not None:
+                generic(system, state, event)
+            if own is not None:
+                own(state, event)
+        return evolve_type
 
     def evolve_without_reading(self, state: EncounterState) -> None:
         """``evolve`` for an event of a type it does not read (see ``evolve_reads``)."""

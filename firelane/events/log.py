@@ -545,30 +545,22 @@ class EventLog:
         start: an EncounterRewound gives the restored turn and window their
         time again. Looks back over at most ``scan`` entries (signed ones, with
         a key); None for what it does not find there."""
-        want_turn = str(turn_version).encode() if turn_version is not None else None
         turn_ms = window_ms = None
-        end = b"+"
         looked = 0
-        key = self.log_key(encounter)
-        while looked < scan and ((want_turn and turn_ms is None) or (window is not None and window_ms is None)):
-            rows = await self.client.execute("XREVRANGE", key, end, "-", "COUNT", min(500, scan - looked))
-            if not rows:
-                break
-            looked += len(rows)
-            for row in rows:
-                checked, _problem = _checked_row(encounter, row, self.key)
-                if checked is None:
-                    continue
-                raw_id, flat = checked
-                at = int(raw_id.split(b"-")[0])
-                kind = flat[FIELD_TYPE]
-                rewound = kind == b"EncounterRewound"
-                if want_turn and turn_ms is None and (rewound or (kind == b"TurnStarted" and flat[FIELD_VERSION] == want_turn)):
+        async with aclosing(self._newest_first(encounter, page=500)) as events:
+            async for event in events:
+                at = int(event.entry_id.split("-")[0])
+                rewound = event.type == "EncounterRewound"
+                if turn_version is not None and turn_ms is None and (
+                        rewound or (event.type == "TurnStarted" and event.version == turn_version)):
                     turn_ms = at
-                if window is not None and window_ms is None and (rewound or (
-                        kind == b"ReactionWindowOpened" and _window_of(flat[FIELD_DATA]) == window)):
+                if window is not None and window_ms is None and (
+                        rewound or (event.type == "ReactionWindowOpened" and _window_of(event.data) == window)):
                     window_ms = at
-            end = b"(" + rows[-1][0]
+                looked += 1
+                if looked >= scan or ((turn_version is None or turn_ms is not None)
+                                      and (window is None or window_ms is not None)):
+                    break
         return turn_ms, window_ms
 
     async def read_from_version(self, encounter: str, version: int) -> list[StoredEvent]:
@@ -579,22 +571,14 @@ class EventLog:
         """
         if version <= 0:
             return await self.read(encounter)
-        key = self.log_key(encounter)
         newest_first: list[StoredEvent] = []
-        upper = "+"
-        while True:
-            page = await self.client.execute("XREVRANGE", key, upper, "-", "COUNT", _PAGE_SIZE)
-            for event in self._convert(encounter, page, include_invalid=True):
-                if event.problem:
-                    continue
+        async with aclosing(self._newest_first(encounter)) as events:
+            async for event in events:
                 if event.version <= version:
-                    newest_first.reverse()
-                    return newest_first
+                    break
                 newest_first.append(event)
-            if len(page) < _PAGE_SIZE:
-                newest_first.reverse()
-                return newest_first
-            upper = f"({_decode_id(page[-1][0])}"
+        newest_first.reverse()
+        return newest_first
 
     async def batch_ending_at(self, encounter: str, entry_id: str, command_id: str) -> list[StoredEvent]:
         """The events ``command_id`` wrote in the batch whose last entry is
@@ -602,20 +586,26 @@ class EventLog:
         contiguous, so this pages back from there while ``c`` is that id."""
         if not entry_id:
             return []
-        key = self.log_key(encounter)
         newest_first: list[StoredEvent] = []
-        upper = entry_id
-        while True:
-            page = await self.client.execute("XREVRANGE", key, upper, "-", "COUNT", 100)
-            for event in self._convert(encounter, page, include_invalid=False):
+        async with aclosing(self._newest_first(encounter, entry_id, page=100)) as events:
+            async for event in events:
                 if event.command_id != command_id:
-                    newest_first.reverse()
-                    return newest_first
+                    break
                 newest_first.append(event)
-            if len(page) < 100:
-                newest_first.reverse()
-                return newest_first
-            upper = f"({_decode_id(page[-1][0])}"
+        newest_first.reverse()
+        return newest_first
+
+    async def _newest_first(self, encounter: str, upper: str = "+", *, page: int = _PAGE_SIZE) -> AsyncIterator[StoredEvent]:
+        """The log's trusted events from entry ``upper`` (inclusive; "+": the
+        end) back to its start, newest first, an XREVRANGE page at a time."""
+        key = self.log_key(encounter)
+        while True:
+            rows = await self.client.execute("XREVRANGE", key, upper, "-", "COUNT", page)
+            for event in self._convert(encounter, rows, include_invalid=False):
+                yield event
+            if len(rows) < page:
+                return
+            upper = f"({_decode_id(rows[-1][0])}"
 
     async def last_entry_id(self, encounter: str) -> str:
         """The id of the newest entry, or ``"0-0"`` for an empty log."""

@@ -144,7 +144,6 @@ class EngineHost:
     # for all of them to beat before taking any encounter, or the first one up
     # would reserve every encounter found at start before the others count.
     expected_hosts: int = 1
-    handed_off: int = 0  # running encounters this host gave to a host that ran fewer
     # The engines this host runs, each in a scope of its own so one can be
     # handed to another host (stopped between two appends, like a crash, and
     # resumed there from its log).
@@ -254,7 +253,6 @@ class EngineHost:
                     self._engines.pop(key, None)
                     if engine.cancelled_caught:  # handed off (see _balance): the other host goes on from the log
                         self.running[key] = "handed off"
-                        self.handed_off += 1
                         await self._release(key)
                         await trio.sleep(_HANDOFF_PAUSE_S)
                         continue
