@@ -33,15 +33,21 @@ def test_engine_is_pure() -> None:
     assert offenders == {}
 
 
+def schema_modules() -> list[Path]:
+    """The shared schema modules (events/) and every rule system's own (engine/systems/<name>/)."""
+    return sorted([*(PACKAGE / "events").glob("*schemas.py"), *(PACKAGE / "engine" / "systems").glob("*/*schemas.py")])
+
+
 def test_schema_modules_import_only_schemas() -> None:
     offenders = {}
-    for path in (PACKAGE / "events").glob("*schemas.py"):
+    for path in schema_modules():
         project = {m for m in imported_modules(path) if m.startswith("firelane")}
-        bad = {m for m in project if not m.startswith("firelane.events.") or not m.endswith("schemas")}
+        bad = {m for m in project if not m.rpartition(".")[2].endswith("schemas")}
         if bad:
-            offenders[path.name] = sorted(bad)
+            offenders[path.relative_to(PACKAGE).as_posix()] = sorted(bad)
     assert offenders == {}
-    assert len(list((PACKAGE / "events").glob("*schemas.py"))) >= 6  # generic + every system's own
+    systems = {path.parent.name for path in schema_modules() if path.parent.parent.name == "systems"}
+    assert systems == {"bolt_and_blade", "d100_degrees", "d100_zones", "rond6"}  # every system's schemas in its folder
 
 
 def test_only_the_runtime_layers_touch_trio_or_redis() -> None:

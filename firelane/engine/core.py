@@ -18,7 +18,7 @@ previous state keep a copy (`copy_state`). ``decide`` never mutates its input.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Protocol
 
 import msgspec
@@ -46,6 +46,7 @@ from firelane.events.options_schemas import (
     WindowOptions,
 )
 from firelane.engine.state import Claim, Combatant, EncounterState, ReactionWindow, copy_state
+from firelane.engine.wording import OptionalSentence, Sentence
 from firelane.events.schemas import (
     ActionTaken,
     ClaimReaction,
@@ -268,6 +269,11 @@ class BaseRuleSystem:
     }
     # Area commands of the options (by type tag) whose template `preview_area` draws.
     previewable: ClassVar[frozenset[str]] = frozenset()
+    # The narration's sentences for the system's own events (tag -> sentence),
+    # and for shared events it fills with its own details (a sentence may
+    # return None to leave one to the shared sentence). See engine/wording.py.
+    sentences: ClassVar[Mapping[str, Sentence]] = {}
+    shared_event_sentences: ClassVar[Mapping[str, OptionalSentence]] = {}
     # Combatant fields the GM may never set with GMAdjust (identity and bookkeeping).
     gm_fixed_fields: ClassVar[frozenset[str]] = frozenset({"id", "name", "side", "policy", "initiative", "reaction_used"})
 

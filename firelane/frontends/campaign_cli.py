@@ -27,7 +27,7 @@ from firelane.engine.registry import demo_setup, get_system
 from firelane.events.campaign_schemas import CharacterRested, DowntimeEnded, DowntimeStarted
 from firelane.events.limits import MAX_SETUP_BYTES, MAX_SETUP_DEPTH, json_too_deep
 from firelane.frontends.backend import CliError, open_store
-from firelane.projections.audit import explain_roll
+from firelane.engine.wording import explain_roll
 from firelane.projections.characters import campaign_characters, character_history, downtime_audit
 
 

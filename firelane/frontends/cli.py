@@ -59,7 +59,7 @@ from firelane.frontends import sim as sim_command
 from firelane.frontends.backend import CliError, ServeInfo, Store, open_store
 from firelane.engine.core import Rejected
 from firelane.events.options_schemas import SeatOptions
-from firelane.frontends.narrate import Narrator, colour_enabled, describe_options, print_line
+from firelane.projections.narration import Narrator, colour_enabled, describe_options, print_line
 from firelane.frontends.table_server import DEFAULT_PORT, serve_table, table_link
 from firelane.logs import configure_logging
 from firelane.projections.audit import Verifier, audit_entries, revealed_seed, verify

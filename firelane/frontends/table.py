@@ -51,7 +51,7 @@ from firelane.engine.state import EncounterState
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
 from firelane.events.schemas import EncounterRewound, EncounterStarted, Event, ReactionWindowOpened, TurnStarted
-from firelane.frontends.narrate import Narrator, _with_names
+from firelane.projections.narration import Narrator, _with_names
 from firelane.projections.audit import iter_rolls
 from firelane.projections.turn_state import system_of
 

@@ -35,7 +35,8 @@ from firelane.engine.systems.bolt_and_blade.state import (
     unknown_sheet_fields,
 )
 from firelane.events.options_schemas import AreaPreview, ReactionOption
-from firelane.events.bolt_and_blade_schemas import BB_COMMANDS, BB_EVENTS, BBMarkMoved, BBMovementStopped, BBOpposedCheck, BBShotHeld
+from firelane.engine.systems.bolt_and_blade.schemas import BB_COMMANDS, BB_EVENTS, BBMarkMoved, BBMovementStopped, BBOpposedCheck, BBShotHeld
+from firelane.engine.systems.bolt_and_blade import narration
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,
@@ -98,6 +99,8 @@ class BoltAndBladeSystem(BaseRuleSystem):
     reaction_resets: ClassVar[str] = "own_turn"
     initiative_each_round: ClassVar[bool] = False
     previewable: ClassVar[frozenset[str]] = frozenset({"BBThrow", "BBAreaAttack"})
+    sentences = narration.SENTENCES
+    shared_event_sentences = narration.SHARED_EVENT_SENTENCES
     default_settings: ClassVar[dict[str, Any]] = {**BB_DEFAULT_SETTINGS, **areas.AREA_DEFAULT_SETTINGS}
 
     # ------------------------------------------------------------ setup

@@ -29,7 +29,7 @@ from firelane.engine.systems.percentile import (
     position,
     roll_damage,
 )
-from firelane.events.d100_degrees_schemas import (
+from firelane.engine.systems.d100_degrees.schemas import (
     ChainLink,
     D100DAllOutAttack,
     D100DBasicAttack,

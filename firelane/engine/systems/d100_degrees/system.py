@@ -13,7 +13,7 @@ from firelane.engine.state import Combatant, EncounterState, ReactionWindow
 from firelane.engine.systems.d100_degrees import actions, ai, options, reactions, rules
 from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState, Weapon
 from firelane.engine.systems.percentile import PERCENT, SheetCheck, require_free_squares, require_square, settle_square_metres
-from firelane.events.d100_degrees_schemas import (
+from firelane.engine.systems.d100_degrees.schemas import (
     D100D_COMMANDS,
     D100D_EVENTS,
     D100DAllOutAttack,
@@ -23,6 +23,7 @@ from firelane.events.d100_degrees_schemas import (
     D100DMove,
     D100DSuppressingFire,
 )
+from firelane.engine.systems.d100_degrees import narration
 from firelane.events.options_schemas import AreaPreview, ReactionOption
 from firelane.events.schemas import (
     ActionTaken,
@@ -79,6 +80,8 @@ class D100DegreesSystem(BaseRuleSystem):
     reaction_resets = "round"  # house default: one Evasion reaction per round
     initiative_each_round = False
     previewable: ClassVar[frozenset[str]] = frozenset({"D100DSuppressingFire"})
+    sentences = narration.SENTENCES
+    shared_event_sentences = narration.SHARED_EVENT_SENTENCES
     default_settings: ClassVar[dict[str, Any]] = HOUSE_DEFAULTS
 
     # ------------------------------------------------------------ setup

@@ -31,7 +31,7 @@ from firelane.engine.systems.percentile import (
     percentile_test,
     position,
 )
-from firelane.events.d100_zones_schemas import (
+from firelane.engine.systems.d100_zones.schemas import (
     D100ZAimedShot,
     D100ZAttack,
     D100ZFirstAid,

@@ -13,7 +13,7 @@ from firelane.engine.state import Combatant, EncounterState, ReactionWindow
 from firelane.engine.systems.d100_zones import actions, ai, options, reactions, rules
 from firelane.engine.systems.d100_zones.state import MELEE, RANGED, UNARMED, D100ZCombatant, D100ZState, ZWeapon
 from firelane.engine.systems.percentile import PERCENT, SheetCheck, parse_damage, require_free_squares, require_square, settle_square_metres
-from firelane.events.d100_zones_schemas import (
+from firelane.engine.systems.d100_zones.schemas import (
     D100Z_COMMANDS,
     D100Z_EVENTS,
     D100ZAimedShot,
@@ -24,6 +24,7 @@ from firelane.events.d100_zones_schemas import (
     D100ZRevived,
     D100ZSuppressiveFire,
 )
+from firelane.engine.systems.d100_zones import narration
 from firelane.events.options_schemas import AreaPreview, ReactionOption
 from firelane.events.schemas import (
     ActionTaken,
@@ -93,6 +94,8 @@ class D100ZonesSystem(BaseRuleSystem):
     reaction_resets = "round"
     initiative_each_round = True  # D100Z-01
     previewable: ClassVar[frozenset[str]] = frozenset({"D100ZSuppressiveFire"})
+    sentences = narration.SENTENCES
+    shared_event_sentences = narration.SHARED_EVENT_SENTENCES
     default_settings: ClassVar[dict[str, Any]] = HOUSE_DEFAULTS
 
     # ------------------------------------------------------------ setup

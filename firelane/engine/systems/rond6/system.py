@@ -72,8 +72,8 @@ from firelane.engine.systems.rond6.rolling import (
 from firelane.engine.systems.rond6.rules import DEFENSE_REACTIONS, INTERRUPT, RESIST
 from firelane.engine.systems.rond6.state import UNARMED, RonD6Combatant, RonD6State, Weapon
 from firelane.engine.systems.rond6.movement import with_route
-from firelane.events.rond6_aux_schemas import R6AreaAttack, R6Move
-from firelane.events.rond6_schemas import (
+from firelane.engine.systems.rond6.aux_schemas import R6AreaAttack, R6Move
+from firelane.engine.systems.rond6.schemas import (
     R6_COMMANDS,
     R6_EVENTS,
     R6ActionDeclared,
@@ -86,6 +86,7 @@ from firelane.events.rond6_schemas import (
     R6ResistanceBoosted,
     R6Wait,
 )
+from firelane.engine.systems.rond6 import narration
 from firelane.events.options_schemas import AreaPreview, ReactionOption
 from firelane.events.schemas import (
     ActionTaken,
@@ -173,6 +174,8 @@ class RonD6System(BaseRuleSystem):
     default_settings: ClassVar[dict[str, Any]] = DEFAULT_SETTINGS
     # Heads Down (R6-32) is listed at each enemy's Space; Area Attacks (R6-40) are not in the options.
     previewable: ClassVar[frozenset[str]] = frozenset({"R6HeadsDown", "R6AreaAttack"})
+    sentences = narration.SENTENCES
+    shared_event_sentences = narration.SHARED_EVENT_SENTENCES
 
     # ================================================================ settings and sheets
 
