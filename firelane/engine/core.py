@@ -502,6 +502,25 @@ class BaseRuleSystem:
         Rejected when the command could not be taken now."""
         raise Rejected(f"{self.name} previews no {type(command).__name__}")
 
+    def health(self, combatant: Combatant) -> dict[str, Any] | None:
+        """What a token shows of a combatant's health: ``{"value", "max",
+        "label"}`` (e.g. vitality 7 of 12), or None. This reads the common
+        fields (``vitality``/``max_vitality``, ``hp``/``max_hp``,
+        ``wounds``/``max_wounds``); a system whose health is told otherwise
+        overrides it."""
+        for now, most, label in (("vitality", "max_vitality", "vitality"), ("hp", "max_hp", "HP"),
+                                 ("wounds", "max_wounds", "wounds")):
+            if hasattr(combatant, now) and hasattr(combatant, most):
+                value, top = int(getattr(combatant, now)), int(getattr(combatant, most) or getattr(combatant, now))
+                return {"value": value, "max": max(top, 1), "label": label}
+        return None
+
+    def range_bands(self, state: EncounterState) -> list[dict[str, Any]]:
+        """Distance bands the table draws around a focused combatant: ``{"name",
+        "metres", "squares"}`` each (Chebyshev radii); none unless the rules
+        count ranges in bands."""
+        return []
+
     def check_gm_change(self, state: EncounterState, combatant: Combatant, field: str, value: Any) -> None:
         """Raise Rejected if the GM may not set this system field to ``value``
         (the type is already checked; a system adds its ranges)."""

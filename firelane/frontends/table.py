@@ -160,34 +160,6 @@ def area_of(event: Event) -> dict[str, Any] | None:
             "squares": squares, "preview": "Preview" in str(tag)}
 
 
-def health_of(combatant: Any) -> dict[str, Any] | None:
-    """What a token shows of a combatant's health: Bolt & Blade's vitality,
-    d100-degrees' wounds, d100-zones' hit points, RonD6's wound level."""
-    for now, most, label in (("vitality", "max_vitality", "vitality"), ("hp", "max_hp", "HP"),
-                             ("wounds", "max_wounds", "wounds")):
-        if hasattr(combatant, now) and hasattr(combatant, most):
-            value, top = int(getattr(combatant, now)), int(getattr(combatant, most) or getattr(combatant, now))
-            return {"value": value, "max": max(top, 1), "label": label}
-    if hasattr(combatant, "wounds") and hasattr(combatant, "fatigue"):  # RonD6: wounds count up to death
-        from firelane.engine.systems.rond6.rules import injury_level
-
-        wounds = int(combatant.wounds)
-        level = "dead" if getattr(combatant, "dead", False) else injury_level(wounds)
-        return {"value": max(0, 5 - wounds), "max": 5, "label": level, "wounds": wounds}
-    return None
-
-
-def range_bands(state: EncounterState) -> list[dict[str, Any]]:
-    """d100-zones' range bands as Chebyshev radii in squares (D100Z-02)."""
-    if state.system != "d100-zones":
-        return []
-    from firelane.engine.systems.d100_zones.rules import ZONES
-
-    per_square = float(state.settings.get("square_metres", state.terrain.square_size) or 1.0)
-    return [{"name": name, "metres": limit, "squares": int(limit // per_square)}
-            for name, limit in ZONES if limit != float("inf")]
-
-
 # ------------------------------------------------------------------ one encounter's fold for the page
 
 
@@ -335,8 +307,8 @@ def _zones(state: EncounterState) -> list[dict[str, Any]]:
              "blocks_sight": z.blocks_sight, "source": z.source} for z in zones]
 
 
-def _combatant_extras(state: EncounterState) -> dict[str, Any]:
-    return {cid: {"health": health_of(c)} for cid, c in state.combatants.items()}
+def _combatant_extras(system: Any, state: EncounterState) -> dict[str, Any]:
+    return {cid: {"health": system.health(c)} for cid, c in state.combatants.items()}
 
 
 # ------------------------------------------------------------------ area previews
@@ -425,7 +397,7 @@ def table_routes(api: Any) -> list[BaseRoute]:
         body.update(
             title=fold.title, system_title=system.title, at=version, state=shown, awaiting=awaiting,
             options=None if replay else system.options(shown, seat.id),
-            extras=_combatant_extras(shown), zones=_zones(shown), bands=range_bands(shown),
+            extras=_combatant_extras(system, shown), zones=_zones(shown), bands=system.range_bands(shown),
             area=fold.area_at(version), previewable=sorted(system.previewable),
             first_line=fold.versions[0] if fold.versions else None, lines=lines,
         )
@@ -485,4 +457,4 @@ def int_param(request: Request, name: str, default: int, *, low: int = 0, high: 
     return _int_param(request, name, default, low=low, high=high)
 
 
-__all__ = ["ASSETS", "SegmentNarrator", "TableFold", "area_of", "health_of", "split_segments", "table_routes"]
+__all__ = ["ASSETS", "SegmentNarrator", "TableFold", "area_of", "split_segments", "table_routes"]

@@ -284,6 +284,12 @@ class D100ZonesSystem(BaseRuleSystem):
 
     # ------------------------------------------------------------ the GM's calls and adjustments
 
+    def range_bands(self, state: EncounterState) -> list[dict[str, Any]]:
+        """The range bands as Chebyshev radii in squares (D100Z-02)."""
+        per_square = float(state.settings.get("square_metres", state.terrain.square_size) or 1.0)
+        return [{"name": name, "metres": limit, "squares": int(limit // per_square)}
+                for name, limit in rules.ZONES if limit != float("inf")]
+
     def gm_calls(self, state: EncounterState) -> dict[str, str]:
         """D100Z-04: each 90+ attack roll not yet ruled on ("Your GM decides the consequence")."""
         zones: D100ZState = state  # type: ignore[assignment]

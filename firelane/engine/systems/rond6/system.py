@@ -551,6 +551,12 @@ class RonD6System(BaseRuleSystem):
 
     # ================================================================ the GM's calls and adjustments
 
+    def health(self, combatant: Any) -> dict[str, Any] | None:
+        """A token's health: the injury level of its Wound count (R6-21), which counts up to death at 5."""
+        wounds = int(combatant.wounds)
+        level = "dead" if getattr(combatant, "dead", False) else rules.injury_level(wounds)
+        return {"value": max(0, 5 - wounds), "max": 5, "label": level, "wounds": wounds}
+
     def gm_calls(self, state: Any) -> dict[str, str]:
         """Each Wild Die complication (R6-01) and Setback (R6-18/22) not yet ruled on."""
         return {flag["id"]: flag["text"] for flag in state.gm_flags if flag["id"] not in state.gm_rulings}
