@@ -82,6 +82,7 @@ def test_a_person_plays_the_toy_at_the_table(served: Served, tmp_path: Path) -> 
     view = _get(f"{base}/view?tail=50", red)
     assert view["system"] == "toy" and view["state"]["combatants"]["a"]["name"] == "Ann"
     assert view["extras"]["a"]["health"]["label"] == "hit points"
+    assert view["labels"]["reactions"]["snap"] == "Snap shot"  # its words, from its folder
     assert view["lines"], "the page narrates the fight"
     options = _get(f"{base}/options", red)
     offered = [c for c in options["combatants"] if c["combatant"] == "a"][0]

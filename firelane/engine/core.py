@@ -46,6 +46,7 @@ from firelane.events.options_schemas import (
     WindowOptions,
 )
 from firelane.engine.state import Claim, Combatant, EncounterState, ReactionWindow, copy_state
+from firelane.engine.labels import Labels
 from firelane.engine.wording import OptionalSentence, Sentence
 from firelane.events.schemas import (
     ActionTaken,
@@ -274,6 +275,8 @@ class BaseRuleSystem:
     # return None to leave one to the shared sentence). See engine/wording.py.
     sentences: ClassVar[Mapping[str, Sentence]] = {}
     shared_event_sentences: ClassVar[Mapping[str, OptionalSentence]] = {}
+    # Its words for people: reactions, actions, conditions, fields (engine/labels.py).
+    labels: ClassVar[Labels] = Labels()
     # Combatant fields the GM may never set with GMAdjust (identity and bookkeeping).
     gm_fixed_fields: ClassVar[frozenset[str]] = frozenset({"id", "name", "side", "policy", "initiative", "reaction_used"})
 

@@ -398,7 +398,7 @@ def table_routes(api: Any) -> list[BaseRoute]:
             title=fold.title, system_title=system.title, at=version, state=shown, awaiting=awaiting,
             options=None if replay else system.options(shown, seat.id),
             extras=_combatant_extras(system, shown), zones=_zones(shown), bands=system.range_bands(shown),
-            area=fold.area_at(version), previewable=sorted(system.previewable),
+            area=fold.area_at(version), previewable=sorted(system.previewable), labels=system.labels.as_dict(),
             first_line=fold.versions[0] if fold.versions else None, lines=lines,
         )
         return json_response(body)

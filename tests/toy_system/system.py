@@ -21,6 +21,7 @@ from firelane.events.schemas import (
     Roll,
 )
 from tests.toy_system import narration
+from tests.toy_system.labels import LABELS
 from tests.toy_system.schemas import Step, Strike
 from tests.toy_system.state import ToyCombatant, ToyState
 
@@ -34,6 +35,7 @@ class ToySystem(BaseRuleSystem):
     reaction_priority: ClassVar[dict[str, int]] = {"duck": 0, "snap": 1}
     sentences = narration.SENTENCES
     shared_event_sentences = narration.SHARED_EVENT_SENTENCES
+    labels = LABELS
     default_settings: ClassVar[dict[str, Any]] = {"hit_on": 4, "brace": False}
 
     def roll_initiative(self, decision: Decision, dice: Dice) -> InitiativeRolled:

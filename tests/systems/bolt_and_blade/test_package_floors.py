@@ -18,6 +18,7 @@ FLOORS: dict[str, int] = {
     # the system's command and event schemas (msgspec structs: nothing of the rules)
     "schemas": -1,
     "area_schemas": -1,
+    "labels": -1,  # its words for people
     # state, constants and pure rules
     "rules": 0,
     "zones": 0,

@@ -37,6 +37,7 @@ from firelane.engine.systems.bolt_and_blade.state import (
 from firelane.events.options_schemas import AreaPreview, ReactionOption
 from firelane.engine.systems.bolt_and_blade.schemas import BB_COMMANDS, BB_EVENTS, BBMarkMoved, BBMovementStopped, BBOpposedCheck, BBShotHeld
 from firelane.engine.systems.bolt_and_blade import narration
+from firelane.engine.systems.bolt_and_blade.labels import LABELS
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,
@@ -101,6 +102,7 @@ class BoltAndBladeSystem(BaseRuleSystem):
     previewable: ClassVar[frozenset[str]] = frozenset({"BBThrow", "BBAreaAttack"})
     sentences = narration.SENTENCES
     shared_event_sentences = narration.SHARED_EVENT_SENTENCES
+    labels = LABELS
     default_settings: ClassVar[dict[str, Any]] = {**BB_DEFAULT_SETTINGS, **areas.AREA_DEFAULT_SETTINGS}
 
     # ------------------------------------------------------------ setup

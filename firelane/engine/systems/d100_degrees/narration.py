@@ -10,14 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from firelane.engine.state import EncounterState
+from firelane.engine.systems.d100_degrees.labels import LABELS
 from firelane.engine.wording import OptionalSentence, Sentence, roll_text, names_text, weapon_text
 
 
-_D100D_SLOTS = {"half": "a Half Action", "full": "a Full Action", "reaction": "a reaction"}
 
 
 def _d100d_action(n: Any, e: Any, s: EncounterState) -> str | None:
-    d, who, slot = e.details, n.name(s, e.combatant), _D100D_SLOTS.get(e.slot, e.slot)
+    d, who, slot = e.details, n.name(s, e.combatant), LABELS.word("actions", e.slot)
     weapon = weapon_text(d.get("weapon", ""))
     if e.action == "controlled_fire":
         return (f"{who} fires {weapon} at {names_text(n, s, d.get('targets'))} (Controlled Fire, RoF {d.get('rof')}, "

@@ -24,6 +24,7 @@ from firelane.engine.systems.d100_degrees.schemas import (
     D100DSuppressingFire,
 )
 from firelane.engine.systems.d100_degrees import narration
+from firelane.engine.systems.d100_degrees.labels import LABELS
 from firelane.events.options_schemas import AreaPreview, ReactionOption
 from firelane.events.schemas import (
     ActionTaken,
@@ -82,6 +83,7 @@ class D100DegreesSystem(BaseRuleSystem):
     previewable: ClassVar[frozenset[str]] = frozenset({"D100DSuppressingFire"})
     sentences = narration.SENTENCES
     shared_event_sentences = narration.SHARED_EVENT_SENTENCES
+    labels = LABELS
     default_settings: ClassVar[dict[str, Any]] = HOUSE_DEFAULTS
 
     # ------------------------------------------------------------ setup

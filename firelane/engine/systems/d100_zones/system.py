@@ -25,6 +25,7 @@ from firelane.engine.systems.d100_zones.schemas import (
     D100ZSuppressiveFire,
 )
 from firelane.engine.systems.d100_zones import narration
+from firelane.engine.systems.d100_zones.labels import LABELS
 from firelane.events.options_schemas import AreaPreview, ReactionOption
 from firelane.events.schemas import (
     ActionTaken,
@@ -96,6 +97,7 @@ class D100ZonesSystem(BaseRuleSystem):
     previewable: ClassVar[frozenset[str]] = frozenset({"D100ZSuppressiveFire"})
     sentences = narration.SENTENCES
     shared_event_sentences = narration.SHARED_EVENT_SENTENCES
+    labels = LABELS
     default_settings: ClassVar[dict[str, Any]] = HOUSE_DEFAULTS
 
     # ------------------------------------------------------------ setup

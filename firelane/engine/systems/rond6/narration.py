@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from firelane.engine.state import EncounterState
+from firelane.engine.systems.rond6.labels import LABELS
 from firelane.engine.wording import OptionalSentence, Sentence, explain_roll, roll_text, names_text, weapon_text
 
 
@@ -42,19 +43,13 @@ def _r6_resistance_boosted(n: Any, e: Any, s: EncounterState) -> str:
     return text
 
 
-_R6_ACTIONS = {
-    "attack": "attack", "charge": "charge", "ready": "ready a weapon", "reload": "reload", "stand": "stand up",
-    "walk_partial": "walk (partial move)", "walk_full": "walk (full move)", "walk_run": "run",
-    "area_burst": "throw at an area", "area_cone": "attack a cone", "assisted_healing": "treat a wound",
-    "wait": "wait", "escape": "break free", "grapple": "grapple", "heads_down": "lay down covering fire",
-}
 
 
 def _r6_action(n: Any, e: Any, s: EncounterState) -> str | None:
     d = e.details
     if "action_number" not in d:
         return None
-    what = _R6_ACTIONS.get(e.action, e.action.replace("_", " "))
+    what = LABELS.word("actions", e.action)
     full = " — a Full Action" if e.slot == "full" else ""
     penalty = f", -{d['penalty_dice']}D for multiple actions" if d.get("penalty_dice") else ""
     return n.paint(f"  {n.name(s, e.combatant)}: action {d['action_number']} of {d['declared']}: {what}{full}{penalty} ({e.rule})", "dim")

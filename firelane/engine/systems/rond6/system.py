@@ -87,6 +87,7 @@ from firelane.engine.systems.rond6.schemas import (
     R6Wait,
 )
 from firelane.engine.systems.rond6 import narration
+from firelane.engine.systems.rond6.labels import LABELS
 from firelane.events.options_schemas import AreaPreview, ReactionOption
 from firelane.events.schemas import (
     ActionTaken,
@@ -176,6 +177,7 @@ class RonD6System(BaseRuleSystem):
     previewable: ClassVar[frozenset[str]] = frozenset({"R6HeadsDown", "R6AreaAttack"})
     sentences = narration.SENTENCES
     shared_event_sentences = narration.SHARED_EVENT_SENTENCES
+    labels = LABELS
 
     # ================================================================ settings and sheets
 
