@@ -34,6 +34,7 @@ from firelane.actors.campaign import adjust, gm_token_matches, release
 from firelane.engine.campaign import Adjustment, CampaignError, CharacterBusy
 from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, json_too_deep
 from firelane.events.log import EventLog, validate_id
+from firelane.frontends.http_guard import ApiError, read_body
 from firelane.projections.characters import campaign_characters
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ _COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@#-]{1,64}")
 
 
 def campaign_gm_routes(api: Api) -> list[Route]:
-    from firelane.frontends.web import ApiError, _json, _token
+    from firelane.frontends.web import _json, _token
 
     async def authorised(request: Request) -> tuple[EventLog, str]:
         """The campaign's log and the character named, once the GM's token is checked."""
@@ -66,14 +67,12 @@ def campaign_gm_routes(api: Api) -> list[Route]:
         return event_log, character
 
     async def body_of(request: Request) -> dict[str, Any]:
-        raw = await request.body()
-        if len(raw) > MAX_COMMAND_BYTES:
-            raise ApiError(413, f"the request is {len(raw):,} bytes; the limit is {MAX_COMMAND_BYTES:,}")
+        raw = await read_body(request, MAX_COMMAND_BYTES, "the request")
         if json_too_deep(raw, MAX_COMMAND_DEPTH):
             raise ApiError(400, f"the request nests deeper than {MAX_COMMAND_DEPTH} levels")
         try:
             body = msgspec.json.decode(raw)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:
             raise ApiError(400, f"the request is not valid JSON: {exc}") from None
         if not isinstance(body, dict):
             raise ApiError(400, "the request must be a JSON object")
