@@ -27,12 +27,14 @@ import trio
 from hypercorn.trio import serve as hypercorn_serve
 from trio_websocket import ConnectionClosed, WebSocketConnection, open_websocket_url
 
+from firelane.actors.runtime import default_policies, run_encounter
 from firelane.actors.sequencer import create_encounter, seat_tokens
-from firelane.engine.registry import demo_setup
+from firelane.engine.registry import demo_setup, get_system
 from firelane.events.limits import MAX_COMMAND_BYTES
 from firelane.frontends.backend import open_store
 from firelane.frontends.http_guard import ServedNames, hypercorn_config
-from firelane.frontends.web import REPLACED, SEAT_WATCHERS, SPECTATOR_WATCHERS, Api, make_app
+from firelane.frontends.web import LOST_LOG, REPLACED, SEAT_WATCHERS, SPECTATOR_WATCHERS, Api, EncounterFeed, make_app
+from firelane.redisio import RedisError
 from tests.cli_helpers import ENGINE_ENV, Served, firelane
 
 HUMANS = {"system": "toy", "combatants": [
@@ -207,7 +209,7 @@ async def test_a_flood_from_one_seat_never_keeps_another_seat_out(served: Served
 @asynccontextmanager
 async def api_in_process(redis_url: str, data_dir: Path, **timings: float) -> AsyncIterator[tuple[str, Api]]:
     """The API served by hypercorn in this process (its base URL, and its state),
-    with the WebSocket ping and dead-peer timings given."""
+    with the dead-peer timeout given."""
     async with open_store(redis_url=redis_url, data_dir=data_dir) as store:
         async with trio.open_nursery() as nursery:
             api = Api(store, nursery)
@@ -220,28 +222,56 @@ async def api_in_process(redis_url: str, data_dir: Path, **timings: float) -> As
             nursery.cancel_scope.cancel()
 
 
-async def test_a_peer_that_stops_reading_loses_its_place_by_the_ping_timeout(redis_url: str, tmp_path: Path) -> None:
-    """A client completes the handshake, then neither reads nor answers (nor
-    closes: as a peer that vanished, it sends nothing more). The server's pings
-    go unread, TCP_USER_TIMEOUT aborts the connection, and the seat's place is
-    free again: the feed has no watcher left. With the timings shortened."""
-    async with api_in_process(redis_url, tmp_path / "data", ping_interval_s=0.02, dead_peer_timeout_s=1.0) as (base, api):
+async def test_a_peer_that_stops_reading_loses_its_place_by_the_dead_peer_timeout(redis_url: str, tmp_path: Path) -> None:
+    """A client completes the handshake, then neither reads nor answers nor
+    closes, while the fight goes on: its window shuts, the events wait
+    unread, TCP_USER_TIMEOUT aborts the connection, and the seat's place is
+    free again (the feed has no watcher left). With the timeout shortened."""
+    async with api_in_process(redis_url, tmp_path / "data", dead_peer_timeout_s=1.0) as (base, api):
         event_log = api.store.event_log("default")
-        await create_encounter(event_log, "silent", demo_setup("bolt-and-blade"), b"s" * 32)
+        setup = demo_setup("bolt-and-blade")  # every combatant played by the AI: events keep coming
+        await create_encounter(event_log, "silent", setup, b"s" * 32)
         token = (await seat_tokens(event_log, "silent"))["spectator"]
         stream = await raw_websocket(base, ws_path("silent", token), receive_buffer=1024)
-        with trio.fail_after(10):
-            while ("default", "silent") not in api.feeds or api.feeds[("default", "silent")].watching() != 1:
-                await trio.sleep(0.01)
-        feed = api.feeds[("default", "silent")]
-        with trio.fail_after(60):
-            while feed.watching():
-                await trio.sleep(0.1)
-        # The connection is gone on the server's side: the client's end is reset.
-        with pytest.raises(trio.BrokenResourceError), trio.fail_after(30):
-            while await stream.receive_some(65536):
-                pass
-        await stream.aclose()
+        try:
+            with trio.fail_after(10):
+                while ("default", "silent") not in api.feeds or api.feeds[("default", "silent")].watching() != 1:
+                    await trio.sleep(0.01)
+            feed = api.feeds[("default", "silent")]
+            async with trio.open_nursery() as engine:
+                system = get_system(setup.system)
+                engine.start_soon(lambda: run_encounter(event_log, "silent", system, default_policies(
+                    system, {c.id: c.policy for c in setup.combatants}), pace=0.02))
+                with trio.fail_after(60):
+                    while feed.watching():
+                        await trio.sleep(0.1)
+                assert feed.version > 20  # what it left unread
+                engine.cancel_scope.cancel()
+            # The connection is gone on the server's side: the client's end is reset.
+            with pytest.raises(trio.BrokenResourceError), trio.fail_after(30):
+                while await stream.receive_some(65536):
+                    pass
+        finally:
+            await stream.aclose()  # else a server still sending to it could not stop
+
+
+def test_every_accepted_connection_is_probed_and_timed_out() -> None:
+    """A peer that vanished without a FIN never answers: keepalive probes an
+    idle connection and TCP_USER_TIMEOUT aborts it. The options are set on the
+    listening socket hypercorn makes from the config, and every connection it
+    accepts has them."""
+    config = hypercorn_config("127.0.0.1", 0, dead_peer_timeout_s=20)
+    (listener,) = config.create_sockets().insecure_sockets
+    listener.listen()
+    listener.setblocking(True)
+    with listener, socket.create_connection(listener.getsockname()[:2]) as client:
+        accepted, _ = listener.accept()
+        with accepted:
+            assert accepted.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+            assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT) == 20_000
+            assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == 10
+            assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL) == 5
+        assert client.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 0  # the client's own socket is its own
 
 
 async def test_a_closed_connection_frees_its_place_at_once_in_process(redis_url: str, tmp_path: Path) -> None:
@@ -261,6 +291,55 @@ async def test_a_closed_connection_frees_its_place_at_once_in_process(redis_url:
             with trio.fail_after(5):
                 while feed.watching():
                     await trio.sleep(0.01)
+
+
+class _LogThatFails:
+    """An encounter's log whose following fails (as when Redis goes away) once
+    ``fail`` is set; everything else is the real log's."""
+
+    def __init__(self, real: Any) -> None:
+        self._real = real
+        self.fail = trio.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    async def follow(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        await self.fail.wait()
+        raise RedisError("connection lost")
+        yield []  # an async generator, as the real one
+
+
+async def test_a_feed_that_fails_closes_its_clients_and_the_server_goes_on(redis_url: str, tmp_path: Path) -> None:
+    """One encounter's feed failing (its Redis reads fail) closes that
+    feed's WebSockets with 1011 and a reason, is logged, and stops nothing
+    else: the next connection starts a new feed."""
+    async with api_in_process(redis_url, tmp_path / "data") as (base, api):
+        event_log = api.store.event_log("default")
+        await create_encounter(event_log, "lost", demo_setup("bolt-and-blade"), b"l" * 32)
+        token = (await seat_tokens(event_log, "lost"))["gm"]
+        failing = _LogThatFails(event_log)
+        feed = api.feeds[("default", "lost")] = EncounterFeed(failing, "lost")  # type: ignore[arg-type]
+        api.nursery.start_soon(feed.run)
+        address = base.replace("http://", "ws://") + ws_path("lost", token)
+        async with trio.open_nursery() as nursery:
+            ws = await _connect(nursery, address)
+            with trio.fail_after(10):
+                while feed.watching() != 1:
+                    await trio.sleep(0.01)
+            with structlog.testing.capture_logs() as logged:
+                failing.fail.set()
+                code, reason = await closed_with(ws)
+            assert (code, reason) == (LOST_LOG, "the server lost this encounter's log: reconnect with after=<last n>")
+            assert [e["error"] for e in logged if e["event"] == "stopped following an encounter's log"] == [
+                "RedisError('connection lost')"]
+            await _connect(nursery, address)  # served by a new feed, on the real log
+            renewed = api.feeds[("default", "lost")]
+            assert feed.stopped and renewed is not feed and not renewed.stopped
+            with trio.fail_after(10):
+                while renewed.watching() != 1:
+                    await trio.sleep(0.01)
+            nursery.cancel_scope.cancel()
 
 
 # ------------------------------------------------------------------ item 9: requests
@@ -294,6 +373,10 @@ MALFORMED = [
     ("POST", "commands", "", b"[1, 2]", 400, "invalid command: Expected `object`, got `array`"),
     ("POST", "commands", "", b'{"type": "Fly", "command_id": "f", "actor": "a"}', 400, "invalid command"),
     ("POST", "commands", "", b'{"type": "EndTurn", "command_id": "t", "actor": 5}', 400, "invalid command: Expected `str`"),
+    ("POST", "commands", "", b'{"type": "EndTurn", "command_id": "", "actor": "a"}', 400, "command_id must be 1-64 characters"),
+    ("POST", "commands", "", b'{"type": "EndTurn", "command_id": "a b", "actor": "a"}', 400, "command_id must be 1-64"),
+    ("POST", "commands", "", b'{"type": "EndTurn", "command_id": "x", "actor": "' + b"k" * 65 + b'"}', 400,
+     "actor is longer than 64 characters"),
     ("PUT", "commands", "", b"{}", 405, "PUT is not allowed here (allowed: POST)"),
     ("DELETE", "state", "", None, 405, "DELETE is not allowed here"),
     ("GET", "commands", "", None, 405, "GET is not allowed here (allowed: POST)"),

@@ -40,7 +40,7 @@ from firelane.projections.characters import campaign_characters
 if TYPE_CHECKING:
     from firelane.frontends.web import Api
 
-_COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@#-]{1,64}")
+COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@#-]{1,64}")  # as the engine takes them (actors/sequencer.py)
 
 
 def campaign_gm_routes(api: Api) -> list[Route]:
@@ -93,7 +93,7 @@ def campaign_gm_routes(api: Api) -> list[Route]:
         event_log, character = await authorised(request)
         body = await body_of(request)
         command_id = body.pop("command_id", "")
-        if not isinstance(command_id, str) or (command_id and not _COMMAND_ID.fullmatch(command_id)):
+        if not isinstance(command_id, str) or (command_id and not COMMAND_ID.fullmatch(command_id)):
             raise ApiError(400, "command_id must be 1-64 characters of A-Z a-z 0-9 _ . : @ # -")
         try:
             wanted = msgspec.convert(body, Adjustment)

@@ -15,9 +15,9 @@ around its route (mounted by frontends/web.py):
 - request bodies read under a cap (`read_body`): refused by their
   Content-Length before anything is read, and read no further than the cap
   when they come in chunks;
-- the hypercorn settings (`hypercorn_config`): WebSocket pings, and TCP
-  options on the listening socket (inherited by every connection) that drop a
-  connection whose peer vanished or stopped reading.
+- the hypercorn settings (`hypercorn_config`): TCP options on the listening
+  socket (inherited by every connection) that drop a connection whose peer
+  vanished or stopped reading.
 """
 
 from __future__ import annotations
@@ -56,11 +56,15 @@ _COMMON_HEADERS = (
     (b"cross-origin-resource-policy", b"same-origin"),  # no other site may embed an answer
 )
 
-# WebSocket pings keep data in flight on every connection, so a peer that
-# vanished without a FIN (no ACK comes back) or stopped reading (its window
-# stays shut) is noticed by TCP_USER_TIMEOUT: the connection is aborted and
-# its watcher's place freed at most PING + DEAD_PEER seconds after it went.
-WEBSOCKET_PING_INTERVAL_S = 10.0
+# A connection whose peer vanished without a FIN, or stopped reading, is
+# aborted by TCP: keepalive probes an idle connection after DEAD_PEER/2 s, and
+# TCP_USER_TIMEOUT aborts one whose probes or data have waited unacknowledged
+# (or unread behind a shut window) for DEAD_PEER s; hypercorn then reports the
+# disconnect and the watcher's place is freed. hypercorn's own WebSocket pings
+# (`websocket_ping_interval`) are left off: it sends them but never looks at
+# the pongs, so they detect nothing TCP does not, and its first ping, sent at
+# once on accept, makes a client that closes right after connecting
+# (trio-websocket 0.12) fail: it answers the ping after its own close.
 DEAD_PEER_TIMEOUT_S = 20.0
 WEBSOCKET_MAX_MESSAGE_BYTES = 64 * 1024  # clients send nothing but closes; hypercorn's default is 16 MB
 
@@ -250,8 +254,8 @@ async def _drain(stream: AsyncIterator[bytes]) -> None:
 
 def detect_dead_peers(sock: socket.socket, timeout_s: float) -> None:
     """TCP options (inherited by every connection the listening ``sock``
-    accepts) under which a connection whose peer stopped acknowledging or
-    reading data for ``timeout_s`` is aborted, and an idle one is probed."""
+    accepts) under which an idle connection is probed, and one whose probes
+    or data go unacknowledged, or unread, for ``timeout_s`` is aborted."""
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
     user_timeout = getattr(socket, "TCP_USER_TIMEOUT", None)  # Linux
     if user_timeout is not None:
@@ -273,18 +277,16 @@ class _WebConfig(Config):
         return sockets
 
 
-def hypercorn_config(host: str, port: int, *, ping_interval_s: float = WEBSOCKET_PING_INTERVAL_S,
-                     dead_peer_timeout_s: float = DEAD_PEER_TIMEOUT_S) -> Config:
-    """hypercorn's settings for the API: the bind, WebSocket pings, the dead-peer timeout, quiet logs."""
+def hypercorn_config(host: str, port: int, *, dead_peer_timeout_s: float = DEAD_PEER_TIMEOUT_S) -> Config:
+    """hypercorn's settings for the API: the bind, the dead-peer timeout, quiet logs."""
     config = _WebConfig()
     config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
     config.accesslog = None
     config.errorlog = None  # the Guard logs what goes wrong in a route
-    config.websocket_ping_interval = ping_interval_s
     config.websocket_max_message_size = WEBSOCKET_MAX_MESSAGE_BYTES
     config.dead_peer_timeout_s = dead_peer_timeout_s
     return config
 
 
-__all__ = ["ANSWER_POLICY", "DEAD_PEER_TIMEOUT_S", "PAGE_POLICY", "WEBSOCKET_PING_INTERVAL_S", "ApiError", "Guard",
+__all__ = ["ANSWER_POLICY", "DEAD_PEER_TIMEOUT_S", "PAGE_POLICY", "ApiError", "Guard",
            "ServedNames", "host_name", "hypercorn_config", "read_body"]

@@ -435,7 +435,7 @@ async def serve(args: argparse.Namespace) -> int:
         return await _engine_only(args)
     _check_bindable(args.host, args.port)
     try:
-        names = ServedNames([args.host, *getattr(args, "allowed_host", [])])  # the Host headers answered
+        names = ServedNames([args.host, *args.allowed_host])  # the Host headers answered
     except ValueError as exc:
         raise ServeError(f"--host: {exc}") from None
     async with open_store(redis_url=args.redis, data_dir=args.data_dir, client_name="firelane-serve") as store:

@@ -22,12 +22,17 @@ authorises it there.
     GET  /api/campaigns/{c}/encounters/{e}/view?after=V[&tail=N][&at=W] what the table page draws (frontends/table.py)
     GET  /api/campaigns/{c}/encounters/{e}/lines?before=V&limit=N   older narration lines (frontends/table.py)
     GET  /api/campaigns/{c}/encounters/{e}/preview?command=JSON    an area choice's template (frontends/table.py)
-    GET  /, /table/{c}/{e}, /characters/{c}/{id}, /table/assets/...   the table page and its assets
+    GET  /, /table/{c}/{e}, /characters/{c}/{id}, /table/assets/..., /favicon.ico   the table page and its assets
 
 An event, on HTTP and on the WebSocket alike, is
 ``{"n": version, "type": tag, "c": command key, "k": causation, "data": {...}}``.
 A client that reconnects with ``after`` = the last ``n`` it saw gets every
 later event exactly once.
+
+Each seat keeps at most ``watcher_cap`` WebSockets on an encounter; one more
+closes its oldest (REPLACED). Every request passes the Host check, gets the
+security headers and, should a route fail unexpectedly, a logged 500
+(frontends/http_guard.py); POST bodies are read under a cap (`read_body`).
 """
 
 from __future__ import annotations
@@ -51,11 +56,11 @@ from firelane.engine.registry import UnknownSystem, get_system
 from firelane.engine.seats import default_seats, seat_by_id
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
-from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, bounded, json_too_deep
+from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, MAX_ECHOED_ID_CHARS, bounded, json_too_deep
 from firelane.events.log import EventLog, InboxClosed, InboxFull, validate_id
 from firelane.events.schemas import GENERIC_EVENTS, CommandRejected, SeatSetup
 from firelane.frontends.backend import Store
-from firelane.frontends.campaign_web import campaign_gm_routes
+from firelane.frontends.campaign_web import COMMAND_ID, campaign_gm_routes
 from firelane.frontends.http_guard import ApiError, Guard, ServedNames, read_body
 from firelane.frontends.table import table_routes
 from firelane.logs import get_logger
@@ -80,6 +85,7 @@ _WATCHER_QUEUE = 10_000  # events queued for one client; one that falls further 
 REPLACED = 4409  # the seat opened one connection more than its cap: its oldest is closed
 TOO_SLOW = 4429  # the client fell more than _WATCHER_QUEUE events behind: reconnect with after=<last n>
 LOST_LOG = 1011  # the server lost the encounter's log (Redis failed), or a route failed: reconnect
+GOING_AWAY = 1001  # the server is stopping: reconnect once it is back
 
 
 def watcher_cap(seat: SeatSetup) -> int:
@@ -100,7 +106,7 @@ class Watcher:
         self.seat = seat
         self.send, self.events = trio.open_memory_channel[StoredEvent](_WATCHER_QUEUE)
         self.scope = trio.CancelScope()
-        self.ended: int | None = None  # why the feed let it go: REPLACED, TOO_SLOW or LOST_LOG
+        self.ended: int | None = None  # why the feed let it go: REPLACED, TOO_SLOW, LOST_LOG or GOING_AWAY
 
     def end(self, code: int) -> None:
         if self.ended is None:
@@ -120,7 +126,7 @@ class EncounterFeed:
         self.first_version = 1  # version of events[0]
         self._watchers: dict[str, list[Watcher]] = {}  # by seat, oldest first
         self._grown = trio.Event()
-        self.running = False
+        self.stopped = False  # its follower ended (it failed, or the server is stopping): the API starts another
         self._system = None
         self._state = None  # folded up to the events seen, so state and options cost no refold
 
@@ -147,7 +153,7 @@ class EncounterFeed:
         return self.first_version + len(self.events) - 1
 
     async def run(self) -> None:
-        self.running = True
+        close_code = GOING_AWAY  # following never ends by itself: only a cancellation (the server stopping) or a failure
         try:
             async with aclosing(self.log.follow(self.encounter, "0-0", block_ms=1000, batch=1000)) as batches:
                 async for batch in batches:
@@ -172,12 +178,13 @@ class EncounterFeed:
                     self._grown = trio.Event()
         except Exception as exc:  # noqa: BLE001 - one encounter's feed never stops the server
             # Its clients are closed and reconnect; the next request starts a new feed.
+            close_code = LOST_LOG
             log.warning("stopped following an encounter's log", campaign=self.log.campaign,
                         encounter=self.encounter, error=repr(exc)[:300])
         finally:
-            self.running = False
+            self.stopped = True
             for watcher in [w for seat in self._watchers.values() for w in seat]:
-                self.unwatch(watcher, LOST_LOG)
+                self.unwatch(watcher, close_code)
 
     def watch(self, seat: SeatSetup) -> Watcher:
         """A new client of ``seat``: every new event is queued for it. A seat
@@ -237,7 +244,7 @@ class Api:
     async def feed(self, campaign: str, encounter: str) -> EncounterFeed:
         key = (campaign, encounter)
         feed = self.feeds.get(key)
-        if feed is None or not feed.running:
+        if feed is None or feed.stopped:  # one just made counts as live before its task starts: no second one
             feed = self.feeds[key] = EncounterFeed(self.event_log(campaign), encounter)
             self.nursery.start_soon(feed.run)
             await trio.lowlevel.checkpoint()
@@ -319,17 +326,22 @@ def _is_resend(body: bytes, digest: str, system: str) -> bool:
 def _check_readable(body: bytes, system: str) -> None:
     """Refuse, with 400 and nothing stored, a body that is no command of
     ``system`` at all (not JSON, too deep, not an object, an unknown type, a
-    field of the wrong type): the engine would only refuse it too. What the
+    field of the wrong type, a command_id or actor the engine does not take):
+    the engine would only refuse it too. What the
     rules refuse (a seat's command for another's combatant, a move out of
     reach) is the engine's to answer, in the log."""
     if json_too_deep(body, MAX_COMMAND_DEPTH):
         raise ApiError(400, f"the command nests deeper than {MAX_COMMAND_DEPTH} levels")
     try:
-        codec.decode_command(body, codec.command_union(get_system(system).command_types))
+        command = codec.decode_command(body, codec.command_union(get_system(system).command_types))
     except codec.CommandDecodeError as exc:
         raise ApiError(400, bounded(str(exc))) from None
     except (RecursionError, UnicodeDecodeError, ValueError) as exc:
         raise ApiError(400, f"unreadable command ({type(exc).__name__})") from None
+    if not COMMAND_ID.fullmatch(command.command_id):
+        raise ApiError(400, "command_id must be 1-64 characters of A-Z a-z 0-9 _ . : @ # -")
+    if len(command.actor) > MAX_ECHOED_ID_CHARS:
+        raise ApiError(400, f"actor is longer than {MAX_ECHOED_ID_CHARS} characters")
 
 
 async def _send_events(socket: WebSocket, feed: EncounterFeed, watcher: Watcher, sent: int) -> None:
@@ -516,6 +528,7 @@ def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
         reason = {
             REPLACED: f"replaced by a newer connection of this seat (at most {watcher_cap(seat)} at once)",
             TOO_SLOW: "too slow: reconnect with after=<last n>",
+            GOING_AWAY: "the server is stopping: reconnect with after=<last n> once it is back",
         }.get(code, "the server lost this encounter's log: reconnect with after=<last n>")
         await socket.close(code=code, reason=reason)
 
@@ -555,5 +568,5 @@ def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
                      middleware=[Middleware(Guard, names=names if names is not None else ServedNames())])
 
 
-__all__ = ["LOST_LOG", "REPLACED", "SEAT_WATCHERS", "SPECTATOR_WATCHERS", "TOO_SLOW", "Api", "ApiError", "EncounterFeed",
+__all__ = ["GOING_AWAY", "LOST_LOG", "REPLACED", "SEAT_WATCHERS", "SPECTATOR_WATCHERS", "TOO_SLOW", "Api", "ApiError", "EncounterFeed",
            "Watcher", "event_message", "make_app", "watcher_cap"]
