@@ -386,9 +386,9 @@ MALFORMED = [
 
 @pytest.mark.parametrize(("method", "what", "query", "body", "status", "says"), MALFORMED,
                          ids=[f"{m} {w}?{q[:20]} {(b or b'')[:12]!r}" for m, w, q, b, *_ in MALFORMED])
-def test_a_malformed_request_gets_a_4xx_with_one_line(served: Served, tmp_path: Path, method: str, what: str, query: str,
-                                                      body: bytes | None, status: int, says: str) -> None:
-    tokens = _shared_encounter(served, tmp_path)
+def test_a_malformed_request_gets_a_4xx_with_one_line(served: Served, shared: dict[str, str], method: str, what: str,
+                                                      query: str, body: bytes | None, status: int, says: str) -> None:
+    tokens = shared
     target = url(served, "malformed", what) + (f"?{query}" if query else "")
     with httpx.Client(timeout=10) as http:
         answer = http.request(method, target, headers=bearer(tokens["red"]), content=body)
@@ -399,18 +399,17 @@ def test_a_malformed_request_gets_a_4xx_with_one_line(served: Served, tmp_path: 
             assert _inbox_entries_ever(served, "malformed", "red") == 0
 
 
-_SHARED: dict[str, dict[str, str]] = {}
-
-
-def _shared_encounter(served: Served, tmp_path: Path) -> dict[str, str]:
-    if "malformed" not in _SHARED:
-        _SHARED["malformed"] = create(served, "malformed", tmp_path)
-        with httpx.Client(timeout=10) as http:  # started, so a preview has a state to read
-            give_up = time.monotonic() + 30
-            while http.get(url(served, "malformed", "state"), headers=bearer(_SHARED["malformed"]["gm"])).json()["version"] < 4:
-                assert time.monotonic() < give_up
-                time.sleep(0.05)
-    return _SHARED["malformed"]
+@pytest.fixture(scope="module")
+def shared(served: Served, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The seats' tokens of one encounter ("malformed") the request tests share, started
+    (so a preview has a state to read) and never played: red never sends a command."""
+    tokens = create(served, "malformed", tmp_path_factory.mktemp("shared"))
+    with httpx.Client(timeout=10) as http:
+        give_up = time.monotonic() + 30
+        while http.get(url(served, "malformed", "state"), headers=bearer(tokens["gm"])).json()["version"] < 4:
+            assert time.monotonic() < give_up
+            time.sleep(0.05)
+    return tokens
 
 
 def _inbox_entries_ever(served: Served, encounter: str, seat: str) -> int:
@@ -486,10 +485,10 @@ def _length(answer: bytes) -> int:
     return int(found.group(1)) if found else 0
 
 
-def test_a_body_over_the_cap_is_refused_by_its_content_length_before_it_is_read(served: Served, tmp_path: Path) -> None:
+def test_a_body_over_the_cap_is_refused_by_its_content_length_before_it_is_read(served: Served, shared: dict[str, str]) -> None:
     """64 MB announced, none of it sent: the answer comes at once, 413 (a server
     that read the body first would still be waiting for it)."""
-    tokens = _shared_encounter(served, tmp_path)
+    tokens = shared
     host, port = _address(served.api)
     for path, token in (("/api/campaigns/default/encounters/malformed/commands", tokens["red"]),
                         ("/api/campaigns/default/characters/anyone/adjust", "not-checked-yet")):
@@ -501,10 +500,10 @@ def test_a_body_over_the_cap_is_refused_by_its_content_length_before_it_is_read(
             assert status == b"413" and b'"the command is 67,108,864 bytes; the limit is 65,536"' in answer, answer
 
 
-def test_a_chunked_body_is_read_no_further_than_the_cap(served: Served, tmp_path: Path) -> None:
+def test_a_chunked_body_is_read_no_further_than_the_cap(served: Served, shared: dict[str, str]) -> None:
     """No Content-Length: the body comes in chunks, and the answer (413) comes
     once the cap is passed, while the client has not finished sending."""
-    tokens = _shared_encounter(served, tmp_path)
+    tokens = shared
     host, port = _address(served.api)
     chunk = b"a" * 16_384
     parts = [b"%x\r\n%s\r\n" % (len(chunk), chunk)] * (2 * MAX_COMMAND_BYTES // len(chunk))  # no final chunk
@@ -521,10 +520,10 @@ def _rss_peak_mb(pid: int) -> float:
     raise AssertionError("no VmHWM")
 
 
-def test_a_64_mb_post_does_not_grow_the_server(served: Served, tmp_path: Path) -> None:
+def test_a_64_mb_post_does_not_grow_the_server(served: Served, shared: dict[str, str]) -> None:
     """The issue's figure was RSS 55 -> 128 MB for one 64 MB POST; read under
     the cap, the server's peak memory does not move (by more than noise)."""
-    tokens = _shared_encounter(served, tmp_path)
+    tokens = shared
     before = _rss_peak_mb(served.process.pid)
     body = b'{"type":"EndTurn","command_id":"big","actor":"a","pad":"' + b"a" * (64 * 1024 * 1024) + b'"}'
     for content in (body, iter([body[i:i + 65536] for i in range(0, len(body), 65536)])):  # sized, then chunked
@@ -545,8 +544,8 @@ def _get(served: Served, path: str, host: str, **headers: str) -> httpx.Response
         return http.get(served.api + path, headers={"Host": host, **headers})
 
 
-def test_only_the_served_host_names_are_answered(served: Served, tmp_path: Path) -> None:
-    tokens = _shared_encounter(served, tmp_path)
+def test_only_the_served_host_names_are_answered(served: Served, shared: dict[str, str]) -> None:
+    tokens = shared
     port = _address(served.api)[1]
     paths = ["/", "/table/default/malformed", "/table/assets/app.js", "/api/health", "/api/campaigns/default/encounters",
              "/api/campaigns/default/characters", "/api/campaigns/default/encounters/malformed/state"]
@@ -558,6 +557,10 @@ def test_only_the_served_host_names_are_answered(served: Served, tmp_path: Path)
             error = answer.json()["error"]
             assert error.startswith("this server does not answer to the host") and "\n" not in error, error
             assert tokens["gm"] not in answer.text
+    with httpx.Client(http1=False, http2=True, timeout=10) as http2:  # HTTP/2 without TLS (prior knowledge): :authority
+        refused = http2.get(served.api + "/api/campaigns/default/encounters", headers={"Host": "attacker.example"})
+        assert refused.http_version == "HTTP/2" and refused.status_code == 400, refused.text
+        assert http2.get(served.api + "/api/campaigns/default/encounters").status_code == 200
     for host in ("malformed:host:header", "a b", "[not-v6]:80", "x/y"):
         answer = _get(served, "/api/health", host)
         assert answer.status_code == 400 and answer.json()["error"].startswith("malformed Host header"), (host, answer.text)
@@ -568,8 +571,8 @@ def test_only_the_served_host_names_are_answered(served: Served, tmp_path: Path)
             assert answer.status_code == 200, (host, path, answer.text)
 
 
-async def test_a_websocket_handshake_with_a_foreign_host_is_refused(served: Served, tmp_path: Path) -> None:
-    tokens = await trio.to_thread.run_sync(_shared_encounter, served, tmp_path)
+async def test_a_websocket_handshake_with_a_foreign_host_is_refused(served: Served, shared: dict[str, str]) -> None:
+    tokens = shared
     host, port = _address(served.api)
     for header, status in (("attacker.example", b"400"), (f"{ALLOWED}:{port}", b"101"), (f"localhost:{port}", b"101")):
         stream = await trio.open_tcp_stream(host, port)
@@ -588,8 +591,7 @@ async def test_a_websocket_handshake_with_a_foreign_host_is_refused(served: Serv
         await stream.aclose()
 
 
-def test_the_join_links_of_firelane_seats_keep_working(served: Served, tmp_path: Path) -> None:
-    _shared_encounter(served, tmp_path)
+def test_the_join_links_of_firelane_seats_keep_working(served: Served, shared: dict[str, str]) -> None:
     result = firelane("seats", "malformed", "--json", "--data-dir", str(served.data_dir))
     assert result.returncode == 0, result.stderr
     for seat in json.loads(result.stdout)["seats"]:
@@ -613,8 +615,8 @@ def test_allowed_host_takes_only_a_host_name(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ item 9: headers
 
 
-def test_every_answer_carries_the_security_headers(served: Served, tmp_path: Path) -> None:
-    tokens = _shared_encounter(served, tmp_path)
+def test_every_answer_carries_the_security_headers(served: Served, shared: dict[str, str]) -> None:
+    tokens = shared
     with httpx.Client(timeout=10) as http:
         pages = {path: http.get(served.api + path) for path in ("/", "/table/default/malformed", "/characters/default/anyone")}
         answers = {path: http.get(served.api + path, headers=bearer(tokens["red"])) for path in (

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 import msgspec
 import trio
 from hypercorn.config import Config, Sockets
-from starlette.datastructures import Headers, MutableHeaders
+from starlette.datastructures import MutableHeaders
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -182,7 +182,9 @@ class Guard:
                 progress["started"] = progress["closed"] = True
             await send(message)
 
-        refusal = self.names.refusal(Headers(scope=scope).get("host"))
+        # HTTP/2 names the host in :authority (hypercorn passes it on as a header): each must be served.
+        named = [value.decode("latin-1") for key, value in scope.get("headers", []) if key in (b"host", b":authority")]
+        refusal = next(filter(None, map(self.names.refusal, named)), None) if named else self.names.refusal(None)
         if refusal is not None:
             await _json_answer(400, refusal)(scope, receive, guarded_send)
             return

@@ -53,6 +53,7 @@ from firelane.events import codec
 from firelane.events.envelope import StoredEvent
 from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, json_too_deep
 from firelane.events.schemas import EncounterRewound, EncounterStarted, Event, ReactionWindowOpened, TurnStarted
+from firelane.frontends.http_guard import ApiError
 from firelane.frontends.narrate import Narrator, _with_names
 from firelane.projections.audit import iter_rolls
 from firelane.projections.turn_state import system_of
@@ -479,8 +480,6 @@ def table_routes(api: Any) -> list[BaseRoute]:
 def _preview_command(text: str | None) -> dict[str, Any]:
     """The ``command`` parameter of a preview: a JSON object, checked before
     it is parsed (msgspec's parser recurses: 5,000 ``[`` would exhaust it)."""
-    from firelane.frontends.web import ApiError
-
     if not text:
         raise ApiError(400, "command=<the command as JSON> is required")
     raw = text.encode()
