@@ -186,6 +186,8 @@ def test_a_seed_text_is_refused_without_the_flag_and_shown_everywhere_with_it(tm
     rested = ok("rest", "--party", "--days", "1", "--seed", "7341", "--reproducible-dice", *store)
     assert warning in rested
     assert "reproducible" not in ok("rest", "--party", "--days", "1", *store)
+    audited = ok("audit", "--downtime", "--verify", *store).strip().splitlines()
+    assert audited[0] == f"downtime 1: {warning}" and audited[-1].endswith(f"all match (downtime 1: {warning})")
 
 
 def test_a_demo_seed_asks_for_reproducible_dice_and_says_so(tmp_path: Path) -> None:

@@ -64,7 +64,7 @@ from firelane.engine.campaign import (
     start_downtime,
 )
 from firelane.engine.core import BaseRuleSystem
-from firelane.engine.dice import MIN_SEED_BYTES, commit_seed, new_seed
+from firelane.engine.dice import check_seed_size, commit_seed, new_seed
 from firelane.engine.registry import get_system
 from firelane.engine.seats import GM, default_seats
 from firelane.engine.state import EncounterState
@@ -419,8 +419,8 @@ async def _stored_downtime_seed(stream: CampaignStream, downtime: int) -> SeedRe
 
 async def _seed_for(stream: CampaignStream, downtime: int, seed: bytes | None, reproducible_dice: bool) -> SeedRecord:
     """The rest's seed: the one stored for this rest number, else the one given (else a random one), stored now."""
-    if seed is not None and len(seed) < MIN_SEED_BYTES:
-        raise ValueError(f"a seed needs at least {MIN_SEED_BYTES * 8} bits (got {len(seed) * 8})")
+    if seed is not None:
+        check_seed_size(seed)
     chosen = sealed_downtime_seed(stream.log, downtime, seed or new_seed(), seed is not None and reproducible_dice)
     await stream.log.client.execute("SET", downtime_seed_key(stream.log, downtime), chosen, "NX")
     return await _stored_downtime_seed(stream, downtime)

@@ -42,7 +42,7 @@ from firelane.actors.lease import SequencerLease
 from firelane.actors.seating import close_seats, provision_seat_users
 from firelane.actors.policies import AIPolicy, Policy
 from firelane.engine.core import SEQUENCER, Applied, BaseRuleSystem, Rejected, reject, resting_points
-from firelane.engine.dice import MIN_SEED_BYTES, SeededDice, commit_seed
+from firelane.engine.dice import SeededDice, check_seed_size, commit_seed
 from firelane.engine.registry import get_system
 from firelane.engine.seats import ENGINE_SEAT, authorize, default_seats
 from firelane.engine.setup_check import check_setup
@@ -177,11 +177,6 @@ def _start_command(setup: EncounterSetup, seed: SeedRecord) -> bytes:
     return codec.encode_command(start)
 
 
-def _check_seed(seed: bytes) -> None:
-    if len(seed) < MIN_SEED_BYTES:
-        raise ValueError(f"a seed needs at least {MIN_SEED_BYTES * 8} bits (got {len(seed) * 8})")
-
-
 def sealed_seed(event_log: EventLog, encounter: str, seed: bytes, reproducible_dice: bool = False) -> bytes:
     """The value `seed_key` holds for ``seed``: sealed with the store's key (see firelane.events.sealing)."""
     return seal_seed(event_log.server_key, event_log.campaign, seed_key(event_log.campaign, encounter), seed,
@@ -225,7 +220,7 @@ async def create_encounter(event_log: EventLog, encounter: str, setup: Encounter
     enlisting = await enlistment(event_log, encounter, setup)  # campaign characters' sheets written in
     setup = enlisting.setup
     resolved = check_setup(get_system(setup.system), setup)
-    _check_seed(seed)
+    check_seed_size(seed)
     created = await event_log.client.execute("SET", seed_key(event_log.campaign, encounter),
                                              sealed_seed(event_log, encounter, seed, reproducible_dice), "NX")
     if created is None:
@@ -260,7 +255,7 @@ async def ensure_encounter(event_log: EventLog, encounter: str, setup: Encounter
     enlisting = await enlistment(event_log, encounter, setup)  # campaign characters' sheets written in
     setup = enlisting.setup
     check_setup(get_system(setup.system), setup)
-    _check_seed(seed)
+    check_seed_size(seed)
     await event_log.client.execute("SET", seed_key(event_log.campaign, encounter),
                                    sealed_seed(event_log, encounter, seed, reproducible_dice), "NX")
     stored = await _stored_seed(event_log, encounter)

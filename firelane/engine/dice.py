@@ -48,6 +48,12 @@ def new_seed() -> bytes:
     return secrets.token_bytes(32)
 
 
+def check_seed_size(seed: bytes) -> None:
+    """ValueError for a seed shorter than MIN_SEED_BYTES (its size, not its randomness, is all that can be checked)."""
+    if len(seed) < MIN_SEED_BYTES:
+        raise ValueError(f"a seed needs at least {MIN_SEED_BYTES * 8} bits (got {len(seed) * 8})")
+
+
 def commit_seed(seed: bytes) -> str:
     """The public commitment published when an encounter starts."""
     return hashlib.blake2b(seed, digest_size=32, person=b"firelane-seed").hexdigest()

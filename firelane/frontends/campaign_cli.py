@@ -195,9 +195,13 @@ async def cmd_audit_downtime(args: argparse.Namespace) -> int:
     """`firelane audit --downtime [--verify] [--json]`: every downtime roll, and its dice recomputed."""
     async with _store(args, announce=False) as store:
         entries, report = await downtime_audit(store.event_log(args.campaign))
+    reproducible = (f"downtime {', '.join(map(str, report.reproducible_rests))}: {REPRODUCIBLE_DICE_WARNING}"
+                    if report.reproducible_rests else "")
     if args.json:
         sys.stdout.buffer.write(msgspec.json.encode(entries) + b"\n")
     else:
+        if reproducible:
+            print(reproducible)
         for entry in entries:
             print(entry.explain())
     if not args.verify:
@@ -205,7 +209,7 @@ async def cmd_audit_downtime(args: argparse.Namespace) -> int:
     verdict = sys.stderr if args.json else sys.stdout  # with --json, stdout is the JSON alone
     if report.ok:
         print(f"verified: every rest's seed matches its commitment; {report.dice} dice in {report.rolls} rolls "
-              f"recomputed, all match", file=verdict)
+              f"recomputed, all match" + (f" ({reproducible})" if reproducible else ""), file=verdict)
         return 0
     print(f"verification FAILED ({len(report.problems)} problems):", file=verdict)
     for problem in report.problems:

@@ -19,7 +19,9 @@ line's ``<json>`` bytes exactly as written. The items, tagged by ``"x"``:
   "public_key":HEX,"signature":HEX}``: the exporting store's Ed25519 public key
   (RFC 8032; the raw 32 bytes, 64 lowercase hex digits) and its signature
   (64 bytes, 128 hex digits) over the ASCII bytes ``firelane-campaign-export:2:``
-  followed by the ``end`` line's chain (its 64 hex digits). Nothing follows it.
+  followed by the ``end`` line's chain (its 64 hex digits). It is written
+  exactly so (these keys in this order, no spaces, lowercase hex), as the one
+  line the signature cannot cover. Nothing follows it.
 
 The ``end`` line's chain covers every line before it, so the signature covers
 the whole file: **to check a file** in any language, recompute the chain line

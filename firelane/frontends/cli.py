@@ -91,7 +91,7 @@ def chosen_seed(text: str | None, reproducible: bool, *, implied: bool = False) 
         return seed_from(None), False
     if not (reproducible or implied):
         raise CliError("--seed TEXT makes dice anyone who knows or guesses the text can predict: add --reproducible-dice "
-                       "to allow it (the log and the page then say so), or leave --seed out for secret random dice")
+                       "to allow it (the log and every view of it then say so), or leave --seed out for secret random dice")
     return seed_from(text), True
 
 

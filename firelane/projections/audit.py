@@ -47,6 +47,7 @@ class VerificationReport(msgspec.Struct, kw_only=True):
     commitment_ok: bool = False
     # The start says the dice come from a seed text: they verify, and anyone who knew the text could predict them.
     reproducible_dice: bool = False
+    reproducible_rests: list[int] = []  # downtime: the rests whose starts say the same
     problems: list[str] = []
 
     @property
