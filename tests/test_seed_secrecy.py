@@ -41,7 +41,7 @@ from firelane.events.sealing import open_seed
 from firelane.frontends.backend import open_store
 from firelane.projections.audit import iter_rolls, verify
 from firelane.redisio import connect
-from tests.cli_helpers import firelane
+from tests.cli_helpers import firelane, spawn
 from tests.toy_system import TOY
 from tests.toy_system import setup as toy_setup
 
@@ -210,20 +210,37 @@ def files_holding(directory: Path, *secrets: bytes) -> list[str]:
 def test_a_running_fights_seed_is_in_no_file_of_the_data_dir_and_the_fight_still_verifies(tmp_path: Path) -> None:
     data = tmp_path / "data"
     store = ["--data-dir", str(data)]
-    ok("create", "hidden", "--demo-setup", "toy", *store)  # waiting for an engine: its seed is secret, in Redis
+    ok("create", "waiting", "--demo-setup", "toy", *store)  # waiting for an engine: its seed is secret, in Redis
+    # A fight under way (paced, so it is still running while the files are read).
+    running = spawn("run", "running", "--demo-setup", "bolt-and-blade", "--pace", "0.02", "--quiet", *store)
 
-    async def secret_seed() -> bytes:
+    async def mid_fight() -> dict[str, bytes]:
         async with open_store(data_dir=data) as opened:
-            return await load_seed(opened.event_log("default"), "hidden")
+            event_log = opened.event_log("default")
+            with trio.fail_after(60):
+                while await event_log.version("running") < 20:
+                    await trio.sleep(0.05)
+            seeds = {encounter: await load_seed(event_log, encounter) for encounter in ("waiting", "running")}
+            await trio.sleep(1.5)  # the AOF is written (and fsynced) within a second of each write
+            assert not any(s.type == "SeedRevealed" for s in await event_log.read("running")), "the fight is still on"
+            return seeds
 
-    seed = trio.run(secret_seed)
-    # (Each command stopped the data dir's redis-server on leaving: its append-only file is all on disk.)
-    assert list(data.rglob("*.aof")), "the store keeps an append-only file"
-    assert files_holding(data, seed.hex().encode(), seed) == []
-    ok("run", "hidden", "--quiet", *store)
-    assert ok("audit", "hidden", "--verify", *store).splitlines()[-1].startswith("verified: seed matches its commitment")
-    revealed = codec.decode_event(trio.run(log_of, data, "hidden")[-1])
-    assert isinstance(revealed, SeedRevealed) and revealed.seed == seed.hex()
+    try:
+        seeds = trio.run(mid_fight)
+        assert list(data.rglob("*.aof")), "the store keeps an append-only file"
+        assert files_holding(data, *[secret for seed in seeds.values() for secret in (seed.hex().encode(), seed)]) == []
+        _out, err = running.communicate(timeout=120)
+        assert running.returncode == 0, err
+    finally:
+        if running.poll() is None:
+            running.kill()
+            running.communicate()
+    ok("run", "waiting", "--quiet", *store)
+    for encounter, seed in seeds.items():
+        verdict = ok("audit", encounter, "--verify", *store).splitlines()[-1]
+        assert verdict.startswith("verified: seed matches its commitment"), verdict
+        revealed = codec.decode_event(trio.run(log_of, data, encounter)[-1])
+        assert isinstance(revealed, SeedRevealed) and revealed.seed == seed.hex()
 
 
 @pytest.fixture
