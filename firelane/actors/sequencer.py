@@ -42,7 +42,7 @@ from firelane.actors.lease import SequencerLease
 from firelane.actors.seating import close_seats, provision_seat_users
 from firelane.actors.policies import AIPolicy, Policy
 from firelane.engine.core import SEQUENCER, Applied, BaseRuleSystem, Rejected, reject, resting_points
-from firelane.engine.dice import SeededDice, commit_seed
+from firelane.engine.dice import SeededDice, check_seed_size, commit_seed
 from firelane.engine.registry import get_system
 from firelane.engine.seats import ENGINE_SEAT, authorize, default_seats
 from firelane.engine.setup_check import check_setup
@@ -51,6 +51,7 @@ from firelane.events import codec
 from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, MAX_ECHOED_ID_CHARS, bounded, json_too_deep
 from firelane.events.envelope import format_inbox_cursors, parse_inbox_cursors
 from firelane.events.log import FIELD_COMMAND, Batch, EventLog, InboxEntry, VersionConflict
+from firelane.events.sealing import SealError, SeedRecord, open_seed, seal_seed
 from firelane.events.schemas import (
     ClaimReaction,
     CloseReactionWindow,
@@ -152,6 +153,7 @@ def _play_turns() -> SliceTurns:
 
 
 def seed_key(campaign: str, encounter: str) -> str:
+    """The encounter's secret seed, sealed (see firelane.events.sealing): the engine's alone until revealed."""
     return f"firelane:{{{campaign}}}:enc:{encounter}:seed"
 
 
@@ -169,9 +171,27 @@ class EncounterExists(RuntimeError):
     pass
 
 
-def _start_command(setup: EncounterSetup, seed: bytes) -> bytes:
-    start = StartEncounter(command_id="start", actor=SEQUENCER, setup=setup, seed_commitment=commit_seed(seed))
+def _start_command(setup: EncounterSetup, seed: SeedRecord) -> bytes:
+    start = StartEncounter(command_id="start", actor=SEQUENCER, setup=setup, seed_commitment=commit_seed(seed.seed_bytes),
+                           reproducible_dice=seed.reproducible_dice)
     return codec.encode_command(start)
+
+
+def sealed_seed(event_log: EventLog, encounter: str, seed: bytes, reproducible_dice: bool = False) -> bytes:
+    """The value `seed_key` holds for ``seed``: sealed with the store's key (see firelane.events.sealing)."""
+    return seal_seed(event_log.server_key, event_log.campaign, seed_key(event_log.campaign, encounter), seed,
+                     reproducible_dice=reproducible_dice)
+
+
+async def _stored_seed(event_log: EventLog, encounter: str) -> SeedRecord:
+    key = seed_key(event_log.campaign, encounter)
+    stored = await event_log.client.execute("GET", key)
+    if stored is None:
+        raise LookupError(f"no seed for encounter {encounter!r} in campaign {event_log.campaign!r}")
+    try:
+        return open_seed(event_log.server_key, event_log.campaign, key, stored)
+    except SealError as exc:
+        raise LookupError(f"the seed of encounter {encounter!r} in campaign {event_log.campaign!r} {exc}") from None
 
 
 async def _store_tokens(event_log: EventLog, encounter: str, setup: EncounterSetup) -> None:
@@ -184,9 +204,14 @@ async def _store_tokens(event_log: EventLog, encounter: str, setup: EncounterSet
     await provision_seat_users(event_log, encounter, seats, await seat_tokens(event_log, encounter))
 
 
-async def create_encounter(event_log: EventLog, encounter: str, setup: EncounterSetup, seed: bytes) -> EncounterSetup:
+async def create_encounter(event_log: EventLog, encounter: str, setup: EncounterSetup, seed: bytes, *,
+                           reproducible_dice: bool = False) -> EncounterSetup:
     """Check the setup in full, then register the encounter, keep its secret
-    seed, give each seat a token and queue its StartEncounter.
+    seed (sealed), give each seat a token and queue its StartEncounter.
+
+    ``seed``: 32 secret random bytes (`firelane.engine.dice.new_seed`), unless
+    the creator asked for dice anyone can reproduce from a text
+    (``reproducible_dice``, which the log then records for all to see).
 
     A setup that cannot be played raises SetupError before anything is stored;
     an encounter ID that is already taken is refused, so a campaign's history is
@@ -195,7 +220,9 @@ async def create_encounter(event_log: EventLog, encounter: str, setup: Encounter
     enlisting = await enlistment(event_log, encounter, setup)  # campaign characters' sheets written in
     setup = enlisting.setup
     resolved = check_setup(get_system(setup.system), setup)
-    created = await event_log.client.execute("SET", seed_key(event_log.campaign, encounter), seed.hex(), "NX")
+    check_seed_size(seed)
+    created = await event_log.client.execute("SET", seed_key(event_log.campaign, encounter),
+                                             sealed_seed(event_log, encounter, seed, reproducible_dice), "NX")
     if created is None:
         raise EncounterExists(f"encounter {encounter!r} already exists in campaign {event_log.campaign!r}")
     try:
@@ -207,37 +234,42 @@ async def create_encounter(event_log: EventLog, encounter: str, setup: Encounter
     await _store_tokens(event_log, encounter, setup)
     # The start is queued before the encounter is registered: `firelane serve`
     # takes up a registered encounter at once, and reads its setup from it.
-    await event_log.submit(encounter, _start_command(setup, seed), seat=ENGINE_SEAT)
-    meta = codec.encode_json({"system": setup.system, "name": setup.name or encounter})
-    await event_log.register_encounter(encounter, meta)
+    record = SeedRecord(seed=seed.hex(), reproducible_dice=reproducible_dice)
+    await event_log.submit(encounter, _start_command(setup, record), seat=ENGINE_SEAT)
+    await event_log.register_encounter(encounter, _meta(encounter, setup, record))
     return resolved
 
 
-async def ensure_encounter(event_log: EventLog, encounter: str, setup: EncounterSetup, seed: bytes) -> bytes:
+def _meta(encounter: str, setup: EncounterSetup, seed: SeedRecord) -> bytes:
+    """The roster's registration; it says so when the dice are reproducible (before the log does)."""
+    meta = {"system": setup.system, "name": setup.name or encounter}
+    return codec.encode_json({**meta, "reproducible_dice": True} if seed.reproducible_dice else meta)
+
+
+async def ensure_encounter(event_log: EventLog, encounter: str, setup: EncounterSetup, seed: bytes, *,
+                           reproducible_dice: bool = False) -> bytes:
     """Create the encounter if it is new; safe to repeat after a crash at any
     point of creation (the seed and tokens are kept once, the start command is
     idempotent). Returns the seed in force (the stored one if the encounter
-    already had one)."""
+    already had one: it comes with the reproducibility it was stored with)."""
     enlisting = await enlistment(event_log, encounter, setup)  # campaign characters' sheets written in
     setup = enlisting.setup
     check_setup(get_system(setup.system), setup)
-    key = seed_key(event_log.campaign, encounter)
-    await event_log.client.execute("SET", key, seed.hex(), "NX")
-    stored_seed = bytes.fromhex((await event_log.client.execute("GET", key)).decode())
+    check_seed_size(seed)
+    await event_log.client.execute("SET", seed_key(event_log.campaign, encounter),
+                                   sealed_seed(event_log, encounter, seed, reproducible_dice), "NX")
+    stored = await _stored_seed(event_log, encounter)
     await enlisting.record()
     await _store_tokens(event_log, encounter, setup)
     if await event_log.version(encounter) == 0:  # queued before it is registered, as in create_encounter
-        await event_log.submit(encounter, _start_command(setup, stored_seed), seat=ENGINE_SEAT)
-    meta = codec.encode_json({"system": setup.system, "name": setup.name or encounter})
-    await event_log.register_encounter(encounter, meta)
-    return stored_seed
+        await event_log.submit(encounter, _start_command(setup, stored), seat=ENGINE_SEAT)
+    await event_log.register_encounter(encounter, _meta(encounter, setup, stored))
+    return stored.seed_bytes
 
 
 async def load_seed(event_log: EventLog, encounter: str) -> bytes:
-    stored = await event_log.client.execute("GET", seed_key(event_log.campaign, encounter))
-    if stored is None:
-        raise LookupError(f"no seed for encounter {encounter!r} in campaign {event_log.campaign!r}")
-    return bytes.fromhex(stored.decode())
+    """The encounter's secret seed (LookupError if it has none, or it does not open)."""
+    return (await _stored_seed(event_log, encounter)).seed_bytes
 
 
 async def seat_tokens(event_log: EventLog, encounter: str) -> dict[str, str]:

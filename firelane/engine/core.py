@@ -867,7 +867,8 @@ class BaseRuleSystem:
             self.build_combatant(combatant, settings)  # validates every sheet up front
         # The log records the seats in full (a GM and a spectator seat are always there).
         setup = msgspec.structs.replace(setup, seats=default_seats(setup))
-        decision.emit(EncounterStarted(encounter=state.encounter or "", setup=setup, seed_commitment=command.seed_commitment))
+        decision.emit(EncounterStarted(encounter=state.encounter or "", setup=setup, seed_commitment=command.seed_commitment,
+                                       reproducible_dice=command.reproducible_dice))
         self.advance(decision, dice)
 
     def _require_window(self, state: EncounterState, window: int) -> ReactionWindow:
@@ -965,6 +966,7 @@ def _on_started(system: BaseRuleSystem, state: EncounterState, event: EncounterS
     state.terrain = setup.terrain
     state.seats = default_seats(setup)
     state.seed_commitment = event.seed_commitment
+    state.reproducible_dice = event.reproducible_dice
     state.combatants = {c.id: system.build_combatant(c, state.settings) for c in setup.combatants}
 
 

@@ -167,10 +167,14 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag=Tru
     schema_version: ClassVar[int] = 1
 
 
-class EncounterStarted(Event):
+class EncounterStarted(Event, omit_defaults=True):
+    # omit_defaults: only reproducible_dice has a default, so an ordinary start is written as before.
     encounter: str
     setup: EncounterSetup
     seed_commitment: str  # hex blake2b of the secret seed, revealed in SeedRevealed
+    # The creator asked for dice reproducible from a seed text (--reproducible-dice):
+    # anyone who knows the text can predict every roll.
+    reproducible_dice: bool = False
 
 
 class RoundStarted(Event):
@@ -460,11 +464,12 @@ class Command(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag=T
     actor: str
 
 
-class StartEncounter(Command):
+class StartEncounter(Command, omit_defaults=True):
     authority: ClassVar[str] = "engine"
 
     setup: EncounterSetup
     seed_commitment: str
+    reproducible_dice: bool = False  # see EncounterStarted
 
 
 class EndTurn(Command):

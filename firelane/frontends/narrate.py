@@ -52,6 +52,9 @@ from firelane.events.schemas import (
 from firelane.frontends.narrate_systems import SENTENCES, SYSTEM_SENTENCES
 from firelane.projections.audit import explain_roll
 
+# What every view of a fight (or rest) whose dice come from a seed text says.
+REPRODUCIBLE_DICE_WARNING = "reproducible dice: anyone who knows the seed text can predict every roll"
+
 _CODES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34", "magenta": "35", "cyan": "36"}
 
 
@@ -104,8 +107,10 @@ class Narrator:
             for c in setup.combatants:
                 sides.setdefault(c.side, []).append(c.name)
             roster = "; ".join(f"{side}: {', '.join(names)}" for side, names in sides.items())
-            return self.paint(f"Encounter {setup.name or event.encounter} ({setup.system}) begins — {roster}", "bold") + self.paint(
-                f"  seed commitment {event.seed_commitment[:16]}…", "dim")
+            begins = self.paint(f"Encounter {setup.name or event.encounter} ({setup.system}) begins — {roster}", "bold")
+            if event.reproducible_dice:
+                begins += self.paint(f"  {REPRODUCIBLE_DICE_WARNING}", "yellow")
+            return begins + self.paint(f"  seed commitment {event.seed_commitment[:16]}…", "dim")
         if isinstance(event, RoundStarted):
             heading = self.paint(f"══ Round {event.round} ══", "bold", "yellow")
             # Systems that roll initiative each round show the new roll next; the others keep the order.

@@ -5,7 +5,9 @@ Rolls are found by type anywhere inside an event (fields, lists, dict values),
 so a rule system's own events are audited without being registered here.
 
 Verification checks that
-- the revealed seed matches the commitment published when the encounter began;
+- the revealed seed matches the commitment published when the encounter began
+  (and the report says when the start recorded reproducible dice: a seed from
+  a text, which verifies as well, and which anyone who knew the text could use);
 - every die's face equals the face derived from (seed, at, k);
 - every die was rolled at the version where its command's events begin (so no
   die was borrowed from another decision) and no (at, k) position was used twice;
@@ -43,6 +45,9 @@ class VerificationReport(msgspec.Struct, kw_only=True):
     dice: int = 0
     seed_revealed: bool = False
     commitment_ok: bool = False
+    # The start says the dice come from a seed text: they verify, and anyone who knew the text could predict them.
+    reproducible_dice: bool = False
+    reproducible_rests: list[int] = []  # downtime: the rests whose starts say the same
     problems: list[str] = []
 
     @property
@@ -196,6 +201,7 @@ class Verifier:
             self._branch += 1
             if isinstance(event, EncounterStarted) and self._commitment is None:
                 self._commitment = event.seed_commitment
+                report.reproducible_dice = event.reproducible_dice
                 if seed is not None:
                     report.commitment_ok = self._commitment == commit_seed(seed)
                     if not report.commitment_ok:
@@ -235,7 +241,7 @@ class Verifier:
         report = self._report
         if self.seed is None:
             return VerificationReport(problems=["the seed has not been revealed yet (the encounter is still running?)",
-                                                *report.problems])
+                                                *report.problems], reproducible_dice=report.reproducible_dice)
         if self._commitment is None and not report.commitment_ok and not any("commitment" in p for p in report.problems):
             report.problems.insert(0, "the revealed seed does not match the commitment published at the start")
         return report

@@ -26,6 +26,7 @@ class RosterRow(msgspec.Struct, kw_only=True):
     winner: str | None = None
     standing: list[str] = []
     down: list[str] = []
+    reproducible_dice: bool = False  # its dice come from a seed text: anyone who knows it can predict every roll
 
     def describe(self) -> str:
         text = f"{self.encounter:<40} {self.system:<15} {self.status:<16} round {self.round:<3} {self.events:>6} events"
@@ -33,6 +34,8 @@ class RosterRow(msgspec.Struct, kw_only=True):
             text += f"  winner: {self.winner or 'none'}"
         if self.standing or self.down:
             text += f"  standing: {', '.join(self.standing) or '-'}; down: {', '.join(self.down) or '-'}"
+        if self.reproducible_dice:
+            text += "  (reproducible dice: anyone who knows the seed text can predict every roll)"
         return text
 
 
@@ -83,7 +86,7 @@ async def _row(event_log: EventLog, encounter: str) -> RosterRow:
         meta = {}
     if await event_log.version(encounter) == 0:
         return RosterRow(encounter=encounter, system=meta.get("system", "?"), name=meta.get("name", encounter),
-                         status="waiting to start")
+                         status="waiting to start", reproducible_dice=meta.get("reproducible_dice") is True)
     projection = TurnStateProjection(event_log, encounter)
     state = await projection.catch_up()
     await projection.save_checkpoint()
@@ -97,4 +100,5 @@ async def _row(event_log: EventLog, encounter: str) -> RosterRow:
         winner=state.winner,
         standing=[c.name for c in state.combatants.values() if not c.out_of_fight],
         down=[c.name for c in state.combatants.values() if c.out_of_fight],
+        reproducible_dice=state.reproducible_dice,
     )
