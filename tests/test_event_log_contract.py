@@ -122,7 +122,8 @@ async def test_version_conflict_raises_and_writes_nothing(log: EventLog) -> None
 async def test_duplicate_command_is_applied_once(log: EventLog) -> None:
     first = await log.append("e1", 0, [_entry(1), _entry(2)], command_id="cmd-a")
     again = await log.append("e1", 0, [_entry(1), _entry(2)], command_id="cmd-a")
-    assert again == AppendResult(version=2, entry_ids=[], duplicate=True)
+    # Nothing written; the result points at the last entry the first append wrote.
+    assert again == AppendResult(version=2, entry_ids=[], duplicate=True, first_entry_id=first.entry_ids[-1])
     assert await log.applied_entry_id("e1", "cmd-a") == first.entry_ids[-1]
     # The duplicate check wins over the version check, whatever version is passed.
     assert (await log.append("e1", 7, [_entry(9)], command_id="cmd-a")).duplicate
@@ -139,7 +140,7 @@ async def test_several_batches_append_in_one_call_each_with_its_command(log: Eve
     assert [(e.version, e.command_id, e.inbox_cursor) for e in stored] == [(1, "c1", "5-0"), (2, "c1", "5-0"), (3, "c2", "6-0")]
     # A retry of both: the first is a duplicate and nothing after it is attempted.
     retry = await log.append_batches("eb", 0, [Batch(entries=[_entry(1)], command_id="c1"), Batch(entries=[_entry(3)], command_id="c2")])
-    assert retry == [AppendResult(version=3, entry_ids=[], duplicate=True)]
+    assert retry == [AppendResult(version=3, entry_ids=[], duplicate=True, first_entry_id=results[0].entry_ids[-1])]
     # A stale expected version: conflict, nothing written.
     with pytest.raises(VersionConflict):
         await log.append_batches("eb", 1, [Batch(entries=[_entry(9)], command_id="c3")])
@@ -485,7 +486,8 @@ async def test_signed_entries_read_back_and_a_forged_one_is_reported_not_trusted
     assert [(e.version, e.data) for e in stored] == [(1, b'{"i":1}'), (2, b'{"i":2}'), (3, b'{"i":3}')]
     everything = await log.read("e1", include_invalid=True)
     problems = [e.problem for e in everything if e.problem]
-    assert problems == ["not written by this engine (its signature does not match)"] * 2 + ["entry lacks field n, t, s, d"]
+    assert problems == [f"not written by this engine (its signature does not match; it says v{n})" for n in (3, 4)] + [
+        "entry lacks field n, t, s, d"]
     # Following skips them too.
     with trio.fail_after(5):
         async with aclosing(log.follow("e1", "0-0", block_ms=100)) as batches:
@@ -501,7 +503,7 @@ async def test_an_entry_signed_for_one_encounter_is_refused_in_another(redis_cli
     await redis_client.execute("XADD", log.log_key("e2"), "*", *entry[1])
     assert await log.read("e2") == []
     assert [e.problem for e in await log.read("e2", include_invalid=True)] == [
-        "not written by this engine (its signature does not match)"]
+        "not written by this engine (its signature does not match; it says v1)"]
     # Without the key (a bare Redis, tests) nothing is checked.
     assert len(await EventLog(redis_client, "camp").read("e2")) == 1
 
