@@ -1130,7 +1130,13 @@ class Sequencer:
         await close_seats(self.log, self.encounter, seats, tokens)
 
     async def _answer_after_end(self) -> None:
-        """Refuse, with the reason, every command still in the (closed) inboxes."""
+        """Refuse, with the reason, every command still in the (closed) inboxes
+        (and a window answer still held, were there one: its window is gone)."""
+        held = [b for b in self._buffer.values() if b.inbox_id]
+        self._buffer.clear()
+        for received in held:
+            if await self._may_record_rejection(received.seat, received.inbox_id):
+                await self._refuse(received, reject(received.command, ENDED_REASON))
         while True:
             entries = await self.log.read_inboxes(self.encounter, dict(self._read), count=READ_BATCH)
             if not entries:
