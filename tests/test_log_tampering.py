@@ -190,7 +190,7 @@ async def test_deleted_entries_are_named_and_the_rolls_around_them_still_verify(
         await event_log.read("holes")
     with pytest.raises(LogTampered, match=f"v{gone} is missing"):
         await TurnStateProjection(event_log, "holes").catch_up()
-    assert (await roster_status(event_log, "holes")).startswith(f"log tampered: v{gone} is missing (deleted from the log) (at entry ")
+    assert (await roster_status(event_log, "holes")).startswith(f"log tampered: v{gone} is missing (deleted from the log); at entry ")
     report = await audit(event_log, "holes")
     # One problem, naming the version; the rolls after it verify at their own positions.
     assert len(report.problems) == 1 and report.problems[0].endswith(f"log tampered: v{gone} is missing (deleted from the log)")
@@ -212,3 +212,20 @@ async def test_deleting_the_last_entries_of_an_ended_fight_is_said_not_shown_run
     with trio.fail_after(10), pytest.raises(BaseExceptionGroup) as caught:
         await run_encounter(event_log, "cut", TOY, AI)
     assert isinstance(the_error(caught), LogTampered) and f"versions v{last - 1}-v{last} are missing" in str(the_error(caught))
+
+
+async def test_dice_of_a_batch_whose_first_entry_was_deleted_still_verify(event_log: EventLog) -> None:
+    """The batch after a gap may have begun inside it: its dice are checked at
+    the positions the missing entries leave open, and against the seed."""
+    stored = await ended_fight(event_log, "headless")
+    batches: dict[str, list] = {}
+    for s in stored:
+        batches.setdefault(s.command_id, []).append(s)
+    # A batch whose first entry rolls nothing and a later one rolls dice.
+    batch = next(b for b in batches.values() if len(b) > 2 and not audit_entries(b[:1]) and audit_entries(b[1:])
+                 and b[0].version > 1)
+    await delete_versions(event_log, "headless", batch[0].version)
+    report = await audit(event_log, "headless")
+    assert len(report.problems) == 1, report.problems
+    assert report.problems[0].endswith(f"log tampered: v{batch[0].version} is missing (deleted from the log)")
+    assert report.rolls == verify(stored).rolls

@@ -169,6 +169,9 @@ class Verifier:
         self._previous_command: str | None = None
         self._base = 0
         self._branch = 0  # the live branch's position before the next entry
+        # After missing entries, the batch that follows may have begun among
+        # them: its dice may sit anywhere from here to there (then pinned).
+        self._base_from: int | None = None
         self._versions = VersionSequence(1)
         self._used: dict[tuple[int, int], tuple[int, int]] = {}  # position -> (face, version first seen)
 
@@ -189,6 +192,7 @@ class Verifier:
                 if stored.version < expected:
                     continue  # a copy: its dice were checked where it belongs
                 # The missing entries had their dice positions (a rewind among them cannot be known).
+                self._base_from = self._branch
                 self._branch += stored.version - expected
             event = events[index] if events is not None else None
             if event is None:
@@ -198,6 +202,8 @@ class Verifier:
             if stored.command_id != self._previous_command or not stored.command_id:
                 self._base = self._branch
                 self._previous_command = stored.command_id
+                if self._base_from is not None and not problem:
+                    self._base_from = None  # a batch begun after the gap: its start is known
             if isinstance(event, EncounterRewound):
                 self._branch = event.branch_version
                 # The positions before the branch point are shared; those after it start over.
@@ -233,6 +239,8 @@ class Verifier:
                             report.problems.append(f"{where}: quotes dice position {position} from v{first_seen} with another face")
                         continue
                     used[position] = (die.face, stored.version)
+                    if self._base_from is not None and self._base_from <= die.at <= self._base:
+                        self._base, self._base_from = die.at, None  # where the batch began, among the missing entries
                     if die.at != self._base:
                         report.problems.append(
                             f"{where}: rolled at position {die.at} but its command's events start after position {self._base}"

@@ -33,6 +33,8 @@ class RosterRow(msgspec.Struct, kw_only=True):
     down: list[str] = []
 
     def describe(self) -> str:
+        if self.status not in ("waiting to start", "running", "ended"):
+            return f"{self.encounter:<40} {self.system:<15} {self.status}"  # what is wrong with it, and nothing folded
         text = f"{self.encounter:<40} {self.system:<15} {self.status:<16} round {self.round:<3} {self.events:>6} events"
         if self.status == "ended":
             text += f"  winner: {self.winner or 'none'}"

@@ -99,7 +99,7 @@ async def fold_stream(
                     # A genuine entry (its MAC matches) out of its place: folding
                     # it would count it twice, or fold past what is missing.
                     problem = VersionSequence(state.version + 1).problem(int(fields[1]))
-                    raise LogTampered(f"{problem} (at entry {raw_id.decode('ascii', 'replace')})")
+                    raise LogTampered(f"{problem}; at entry {raw_id.decode('ascii', 'replace')}")
                 key = (fields[3], fields[5])
                 try:
                     fold_one = folds[key]
