@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from firelane.events.envelope import NewEntry, StoredEvent
-from firelane.events.log import AppendResult, Batch, EventLog, VersionConflict
+from firelane.events.log import AppendResult, Batch, EventLog, InboxTidy, PendingDrops, VersionConflict
 from firelane.redisio import RedisClient, connect
 
 _unique = itertools.count()
@@ -405,10 +405,34 @@ async def test_inbox_entries_come_back_raw_whatever_their_shape(log: EventLog) -
     assert entry.entry_id == weird.decode() and entry.fields == {b"q": b"\xff\xfe", b"x": b""}
 
 
-async def test_trimming_an_inbox_keeps_what_is_not_handled(log: EventLog) -> None:
-    ids = [await log.submit("e1", b"c%d" % i, seat="alice") for i in range(5)]
-    await log.trim_inbox("e1", "alice", ids[2])
-    assert _payloads(await log.read_inbox("e1", "alice")) == [(ids[3], b"c3"), (ids[4], b"c4")]
+async def test_tidying_an_inbox_keeps_what_is_not_handled_and_the_count_of_what_was_only_counted(log: EventLog) -> None:
+    ids = [await log.submit("e1", b"c%d" % i, seat="alice") for i in range(6)]
+    # Handled up to ids[3], but ids[1] is a window answer still held: it stays, and so does what is unread.
+    await log.tidy_inboxes("e1", [InboxTidy(seat="alice", trim_before=ids[1], delete=[ids[2], ids[3]],
+                                            drops=PendingDrops(2, ids[3]))])
+    assert _payloads(await log.read_inbox("e1", "alice")) == [(ids[1], b"c1"), (ids[4], b"c4"), (ids[5], b"c5")]
+    assert await log.pending_drops("e1") == {"alice": PendingDrops(2, ids[3], 0)}
+    await log.tidy_inboxes("e1", [InboxTidy(seat="alice", trim_before=ids[5])])  # the drops were recorded
+    assert _payloads(await log.read_inbox("e1", "alice")) == [(ids[5], b"c5")]
+    assert await log.pending_drops("e1") == {}
+
+
+async def test_a_backlog_past_the_bound_is_skipped_to_its_newest_entries_and_counted(log: EventLog) -> None:
+    inbox = log.inbox_key("e1", "bob")
+    ids = [raw.decode() for raw in await log.client.pipeline([("XADD", inbox, "*", "p", f"c{i}") for i in range(50)])]
+    # Read up to ids[4] (all handled): the 45 after it are unread; keep the newest 10.
+    skipped, last = await log.skip_backlog("e1", "bob", ids[4], keep=10, held=0, drops=PendingDrops(3, ids[2]))
+    assert (skipped, last) == (35, ids[39])
+    assert [entry.entry_id for entry in await log.read_inbox("e1", "bob")] == ids[40:]
+    assert await log.pending_drops("e1") == {"bob": PendingDrops(38, ids[39], 35)}
+    # Nothing past the bound: nothing skipped.
+    assert await log.skip_backlog("e1", "bob", ids[39], keep=10, held=0, drops=None) == (0, "")
+    # With a held answer at or before the read cursor, it stays where it is.
+    more = [raw.decode() for raw in await log.client.pipeline([("XADD", inbox, "*", "p", f"d{i}") for i in range(30)])]
+    await log.tidy_inboxes("e1", [InboxTidy(seat="bob", trim_before=ids[41], delete=ids[42:])])  # ids[41] held
+    skipped, last = await log.skip_backlog("e1", "bob", ids[49], keep=5, held=1, drops=None)
+    assert (skipped, last) == (25, more[24])
+    assert [entry.entry_id for entry in await log.read_inbox("e1", "bob")] == [ids[41], *more[25:]]
 
 
 async def test_blocking_inbox_read_wakes_on_submit(log: EventLog) -> None:

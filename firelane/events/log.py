@@ -1011,11 +1011,6 @@ class EventLog:
                 continue  # not the engine's: nothing to report
         return drops
 
-    async def trim_inbox(self, encounter: str, seat: str, handled_up_to: str) -> None:
-        """Drop inbox entries up to ``handled_up_to`` (the engine has handled them:
-        the log records it), so a flood of commands does not grow Redis forever."""
-        await self.client.execute("XTRIM", self.inbox_key(encounter, seat), "MINID", _next_id(handled_up_to))
-
     # -- encounter registry --------------------------------------------------
 
     async def register_encounter(self, encounter: str, meta: bytes) -> bool:
