@@ -380,6 +380,22 @@ class CommandRejected(Event):
     reason: str
 
 
+class CommandRepeated(Event):
+    """The answer to a seat's inbox entry holding a command it sent before
+    (same command_id, same body): the command is applied once, and this
+    answers the repeat's own entry (its ``k``), pointing at the first answer:
+    ``first_version`` is the version of the last event the first answer wrote
+    and ``first_cause`` its ``k`` (0 and the first entry's cause while a
+    window answer is held for its window). Rationed as refusals are."""
+
+    command_id: str
+    actor: str
+    command_type: str
+    first_version: int
+    first_cause: str
+    reason: str
+
+
 class CommandsDropped(Event):
     """A seat's refused commands that were not recorded one by one: a seat
     gets ``REJECTION_BURST`` refusals in a burst, then one a second (the
@@ -593,6 +609,7 @@ GENERIC_EVENTS: tuple[type[Event], ...] = (
     GMAdjusted,
     GMRuled,
     EncounterRewound,
+    CommandRepeated,
 )
 
 GENERIC_COMMANDS: tuple[type[Command], ...] = (

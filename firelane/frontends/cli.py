@@ -296,7 +296,9 @@ async def _check_stored(event_log: EventLog, encounter: str) -> tuple[int, Any]:
 
 def _report_invalid(event_log_entries: list) -> None:
     for stored in event_log_entries:
-        if stored.problem:
+        if stored.problem.startswith("log tampered"):
+            print(f"warning: {stored.problem} (log entry {stored.entry_id})", file=sys.stderr)
+        elif stored.problem:
             print(f"warning: log entry {stored.entry_id} skipped: {stored.problem}", file=sys.stderr)
 
 

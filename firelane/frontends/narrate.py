@@ -20,6 +20,7 @@ from firelane.events.schemas import (
     AttackResolved,
     CombatantDown,
     CommandRejected,
+    CommandRepeated,
     CommandsDropped,
     ConditionApplied,
     ConditionRemoved,
@@ -208,6 +209,10 @@ class Narrator:
             many = "command" if event.count == 1 else "commands"
             return self.paint(f"✗ {event.count} more refused {many} from seat {event.seat}, not recorded one by one "
                               f"(the last: its inbox entry {event.last_inbox_id}): {event.reason}", "yellow")
+        if isinstance(event, CommandRepeated):
+            who = state.combatants[event.actor].name if event.actor in state.combatants else (event.actor or "someone")
+            where = f" (answered at version {event.first_version})" if event.first_version else ""
+            return self.paint(f"↺ {event.command_type} from {who} sent again: it counts once{where}", "dim")
         if isinstance(event, EncounterEnded):
             winner = f"{event.winner} wins" if event.winner else "no winner"
             by = " — called by the GM" if event.by == "gm" else ""
