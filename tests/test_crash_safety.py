@@ -37,7 +37,7 @@ def engine_command(redis_url: str, encounter: str, system: str, seed_text: str, 
     # appended at once), so a kill can land between any two commands: unpaced,
     # a short fight is written in two or three appends, faster than the kill.
     return [sys.executable, "-m", "firelane.frontends.cli", "run", encounter, "--demo-setup", system,
-            "--seed", seed_text, "--redis", redis_url, "--campaign", CAMPAIGN, "--quiet", "--no-color",
+            "--seed", seed_text, "--reproducible-dice", "--redis", redis_url, "--campaign", CAMPAIGN, "--quiet", "--no-color",
             "--pace", str(pace)]
 
 
@@ -89,7 +89,8 @@ async def test_killed_engine_restarts_to_the_same_log(system: str, run: int, red
     os.environ.setdefault("FIRELANE_PLUGINS", "tests.toy_system")
     rule_system = get_system(system)
     setup = demo_setup(system)
-    reference = [e for _c, events, _s in run_headless(rule_system, setup, seed_from(seed_text), encounter=f"e{run}")
+    reference = [e for _c, events, _s in run_headless(rule_system, setup, seed_from(seed_text), encounter=f"e{run}",
+                                                                reproducible_dice=True)
                  for e in events]
     rng = random.Random(seed_text)
     kill_points = sorted(rng.sample(range(1, len(reference)), k=min(4, len(reference) - 1)))

@@ -57,7 +57,7 @@ from firelane.engine.seats import default_seats, seat_by_id
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
 from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, MAX_ECHOED_ID_CHARS, bounded, json_too_deep
-from firelane.events.log import EventLog, InboxClosed, InboxFull, validate_id
+from firelane.events.log import EventLog, InboxClosed, InboxFull, LogTampered, validate_id
 from firelane.events.schemas import GENERIC_EVENTS, CommandRejected, SeatSetup
 from firelane.frontends.backend import Store
 from firelane.frontends.campaign_web import COMMAND_ID, campaign_gm_routes
@@ -448,8 +448,16 @@ def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
 
     async def current_state(campaign: str, encounter: str):
         feed = await api.feed(campaign, encounter)
+        event_log = api.event_log(campaign)
+        counter = await event_log.version(encounter)
         with trio.move_on_after(2):
-            await feed.wait_until(await api.event_log(campaign).version(encounter))
+            await feed.wait_until(counter)
+        if feed.version < counter:
+            # Behind the log's counter: slow, or its entries stop short of it (a tampered log says so).
+            problem = await event_log.tail_problem(encounter, counter)
+            if problem:
+                raise LogTampered(problem)
+            await event_log.read_from_version(encounter, feed.version)  # a gap the feed stopped at raises too
         return await feed.state()
 
     async def submit(request: Request) -> Response:
@@ -549,6 +557,10 @@ def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
         return Response(msgspec.json.encode({"error": message}), status_code=exc.status_code, headers=exc.headers,
                         media_type="application/json")
 
+    async def tampered(request: Request, exc: Exception) -> Response:
+        # The stored log contradicts itself (events/log.py): said, never served as if it were whole.
+        return _json({"error": str(exc)}, status=409)
+
     routes = [
         Route("/api/health", health),
         Route("/api/schema", schema),
@@ -564,7 +576,8 @@ def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
         WebSocketRoute("/api/campaigns/{campaign}/encounters/{encounter}/ws", websocket),
         *table_routes(api),  # the page at / and /table/..., its assets, and GET …/view (frontends/table.py)
     ]
-    return Starlette(routes=routes, exception_handlers={ApiError: api_error, HTTPException: http_error},
+    return Starlette(routes=routes,
+                     exception_handlers={ApiError: api_error, LogTampered: tampered, HTTPException: http_error},
                      middleware=[Middleware(Guard, names=names if names is not None else ServedNames())])
 
 
