@@ -299,7 +299,7 @@ async def test_the_api_releases_a_character_with_the_gm_token(stores: list[Store
     token = await gm_token(log)
     async with trio.open_nursery() as nursery:
         app = make_app(Api(store, nursery))
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://firelane") as http:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as http:
             url = "/api/campaigns/web/characters/rg-pell/release"
             assert (await http.post(url, json={"reason": "postponed"})).status_code == 401
             assert (await http.post(url, json={"reason": "postponed"}, headers={"Authorization": "Bearer nope"})).status_code == 403

@@ -58,7 +58,7 @@ def test_the_page_and_its_assets_are_served(served: Served) -> None:
     with httpx.Client(timeout=10) as http:
         for path in ("/", "/table/default/anything", "/characters/default/anyone"):
             page = http.get(served.api + path)
-            assert page.status_code == 200 and 'type="importmap"' in page.text
+            assert page.status_code == 200 and '<script type="module" src="/table/assets/app.js">' in page.text
         for asset, kind in (("app.js", "javascript"), ("campaign.js", "javascript"), ("style.css", "css"),
                             ("vendor/preact.module.js", "javascript")):
             response = http.get(f"{served.api}/table/assets/{asset}")
@@ -212,7 +212,7 @@ def test_a_paced_demo_serves_the_table_while_it_runs(tmp_path: Path) -> None:
             raise AssertionError("no browser link")
         api, encounter, token = match.groups()
         with httpx.Client(timeout=10) as http:
-            assert 'type="importmap"' in http.get(f"{api}/table/default/{encounter}").text
+            assert '<script type="module" src="/table/assets/app.js">' in http.get(f"{api}/table/default/{encounter}").text
             view = http.get(f"{api}/api/campaigns/default/encounters/{encounter}/view",
                             headers={"Authorization": f"Bearer {token}"}).json()
             assert view["seat"]["role"] == "spectator" and not view["state"]["ended"]  # paced: still running

@@ -91,9 +91,10 @@ def test_commands_go_through_the_seat_that_sent_them(served: Served, tmp_path: P
         done = http.post(url(served, "cmds", "commands"), params={"wait": 10}, headers=bearer(tokens["red"]),
                          content=b'{"type":"EndTurn","command_id":"c2","actor":"a"}').json()
         assert done["rejected"] is False and [e["type"] for e in done["events"]][0] == "TurnEnded"
+        # A body that is no command at all is refused at the door, with the reason; nothing is stored.
         malformed = http.post(url(served, "cmds", "commands"), params={"wait": 10}, headers=bearer(tokens["blue"]),
-                              content=b'{"type": "EndTurn", ').json()
-        assert malformed["rejected"] is True and malformed["events"][0]["data"]["reason"].startswith("malformed JSON")
+                              content=b'{"type": "EndTurn", ')
+        assert malformed.status_code == 400 and malformed.json()["error"].startswith("malformed JSON")
         ended = http.post(url(served, "cmds", "commands"), params={"wait": 10}, headers=bearer(tokens["gm"]),
                           content=b'{"type":"EndEncounter","command_id":"g","actor":"gm","reason":"done for tonight"}').json()
         assert ended["rejected"] is False and ended["events"][0]["data"]["reason"] == "done for tonight"

@@ -106,6 +106,16 @@ def seconds(text: str) -> float:
     return value
 
 
+def allowed_host(text: str) -> str:
+    """An argparse type: a host name or IP address (no scheme, port or path)."""
+    from firelane.frontends.http_guard import host_name
+
+    try:
+        return host_name(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def tcp_port(text: str) -> int:
     """An argparse type: a TCP port number, 0-65535."""
     try:
@@ -669,6 +679,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", parents=[common], help="run every encounter of the store and serve the HTTP/WebSocket API")
     serve.add_argument("--host", default="127.0.0.1", help="address of the HTTP API (default 127.0.0.1)")
     serve.add_argument("--port", type=tcp_port, default=8740, help="port of the HTTP API (default 8740; 0 picks a free one)")
+    serve.add_argument("--allowed-host", action="append", default=[], type=allowed_host, metavar="NAME",
+                       help="also answer requests for this host name or address (repeatable; always answered: "
+                            "the --host, localhost, 127.0.0.1 and [::1]; any other Host header gets 400)")
     serve.add_argument("--workers", type=int, default=1,
                        help="engine processes; encounters are spread over them and taken over when one dies (default 1)")
     serve.add_argument("--engine-only", action="store_true", help=argparse.SUPPRESS)  # a worker of another serve

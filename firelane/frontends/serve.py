@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 
 import msgspec
 import trio
-from hypercorn.config import Config
 from hypercorn.trio import serve as hypercorn_serve
 
 from firelane.actors.lease import EncounterBusy
@@ -38,6 +37,7 @@ from firelane.engine.registry import get_system
 from firelane.engine.seats import default_seats
 from firelane.events.log import CAMPAIGNS_KEY, CREATED_KEY, EventLog, LogTampered
 from firelane.frontends.backend import SERVE_KEY, CliError, ServeInfo, Store, open_store
+from firelane.frontends.http_guard import ServedNames, hypercorn_config
 from firelane.frontends.web import Api, make_app
 from firelane.logs import get_logger
 from firelane.redisio import RedisError
@@ -450,19 +450,21 @@ async def serve(args: argparse.Namespace) -> int:
     if args.engine_only:
         return await _engine_only(args)
     _check_bindable(args.host, args.port)
+    try:
+        names = ServedNames([args.host, *args.allowed_host])  # the Host headers answered
+    except ValueError as exc:
+        raise ServeError(f"--host: {exc}") from None
     async with open_store(redis_url=args.redis, data_dir=args.data_dir, client_name="firelane-serve") as store:
         settings = await _apply_settings(store, args)
-        config = Config()
-        config.bind = [f"{args.host}:{args.port}"]
-        config.accesslog = None
-        config.errorlog = None
+        config = hypercorn_config(args.host, args.port)
         host = EngineHost(store, expected_hosts=args.workers)
         stopping = trio.Event()
         try:
             async with trio.open_nursery() as nursery:
                 api = Api(store, nursery)
                 binds = await nursery.start(lambda task_status: hypercorn_serve(
-                    make_app(api), config, shutdown_trigger=stopping.wait, task_status=task_status))
+                    make_app(api, names), config, shutdown_trigger=stopping.wait, task_status=task_status))
+                names.add_urls(binds)  # the announced address, which the join links use
                 api_url = binds[0].rstrip("/") if binds else f"http://{args.host}:{args.port}"
                 redis_for_seats = (f"redis://{settings.redis_host}:{settings.redis_port}" if settings.redis_port
                                    else (f"unix://{store.socket_path}" if store.socket_path else store.redis_display))

@@ -5,6 +5,7 @@
     GET /table/{campaign}/{encounter}       the page at an encounter; the seat's token is in the
                                             link's fragment (``#token=...``), which no browser sends
     GET /table/assets/...                   its modules, styles and vendored libraries (package data)
+    GET /favicon.ico                        its icon
     GET /api/campaigns/{c}/encounters/{e}/view?after=V[&tail=N][&at=W]
     GET /api/campaigns/{c}/encounters/{e}/lines?before=V&limit=N    older narration lines
     GET /api/campaigns/{c}/encounters/{e}/preview?command=JSON   who an area choice would catch
@@ -52,7 +53,9 @@ from firelane.engine.core import Rejected
 from firelane.engine.state import EncounterState
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
+from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, json_too_deep
 from firelane.events.schemas import EncounterRewound, EncounterStarted, Event, ReactionWindowOpened, TurnStarted
+from firelane.frontends.http_guard import ApiError
 from firelane.frontends.narrate import REPRODUCIBLE_DICE_WARNING, Narrator, _with_names
 from firelane.projections.audit import iter_rolls
 from firelane.projections.turn_state import system_of
@@ -63,6 +66,10 @@ _CHECKPOINTS_KEPT = 400  # at most this many (about 40,000 versions); older scru
 _LINES_PAGE = 300  # narration lines a …/lines request answers by default
 _EAGER_LINES = 1_000  # a bulk fold narrates the newest this many events; older lines when first asked for
 _LINES_MOST = 100_000
+# The page's icon (three fire lanes and a target), served at /favicon.ico where browsers look for it.
+_FAVICON = (b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" '
+            b'fill="#2b2f36"/><path d="M3 12h10M3 8h10M3 4h10" stroke="#e8a33d" stroke-width="1.5"/>'
+            b'<circle cx="8" cy="8" r="2.2" fill="#d9534f"/></svg>')
 
 
 # ------------------------------------------------------------------ narration as styled segments
@@ -449,13 +456,10 @@ def table_routes(api: Any) -> list[BaseRoute]:
     async def preview(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
         seat, _system = await api.seat(campaign, encounter, api_token(request))
-        try:
-            raw = msgspec.json.decode(request.query_params.get("command", "").encode())
-        except msgspec.DecodeError:
-            return json_response({"error": "command must be a JSON object"}, status=400)
+        raw = _preview_command(request.query_params.get("command"))
         fold, _feed = await caught_up(campaign, encounter)
-        if fold.state is None or not isinstance(raw, dict):
-            return json_response({"error": "nothing to preview"}, status=400)
+        if fold.state is None:
+            return json_response({"error": "the encounter has not started: nothing to preview yet"}, status=409)
         try:
             return json_response(preview_area(fold.system, fold.state, raw, seat))
         except PermissionError as exc:
@@ -463,8 +467,12 @@ def table_routes(api: Any) -> list[BaseRoute]:
         except (ValueError, codec.CommandDecodeError) as exc:
             return json_response({"error": str(exc)[:300]}, status=400)
 
+    async def favicon(request: Request) -> Response:
+        return Response(_FAVICON, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
+
     return [
         Route("/", page),
+        Route("/favicon.ico", favicon),
         Mount("/table/assets", app=StaticFiles(directory=ASSETS), name="table-assets"),  # before the page's route
         Route("/table/{campaign}/{encounter}", page),
         Route("/characters/{campaign}/{character}", page),
@@ -472,6 +480,25 @@ def table_routes(api: Any) -> list[BaseRoute]:
         Route("/api/campaigns/{campaign}/encounters/{encounter}/preview", preview),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/lines", lines_before),
     ]
+
+
+def _preview_command(text: str | None) -> dict[str, Any]:
+    """The ``command`` parameter of a preview: a JSON object, checked before
+    it is parsed (msgspec's parser recurses: 5,000 ``[`` would exhaust it)."""
+    if not text:
+        raise ApiError(400, "command=<the command as JSON> is required")
+    raw = text.encode()
+    if len(raw) > MAX_COMMAND_BYTES:
+        raise ApiError(413, f"the command is {len(raw):,} bytes; the limit is {MAX_COMMAND_BYTES:,}")
+    if json_too_deep(raw, MAX_COMMAND_DEPTH):
+        raise ApiError(400, f"the command nests deeper than {MAX_COMMAND_DEPTH} levels")
+    try:
+        command = msgspec.json.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise ApiError(400, f"command is not valid JSON: {str(exc)[:200]}") from None
+    if not isinstance(command, dict):
+        raise ApiError(400, "command must be a JSON object")
+    return command
 
 
 def json_response(content: Any, status: int = 200) -> Response:

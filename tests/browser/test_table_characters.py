@@ -43,9 +43,7 @@ def api(table: Table, path: str) -> Any:
 
 def open_page(table: Table, url: str, ready: str) -> Any:
     """A page in its own browser context (as `Table.open`, for a page that is not a seat's)."""
-    context = table.browser.new_context(viewport={"width": 1440, "height": 880})
-    table.contexts.append(context)
-    page = context.new_page()
+    page = table.new_context().new_page()
     page.on("pageerror", lambda error: table.errors.append(f"{url}: {error}"))
     # The browser logs each refused request (a 404 unknown character, a 400/403 refused change)
     # as an error; the page shows those refusals itself, which the tests check.

@@ -1,8 +1,8 @@
 // The table page: one seat at one encounter (`/table/<campaign>/<encounter>#token=...`),
 // or a campaign's pages (`/`, `/characters/<campaign>/<id>`: campaign.js). Everything a seat may do
 // comes from its options in the view; the page never invents a command.
-import { render } from "preact";
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { render } from "./vendor/preact.module.js";
+import { useEffect, useMemo, useRef, useState } from "./vendor/preact-hooks.module.js";
 import { Connection } from "./connection.js";
 import { GameMap } from "./map.js";
 import { ActionPanel, Initiative, Narration, Prompt, ReplayBar, Toasts } from "./panels.js";

@@ -14,7 +14,7 @@
 // browser's localStorage, the token of each encounter it has opened, so the
 // links here open a fight this browser has sat at; any other fight's link
 // opens the table, which asks for a join link.
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useState } from "./vendor/preact-hooks.module.js";
 import { html, signed } from "./util.js";
 
 const SEATS_KEY = "firelane.seats";
