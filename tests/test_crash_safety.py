@@ -11,6 +11,7 @@ the live runtime must match event for event.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -101,3 +102,145 @@ async def test_killed_engine_restarts_to_the_same_log(system: str, run: int, red
     assert live == reference, f"log differs after kills at {killed_at}"
     assert [s.version for s in stored] == list(range(1, len(stored) + 1))
     assert any(v < len(reference) for v in killed_at), f"no kill landed mid-fight ({killed_at} of {len(reference)})"
+
+
+def _admin_url(data: Path) -> str:
+    from firelane.redisio.datadir import DataDir
+
+    return f"unix://:{DataDir(data).secrets().admin_password}@{data / 'redis.sock'}"
+
+
+def _redis_pid(data: Path) -> int:
+    return int((data / "redis-server.pid").read_text())
+
+
+def _xlen(data: Path, encounter: str) -> int:
+    from firelane.redisio.datadir import DataDir
+    from firelane.redisio.server import request_sync
+
+    try:
+        return int(request_sync(str(data / "redis.sock"), "XLEN", f"firelane:{{{CAMPAIGN}}}:enc:{encounter}:log",
+                                password=DataDir(data).secrets().admin_password, timeout=1))  # type: ignore[arg-type]
+    except (OSError, RuntimeError):
+        return -1  # down, or restarting
+
+
+DUEL = {"system": "toy", "combatants": [
+    {"id": "a", "name": "Ann", "side": "red", "position": [0, 0], "policy": "human"},
+    {"id": "b", "name": "Bo", "side": "blue", "position": [3, 0], "policy": "ai"}]}
+
+
+def _player(state, combatant):  # noqa: ANN001, ANN202 - the pure loop's People
+    """Ann's player: passes every window and ends every turn (the AI fights her)."""
+    from firelane.engine.simulate import fallback_command
+
+    return fallback_command(state, combatant)
+
+
+@pytest.mark.parametrize("run", range(2))
+async def test_serve_restarts_its_killed_redis_server_and_the_fight_ends_as_the_pure_loop(run: int, tmp_path: Path) -> None:
+    import httpx
+    import msgspec
+    import trio
+
+    from firelane.events.schemas import EncounterSetup
+    from firelane.redisio import RedisConnectionError, RedisError
+    from tests.cli_helpers import Served, firelane, redis_servers_of
+
+    os.environ.setdefault("FIRELANE_PLUGINS", "tests.toy_system")
+    system = get_system("toy")
+    seed_text, encounter = f"redis-kill-{run}", "killed"
+    reference = [e for _c, events, _s in run_headless(system, msgspec.convert(DUEL, EncounterSetup), seed_from(seed_text),
+                                                     encounter=encounter, people=_player) for e in events]
+    rng = random.Random(seed_text)
+    kill_points = sorted(rng.sample(range(3, len(reference) - 3), k=2))
+    data = tmp_path / "data"
+    setup = tmp_path / "duel.json"
+    setup.write_text(json.dumps(DUEL))
+    served = Served(data, "--appendfsync", "always")  # nothing acknowledged may be lost
+    killed_at: list[int] = []
+    try:
+        created = firelane("create", encounter, "--setup", str(setup), "--seed", seed_text, "--campaign", CAMPAIGN,
+                           "--data-dir", str(data), "--json")
+        assert created.returncode == 0, created.stderr
+        spectator = next(s["token"] for s in json.loads(created.stdout)["seats"] if s["role"] == "spectator")
+        state_url = f"{served.api}/api/campaigns/{CAMPAIGN}/encounters/{encounter}/state"
+        client = await connect(_admin_url(data))
+        event_log = EventLog(client, CAMPAIGN)
+        sent: dict[str, float] = {}
+        deadline = time.monotonic() + 120
+        try:
+            # Ann's player, through her seat's inbox; the redis-server killed
+            # (with kill -9, once frozen so the kill lands mid-fight) at two
+            # points; the player retries what Redis did not take.
+            while True:
+                assert time.monotonic() < deadline, f"the fight did not finish (killed at {killed_at})"
+                try:
+                    stored = await event_log.read(encounter)
+                except (RedisConnectionError, RedisError):
+                    await trio.sleep(0.05)
+                    continue
+                state = system.initial_state()
+                state.encounter = encounter
+                for entry in stored:
+                    system.evolve(state, codec.decode_event(entry))
+                if state.seed_revealed:
+                    break
+                if kill_points and len(stored) >= kill_points[0]:
+                    pid = _redis_pid(data)
+                    os.kill(pid, signal.SIGSTOP)
+                    os.kill(pid, signal.SIGKILL)
+                    killed_at.append(len(stored))
+                    kill_points.pop(0)
+                    # While it is down and restarting, the API answers (503, one line) and is never broken.
+                    answer = httpx.get(state_url, headers={"Authorization": f"Bearer {spectator}"}, timeout=30)
+                    assert answer.status_code in (200, 503), answer.text
+                    if answer.status_code == 503:
+                        assert list(answer.json()) == ["error"] and "\n" not in answer.json()["error"]
+                    while not [other for other in redis_servers_of(data) if other != pid]:
+                        assert time.monotonic() < deadline, "serve did not restart its redis-server"
+                        await trio.sleep(0.01)
+                    continue
+                awaited = (state.window.unanswered() if state.window is not None
+                           else system.awaiting(state).combatants[:1] if state.started else [])
+                for combatant in awaited:
+                    if state.combatants[combatant].policy != "human":
+                        continue
+                    command = _player(state, combatant)
+                    if time.monotonic() - sent.get(command.command_id, 0) > 1:
+                        try:
+                            await event_log.submit(encounter, codec.encode_command(command), seat="red")
+                            sent[command.command_id] = time.monotonic()
+                        except (RedisConnectionError, RedisError):
+                            pass
+                await trio.sleep(0.02)
+        finally:
+            await client.aclose()
+    finally:
+        code, stderr = served.stop()
+    assert code == 0, stderr
+    assert len(killed_at) == 2 and all(version < len(reference) for version in killed_at), killed_at
+    assert stderr.count("restarted Redis") == 2, stderr
+    assert "Traceback" not in stderr and "engine failed" not in stderr, stderr
+
+    # Read back from the store as it was left, started again from its AOF.
+    from firelane.redisio.datadir import shared_server
+
+    async with shared_server(data) as again:
+        client = await connect(again.url)
+        try:
+            stored = await EventLog(client, CAMPAIGN).read(encounter)
+        finally:
+            await client.aclose()
+    assert [codec.decode_event(s) for s in stored] == reference
+    assert [s.version for s in stored] == list(range(1, len(stored) + 1))
+
+
+def _admin_url(data: Path) -> str:
+    from firelane.redisio.datadir import DataDir
+
+    return f"unix://:{DataDir(data).secrets().admin_password}@{data / 'redis.sock'}"
+
+
+def _redis_pid(data: Path) -> int:
+    return int((data / "redis-server.pid").read_text())

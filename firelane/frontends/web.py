@@ -44,7 +44,7 @@ from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from firelane.actors.sequencer import body_digest, command_key, encounter_setup, seat_tokens
+from firelane.actors.sequencer import body_digest, command_key, encounter_setup, seat_token_digests
 from firelane.engine.registry import UnknownSystem, get_system
 from firelane.engine.seats import default_seats, seat_by_id
 from firelane.events import codec
@@ -52,6 +52,7 @@ from firelane.events.envelope import StoredEvent
 from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, json_too_deep
 from firelane.events.log import EventLog, InboxClosed, InboxFull, validate_id
 from firelane.events.schemas import GENERIC_EVENTS, CommandRejected, SeatSetup
+from firelane.events.tokens_at_rest import token_digest
 from firelane.frontends.backend import Store
 from firelane.frontends.campaign_web import campaign_gm_routes
 from firelane.frontends.table import table_routes
@@ -59,6 +60,7 @@ from firelane.logs import get_logger
 from firelane.projections.characters import campaign_characters, character_history
 from firelane.projections.roster import campaign_roster, roster_page
 from firelane.projections.turn_state import system_of
+from firelane.redisio import RedisConnectionError, RedisError
 
 log = get_logger("firelane.web")
 
@@ -117,9 +119,22 @@ class EncounterFeed:
         return self.first_version + len(self.events) - 1
 
     async def run(self) -> None:
+        while True:
+            try:
+                return await self._follow()
+            except (RedisConnectionError, RedisError) as exc:
+                if isinstance(exc, RedisError) and exc.code != "LOADING":
+                    raise
+                # Redis went away (`firelane serve` restarts its own): go on from the last event seen.
+                self.running = True  # still this encounter's feed, back once Redis is
+                log.warning("lost the log while following it; resuming", encounter=self.encounter, error=str(exc)[:200])
+                await trio.sleep(0.5)
+
+    async def _follow(self) -> None:
         self.running = True
+        after = self.events[-1].entry_id if self.events else "0-0"
         try:
-            async with aclosing(self.log.follow(self.encounter, "0-0", block_ms=1000, batch=1000)) as batches:
+            async with aclosing(self.log.follow(self.encounter, after, block_ms=1000, batch=1000)) as batches:
                 async for batch in batches:
                     for stored in batch:
                         if stored.version != self.version + 1:
@@ -198,17 +213,18 @@ class Api:
             raise ApiError(400, str(exc)) from None
         key = (campaign, encounter)
         if key not in self._seats:
-            tokens = await seat_tokens(event_log, encounter)
-            if not tokens:
+            digests = await seat_token_digests(event_log, encounter)  # checking a token needs no more
+            if not digests:
                 raise ApiError(404, f"encounter {encounter!r} does not exist in campaign {campaign!r}")
             meta = msgspec.json.decode(await event_log.encounter_meta(encounter) or b"{}")
             setup = await encounter_setup(event_log, encounter)
-            self._seats[key] = (tokens, default_seats(setup), meta.get("system", setup.system))
-        tokens, seats, system = self._seats[key]
+            self._seats[key] = (digests, default_seats(setup), meta.get("system", setup.system))
+        digests, seats, system = self._seats[key]
         if not token:
             raise ApiError(401, "this needs a seat's token (Authorization: Bearer <token>, or ?token=)")
-        for seat_id, seat_token in tokens.items():
-            if hmac.compare_digest(seat_token.encode(), token.encode()):
+        presented = token_digest(token)
+        for seat_id, digest in digests.items():
+            if hmac.compare_digest(digest.encode(), presented.encode()):
                 seat = seat_by_id(seats, seat_id)
                 if seat is not None:
                     return seat, system
@@ -429,6 +445,16 @@ def make_app(api: Api) -> Starlette:
         assert isinstance(exc, ApiError)
         return _json({"error": exc.message}, status=exc.status)
 
+    async def redis_away(connection: Request | WebSocket, exc: Exception) -> Response | None:
+        """Redis is out of reach or still loading its AOF (`firelane serve` restarts its own): 503, try again."""
+        if isinstance(exc, RedisError) and exc.code not in ("LOADING", "BUSY"):
+            raise exc
+        if isinstance(connection, WebSocket):
+            await connection.close(code=1013, reason="the store is restarting: reconnect with after=<last n>")
+            return None
+        return _json({"error": "the store's Redis is not answering (it is being restarted); try again in a moment"},
+                     status=503)
+
     routes = [
         Route("/api/health", health),
         Route("/api/schema", schema),
@@ -444,7 +470,8 @@ def make_app(api: Api) -> Starlette:
         WebSocketRoute("/api/campaigns/{campaign}/encounters/{encounter}/ws", websocket),
         *table_routes(api),  # the page at / and /table/..., its assets, and GET …/view (frontends/table.py)
     ]
-    return Starlette(routes=routes, exception_handlers={ApiError: api_error})
+    return Starlette(routes=routes, exception_handlers={ApiError: api_error, RedisConnectionError: redis_away,
+                                                         RedisError: redis_away})
 
 
 __all__ = ["Api", "ApiError", "EncounterFeed", "event_message", "make_app"]
