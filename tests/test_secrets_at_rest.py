@@ -248,3 +248,18 @@ async def test_the_campaign_gm_token_is_kept_sealed_and_an_older_clear_one_still
             await gm_token(keyless)
     finally:
         await event_log.client.aclose()
+
+
+def test_securing_leaves_files_firelane_did_not_write_as_they_are(tmp_path: Path) -> None:
+    # A data dir given by mistake (a home directory, a project) loses no one's
+    # access to files that are not the store's; the store's own are tightened.
+    data = tmp_path / "data"
+    data.mkdir(mode=0o755)
+    os.chmod(data, 0o755)
+    notes = data / "notes.txt"
+    notes.write_text("mine")
+    os.chmod(notes, 0o644)
+    assert firelane("encounters", "--data-dir", str(data)).returncode == 0
+    assert stat.S_IMODE(notes.stat().st_mode) == 0o644
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700
+    assert [line for line in _loose_modes(data) if "notes.txt" not in line] == []

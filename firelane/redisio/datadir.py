@@ -99,14 +99,21 @@ class DataDir:
 
     def secure(self) -> None:
         """Make the directory private, whoever made it: this user's own, every
-        folder in it 700 and every file 600 (a store written by an older
-        firelane, or made with ``mkdir -m 755``, is tightened). DataDirError
-        (one line) when it cannot be: another user's directory or file."""
+        folder in it 700 and every file firelane or its redis-server writes
+        there 600 (a store written by an older firelane, or made with
+        ``mkdir -m 755``, is tightened). DataDirError (one line) when it cannot
+        be: another user's directory or file. Files it did not write (a data
+        dir given by mistake, e.g. a home directory) are left as they are."""
         self.ensure()
         _make_private(self.path)  # first: a folder is listed before its entries are seen to
-        for directory, folders, files in os.walk(self.path):
-            for name in (*folders, *files):
-                _make_private(Path(directory) / name)
+        for entry in os.scandir(self.path):
+            if entry.name == _AOF_FOLDER:
+                _make_private(Path(entry.path))
+                for directory, folders, files in os.walk(entry.path):
+                    for name in (*folders, *files):
+                        _make_private(Path(directory) / name)
+            elif _written_by_a_store(entry.name):
+                _make_private(Path(entry.path))
 
     def write_private(self, name: str, data: bytes) -> None:
         """Replace the file ``name`` of the directory with ``data``, atomically
@@ -195,6 +202,18 @@ class DataDir:
                 f"its data files may not load in another version: set FIRELANE_REDIS_SERVER to the pinned binary"
             )
         return binary
+
+
+_AOF_FOLDER = "appendonlydir"  # Redis 7's multi-part AOF
+
+
+def _written_by_a_store(name: str) -> bool:
+    """Whether a file of the data dir is one firelane or its redis-server writes:
+    the secrets, settings, pins and keys (JSON, PEM), locks and temporary files,
+    the ACL file, the server's log, pid file and socket, an AOF or RDB (and the
+    temporary files Redis rewrites them through)."""
+    return (name.endswith((".json", ".pem", ".lock", ".tmp", ".acl", ".aof", ".rdb", ".conf"))
+            or name.startswith(("redis", "users.acl", "appendonly", "temp-", "dump")))
 
 
 def _make_private(path: Path) -> None:
