@@ -164,7 +164,7 @@ def test_a_second_engine_on_the_same_encounter_is_refused(redis_url: str, tmp_pa
 def test_the_documented_example_setup_runs_to_the_end_and_verifies(redis_url: str) -> None:
     """docs/examples/bolt-and-blade-corridor.json, as the README tells a table to run its own fight."""
     run = firelane("run", "corridor", "--setup", str(REPO / "docs" / "examples" / "bolt-and-blade-corridor.json"),
-                   "--seed", "example", "--redis", redis_url, "--quiet")
+                   "--seed", "example", "--reproducible-dice", "--redis", redis_url, "--quiet")
     assert run.returncode == 0, run.stderr
     assert "winner:" in run.stdout
     audit = firelane("audit", "corridor", "--verify", "--redis", redis_url)

@@ -38,7 +38,7 @@ def engine_command(redis_url: str, encounter: str, system: str, seed_text: str, 
     # appended at once), so a kill can land between any two commands: unpaced,
     # a short fight is written in two or three appends, faster than the kill.
     return [sys.executable, "-m", "firelane.frontends.cli", "run", encounter, "--demo-setup", system,
-            "--seed", seed_text, "--redis", redis_url, "--campaign", CAMPAIGN, "--quiet", "--no-color",
+            "--seed", seed_text, "--reproducible-dice", "--redis", redis_url, "--campaign", CAMPAIGN, "--quiet", "--no-color",
             "--pace", str(pace)]
 
 
@@ -90,7 +90,8 @@ async def test_killed_engine_restarts_to_the_same_log(system: str, run: int, red
     os.environ.setdefault("FIRELANE_PLUGINS", "tests.toy_system")
     rule_system = get_system(system)
     setup = demo_setup(system)
-    reference = [e for _c, events, _s in run_headless(rule_system, setup, seed_from(seed_text), encounter=f"e{run}")
+    reference = [e for _c, events, _s in run_headless(rule_system, setup, seed_from(seed_text), encounter=f"e{run}",
+                                                                reproducible_dice=True)
                  for e in events]
     rng = random.Random(seed_text)
     kill_points = sorted(rng.sample(range(1, len(reference)), k=min(4, len(reference) - 1)))
@@ -151,7 +152,8 @@ async def test_serve_restarts_its_killed_redis_server_and_the_fight_ends_as_the_
     system = get_system("toy")
     seed_text, encounter = f"redis-kill-{run}", "killed"
     reference = [e for _c, events, _s in run_headless(system, msgspec.convert(DUEL, EncounterSetup), seed_from(seed_text),
-                                                     encounter=encounter, people=_player) for e in events]
+                                                     encounter=encounter, people=_player, reproducible_dice=True)
+                 for e in events]
     rng = random.Random(seed_text)
     kill_points = sorted(rng.sample(range(3, len(reference) - 3), k=2))
     data = tmp_path / "data"
@@ -160,7 +162,8 @@ async def test_serve_restarts_its_killed_redis_server_and_the_fight_ends_as_the_
     served = Served(data, "--appendfsync", "always")  # nothing acknowledged may be lost
     killed_at: list[int] = []
     try:
-        created = firelane("create", encounter, "--setup", str(setup), "--seed", seed_text, "--campaign", CAMPAIGN,
+        created = firelane("create", encounter, "--setup", str(setup), "--seed", seed_text, "--reproducible-dice",
+                           "--campaign", CAMPAIGN,
                            "--data-dir", str(data), "--json")
         assert created.returncode == 0, created.stderr
         spectator = next(s["token"] for s in json.loads(created.stdout)["seats"] if s["role"] == "spectator")

@@ -30,7 +30,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 def _ended_demo(served: Served, encounter: str) -> dict[str, str]:
-    result = firelane("create", encounter, "--demo-setup", "bolt-and-blade", "--seed", "7", "--data-dir",
+    result = firelane("create", encounter, "--demo-setup", "bolt-and-blade", "--seed", "7", "--reproducible-dice", "--data-dir",
                       str(served.data_dir), "--json")
     assert result.returncode == 0, result.stderr
     tokens = {s["seat"]: s["token"] for s in json.loads(result.stdout)["seats"]}

@@ -277,7 +277,7 @@ def test_the_readmes_gm_rulings_are_recorded_in_the_table_example(served: Served
     called = [ruling for ruling in rulings if ruling["call"]]
     assert len(called) == 1 and any(ruling["call"] == "" for ruling in rulings), rulings
     created = firelane("create", "readme-gm", "--setup", str(REPO / "docs" / "examples" / "bolt-and-blade-table.json"),
-                       "--seed", "readme", "--data-dir", str(served.data_dir), "--json")
+                       "--seed", "readme", "--reproducible-dice", "--data-dir", str(served.data_dir), "--json")
     assert created.returncode == 0, created.stderr
     tokens = {seat["seat"]: seat["token"] for seat in json.loads(created.stdout)["seats"]}
     answered: set[tuple[str, int]] = set()  # a window answer is held until the window closes: answer each once

@@ -15,7 +15,9 @@ first) refolds and decides again. So:
   sequencer, which finds the seed unrevealed, writes it if it is missing;
   `firelane serve` and `firelane run` share that path);
 - a rest is two appends: ``campaign/downtime:<n>:start`` commits the seed
-  (kept at ``…:campaign:downtime:<n>:seed`` for the engine alone), then
+  (kept sealed at ``…:campaign:downtime:<n>:seed`` for the engine alone, see
+  firelane.events.sealing; a seed from a text only with reproducible dice,
+  which the start records), then
   ``campaign/downtime:<n>:end`` rolls and reveals it. An interrupted rest is
   finished by the next one, with the seed it committed;
 - the GM's adjustment of a character is one append
@@ -62,7 +64,7 @@ from firelane.engine.campaign import (
     start_downtime,
 )
 from firelane.engine.core import BaseRuleSystem
-from firelane.engine.dice import commit_seed, new_seed
+from firelane.engine.dice import check_seed_size, commit_seed, new_seed
 from firelane.engine.registry import get_system
 from firelane.engine.seats import GM, default_seats
 from firelane.engine.state import EncounterState
@@ -71,6 +73,7 @@ from firelane.events.campaign_log import CAMPAIGN_STREAM, CampaignLog
 from firelane.events.campaign_schemas import CharactersEnlisted, CharactersReleased
 from firelane.events.limits import bounded
 from firelane.events.log import CAMPAIGNS_KEY, EventLog, VersionConflict
+from firelane.events.sealing import SealError, SeedRecord, open_seed, seal_seed
 from firelane.events.tokens_at_rest import StoredToken, open_token, seal_token
 from firelane.projections.characters import CampaignFold
 from firelane.events.schemas import EncounterSetup, EncounterStarted, EndEncounter, Event
@@ -435,20 +438,37 @@ async def record_aftermath(event_log: EventLog, encounter: str, final: Encounter
 # ------------------------------------------------------------------ downtime
 
 
-async def _seed_for(stream: CampaignStream, downtime: int, seed: bytes | None) -> bytes:
+def sealed_downtime_seed(stream: CampaignLog, downtime: int, seed: bytes, reproducible_dice: bool = False) -> bytes:
+    """The value `downtime_seed_key` holds for ``seed``: sealed with the store's key."""
+    return seal_seed(stream.server_key, stream.campaign, downtime_seed_key(stream, downtime), seed,
+                     reproducible_dice=reproducible_dice)
+
+
+async def _stored_downtime_seed(stream: CampaignStream, downtime: int) -> SeedRecord:
     key = downtime_seed_key(stream.log, downtime)
-    await stream.log.client.execute("SET", key, (seed or new_seed()).hex(), "NX")
-    return bytes.fromhex((await stream.log.client.execute("GET", key)).decode())
+    raw = await stream.log.client.execute("GET", key)
+    if raw is None:
+        raise CampaignStreamProblem(f"the seed of downtime {downtime} of campaign {stream.campaign!r} is missing")
+    try:
+        return open_seed(stream.log.server_key, stream.campaign, key, raw)
+    except SealError as exc:
+        raise CampaignStreamProblem(f"the seed of downtime {downtime} of campaign {stream.campaign!r} {exc}") from None
+
+
+async def _seed_for(stream: CampaignStream, downtime: int, seed: bytes | None, reproducible_dice: bool) -> SeedRecord:
+    """The rest's seed: the one stored for this rest number, else the one given (else a random one), stored now."""
+    if seed is not None:
+        check_seed_size(seed)
+    chosen = sealed_downtime_seed(stream.log, downtime, seed or new_seed(), seed is not None and reproducible_dice)
+    await stream.log.client.execute("SET", downtime_seed_key(stream.log, downtime), chosen, "NX")
+    return await _stored_downtime_seed(stream, downtime)
 
 
 async def _finish(stream: CampaignStream) -> list[Event]:
     state = stream.state
     started = state.open_downtime
     assert started is not None
-    raw = await stream.log.client.execute("GET", downtime_seed_key(stream.log, started.downtime))
-    if raw is None:
-        raise CampaignStreamProblem(f"the seed of downtime {started.downtime} of campaign {stream.campaign!r} is missing")
-    seed = bytes.fromhex(raw.decode())
+    seed = (await _stored_downtime_seed(stream, started.downtime)).seed_bytes
     if commit_seed(seed) != started.seed_commitment:
         raise CampaignStreamProblem(f"the stored seed of downtime {started.downtime} does not match its commitment")
     n = started.downtime
@@ -462,11 +482,13 @@ async def _finish(stream: CampaignStream) -> list[Event]:
 
 
 async def rest(event_log: EventLog, request: DowntimeRequest | Callable[[CampaignState], DowntimeRequest],
-               *, seed: bytes | None = None) -> list[Event]:
+               *, seed: bytes | None = None, reproducible_dice: bool = False) -> list[Event]:
     """Rest (see the module doc); ``request`` may be a function of the state
     (``--party``: whoever can rest). ``seed``: the rest's secret seed (random
-    when not given; a seed already stored for this rest number wins). Returns
-    the events of the rest: its start, each character's outcome and the reveal."""
+    when not given; a seed already stored for this rest number wins, with the
+    reproducibility it was stored with); ``reproducible_dice``: the seed comes
+    from a text, and the rest's start says so. Returns the events of the rest:
+    its start, each character's outcome and the reveal."""
     stream = CampaignStream(event_log)
     await stream.refresh()
     if stream.state.open_downtime is not None:
@@ -478,8 +500,10 @@ async def rest(event_log: EventLog, request: DowntimeRequest | Callable[[Campaig
         state = stream.state
         asked = request(state) if callable(request) else request
         downtime = state.downtimes + 1
-        rest_seed = await _seed_for(stream, downtime, seed)
-        started = start_downtime(state, asked, commit_seed(rest_seed))
+        rest_seed = await _seed_for(stream, downtime, seed, reproducible_dice)
+        started = start_downtime(state, asked, commit_seed(rest_seed.seed_bytes))
+        if rest_seed.reproducible_dice:
+            started = msgspec.structs.replace(started, reproducible_dice=True)
         try:
             if not await stream.append(f"campaign/downtime:{downtime}:start", [started], digest=_digest(asked)):
                 continue  # someone else started this one: take the next number

@@ -8,13 +8,13 @@ on disk, so what is stored is never the token itself:
 - its SHA-256, which is all a check needs (the web API compares digests, and a
   seat's Redis ACL user takes it as ``#<sha256>``, the form Redis keeps anyway);
   a token is 18 or 24 random bytes, so the digest cannot be searched back;
-- the token sealed with AES-256-GCM (``cryptography``'s AESGCM) under a key
-  derived from the store's secret (``secrets.json``) for each campaign, with a
-  label of its own (no key serves two purposes), a random 96-bit nonce, and the
-  place it is kept (Redis key and seat) as associated data, so a sealed token
-  copied to another seat does not open there.
+- the token sealed as the seeds are (firelane.events.sealing: AES-256-GCM, a
+  random nonce) under a key derived from the store's secret (``secrets.json``)
+  for each campaign, with a label of its own (no key serves two purposes), and
+  the place it is kept (Redis key and seat) as associated data, so a sealed
+  token copied to another seat does not open there.
 
-The stored value is ``t1:<sha256 hex>:<URL-safe base64 of nonce, ciphertext and tag>``.
+The stored value is ``t1:<sha256 hex>:`` followed by the sealed token (``sealed1:...``).
 A log opened without the store's secret (tests) keeps the digest alone: its
 tokens can be checked, not printed. A value without the ``t1:`` prefix is a
 token in clear, as stores written by an older firelane keep them: it still
@@ -23,18 +23,13 @@ works, and the callers seal it in place (`StoredToken.legacy`).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import hmac
-import os
 from typing import NamedTuple
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from firelane.events.sealing import SealError, seal, unseal
 
 _PREFIX = b"t1:"
-_NONCE_BYTES = 12
 
 
 def token_digest(token: str) -> str:
@@ -62,9 +57,7 @@ def seal_token(server_key: bytes | None, campaign: str, where: str, token: str) 
     head = _PREFIX + token_digest(token).encode() + b":"
     if server_key is None:
         return head
-    nonce = os.urandom(_NONCE_BYTES)
-    sealed = AESGCM(_tokens_key(server_key, campaign)).encrypt(nonce, token.encode(), where.encode())
-    return head + base64.urlsafe_b64encode(nonce + sealed)
+    return head + seal(_tokens_key(server_key, campaign), where, token.encode())
 
 
 def open_token(server_key: bytes | None, campaign: str, where: str, stored: bytes) -> StoredToken:
@@ -78,8 +71,7 @@ def open_token(server_key: bytes | None, campaign: str, where: str, stored: byte
     if server_key is None or not sealed:
         return StoredToken(digest=digest.decode(), token=None)
     try:
-        raw = base64.urlsafe_b64decode(sealed)
-        token = AESGCM(_tokens_key(server_key, campaign)).decrypt(raw[:_NONCE_BYTES], raw[_NONCE_BYTES:], where.encode())
-    except (binascii.Error, InvalidTag, ValueError):
+        token = unseal(_tokens_key(server_key, campaign), where, sealed)
+    except SealError:
         return StoredToken(digest=digest.decode(), token=None)
     return StoredToken(digest=digest.decode(), token=token.decode())

@@ -60,13 +60,13 @@ from firelane.engine.seats import ENGINE_SEAT, GM, default_seats, seat_by_id, se
 from firelane.engine.setup_check import SetupError, decode_setup
 from firelane.events import codec
 from firelane.events.log import EventLog, InboxClosed, InboxFull
-from firelane.events.schemas import CommandRejected, EncounterSetup, SeatSetup, SeedRevealed
+from firelane.events.schemas import CommandRejected, EncounterSetup, EncounterStarted, SeatSetup, SeedRevealed
 from firelane.frontends import campaign_cli, stop_signals
 from firelane.frontends import sim as sim_command
 from firelane.frontends.backend import CliError, ServeInfo, Store, open_store
 from firelane.engine.core import Rejected
 from firelane.events.options_schemas import SeatOptions
-from firelane.frontends.narrate import Narrator, colour_enabled, describe_options, print_line
+from firelane.frontends.narrate import REPRODUCIBLE_DICE_WARNING, Narrator, colour_enabled, describe_options, print_line
 from firelane.frontends.table_server import DEFAULT_PORT, serve_table, table_link
 from firelane.logs import configure_logging
 from firelane.projections.audit import Verifier, audit_entries, revealed_seed, verify
@@ -77,12 +77,29 @@ from firelane.redisio import RedisConnectionError, RedisError, RedisServerError
 
 
 def seed_from(text: str | None) -> bytes:
-    """A 32-byte seed from any text (an int, a word, hex); random when not given."""
+    """A 32-byte seed from any text (an int, a word, hex); random when not given.
+
+    A seed from a text is as guessable as the text (a player found ``7341`` in
+    7,342 tries from the published commitment): only for reproducible dice."""
     if text is None:
         from firelane.engine.dice import new_seed
 
         return new_seed()
     return hashlib.blake2b(text.encode(), digest_size=32, person=b"firelane-cli").digest()
+
+
+def chosen_seed(text: str | None, reproducible: bool, *, implied: bool = False) -> tuple[bytes, bool]:
+    """The seed of a new fight or rest and whether its dice are reproducible:
+    secret random dice, unless the creator gave a seed text and asked for
+    reproducible dice (``implied``: `firelane demo`, whose --seed asks for it)."""
+    if text is None:
+        if reproducible:
+            raise CliError("--reproducible-dice needs --seed TEXT (without a seed text the dice are secret and random)")
+        return seed_from(None), False
+    if not (reproducible or implied):
+        raise CliError("--seed TEXT makes dice anyone who knows or guesses the text can predict: add --reproducible-dice "
+                       "to allow it (the log and every view of it then say so), or leave --seed out for secret random dice")
+    return seed_from(text), True
 
 
 def seconds(text: str) -> float:
@@ -212,15 +229,18 @@ def _read_setup(path: str) -> EncounterSetup:
 async def cmd_demo(args: argparse.Namespace) -> int:
     system = get_system(args.system)
     setup = demo_setup(args.system)
-    seed = seed_from(args.seed)
+    # A demo is a showcase of the AI against itself: its --seed asks for a fight anyone can replay.
+    seed, reproducible = chosen_seed(args.seed, args.reproducible_dice, implied=True)
     encounter = args.encounter or _encounter_id(f"demo-{system.name}")
     async with _store(args) as store:
         event_log = store.event_log(args.campaign)
         try:
-            await create_encounter(event_log, encounter, setup, seed)
+            await create_encounter(event_log, encounter, setup, seed, reproducible_dice=reproducible)
         except EncounterExists as exc:
             raise CliError(f"{exc}; resume it with: firelane run {encounter}") from None
         _stderr(f"encounter {encounter} in campaign {args.campaign} — {system.title}")
+        if reproducible:
+            _stderr(REPRODUCIBLE_DICE_WARNING)
         code = await _run_live(args, store, event_log, encounter, quiet=args.quiet)
         report = verify(await event_log.read(encounter, include_invalid=True))
         print(f"audit: {report.rolls} rolls, {report.dice} dice recomputed from the revealed seed: "
@@ -235,12 +255,15 @@ async def cmd_run(args: argparse.Namespace) -> int:
         setup = _read_setup(args.setup)
     elif args.demo_setup:
         setup = demo_setup(args.demo_setup)
+    seed, reproducible = chosen_seed(args.seed, args.reproducible_dice)
     async with _store(args) as store:
         event_log = store.event_log(args.campaign)
         if await event_log.encounter_meta(args.encounter) is None:
             if setup is None:
                 raise CliError(f"encounter {args.encounter!r} does not exist; give --setup FILE or --demo-setup SYSTEM to create it")
-            await ensure_encounter(event_log, args.encounter, setup, seed_from(args.seed))
+            await ensure_encounter(event_log, args.encounter, setup, seed, reproducible_dice=reproducible)
+            if reproducible:
+                _stderr(REPRODUCIBLE_DICE_WARNING)
         return await _run_live(args, store, event_log, args.encounter, quiet=args.quiet)
 
 
@@ -253,13 +276,15 @@ async def cmd_create(args: argparse.Namespace) -> int:
         setup = demo_setup(args.demo_setup)
     else:
         raise CliError("give --setup FILE or --demo-setup SYSTEM")
+    seed, reproducible = chosen_seed(args.seed, args.reproducible_dice)
     async with _store(args) as store:
         event_log = store.event_log(args.campaign)
         try:
-            await create_encounter(event_log, args.encounter, setup, seed_from(args.seed))
+            await create_encounter(event_log, args.encounter, setup, seed, reproducible_dice=reproducible)
         except EncounterExists as exc:
             raise CliError(str(exc)) from None
-    _stderr(f"created encounter {args.encounter} in campaign {args.campaign}")
+    _stderr(f"created encounter {args.encounter} in campaign {args.campaign}"
+            + (f"; {REPRODUCIBLE_DICE_WARNING}" if reproducible else ""))
     return await cmd_seats(args)
 
 
@@ -278,7 +303,9 @@ async def _check_stored(event_log: EventLog, encounter: str) -> tuple[int, Any]:
 
 def _report_invalid(event_log_entries: list) -> None:
     for stored in event_log_entries:
-        if stored.problem:
+        if stored.problem.startswith("log tampered"):
+            print(f"warning: {stored.problem} (log entry {stored.entry_id})", file=sys.stderr)
+        elif stored.problem:
             print(f"warning: log entry {stored.entry_id} skipped: {stored.problem}", file=sys.stderr)
 
 
@@ -351,6 +378,8 @@ async def cmd_audit(args: argparse.Namespace) -> int:
                 if not args.json:
                     _report_invalid(page)
                 events = [codec.decode_event(s) for s in trusted]
+                if not args.json and events and isinstance(events[0], EncounterStarted) and events[0].reproducible_dice:
+                    print(REPRODUCIBLE_DICE_WARNING)  # (with --json, the verdict says it)
                 for entry in audit_entries(trusted, events):
                     if args.json:
                         out.write((b"" if first else b",") + msgspec.json.encode(entry))
@@ -367,8 +396,8 @@ async def cmd_audit(args: argparse.Namespace) -> int:
     report = verifier.report()
     verdict = sys.stderr if args.json else sys.stdout  # with --json, stdout is the JSON alone
     if report.ok:
-        print(f"verified: seed matches its commitment; {report.dice} dice in {report.rolls} rolls recomputed, all match",
-              file=verdict)
+        print(f"verified: seed matches its commitment; {report.dice} dice in {report.rolls} rolls recomputed, all match"
+              + (f" ({REPRODUCIBLE_DICE_WARNING})" if report.reproducible_dice else ""), file=verdict)
         return 0
     print(f"verification FAILED ({len(report.problems)} problems):", file=verdict)
     for problem in report.problems:
@@ -536,6 +565,10 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     return await serve(args)
 
 
+_REPRODUCIBLE_HELP = ("allow --seed TEXT: the same text gives the same dice, so anyone who knows or guesses it can "
+                      "predict every roll; the log, the roster, the audit and the page say so")
+
+
 class _Parser(argparse.ArgumentParser):
     """A bad option or value is one line, what is wrong and where to look (not
     the usage block above it); every subcommand's parser is one of these."""
@@ -557,7 +590,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", parents=[common], help="run a fight between two AI squads")
     demo.add_argument("--system", default="bolt-and-blade", help=f"rule system: {', '.join(system_names())}")
-    demo.add_argument("--seed", help="any text; the same seed gives the same fight (default: random)")
+    demo.add_argument("--seed", help="any text; the same seed gives the same fight (default: random). Implies "
+                                     "--reproducible-dice: the log and the page say anyone can predict the rolls")
+    demo.add_argument("--reproducible-dice", action="store_true", help=argparse.SUPPRESS)  # what --seed implies here
     demo.add_argument("--encounter", help="encounter ID (default: demo-<system>-<time>)")
     demo.add_argument("--pace", type=seconds, default=0.0,
                       help="seconds between the AI's commands; the fight is then served in a browser while it runs")
@@ -569,7 +604,8 @@ def build_parser() -> argparse.ArgumentParser:
     run_from = run.add_mutually_exclusive_group()
     run_from.add_argument("--setup", metavar="FILE", help="EncounterSetup JSON for a new encounter")
     run_from.add_argument("--demo-setup", metavar="SYSTEM", help="use a system's demo setup for a new encounter")
-    run.add_argument("--seed", help="seed text for a new encounter")
+    run.add_argument("--seed", help="seed text for a new encounter; needs --reproducible-dice (default: secret random dice)")
+    run.add_argument("--reproducible-dice", action="store_true", help=_REPRODUCIBLE_HELP)
     run.add_argument("--pace", type=seconds, default=0.0,
                      help="seconds between the AI's commands; the fight is then served in a browser while it runs")
     run.add_argument("--quiet", action="store_true")
@@ -621,7 +657,8 @@ def build_parser() -> argparse.ArgumentParser:
     create_from = create.add_mutually_exclusive_group()
     create_from.add_argument("--setup", metavar="FILE", help="EncounterSetup JSON")
     create_from.add_argument("--demo-setup", metavar="SYSTEM", help="a system's demo setup")
-    create.add_argument("--seed", help="seed text (default: random)")
+    create.add_argument("--seed", help="seed text; needs --reproducible-dice (default: secret random dice)")
+    create.add_argument("--reproducible-dice", action="store_true", help=_REPRODUCIBLE_HELP)
     create.add_argument("--json", action="store_true", help="print the seats as JSON")
     create.set_defaults(handler=cmd_create)
 

@@ -47,7 +47,7 @@ from firelane.actors.seating import close_seats, provision_seat_users
 from firelane.actors.sequencer import encounter_setup, seat_token_digests
 from firelane.engine.registry import get_system
 from firelane.engine.seats import default_seats
-from firelane.events.log import CAMPAIGNS_KEY, CREATED_KEY, EventLog
+from firelane.events.log import CAMPAIGNS_KEY, CREATED_KEY, EventLog, LogTampered
 from firelane.frontends import stop_signals
 from firelane.frontends.backend import SERVE_KEY, CliError, ServeInfo, Store, open_store
 from firelane.frontends.web import Api, make_app
@@ -381,6 +381,12 @@ class EngineHost:
                     if reserved:
                         reserved = False
                         await self._release(key)
+                    tampered = _first_tampered(exc)
+                    if tampered is not None:
+                        # Final: the log is not the engine's any more; nothing a retry could mend.
+                        self.running[key] = str(tampered)
+                        log.error(str(tampered), campaign=campaign, encounter=encounter)
+                        return
                     busy = isinstance(exc, EncounterBusy) or (
                         isinstance(exc, BaseExceptionGroup) and exc.subgroup(lambda e: isinstance(e, EncounterBusy)))
                     if busy:
@@ -420,6 +426,15 @@ async def _close_ended(event_log: EventLog, encounter: str) -> None:
     except (RedisError, LookupError, ValueError) as exc:
         log.warning("cannot close an ended encounter's inboxes", campaign=event_log.campaign,
                     encounter=encounter, error=str(exc)[:300])
+
+
+def _first_tampered(exc: BaseException) -> LogTampered | None:
+    if isinstance(exc, LogTampered):
+        return exc
+    found = exc.subgroup(lambda e: isinstance(e, LogTampered)) if isinstance(exc, BaseExceptionGroup) else None
+    while isinstance(found, BaseExceptionGroup):
+        found = found.exceptions[0]
+    return found
 
 
 def _only_cancelled(exc: BaseException) -> bool:

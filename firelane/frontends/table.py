@@ -10,7 +10,9 @@
     GET /api/campaigns/{c}/encounters/{e}/preview?command=JSON   who an area choice would catch
 
 ``view`` is what the page draws, in one answer: the state after the newest
-event (or, with ``at``, at version W: the replay view), who the encounter
+event (or, with ``at``, at version W: the replay view), whether its dice are
+reproducible (``reproducible_dice``, with the sentence the page shows,
+``dice_warning``: they come from a seed text), who the encounter
 waits for and until when (wall-clock milliseconds, so a page can count down),
 the seat's options (``firelane.events.options_schemas``), the area templates
 and zones to draw, and the narration of every event after version V. With
@@ -51,7 +53,7 @@ from firelane.engine.state import EncounterState
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
 from firelane.events.schemas import EncounterRewound, EncounterStarted, Event, ReactionWindowOpened, TurnStarted
-from firelane.frontends.narrate import Narrator, _with_names
+from firelane.frontends.narrate import REPRODUCIBLE_DICE_WARNING, Narrator, _with_names
 from firelane.projections.audit import iter_rolls
 from firelane.projections.turn_state import system_of
 
@@ -212,6 +214,7 @@ class TableFold:
         self.window_opened_ms: dict[int, int] = {}
         self.turn_started_ms: int | None = None
         self.title = ""
+        self.dice_warning = ""  # what the page says when the start recorded reproducible dice
         self.checkpoints: dict[int, bytes] = {}
         self.marks: list[tuple[int, dict[str, Any] | None]] = []  # (version, its area, or None where a turn starts)
 
@@ -240,6 +243,7 @@ class TableFold:
         self.system.evolve(state, event)
         if isinstance(event, EncounterStarted):
             self.title = event.setup.name or event.encounter
+            self.dice_warning = REPRODUCIBLE_DICE_WARNING if event.reproducible_dice else ""
         elif isinstance(event, ReactionWindowOpened):
             self.window_opened_ms[event.window] = _entry_ms(stored)
         elif isinstance(event, TurnStarted):
@@ -424,6 +428,7 @@ def table_routes(api: Any) -> list[BaseRoute]:
             awaiting["turn_deadline_at_ms"] = fold.turn_started_ms + shown.turn_deadline_ms
         body.update(
             title=fold.title, system_title=system.title, at=version, state=shown, awaiting=awaiting,
+            reproducible_dice=bool(fold.dice_warning), dice_warning=fold.dice_warning,
             options=None if replay else system.options(shown, seat.id),
             extras=_combatant_extras(shown), zones=_zones(shown), bands=range_bands(shown),
             area=fold.area_at(version), previewable=sorted(system.previewable),

@@ -50,7 +50,7 @@ from firelane.engine.seats import default_seats, seat_by_id
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
 from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, json_too_deep
-from firelane.events.log import EventLog, InboxClosed, InboxFull, validate_id
+from firelane.events.log import EventLog, InboxClosed, InboxFull, LogTampered, validate_id
 from firelane.events.schemas import GENERIC_EVENTS, CommandRejected, SeatSetup
 from firelane.events.tokens_at_rest import token_digest
 from firelane.frontends.backend import Store
@@ -359,8 +359,16 @@ def make_app(api: Api) -> Starlette:
 
     async def current_state(campaign: str, encounter: str):
         feed = await api.feed(campaign, encounter)
+        event_log = api.event_log(campaign)
+        counter = await event_log.version(encounter)
         with trio.move_on_after(2):
-            await feed.wait_until(await api.event_log(campaign).version(encounter))
+            await feed.wait_until(counter)
+        if feed.version < counter:
+            # Behind the log's counter: slow, or its entries stop short of it (a tampered log says so).
+            problem = await event_log.tail_problem(encounter, counter)
+            if problem:
+                raise LogTampered(problem)
+            await event_log.read_from_version(encounter, feed.version)  # a gap the feed stopped at raises too
         return await feed.state()
 
     async def submit(request: Request) -> Response:
@@ -455,6 +463,10 @@ def make_app(api: Api) -> Starlette:
         return _json({"error": "the store's Redis is not answering (it is being restarted); try again in a moment"},
                      status=503)
 
+    async def tampered(request: Request, exc: Exception) -> Response:
+        # The stored log contradicts itself (events/log.py): said, never served as if it were whole.
+        return _json({"error": str(exc)}, status=409)
+
     routes = [
         Route("/api/health", health),
         Route("/api/schema", schema),
@@ -470,8 +482,8 @@ def make_app(api: Api) -> Starlette:
         WebSocketRoute("/api/campaigns/{campaign}/encounters/{encounter}/ws", websocket),
         *table_routes(api),  # the page at / and /table/..., its assets, and GET …/view (frontends/table.py)
     ]
-    return Starlette(routes=routes, exception_handlers={ApiError: api_error, RedisConnectionError: redis_away,
-                                                         RedisError: redis_away})
+    return Starlette(routes=routes, exception_handlers={ApiError: api_error, LogTampered: tampered,
+                                                         RedisConnectionError: redis_away, RedisError: redis_away})
 
 
 __all__ = ["Api", "ApiError", "EncounterFeed", "event_message", "make_app"]

@@ -67,7 +67,7 @@ class Table:
         path = self.tmp_path / f"{encounter}.json"
         path.write_text(json.dumps(setup))
         result = firelane("create", encounter, "--setup", str(path), "--data-dir", str(self.served.data_dir), "--json",
-                          *(["--seed", seed] if seed else []))
+                          *(["--seed", seed, "--reproducible-dice"] if seed else []))
         assert result.returncode == 0, result.stderr
         seats = json.loads(result.stdout)["seats"]
         return {seat["seat"]: {"token": seat["token"], "link": seat["link"]} for seat in seats}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from firelane.engine.core import BaseRuleSystem, Decision, Rejected, TurnOptions, require
+from firelane.engine.core import BaseRuleSystem, Decision, Rejected, SettingRange, TurnOptions, require
 from firelane.engine.dice import Dice
 from firelane.engine.state import Combatant, EncounterState, ReactionWindow
 from firelane.engine.systems.d100_degrees import actions, ai, options, reactions, rules
@@ -80,6 +80,14 @@ class D100DegreesSystem(BaseRuleSystem):
     initiative_each_round = False
     previewable: ClassVar[frozenset[str]] = frozenset({"D100DSuppressingFire"})
     default_settings: ClassVar[dict[str, Any]] = HOUSE_DEFAULTS
+    setting_ranges: ClassVar[dict[str, SettingRange]] = {
+        "square_metres": SettingRange(0.01, 1000, whole=False),
+        "chain_step_metres": SettingRange(0.01, 1000, whole=False),
+        "half_move_metres_per_agility_bonus": SettingRange(0, 1000, whole=False),
+        "minimum_half_move_metres": SettingRange(0, 1000, whole=False),
+        "pinned_attack_penalty": SettingRange(-100, 0),
+        "initiative_die": SettingRange(2, 1000),
+    }
 
     # ------------------------------------------------------------ setup
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from firelane.engine.core import BaseRuleSystem, Decision, Rejected, TurnOptions, require
+from firelane.engine.core import BaseRuleSystem, Decision, Rejected, SettingRange, TurnOptions, require
 from firelane.engine.dice import Dice
 from firelane.engine.state import Combatant, EncounterState, ReactionWindow
 from firelane.engine.systems.d100_zones import actions, ai, options, reactions, rules
@@ -94,6 +94,12 @@ class D100ZonesSystem(BaseRuleSystem):
     initiative_each_round = True  # D100Z-01
     previewable: ClassVar[frozenset[str]] = frozenset({"D100ZSuppressiveFire"})
     default_settings: ClassVar[dict[str, Any]] = HOUSE_DEFAULTS
+    setting_ranges: ClassVar[dict[str, SettingRange]] = {
+        "square_metres": SettingRange(0.01, 1000, whole=False),
+        "flanking_min_angle": SettingRange(0, 180, whole=False),
+        "dying_hp_loss_per_round": SettingRange(0, 1000),
+        "death_at_hp": SettingRange(-10_000, 0),
+    }
 
     # ------------------------------------------------------------ setup
 

@@ -1,0 +1,39 @@
+"""Every system's demo fights, pinned by the hash of their logs.
+
+Moving a rule system's code (issue 18), or changing how the engine decides,
+must not change what happens: these fights' logs are byte for byte those of
+the engine when they were pinned (`scripts/demo_log_hashes.py` checks 50 or
+more seeds per system against a saved run). A change to the rules or the AI
+that changes fights on purpose updates the hashes here, with the script's
+output, in the same commit.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+_SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "demo_log_hashes.py"
+_spec = importlib.util.spec_from_file_location("demo_log_hashes", _SCRIPT)
+assert _spec is not None and _spec.loader is not None
+log_hashes = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(log_hashes)
+
+PINNED = [
+    # (system, seed number, events, sha256 of the encoded events)
+    ("bolt-and-blade", 0, 402, "0ab8affce3cf4f7b612bebf3a1404b33a814dbb2f340941a7e0b72bf27837b95"),
+    ("bolt-and-blade", 2, 940, "49eb503b2b2ade692e6e18ed148f21b9e29c472fbd5a0b0b85e0a967e41a41d1"),
+    ("d100-degrees", 0, 119, "517445d7c699af9c9925e89512ab2f7672925917280fd2644439624b47bf9e77"),
+    ("d100-degrees", 2, 211, "35fa20b1b64b182c4e3a4c71f2fb2904e1385359ec45d7b21ebddcb5e0d4dbeb"),
+    ("d100-zones", 0, 306, "249319d7c3898ed5cf7aa6e613f4fd06936e5bebd019b45ac972c2b32df36340"),
+    ("d100-zones", 1, 233, "7b5d4253c36fe157bf560215556aacb0242119a8d3f1195bf5c2a482b761ab0b"),
+    ("rond6", 1, 479, "5a84d98c5b0970d09dd1a44c647a7155ed2a161bc4ce7e2231f9396e06b88a8e"),
+    ("rond6", 2, 1265, "5386742132a0eb53c4cc916d930e4e45b6eecf6dab762d9dc3e0492139adc329"),
+]
+
+
+@pytest.mark.parametrize(("system", "seed", "events", "sha256"), PINNED)
+def test_a_demo_fight_logs_the_same_events_as_when_pinned(system: str, seed: int, events: int, sha256: str) -> None:
+    assert log_hashes.log_hash(system, log_hashes.seed_of(system, seed)) == (sha256, events)
