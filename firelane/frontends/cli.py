@@ -792,5 +792,3 @@ def _stopped(args: argparse.Namespace | None, argv: list[str] | None) -> int:
     resume = "; resume with: firelane run ENCOUNTER" if command in ("run", "demo") else ""
     worker = bool(getattr(args, "engine_only", False)) if args is not None else "--engine-only" in words
     return stop_signals.answer(command, worker=worker, resume=resume)
-
-
