@@ -34,13 +34,13 @@ first) refolds and decides again. So:
 
 The campaign's GM token (``…:campaign:gm_token``, made with its first
 character, shown by ``firelane campaign token``) is what the web API asks
-for before it adjusts or releases a character.
+for before it adjusts or releases a character. It is kept as a digest (the
+check) and sealed (for printing), never in clear (firelane.events.tokens_at_rest).
 """
 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import secrets
 from collections.abc import Callable
 
@@ -74,6 +74,7 @@ from firelane.events.campaign_schemas import CharactersEnlisted, CharactersRelea
 from firelane.events.limits import bounded
 from firelane.events.log import CAMPAIGNS_KEY, EventLog, VersionConflict
 from firelane.events.sealing import SealError, SeedRecord, open_seed, seal_seed
+from firelane.events.tokens_at_rest import StoredToken, open_token, seal_token
 from firelane.projections.characters import CampaignFold
 from firelane.events.schemas import EncounterSetup, EncounterStarted, EndEncounter, Event
 from firelane.logs import get_logger
@@ -162,24 +163,61 @@ def gm_token_key(event_log: EventLog) -> str:
     return CampaignLog.of(event_log).stream_key("gm_token")
 
 
+def seal_gm_token(event_log: EventLog, token: str) -> bytes:
+    """The value to keep at `gm_token_key` for this clear token."""
+    return seal_token(event_log.server_key, event_log.campaign, gm_token_key(event_log), token)
+
+
+# Replace the value only if it is still the one read (a token kept in clear by an older firelane).
+_RESEAL = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"""
+
+
+async def stored_gm_token(event_log: EventLog) -> StoredToken | None:
+    """The campaign's GM token as kept (None without one); one an older firelane kept in clear is sealed in place."""
+    key = gm_token_key(event_log)
+    raw = await event_log.client.execute("GET", key)
+    if raw is None:
+        return None
+    stored = open_token(event_log.server_key, event_log.campaign, key, raw)
+    if stored.legacy and stored.token is not None and event_log.server_key is not None:
+        await event_log.client.evalsha_or_load(_RESEAL, (key,), (raw, seal_gm_token(event_log, stored.token)))
+    return stored
+
+
 async def gm_token(event_log: EventLog, *, renew: bool = False) -> str:
-    """The campaign's GM token (made if it has none; a new one with ``renew``,
-    which the old one stops working for at once)."""
+    """The campaign's GM token in clear, to hand to the GM (made if it has none;
+    a new one with ``renew``, which the old one stops working for at once).
+    LookupError when the kept one cannot be opened here (sealed with another
+    store's key): ``renew`` then makes a new one."""
     key = gm_token_key(event_log)
     fresh = secrets.token_urlsafe(24)
     if renew:
-        await event_log.client.execute("SET", key, fresh)
-    else:
-        await event_log.client.execute("SET", key, fresh, "NX")
-    return (await event_log.client.execute("GET", key)).decode()
+        await event_log.client.execute("SET", key, seal_gm_token(event_log, fresh))
+        return fresh
+    if await event_log.client.execute("SET", key, seal_gm_token(event_log, fresh), "NX") is not None:
+        return fresh
+    stored = await stored_gm_token(event_log)
+    if stored is None:  # deleted in between: make it again
+        return await gm_token(event_log)
+    if stored.token is None:
+        raise LookupError(f"the GM token of campaign {event_log.campaign!r} cannot be shown here "
+                          f"(it was sealed with another store's secret); make a new one with: "
+                          f"firelane campaign token --new --campaign {event_log.campaign}")
+    return stored.token
 
 
 async def gm_token_matches(event_log: EventLog, token: str) -> bool | None:
-    """Whether ``token`` is the campaign's GM token; None when it has none."""
-    stored = await event_log.client.execute("GET", gm_token_key(event_log))
+    """Whether ``token`` is the campaign's GM token (by its digest); None when it has none."""
+    stored = await stored_gm_token(event_log)
     if stored is None:
         return None
-    return hmac.compare_digest(stored, token.encode())
+    return stored.matches(token)
 
 
 # ------------------------------------------------------------------ the GM's adjustments

@@ -76,6 +76,7 @@ from firelane.events.log import (
     VersionConflict,
 )
 from firelane.events.sealing import SealError, SeedRecord, open_seed, seal_seed
+from firelane.events.tokens_at_rest import StoredToken, open_token, seal_token
 from firelane.events.schemas import (
     ClaimReaction,
     CloseReactionWindow,
@@ -184,7 +185,7 @@ def seed_key(campaign: str, encounter: str) -> str:
 
 
 def seats_key(campaign: str, encounter: str) -> str:
-    """Hash seat -> secret token (readable by the engine and the server only)."""
+    """Hash seat -> its secret token at rest (digest and sealed; readable by the engine and the server only)."""
     return f"firelane:{{{campaign}}}:enc:{encounter}:seats"
 
 
@@ -222,12 +223,14 @@ async def _stored_seed(event_log: EventLog, encounter: str) -> SeedRecord:
 
 async def _store_tokens(event_log: EventLog, encounter: str, setup: EncounterSetup) -> None:
     """A secret token per seat (kept once: a repeated creation keeps the first),
-    and the seats' Redis users."""
+    and the seats' Redis users. Kept at rest as a digest and sealed, never in
+    clear (firelane.events.tokens_at_rest)."""
     seats = default_seats(setup)
     key = seats_key(event_log.campaign, encounter)
-    for seat in seats:
-        await event_log.client.execute("HSETNX", key, seat.id, secrets.token_urlsafe(18))
-    await provision_seat_users(event_log, encounter, seats, await seat_tokens(event_log, encounter))
+    fresh = seal_seat_tokens(event_log, encounter, {seat.id: secrets.token_urlsafe(18) for seat in seats})
+    for seat_id, stored in fresh.items():
+        await event_log.client.execute("HSETNX", key, seat_id, stored)
+    await provision_seat_users(event_log, encounter, seats, await seat_token_digests(event_log, encounter))
 
 
 async def create_encounter(event_log: EventLog, encounter: str, setup: EncounterSetup, seed: bytes, *,
@@ -298,9 +301,55 @@ async def load_seed(event_log: EventLog, encounter: str) -> bytes:
     return (await _stored_seed(event_log, encounter)).seed_bytes
 
 
+def _token_place(event_log: EventLog, encounter: str, seat: str) -> str:
+    """Where a seat's token is kept: what its sealed value is bound to."""
+    return f"{seats_key(event_log.campaign, encounter)}/{seat}"
+
+
+def seal_seat_tokens(event_log: EventLog, encounter: str, tokens: Mapping[str, str]) -> dict[str, bytes]:
+    """Seat -> the value to keep in the seats hash for that clear token."""
+    return {seat: seal_token(event_log.server_key, event_log.campaign, _token_place(event_log, encounter, seat), token)
+            for seat, token in tokens.items()}
+
+
+# Replace a field's value only if it is still the one read (a token kept in clear by an older firelane).
+_RESEAL = """
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+  return 1
+end
+return 0
+"""
+
+
+async def _stored_seat_tokens(event_log: EventLog, encounter: str) -> dict[str, StoredToken]:
+    """Seat -> its stored token. Tokens an older firelane kept in clear are sealed in place (once the
+    log has the store's secret); they go on working."""
+    key = seats_key(event_log.campaign, encounter)
+    raw = await event_log.client.execute("HGETALL", key) or []
+    stored: dict[str, StoredToken] = {}
+    for index in range(0, len(raw), 2):
+        seat = raw[index].decode()
+        token = open_token(event_log.server_key, event_log.campaign, _token_place(event_log, encounter, seat), raw[index + 1])
+        if token.legacy and token.token is not None and event_log.server_key is not None:
+            sealed = seal_seat_tokens(event_log, encounter, {seat: token.token})[seat]
+            await event_log.client.evalsha_or_load(_RESEAL, (key,), (seat, raw[index + 1], sealed))
+        stored[seat] = token
+    return stored
+
+
 async def seat_tokens(event_log: EventLog, encounter: str) -> dict[str, str]:
-    raw = await event_log.client.execute("HGETALL", seats_key(event_log.campaign, encounter))
-    return {raw[i].decode(): raw[i + 1].decode() for i in range(0, len(raw or []), 2)}
+    """Seat -> its secret token in clear, for join links (`firelane seats`). Checks need only
+    `seat_token_digests`. A token sealed with another key (or a log opened without the store's
+    secret) is left out; an encounter that does not exist gives {}."""
+    return {seat: stored.token for seat, stored in (await _stored_seat_tokens(event_log, encounter)).items()
+            if stored.token is not None}
+
+
+async def seat_token_digests(event_log: EventLog, encounter: str) -> dict[str, str]:
+    """Seat -> the SHA-256 (hex) of its token: enough to check a token, and what the
+    seat's Redis user takes. {} when the encounter does not exist."""
+    return {seat: stored.digest for seat, stored in (await _stored_seat_tokens(event_log, encounter)).items()}
 
 
 async def encounter_setup(event_log: EventLog, encounter: str) -> EncounterSetup:
@@ -1154,12 +1203,12 @@ class Sequencer:
         """Nothing reads an ended encounter's inboxes: close them, and let its
         seats' Redis users read the log only."""
         seats = default_seats(await encounter_setup(self.log, self.encounter))
-        tokens = await seat_tokens(self.log, self.encounter)
+        digests = await seat_token_digests(self.log, self.encounter)
         if answer_first:
             await self.log.mark_inboxes_closed(self.encounter)
-            await provision_seat_users(self.log, self.encounter, seats, tokens, writes=False)
+            await provision_seat_users(self.log, self.encounter, seats, digests, writes=False)
             await self._answer_after_end()
-        await close_seats(self.log, self.encounter, seats, tokens)
+        await close_seats(self.log, self.encounter, seats, digests)
 
     async def _answer_after_end(self) -> None:
         """Refuse, with the reason, every command still in the (closed) inboxes

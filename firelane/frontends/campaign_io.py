@@ -78,9 +78,9 @@ from typing import Any, BinaryIO, Union
 import msgspec
 import trio
 
-from firelane.actors.campaign import downtime_seed_key, gm_token_key, sealed_downtime_seed
+from firelane.actors.campaign import downtime_seed_key, gm_token_key, seal_gm_token, sealed_downtime_seed
 from firelane.actors.seating import acl_rules, acl_user
-from firelane.actors.sequencer import seats_key, sealed_seed, seed_key
+from firelane.actors.sequencer import seal_seat_tokens, seats_key, sealed_seed, seed_key
 from firelane.engine.registry import UnknownSystem, get_system
 from firelane.engine.seats import default_seats
 from firelane.events import codec
@@ -91,6 +91,7 @@ from firelane.events.log import CAMPAIGNS_KEY, CREATED_KEY, EventLog, validate_i
 from firelane.events.schemas import EncounterStarted
 from firelane.events.public_signing import fingerprint, parse_fingerprint, signature_valid
 from firelane.events.signing import entry_mac
+from firelane.events.tokens_at_rest import token_digest
 from firelane.frontends.backend import CliError, Store
 from firelane.projections.audit import Verifier, revealed_seed
 from firelane.projections.characters import CampaignFold, DowntimeVerifier
@@ -622,7 +623,7 @@ class _Importer:
         if state.head.kind == "campaign":
             # The campaign's GM token is the store's secret, never the file's: a new one here.
             await self.claim(gm_token_key(self.log))
-            await self.add("SET", gm_token_key(self.log), secrets.token_urlsafe(24))
+            await self.add("SET", gm_token_key(self.log), seal_gm_token(self.log, secrets.token_urlsafe(24)))
 
     async def write_entries(self, state: _StreamState, entries: list[Entry]) -> None:
         """Entries of the current stream, in order, signed with this store's key."""
@@ -659,7 +660,8 @@ class _Importer:
                        sealed_seed(self.log, encounter, bytes.fromhex(state.head.seed), state.reproducible_dice))
         seats = default_seats(state.setup)  # type: ignore[arg-type]
         tokens = {seat.id: secrets.token_urlsafe(18) for seat in seats}
-        await self.add("HSET", seats_key(self.log.campaign, encounter), *[p for pair in tokens.items() for p in pair])
+        kept = seal_seat_tokens(self.log, encounter, tokens)  # a digest and sealed, never in clear
+        await self.add("HSET", seats_key(self.log.campaign, encounter), *[p for pair in kept.items() for p in pair])
         await self.add("SADD", self.users_key, *[acl_user(self.log.campaign, encounter, seat.id) for seat in seats])
         await self.flush()
         # Only ended encounters are exported: their inboxes are closed and their
@@ -671,7 +673,7 @@ class _Importer:
         for seat in seats:
             try:
                 await self.client.execute("ACL", "SETUSER", acl_user(self.log.campaign, encounter, seat.id),
-                                          *acl_rules(self.log, encounter, seat, tokens[seat.id], writes=False))
+                                          *acl_rules(self.log, encounter, seat, token_digest(tokens[seat.id]), writes=False))
             except RedisError:
                 break  # a server without per-key ACLs: seats use the HTTP API (as at creation)
         self.registered.append((state.head.order, encounter, bytes(state.head.meta)))

@@ -26,6 +26,13 @@ encounter to it and narrate.
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # `python -m firelane.frontends.cli`: the entry point that answers signals while loading
+    import sys
+
+    from firelane.__main__ import main as _main
+
+    sys.exit(_main())
+
 import argparse
 import hashlib
 import signal
@@ -54,7 +61,7 @@ from firelane.engine.setup_check import SetupError, decode_setup
 from firelane.events import codec
 from firelane.events.log import EventLog, InboxClosed, InboxFull
 from firelane.events.schemas import CommandRejected, EncounterSetup, EncounterStarted, SeatSetup, SeedRevealed
-from firelane.frontends import campaign_cli
+from firelane.frontends import campaign_cli, stop_signals
 from firelane.frontends import sim as sim_command
 from firelane.frontends.backend import CliError, ServeInfo, Store, open_store
 from firelane.engine.core import Rejected
@@ -709,33 +716,46 @@ def _first_of(group: BaseExceptionGroup, kind: type[BaseException]) -> BaseExcep
 
 
 class _Interrupted(Exception):
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
+    """The command was stopped by a signal (see firelane.frontends.stop_signals)."""
 
 
 async def _run_with_signals(args: argparse.Namespace) -> int:
-    """Run the command; SIGINT or SIGTERM cancels it, so every ``finally`` and
-    context manager runs (the data dir's server is left or stopped cleanly)."""
-    received: list[int] = []
+    """Run the command; SIGINT, SIGTERM or SIGHUP cancels it, so every
+    ``finally`` and context manager runs (engines stop between two appends,
+    the data dir's server is left or stopped cleanly). A second signal cancels
+    the cleanup waits that may be cut short (stop_signals.cleanup_scope)."""
     result: list[int] = []
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async with trio.open_nursery() as nursery:
-            async def command() -> None:
-                result.append(await args.handler(args))
-                nursery.cancel_scope.cancel()
+    with trio.open_signal_receiver(*stop_signals.STOP_SIGNALS) as signals:
+        command_scope = trio.CancelScope()
+        # Shielded: it must hear a second signal while the command cleans up.
+        listening = trio.CancelScope(shield=True)
 
-            async def on_signal() -> None:
+        async def listen() -> None:
+            with listening:
+                if stop_signals.requested():  # arrived before trio's receiver was open
+                    command_scope.cancel()
                 async for signum in signals:
-                    received.append(signum)
-                    nursery.cancel_scope.cancel()
-                    return
+                    stop_signals.note(signum)
+                    command_scope.cancel()
 
-            nursery.start_soon(command)
-            nursery.start_soon(on_signal)
-    if received:
-        raise _Interrupted(received[0])
-    return result[0]
+        async def command() -> None:
+            try:
+                with command_scope:
+                    result.append(await args.handler(args))
+            finally:
+                listening.cancel()
+
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(listen)
+                nursery.start_soon(command)
+        except (Exception, BaseExceptionGroup):
+            if not stop_signals.requested() or result:
+                raise
+            # Failing while it stops (e.g. Redis gone meanwhile): the stop is what was asked for.
+    if result:
+        return result[0]
+    raise _Interrupted()
 
 
 _USER_ERRORS = (CliError, UnknownSystem, SetupError, ValueError, LookupError, OSError, msgspec.DecodeError,
@@ -751,19 +771,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if getattr(args, "sync_handler", None) is not None:
-            return args.sync_handler(args)  # type: ignore[no-any-return]  # no trio, no Redis: firelane sim
+            # No trio, no Redis (firelane sim): it handles Ctrl-C itself; SIGTERM and SIGHUP are one too.
+            stop_signals.as_keyboard_interrupt()
+            code = args.sync_handler(args)  # type: ignore[no-any-return]
+            return stop_signals.exit_code(args.command) if code == 130 and stop_signals.requested() else code
         configure_logging(args.log)
+        stop_signals.hold()
         return trio.run(_run_with_signals, args)
-    except _Interrupted as stop:
-        if args is not None and args.command == "serve":
-            return 0  # serve said goodbye itself (a worker says nothing)
-        print(f"firelane: interrupted ({stop}); nothing is lost: the log keeps every event"
-              + ("; resume with: firelane run ENCOUNTER" if args is not None and args.command in ("run", "demo") else ""),
-              file=sys.stderr)
-        return 130 if stop.signum == signal.SIGINT else 143
+    except (_Interrupted, stop_signals.StopRequested):
+        return _stopped(args, argv)
     except KeyboardInterrupt:
-        print("firelane: interrupted; nothing is lost: the log keeps every event", file=sys.stderr)
-        return 130
+        stop_signals.note(signal.SIGINT)
+        return _stopped(args, argv)
     except _USER_ERRORS as exc:
         print(f"firelane: error: {_message(exc)}", file=sys.stderr)
         return 2
@@ -779,5 +798,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def _stopped(args: argparse.Namespace | None, argv: list[str] | None) -> int:
+    """One line (serve says its own) and the documented exit code, after a stop signal."""
+    words = sys.argv[1:] if argv is None else argv
+    command = args.command if args is not None else (words[0] if words else None)
+    resume = "; resume with: firelane run ENCOUNTER" if command in ("run", "demo") else ""
+    worker = bool(getattr(args, "engine_only", False)) if args is not None else "--engine-only" in words
+    return stop_signals.answer(command, worker=worker, resume=resume)

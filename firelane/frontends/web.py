@@ -51,7 +51,7 @@ from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from firelane.actors.sequencer import body_digest, command_key, encounter_setup, seat_tokens
+from firelane.actors.sequencer import body_digest, command_key, encounter_setup, seat_token_digests
 from firelane.engine.registry import UnknownSystem, get_system
 from firelane.engine.seats import default_seats, seat_by_id
 from firelane.events import codec
@@ -59,6 +59,7 @@ from firelane.events.envelope import StoredEvent
 from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, MAX_ECHOED_ID_CHARS, bounded, json_too_deep
 from firelane.events.log import EventLog, InboxClosed, InboxFull, LogTampered, validate_id
 from firelane.events.schemas import GENERIC_EVENTS, CommandRejected, SeatSetup
+from firelane.events.tokens_at_rest import token_digest
 from firelane.frontends.backend import Store
 from firelane.frontends.campaign_web import COMMAND_ID, campaign_gm_routes
 from firelane.frontends.http_guard import ApiError, Guard, ServedNames, read_body
@@ -67,6 +68,7 @@ from firelane.logs import get_logger
 from firelane.projections.characters import campaign_characters, character_history
 from firelane.projections.roster import campaign_roster, roster_page
 from firelane.projections.turn_state import system_of
+from firelane.redisio import RedisConnectionError, RedisError
 
 log = get_logger("firelane.web")
 
@@ -155,27 +157,16 @@ class EncounterFeed:
     async def run(self) -> None:
         close_code = GOING_AWAY  # following never ends by itself: only a cancellation (the server stopping) or a failure
         try:
-            async with aclosing(self.log.follow(self.encounter, "0-0", block_ms=1000, batch=1000)) as batches:
-                async for batch in batches:
-                    for stored in batch:
-                        if stored.version != self.version + 1:
-                            continue  # a re-read overlap
-                        self.events.append(stored)
-                        if len(self.events) > _FEED_BACKLOG:
-                            drop = len(self.events) - _FEED_BACKLOG
-                            del self.events[:drop]
-                            self.first_version += drop
-                        for watcher in [w for seat in self._watchers.values() for w in seat]:
-                            try:
-                                watcher.send.send_nowait(stored)
-                            except trio.WouldBlock:
-                                # A client that cannot keep up is dropped; it reconnects
-                                # with its last version and loses nothing.
-                                self.unwatch(watcher, TOO_SLOW)
-                            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                                self.unwatch(watcher)  # its connection has ended
-                    self._grown.set()
-                    self._grown = trio.Event()
+            while True:
+                try:
+                    return await self._follow()
+                except (RedisConnectionError, RedisError) as exc:
+                    if isinstance(exc, RedisError) and exc.code != "LOADING":
+                        raise
+                    # Redis went away (`firelane serve` restarts its own): go on from the last event seen.
+                    log.warning("lost the log while following it; resuming", encounter=self.encounter,
+                                error=str(exc)[:200])
+                    await trio.sleep(0.5)
         except Exception as exc:  # noqa: BLE001 - one encounter's feed never stops the server
             # Its clients are closed and reconnect; the next request starts a new feed.
             close_code = LOST_LOG
@@ -185,6 +176,30 @@ class EncounterFeed:
             self.stopped = True
             for watcher in [w for seat in self._watchers.values() for w in seat]:
                 self.unwatch(watcher, close_code)
+
+    async def _follow(self) -> None:
+        after = self.events[-1].entry_id if self.events else "0-0"
+        async with aclosing(self.log.follow(self.encounter, after, block_ms=1000, batch=1000)) as batches:
+            async for batch in batches:
+                for stored in batch:
+                    if stored.version != self.version + 1:
+                        continue  # a re-read overlap
+                    self.events.append(stored)
+                    if len(self.events) > _FEED_BACKLOG:
+                        drop = len(self.events) - _FEED_BACKLOG
+                        del self.events[:drop]
+                        self.first_version += drop
+                    for watcher in [w for seat in self._watchers.values() for w in seat]:
+                        try:
+                            watcher.send.send_nowait(stored)
+                        except trio.WouldBlock:
+                            # A client that cannot keep up is dropped; it reconnects
+                            # with its last version and loses nothing.
+                            self.unwatch(watcher, TOO_SLOW)
+                        except (trio.BrokenResourceError, trio.ClosedResourceError):
+                            self.unwatch(watcher)  # its connection has ended
+                self._grown.set()
+                self._grown = trio.Event()
 
     def watch(self, seat: SeatSetup) -> Watcher:
         """A new client of ``seat``: every new event is queued for it. A seat
@@ -259,17 +274,18 @@ class Api:
             raise ApiError(400, str(exc)) from None
         key = (campaign, encounter)
         if key not in self._seats:
-            tokens = await seat_tokens(event_log, encounter)
-            if not tokens:
+            digests = await seat_token_digests(event_log, encounter)  # checking a token needs no more
+            if not digests:
                 raise ApiError(404, f"encounter {encounter!r} does not exist in campaign {campaign!r}")
             meta = msgspec.json.decode(await event_log.encounter_meta(encounter) or b"{}")
             setup = await encounter_setup(event_log, encounter)
-            self._seats[key] = (tokens, default_seats(setup), meta.get("system", setup.system))
-        tokens, seats, system = self._seats[key]
+            self._seats[key] = (digests, default_seats(setup), meta.get("system", setup.system))
+        digests, seats, system = self._seats[key]
         if not token:
             raise ApiError(401, "this needs a seat's token (Authorization: Bearer <token>, or ?token=)")
-        for seat_id, seat_token in tokens.items():
-            if hmac.compare_digest(seat_token.encode(), token.encode()):
+        presented = token_digest(token)
+        for seat_id, digest in digests.items():
+            if hmac.compare_digest(digest.encode(), presented.encode()):
                 seat = seat_by_id(seats, seat_id)
                 if seat is not None:
                     return seat, system
@@ -557,6 +573,16 @@ def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
         return Response(msgspec.json.encode({"error": message}), status_code=exc.status_code, headers=exc.headers,
                         media_type="application/json")
 
+    async def redis_away(connection: Request | WebSocket, exc: Exception) -> Response | None:
+        """Redis is out of reach or still loading its AOF (`firelane serve` restarts its own): 503, try again."""
+        if isinstance(exc, RedisError) and exc.code not in ("LOADING", "BUSY"):
+            raise exc
+        if isinstance(connection, WebSocket):
+            await connection.close(code=1013, reason="the store is restarting: reconnect with after=<last n>")
+            return None
+        return _json({"error": "the store's Redis is not answering (it is being restarted); try again in a moment"},
+                     status=503)
+
     async def tampered(request: Request, exc: Exception) -> Response:
         # The stored log contradicts itself (events/log.py): said, never served as if it were whole.
         return _json({"error": str(exc)}, status=409)
@@ -577,7 +603,8 @@ def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
         *table_routes(api),  # the page at / and /table/..., its assets, and GET …/view (frontends/table.py)
     ]
     return Starlette(routes=routes,
-                     exception_handlers={ApiError: api_error, LogTampered: tampered, HTTPException: http_error},
+                     exception_handlers={ApiError: api_error, LogTampered: tampered, HTTPException: http_error,
+                                         RedisConnectionError: redis_away, RedisError: redis_away},
                      middleware=[Middleware(Guard, names=names if names is not None else ServedNames())])
 
 
