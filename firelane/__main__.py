@@ -1,10 +1,13 @@
 """The `firelane` command's entry point (the console script and ``python -m firelane``).
 
 Importing the CLI (trio, msgspec, starlette, every rule system...) takes a
-noticeable part of a second, and a Ctrl-C pressed meanwhile would otherwise
-print a KeyboardInterrupt traceback from deep inside the import. This module
-imports nothing heavy itself, so it can answer such a Ctrl-C as the CLI answers
-one later: one line and exit 130, or for `firelane serve` its "stopped" and 0.
+noticeable part of a second. A stop signal (SIGINT, SIGTERM, SIGHUP) meanwhile
+would otherwise print a traceback from deep inside an import, or kill the
+process without a word. So this module imports nothing heavy before it has
+installed the handler of firelane.frontends.stop_signals (standard library
+only): a signal while loading is answered as the CLI answers one later, with
+one line and the documented exit code (nothing has started yet, so there is
+nothing to stop).
 """
 
 from __future__ import annotations
@@ -12,25 +15,31 @@ from __future__ import annotations
 import sys
 
 
-def _interrupted_while_loading(argv: list[str]) -> int:
-    # Nothing has started yet (no Redis, no encounter, no worker), so there is
-    # nothing to stop; only the words and the exit code must be the CLI's own.
-    command = argv[0] if argv else None
-    if command == "serve":
-        if "--engine-only" not in argv:  # a worker says nothing: the serve that started it speaks
-            print("firelane serve: stopped", file=sys.stderr)
-        return 0
-    print("firelane: interrupted; nothing is lost: the log keeps every event", file=sys.stderr)
-    return 130
-
-
 def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
+    command = arguments[0] if arguments else None
+    try:
+        from firelane.frontends import stop_signals
+
+        stop_signals.install()
+    except KeyboardInterrupt:  # Ctrl-C in the few milliseconds before the handler is in place
+        if command != "serve":
+            print("firelane: interrupted (SIGINT); nothing is lost: the log keeps every event", file=sys.stderr)
+            return 130
+        if "--engine-only" not in arguments:
+            print("firelane serve: stopped before serving; nothing was running", file=sys.stderr)
+        return 0
     try:
         from firelane.frontends.cli import main as cli_main
-    except KeyboardInterrupt:
-        return _interrupted_while_loading(arguments)
-    return cli_main(arguments)
+
+        code = cli_main(arguments)
+    except stop_signals.StopRequested:
+        code = stop_signals.answer(command, worker="--engine-only" in arguments)
+    # Done (its line said, if it was stopped): from here on only the interpreter
+    # winds down, which restores the default handlers (a signal now would kill
+    # the process and lose its exit code). Nothing is left to stop: ignore them.
+    stop_signals.ignore()
+    return code
 
 
 if __name__ == "__main__":

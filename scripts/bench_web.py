@@ -132,7 +132,7 @@ def paint_times(browser, link: str, events: int, runs: int) -> list[float]:
 def first_paint(browser, server: Server, data: Path, runs: int) -> dict[str, object]:
     seed, seats = 0, None
     for seed in range(3, 40):  # the first demo seed whose fight has at least 500 events
-        seats = create(data, f"paint-{seed}", "--demo-setup", "bolt-and-blade", "--seed", str(seed))
+        seats = create(data, f"paint-{seed}", "--demo-setup", "bolt-and-blade", "--seed", str(seed), "--reproducible-dice")
         events = wait_ended(server.api, f"paint-{seed}", seats["spectator"]["token"])
         if events >= 500:
             break
@@ -152,7 +152,7 @@ def first_paint_long(browser, server: Server, data: Path, runs: int, tmp: Path) 
     setup["settings"]["max_rounds"] = 150
     path = tmp / "long.json"
     path.write_text(json.dumps(setup))
-    seats = create(data, "paint-long", "--setup", str(path), "--seed", "long")
+    seats = create(data, "paint-long", "--setup", str(path), "--seed", "long", "--reproducible-dice")
     events = wait_ended(server.api, "paint-long", seats["spectator"]["token"], timeout=600)
     if events < 10_000:
         raise SystemExit(f"bench_web: the long fight has {events} events, fewer than 10,000")

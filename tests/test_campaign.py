@@ -17,7 +17,7 @@ import trio
 import firelane.actors.sequencer as sequencer_module
 from firelane.actors.campaign import CampaignStream, create_characters, record_aftermath, rest
 from firelane.actors.runtime import default_policies, run_encounter
-from firelane.actors.sequencer import create_encounter, seat_tokens, seed_key
+from firelane.actors.sequencer import create_encounter, load_seed, seat_tokens, seed_key
 from firelane.engine.campaign import CampaignError, DowntimeRequest, party
 from firelane.engine.campaign_rules import campaign_rules
 from firelane.engine.registry import demo_setup, get_system, register_system
@@ -35,7 +35,7 @@ from firelane.events.schemas import (
     RewindEncounter,
 )
 from firelane.frontends.backend import CliError, Store
-from firelane.frontends.campaign_io import export_campaign, import_campaign, verify_export
+from firelane.frontends.campaign_io import Trust, export_campaign, import_campaign, store_trust, verify_export
 from firelane.projections.audit import verify
 from firelane.projections.characters import campaign_characters, character_history, downtime_audit
 from firelane.projections.roster import campaign_roster, roster_page
@@ -45,6 +45,11 @@ from firelane.redisio.datadir import DataDir
 from tests.toy_system import TOY
 
 register_system(TOY, "tests.toy_system")
+
+
+def trusting(target: Store, source: Store) -> Trust:
+    """What an import into ``target`` of a file ``source`` signed is given: the source's fingerprint, by the user."""
+    return store_trust(target, [source.data_dir.signing_key().fingerprint])
 
 
 @pytest.fixture
@@ -162,11 +167,12 @@ async def test_a_three_encounter_campaign_carries_its_characters_and_round_trips
     exported = tmp_path / "saga.firelane"
     summary = await export_campaign(source, "saga", exported, progress=False)
     assert summary.encounters == 3 and summary.streams == 4
-    checked = await verify_export(exported, progress=False)
+    checked = await verify_export(exported, trust=store_trust(source), progress=False)
     assert (checked.encounters, checked.characters, checked.rests, checked.chain) == (3, CAMPAIGNS[system_name][1], 2, summary.chain)
     assert checked.dice == sum(a[2] for a in before["audits"].values()) + before["downtime"][3]
+    assert checked.own_key and checked.fingerprint == summary.fingerprint == source.data_dir.signing_key().fingerprint
 
-    name, _verified = await import_campaign(target, exported, progress=False)
+    name, _verified = await import_campaign(target, exported, trust=trusting(target, source), progress=False)
     assert name == "saga"
     assert await projections(target, "saga", encounters) == before
     # New seat tokens, the revealed seeds kept, and nothing for an engine to run.
@@ -174,18 +180,22 @@ async def test_a_three_encounter_campaign_carries_its_characters_and_round_trips
     for encounter in encounters:
         old, new = await seat_tokens(source_log, encounter), await seat_tokens(target_log, encounter)
         assert set(old) == set(new) and not set(old.values()) & set(new.values())
-        assert await target.client.execute("GET", seed_key("saga", encounter)) == await source.client.execute(
-            "GET", seed_key("saga", encounter))
+        seed = await load_seed(source_log, encounter)
+        assert await load_seed(target_log, encounter) == seed
+        # Sealed under each store's own key: the stored values differ, and neither is the seed in clear.
+        sealed = [await store.client.execute("GET", seed_key("saga", encounter)) for store in stores]
+        assert sealed[0] != sealed[1] and not any(seed.hex().encode() in value or seed in value for value in sealed)
         # Ended, here as there: no seat can queue a command for an engine that will never read it.
         assert await source_log.inboxes_closed(encounter) and await target_log.inboxes_closed(encounter)
         with pytest.raises(InboxClosed):
             await target_log.submit(encounter, b"{}", seat=next(iter(new)))
     # The imported entries carry the target store's signatures, not the source's.
     assert await EventLog(target.client, "saga", server_key=source.server_key).read(encounters[0]) == []
-    # Exactly: exporting the imported campaign gives the same file.
+    # Exactly: exporting the imported campaign gives the same lines, signed by the target's key now.
     again = tmp_path / "again.firelane"
-    await export_campaign(target, "saga", again, progress=False)
-    assert again.read_bytes() == exported.read_bytes()
+    resigned = await export_campaign(target, "saga", again, progress=False)
+    assert again.read_bytes().splitlines()[:-1] == exported.read_bytes().splitlines()[:-1]
+    assert resigned.fingerprint == target.data_dir.signing_key().fingerprint != summary.fingerprint
     # The imported campaign goes on: a rest (of everyone, the dead too) appends after the imported stream.
     everyone = [c["id"] for c in before["characters"]["characters"]]
     events = await rest(target_log, DowntimeRequest(characters=everyone, days=1))
@@ -361,10 +371,10 @@ async def test_export_refuses_a_running_encounter_and_import_refuses_an_existing
         nursery.start_soon(run_encounter, log, "waiting", TOY, {})
         await gm(log, "waiting", EndEncounter(command_id="end", actor="gm", reason="over"))
     await export_campaign(source, "live", tmp_path / "live.firelane", progress=False)
-    await import_campaign(target, tmp_path / "live.firelane", progress=False)
+    await import_campaign(target, tmp_path / "live.firelane", trust=trusting(target, source), progress=False)
     with pytest.raises(CliError, match="campaign 'live' already exists in this store; import it under another name with --as NAME"):
-        await import_campaign(target, tmp_path / "live.firelane", progress=False)
-    name, _ = await import_campaign(target, tmp_path / "live.firelane", "copy", progress=False)
+        await import_campaign(target, tmp_path / "live.firelane", trust=trusting(target, source), progress=False)
+    name, _ = await import_campaign(target, tmp_path / "live.firelane", "copy", trust=trusting(target, source), progress=False)
     assert [c.id for c in (await campaign_characters(target.event_log(name))).characters] == ["ann"]
 
 
@@ -379,10 +389,13 @@ async def test_a_tampered_export_is_refused_and_nothing_is_imported(stores: list
     assert forged != lines[2]
     (tmp_path / "forged").write_bytes(b"".join(lines[:2] + [forged] + lines[3:]))
     with pytest.raises(CliError, match="forged line 3: the hash chain breaks here"):
-        await import_campaign(target, tmp_path / "forged", progress=False)
-    (tmp_path / "cut").write_bytes(b"".join(lines[:-1]))
+        await import_campaign(target, tmp_path / "forged", trust=trusting(target, source), progress=False)
+    (tmp_path / "cut").write_bytes(b"".join(lines[:-2]))
     with pytest.raises(CliError, match="without its end line"):
-        await import_campaign(target, tmp_path / "cut", progress=False)
+        await import_campaign(target, tmp_path / "cut", trust=trusting(target, source), progress=False)
+    (tmp_path / "unsigned").write_bytes(b"".join(lines[:-1]))
+    with pytest.raises(CliError, match="without its signature line"):
+        await import_campaign(target, tmp_path / "unsigned", trust=trusting(target, source), progress=False)
     assert await target.client.execute("KEYS", "*tamper*") == []
 
 
@@ -405,10 +418,10 @@ async def test_an_import_that_fails_half_way_is_taken_back(stores: list[Store], 
 
     monkeypatch.setattr(campaign_io._Importer, "commit", broken_commit)
     with pytest.raises(ConnectionResetError):
-        await import_campaign(target, exported, "half-copy", progress=False)
+        await import_campaign(target, exported, "half-copy", trust=trusting(target, source), progress=False)
     assert await target.client.execute("KEYS", "*half-copy*") == []
     assert not [u for u in await target.client.execute("ACL", "USERS") if u.startswith(b"half-copy/")]
     monkeypatch.undo()
-    await import_campaign(target, exported, "half-copy", progress=False)
+    await import_campaign(target, exported, "half-copy", trust=trusting(target, source), progress=False)
     (row,) = await campaign_roster(target.event_log("half-copy"))
     assert row.status == "ended" and row.encounter == "one"

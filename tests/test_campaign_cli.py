@@ -6,6 +6,7 @@ embedded redis-server and signing key), and one-line refusals of bad input."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -51,35 +52,50 @@ def test_a_campaign_is_played_exported_and_imported_into_a_fresh_data_dir(tmp_pa
         {"id": c["id"], "name": c["name"], "system": "d100-zones", "sheet": c["sheet"]}
         for c in demo["combatants"] if c["id"] in ("rg-ives", "rg-pell")]}))
     assert "created 2 characters in campaign default: rg-ives, rg-pell" in ok("characters", "--create", str(characters), *first)
-    ok("run", "raid", "--setup", str(raid_setup(tmp_path)), "--seed", "raid", "--quiet", *first)
+    ok("run", "raid", "--setup", str(raid_setup(tmp_path)), "--seed", "raid", "--reproducible-dice", "--quiet", *first)
     listing = ok("characters", *first)
     assert "rg-pell" in listing and "(1 fights, 0 rests)" in listing
     history = ok("characters", "rg-pell", *first)
     assert "enlisted in encounter raid as rg-pell" in history and "came back from raid" in history
-    rested = ok("rest", "--party", "--days", "2", "--healer", "rg-pell", "--seed", "s", *first)
+    rested = ok("rest", "--party", "--days", "2", "--healer", "rg-pell", "--seed", "s", "--reproducible-dice", *first)
     assert "downtime 1: 2 day(s) for rg-ives, rg-pell; healer rg-pell" in rested and "seed revealed" in rested
     assert ok("audit", "--downtime", "--verify", *first).strip().splitlines()[-1].startswith(
         "verified: every rest's seed matches its commitment")
 
     exported = tmp_path / "default.firelane"
-    assert "exported campaign 'default'" in ok("campaign", "export", "default", str(exported), *first)
-    checked = ok("campaign", "verify", str(exported))
+    said = ok("campaign", "export", "default", str(exported), *first)
+    first_key = re.search(r"signed by this store's key ((?:[0-9a-f]{4}-){7}[0-9a-f]{4})", said)
+    assert "exported campaign 'default'" in said and first_key, said
+    checked = ok("campaign", "verify", str(exported), *first)
+    assert f"signed by key {first_key[1]} (this store's key)" in checked
     assert "hash chain intact" in checked and "all match" in checked
-    imported = ok("campaign", "import", str(exported), *fresh)
+    # The fresh store does not know the first one's key: the user names it (as the export printed it).
+    assert f"is signed by key {first_key[1]}, not this store's" in refused("campaign", "verify", str(exported), *fresh)
+    assert f"--trust {first_key[1]}" in refused("campaign", "import", str(exported), *fresh)
+    assert "not a key fingerprint" in refused("campaign", "import", str(exported), "--trust", "12ab", *fresh)
+    imported = ok("campaign", "import", str(exported), "--trust", first_key[1].upper().replace("-", ""), *fresh)
     assert "imported" in imported and "1 encounters, 2 characters, 1 rests" in imported
+    assert f"signed by key {first_key[1]} (a key you trust (--trust), not this store's)" in imported
     for command in (["characters", "--json"], ["characters", "rg-pell", "--json"], ["encounters", "--json"]):
         assert json.loads(ok(*command, *first)) == json.loads(ok(*command, *fresh))
     assert "verified: seed matches its commitment" in ok("audit", "raid", "--verify", *fresh)
     assert ok("seats", "raid", "--json", *first) != ok("seats", "raid", "--json", *fresh)  # new tokens
+    # And back: the fresh store's export, signed by its own key, imports into the first under another name.
     again = tmp_path / "again.firelane"
-    ok("campaign", "export", "default", str(again), *fresh)
-    assert again.read_bytes() == exported.read_bytes()
+    fresh_key = re.search(r"signed by this store's key (\S+);", ok("campaign", "export", "default", str(again), *fresh))
+    assert fresh_key and fresh_key[1] != first_key[1]
+    assert again.read_bytes().splitlines()[:-1] == exported.read_bytes().splitlines()[:-1]
+    ok("campaign", "import", str(again), "--as", "back", "--trust", fresh_key[1], *first)
+    assert json.loads(ok("characters", "--json", "--campaign", "back", *first))["characters"] == json.loads(
+        ok("characters", "--json", *first))["characters"]
 
     # Bad input: one line, exit 2, nothing half done.
-    assert "campaign 'default' already exists" in refused("campaign", "import", str(exported), *fresh)
+    assert "campaign 'default' already exists" in refused("campaign", "import", str(exported), "--trust", first_key[1],
+                                                          *fresh)
     broken = tmp_path / "broken.firelane"
     broken.write_bytes(exported.read_bytes().replace(b'"days":2', b'"days":20'))
-    assert "the hash chain breaks here" in refused("campaign", "import", str(broken), "--as", "other", *fresh)
+    assert "the hash chain breaks here" in refused("campaign", "import", str(broken), "--as", "other",
+                                                   "--trust", first_key[1], *fresh)
     assert json.loads(ok("characters", "--json", "--campaign", "other", *fresh))["characters"] == []
     assert "no character 'nobody' in campaign 'default'" in refused("rest", "nobody", "--days", "1", *first)
     assert "--days must be a whole number of days from 1 to 3650" in refused("rest", "rg-ives", "--days", "0", *first)
@@ -261,7 +277,7 @@ def test_the_documented_campaign_example_runs_and_brings_its_characters_back(tmp
     data = ["--data-dir", str(tmp_path / "data")]
     created = ok("characters", "--create-demo", "rond6", "--side", "agents", *data)
     assert "created 4 characters in campaign default: vance, okoro, reyes, brandt" in created
-    ok("run", "raid", "--setup", "docs/examples/rond6-raid.json", "--seed", "doc", "--quiet", *data)
+    ok("run", "raid", "--setup", "docs/examples/rond6-raid.json", "--seed", "doc", "--reproducible-dice", "--quiet", *data)
     listing = {line.split()[0]: line for line in ok("characters", *data).splitlines()}
     assert sorted(listing) == ["brandt", "okoro", "reyes", "vance"]
     assert all(line.endswith("(1 fights, 0 rests)") for line in listing.values()), listing

@@ -27,7 +27,7 @@ from firelane.events.campaign_schemas import AftermathRecorded, CharacterAdjuste
 from firelane.events.log import EventLog
 from firelane.events.schemas import CombatantSetup, EncounterSetup, EndEncounter
 from firelane.frontends.backend import Store
-from firelane.frontends.campaign_io import export_campaign, import_campaign
+from firelane.frontends.campaign_io import export_campaign, import_campaign, store_trust
 from firelane.projections.audit import verify
 from firelane.projections.characters import campaign_characters, character_history, downtime_audit
 from firelane.projections.roster import campaign_roster
@@ -258,7 +258,8 @@ async def test_adjustments_and_releases_go_through_export_and_import(stores: lis
     await adjust(log, "rg-pell", Adjustment(retire=True, reason="moved away"))
     exported = tmp_path / "saga.firelane"
     await export_campaign(source, "saga", exported, progress=False)
-    name, verified = await import_campaign(target, exported, progress=False)
+    source_key = source.data_dir.signing_key().fingerprint  # the user names the other store's key to trust it
+    name, verified = await import_campaign(target, exported, trust=store_trust(target, [source_key]), progress=False)
     assert (name, verified.encounters, verified.characters) == ("saga", 1, 2)
     imported = target.event_log("saga")
     assert msgspec.to_builtins(await campaign_characters(imported)) == msgspec.to_builtins(await campaign_characters(log))
@@ -273,10 +274,10 @@ async def test_adjustments_and_releases_go_through_export_and_import(stores: lis
     # The GM token is the store's, not the file's: the import made a new one.
     source_token, target_token = await gm_token(log), await gm_token(imported)
     assert source_token != target_token and source_token not in exported.read_text()
-    # The imported campaign goes on, and comes out of the store as it went in.
+    # The imported campaign goes on, and comes out of the store as it went in (signed by this store now).
     again = tmp_path / "again.firelane"
     await export_campaign(target, "saga", again, progress=False)
-    assert again.read_bytes() == exported.read_bytes()
+    assert again.read_bytes().splitlines()[:-1] == exported.read_bytes().splitlines()[:-1]
     await adjust(imported, "rg-pell", Adjustment(revive=True, reason="came back"))
     assert (await by_id(imported))["rg-pell"].status == "ready"
 
@@ -298,7 +299,7 @@ async def test_the_api_releases_a_character_with_the_gm_token(stores: list[Store
     token = await gm_token(log)
     async with trio.open_nursery() as nursery:
         app = make_app(Api(store, nursery))
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://firelane") as http:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as http:
             url = "/api/campaigns/web/characters/rg-pell/release"
             assert (await http.post(url, json={"reason": "postponed"})).status_code == 401
             assert (await http.post(url, json={"reason": "postponed"}, headers={"Authorization": "Bearer nope"})).status_code == 403

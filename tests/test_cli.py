@@ -164,7 +164,7 @@ def test_a_second_engine_on_the_same_encounter_is_refused(redis_url: str, tmp_pa
 def test_the_documented_example_setup_runs_to_the_end_and_verifies(redis_url: str) -> None:
     """docs/examples/bolt-and-blade-corridor.json, as the README tells a table to run its own fight."""
     run = firelane("run", "corridor", "--setup", str(REPO / "docs" / "examples" / "bolt-and-blade-corridor.json"),
-                   "--seed", "example", "--redis", redis_url, "--quiet")
+                   "--seed", "example", "--reproducible-dice", "--redis", redis_url, "--quiet")
     assert run.returncode == 0, run.stderr
     assert "winner:" in run.stdout
     audit = firelane("audit", "corridor", "--verify", "--redis", redis_url)
@@ -302,17 +302,18 @@ def _interrupt_while_loading(program: list[str], *args: str) -> tuple[int, list[
 
 def test_ctrl_c_while_the_cli_is_still_loading_is_its_usual_line_not_a_traceback(tmp_path: Path) -> None:
     data = str(tmp_path / "data")
-    interrupted = "firelane: interrupted; nothing is lost: the log keeps every event"
+    interrupted = "firelane: interrupted (SIGINT); nothing is lost: the log keeps every event"
     cases = [
         (_console_script(), ("schema",), [interrupted], 130),
         (_console_script(), ("sim", "--demo-setup", "d100-degrees", "--runs", "10"), [interrupted], 130),
         ([sys.executable, "-m", "firelane"], ("encounters", "--data-dir", data), [interrupted], 130),
         # serve stops with 0 (README); the engine processes it starts say nothing (it speaks for them).
-        ([sys.executable, "-m", "firelane"], ("serve", "--data-dir", data, "--port", "0"), ["firelane serve: stopped"], 0),
+        ([sys.executable, "-m", "firelane"], ("serve", "--data-dir", data, "--port", "0"),
+         ["firelane serve: stopped before serving; nothing was running"], 0),
         ([sys.executable, "-m", "firelane"], ("serve", "--engine-only", "--workers", "2", "--data-dir", data), [], 0),
     ]
     for program, args, said, exit_code in cases:
         code, stderr = _interrupt_while_loading(program, *args)
-        # Once loaded, each would say something else ("interrupted (SIGINT)", serve's count of encounters...).
+        # The same line a command says once loaded (serve's counts its encounters once it serves).
         assert (code, stderr) == (exit_code, said), (args, stderr)
     assert not (tmp_path / "data").exists(), "a command went on past the Ctrl-C (its data dir was made)"

@@ -7,10 +7,15 @@ harness's redis-server; it is killed with SIGKILL (no clean-up of any kind)
 when the log reaches randomly chosen versions, then started again, until the
 fight ends. The reference is the pure in-memory loop (`run_headless`), which
 the live runtime must match event for event.
+
+And the store's redis-server killed under `firelane serve` (appendfsync
+always): serve starts it again from its AOF, and the fight goes on to the same
+log as the pure loop's, its human player answering through Redis throughout.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -19,14 +24,20 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
+import msgspec
 import pytest
+import trio
 
 from firelane.engine.registry import demo_setup, get_system
-from firelane.engine.simulate import run_headless
+from firelane.engine.simulate import fallback_command, run_headless
 from firelane.events import codec
 from firelane.events.log import EventLog
 from firelane.frontends.cli import seed_from
-from firelane.redisio import EmbeddedRedis, connect
+from firelane.events.schemas import EncounterSetup
+from firelane.redisio import EmbeddedRedis, RedisConnectionError, RedisError, connect
+from firelane.redisio.datadir import DataDir, shared_server
+from tests.cli_helpers import Served, firelane, redis_servers_of
 
 REPO = Path(__file__).resolve().parent.parent
 CAMPAIGN = "crash"
@@ -37,7 +48,7 @@ def engine_command(redis_url: str, encounter: str, system: str, seed_text: str, 
     # appended at once), so a kill can land between any two commands: unpaced,
     # a short fight is written in two or three appends, faster than the kill.
     return [sys.executable, "-m", "firelane.frontends.cli", "run", encounter, "--demo-setup", system,
-            "--seed", seed_text, "--redis", redis_url, "--campaign", CAMPAIGN, "--quiet", "--no-color",
+            "--seed", seed_text, "--reproducible-dice", "--redis", redis_url, "--campaign", CAMPAIGN, "--quiet", "--no-color",
             "--pace", str(pace)]
 
 
@@ -89,7 +100,8 @@ async def test_killed_engine_restarts_to_the_same_log(system: str, run: int, red
     os.environ.setdefault("FIRELANE_PLUGINS", "tests.toy_system")
     rule_system = get_system(system)
     setup = demo_setup(system)
-    reference = [e for _c, events, _s in run_headless(rule_system, setup, seed_from(seed_text), encounter=f"e{run}")
+    reference = [e for _c, events, _s in run_headless(rule_system, setup, seed_from(seed_text), encounter=f"e{run}",
+                                                                reproducible_dice=True)
                  for e in events]
     rng = random.Random(seed_text)
     kill_points = sorted(rng.sample(range(1, len(reference)), k=min(4, len(reference) - 1)))
@@ -101,3 +113,127 @@ async def test_killed_engine_restarts_to_the_same_log(system: str, run: int, red
     assert live == reference, f"log differs after kills at {killed_at}"
     assert [s.version for s in stored] == list(range(1, len(stored) + 1))
     assert any(v < len(reference) for v in killed_at), f"no kill landed mid-fight ({killed_at} of {len(reference)})"
+
+
+DUEL = {"system": "toy", "combatants": [
+    {"id": "a", "name": "Ann", "side": "red", "position": [0, 0], "policy": "human"},
+    {"id": "b", "name": "Bo", "side": "blue", "position": [3, 0], "policy": "ai"}]}
+
+
+def _player(state, combatant):  # noqa: ANN001, ANN202 - the pure loop's People
+    """Ann's player: passes every window and ends every turn (the AI fights her)."""
+    return fallback_command(state, combatant)
+
+
+@pytest.mark.parametrize("run", range(2))
+async def test_serve_restarts_its_killed_redis_server_and_the_fight_ends_as_the_pure_loop(run: int, tmp_path: Path) -> None:
+    os.environ.setdefault("FIRELANE_PLUGINS", "tests.toy_system")
+    system = get_system("toy")
+    seed_text, encounter = f"redis-kill-{run}", "killed"
+    steps = list(run_headless(system, msgspec.convert(DUEL, EncounterSetup), seed_from(seed_text), encounter=encounter,
+                              people=_player, reproducible_dice=True))
+    reference = [event for _command, events, _state in steps for event in events]
+    # Where the log holds still until Ann's player answers: a kill there lands mid-fight for sure.
+    waits, version = [], 0
+    for command, events, _state in steps:
+        if getattr(command, "actor", None) == "a" and version > 2:
+            waits.append(version)
+        version += len(events)
+    kill_points = sorted(random.Random(seed_text).sample(sorted(set(waits)), k=2))
+    data = tmp_path / "data"
+    setup = tmp_path / "duel.json"
+    setup.write_text(json.dumps(DUEL))
+    served = Served(data, "--appendfsync", "always")  # nothing acknowledged may be lost
+    killed_at: list[int] = []
+    try:
+        created = firelane("create", encounter, "--setup", str(setup), "--seed", seed_text, "--reproducible-dice",
+                           "--campaign", CAMPAIGN,
+                           "--data-dir", str(data), "--json")
+        assert created.returncode == 0, created.stderr
+        spectator = next(s["token"] for s in json.loads(created.stdout)["seats"] if s["role"] == "spectator")
+        state_url = f"{served.api}/api/campaigns/{CAMPAIGN}/encounters/{encounter}/state"
+        client = await connect(_admin_url(data))
+        event_log = EventLog(client, CAMPAIGN)
+        sent: set[str] = set()  # acknowledged (appendfsync always): durable, so never sent twice
+        deadline = time.monotonic() + 120
+        try:
+            # Ann's player, through her seat's inbox; the redis-server killed
+            # (kill -9) twice: while the fight waits for her, and right after
+            # she answers (the engine at work); the player sends again only
+            # what Redis did not take.
+            while True:
+                assert time.monotonic() < deadline, f"the fight did not finish (killed at {killed_at})"
+                try:
+                    stored = await event_log.read(encounter)
+                except (RedisConnectionError, RedisError):
+                    await trio.sleep(0.05)
+                    continue
+                state = system.initial_state()
+                state.encounter = encounter
+                for entry in stored:
+                    system.evolve(state, codec.decode_event(entry))
+                if state.seed_revealed:
+                    break
+                if kill_points and len(stored) >= kill_points[0] and len(kill_points) == 2:
+                    await _kill_and_wait_for_the_restart(data, state_url, spectator, deadline)
+                    killed_at.append(len(stored))
+                    kill_points.pop(0)
+                    continue
+                awaited = (state.window.unanswered() if state.window is not None
+                           else system.awaiting(state).combatants[:1] if state.started else [])
+                for combatant in awaited:
+                    if state.combatants[combatant].policy != "human":
+                        continue
+                    command = _player(state, combatant)
+                    if command.command_id not in sent:
+                        try:
+                            await event_log.submit(encounter, codec.encode_command(command), seat="red")
+                            sent.add(command.command_id)
+                        except (RedisConnectionError, RedisError):
+                            continue  # not taken: sent again next time round
+                        if kill_points and len(stored) >= kill_points[0]:
+                            # Taken: the engine is at work on it, and on the AI's answer to it.
+                            await _kill_and_wait_for_the_restart(data, state_url, spectator, deadline)
+                            killed_at.append(len(stored))
+                            kill_points.pop(0)
+                await trio.sleep(0.02)
+        finally:
+            await client.aclose()
+    finally:
+        code, stderr = served.stop()
+    assert code == 0, stderr
+    assert len(killed_at) == 2 and all(version < len(reference) for version in killed_at), killed_at
+    assert stderr.count("restarted Redis") == 2, stderr
+    assert "Traceback" not in stderr and "engine failed" not in stderr, stderr
+
+    # Read back from the store as it was left, started again from its AOF.
+    async with shared_server(data) as again:
+        client = await connect(again.url)
+        try:
+            stored = await EventLog(client, CAMPAIGN).read(encounter)
+        finally:
+            await client.aclose()
+    assert [codec.decode_event(s) for s in stored] == reference
+    assert [s.version for s in stored] == list(range(1, len(stored) + 1))
+
+
+async def _kill_and_wait_for_the_restart(data: Path, state_url: str, token: str, deadline: float) -> None:
+    pid = _redis_pid(data)
+    os.kill(pid, signal.SIGKILL)
+    # While it is down and restarting, the API answers (503, one line) and is never broken.
+    answer = await trio.to_thread.run_sync(
+        lambda: httpx.get(state_url, headers={"Authorization": f"Bearer {token}"}, timeout=30))
+    assert answer.status_code in (200, 503), answer.text
+    if answer.status_code == 503:
+        assert list(answer.json()) == ["error"] and "\n" not in answer.json()["error"]
+    while not [other for other in redis_servers_of(data) if other != pid]:
+        assert time.monotonic() < deadline, "serve did not restart its redis-server"
+        await trio.sleep(0.01)
+
+
+def _admin_url(data: Path) -> str:
+    return f"unix://:{DataDir(data).secrets().admin_password}@{data / 'redis.sock'}"
+
+
+def _redis_pid(data: Path) -> int:
+    return int((data / "redis-server.pid").read_text())

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from firelane.events.envelope import NewEntry, StoredEvent
-from firelane.events.log import AppendResult, Batch, EventLog, VersionConflict
+from firelane.events.log import AppendResult, Batch, EventLog, InboxTidy, PendingDrops, VersionConflict
 from firelane.redisio import RedisClient, connect
 
 _unique = itertools.count()
@@ -122,7 +122,8 @@ async def test_version_conflict_raises_and_writes_nothing(log: EventLog) -> None
 async def test_duplicate_command_is_applied_once(log: EventLog) -> None:
     first = await log.append("e1", 0, [_entry(1), _entry(2)], command_id="cmd-a")
     again = await log.append("e1", 0, [_entry(1), _entry(2)], command_id="cmd-a")
-    assert again == AppendResult(version=2, entry_ids=[], duplicate=True)
+    # Nothing written; the result points at the last entry the first append wrote.
+    assert again == AppendResult(version=2, entry_ids=[], duplicate=True, first_entry_id=first.entry_ids[-1])
     assert await log.applied_entry_id("e1", "cmd-a") == first.entry_ids[-1]
     # The duplicate check wins over the version check, whatever version is passed.
     assert (await log.append("e1", 7, [_entry(9)], command_id="cmd-a")).duplicate
@@ -139,7 +140,7 @@ async def test_several_batches_append_in_one_call_each_with_its_command(log: Eve
     assert [(e.version, e.command_id, e.inbox_cursor) for e in stored] == [(1, "c1", "5-0"), (2, "c1", "5-0"), (3, "c2", "6-0")]
     # A retry of both: the first is a duplicate and nothing after it is attempted.
     retry = await log.append_batches("eb", 0, [Batch(entries=[_entry(1)], command_id="c1"), Batch(entries=[_entry(3)], command_id="c2")])
-    assert retry == [AppendResult(version=3, entry_ids=[], duplicate=True)]
+    assert retry == [AppendResult(version=3, entry_ids=[], duplicate=True, first_entry_id=results[0].entry_ids[-1])]
     # A stale expected version: conflict, nothing written.
     with pytest.raises(VersionConflict):
         await log.append_batches("eb", 1, [Batch(entries=[_entry(9)], command_id="c3")])
@@ -404,10 +405,34 @@ async def test_inbox_entries_come_back_raw_whatever_their_shape(log: EventLog) -
     assert entry.entry_id == weird.decode() and entry.fields == {b"q": b"\xff\xfe", b"x": b""}
 
 
-async def test_trimming_an_inbox_keeps_what_is_not_handled(log: EventLog) -> None:
-    ids = [await log.submit("e1", b"c%d" % i, seat="alice") for i in range(5)]
-    await log.trim_inbox("e1", "alice", ids[2])
-    assert _payloads(await log.read_inbox("e1", "alice")) == [(ids[3], b"c3"), (ids[4], b"c4")]
+async def test_tidying_an_inbox_keeps_what_is_not_handled_and_the_count_of_what_was_only_counted(log: EventLog) -> None:
+    ids = [await log.submit("e1", b"c%d" % i, seat="alice") for i in range(6)]
+    # Handled up to ids[3], but ids[1] is a window answer still held: it stays, and so does what is unread.
+    await log.tidy_inboxes("e1", [InboxTidy(seat="alice", trim_before=ids[1], delete=[ids[2], ids[3]],
+                                            drops=PendingDrops(2, ids[3]))])
+    assert _payloads(await log.read_inbox("e1", "alice")) == [(ids[1], b"c1"), (ids[4], b"c4"), (ids[5], b"c5")]
+    assert await log.pending_drops("e1") == {"alice": PendingDrops(2, ids[3], 0)}
+    await log.tidy_inboxes("e1", [InboxTidy(seat="alice", trim_before=ids[5])])  # the drops were recorded
+    assert _payloads(await log.read_inbox("e1", "alice")) == [(ids[5], b"c5")]
+    assert await log.pending_drops("e1") == {}
+
+
+async def test_a_backlog_past_the_bound_is_skipped_to_its_newest_entries_and_counted(log: EventLog) -> None:
+    inbox = log.inbox_key("e1", "bob")
+    ids = [raw.decode() for raw in await log.client.pipeline([("XADD", inbox, "*", "p", f"c{i}") for i in range(50)])]
+    # Read up to ids[4] (all handled): the 45 after it are unread; keep the newest 10.
+    skipped, last = await log.skip_backlog("e1", "bob", ids[4], keep=10, held=0, drops=PendingDrops(3, ids[2]))
+    assert (skipped, last) == (35, ids[39])
+    assert [entry.entry_id for entry in await log.read_inbox("e1", "bob")] == ids[40:]
+    assert await log.pending_drops("e1") == {"bob": PendingDrops(38, ids[39], 35)}
+    # Nothing past the bound: nothing skipped.
+    assert await log.skip_backlog("e1", "bob", ids[39], keep=10, held=0, drops=None) == (0, "")
+    # With a held answer at or before the read cursor, it stays where it is.
+    more = [raw.decode() for raw in await log.client.pipeline([("XADD", inbox, "*", "p", f"d{i}") for i in range(30)])]
+    await log.tidy_inboxes("e1", [InboxTidy(seat="bob", trim_before=ids[41], delete=ids[42:])])  # ids[41] held
+    skipped, last = await log.skip_backlog("e1", "bob", ids[49], keep=5, held=1, drops=None)
+    assert (skipped, last) == (25, more[24])
+    assert [entry.entry_id for entry in await log.read_inbox("e1", "bob")] == [ids[41], *more[25:]]
 
 
 async def test_blocking_inbox_read_wakes_on_submit(log: EventLog) -> None:
@@ -485,7 +510,8 @@ async def test_signed_entries_read_back_and_a_forged_one_is_reported_not_trusted
     assert [(e.version, e.data) for e in stored] == [(1, b'{"i":1}'), (2, b'{"i":2}'), (3, b'{"i":3}')]
     everything = await log.read("e1", include_invalid=True)
     problems = [e.problem for e in everything if e.problem]
-    assert problems == ["not written by this engine (its signature does not match)"] * 2 + ["entry lacks field n, t, s, d"]
+    assert problems == [f"not written by this engine (its signature does not match; it says v{n})" for n in (3, 4)] + [
+        "entry lacks field n, t, s, d"]
     # Following skips them too.
     with trio.fail_after(5):
         async with aclosing(log.follow("e1", "0-0", block_ms=100)) as batches:
@@ -501,7 +527,7 @@ async def test_an_entry_signed_for_one_encounter_is_refused_in_another(redis_cli
     await redis_client.execute("XADD", log.log_key("e2"), "*", *entry[1])
     assert await log.read("e2") == []
     assert [e.problem for e in await log.read("e2", include_invalid=True)] == [
-        "not written by this engine (its signature does not match)"]
+        "not written by this engine (its signature does not match; it says v1)"]
     # Without the key (a bare Redis, tests) nothing is checked.
     assert len(await EventLog(redis_client, "camp").read("e2")) == 1
 

@@ -220,6 +220,38 @@ def test_a_rewind_must_land_between_commands_while_the_fight_runs() -> None:
     assert past.version == 0
 
 
+def test_a_refused_rewind_names_the_versions_a_gm_can_use() -> None:
+    """A rewind inside a command's events (even inside the start's, before any
+    version a rewind can go to) is told where it can go: never "(e.g. None)"."""
+    setup = table_setup()
+    ids: list[str] = []
+    state = None
+    for command, events, state in run_headless(TOY, setup, SEED, people=people):
+        ids += [command.command_id] * len(events)
+        if state.round == 2:
+            break
+    points = resting_points(ids)
+    targets = sorted(v for v in points if v < state.version)
+    first, second = targets[0], targets[1]
+    assert first > 1  # the start writes several events: version 1 lies inside them
+    reasons = {}
+    for to_version in (1, next(v for v in range(first + 1, second) if v not in points) if second > first + 1 else None,
+                       state.version, 0):
+        if to_version is None:
+            continue
+        with pytest.raises(Rejected) as refused:
+            TOY.check_rewind(state, RewindEncounter(command_id="r", actor="gm", to_version=to_version, reason="x"), points)
+        reasons[to_version] = refused.value.reason
+    assert reasons[1] == (f"version 1 falls inside a command's events; rewind to a version between commands: "
+                          f"the nearest is {first} (after it)")
+    for to_version, reason in reasons.items():
+        assert "None" not in reason and str(first) in reason, reason
+    assert reasons[state.version].endswith(f"the versions between commands run from {first} to {targets[-1]}")
+    if second > first + 1:
+        inside = next(v for v in range(first + 1, second) if v not in points)
+        assert reasons[inside].endswith(f"the nearest are {first} (before it) and {second} (after it)")
+
+
 # -- live -----------------------------------------------------------------------------
 
 

@@ -143,11 +143,11 @@ async def test_bad_input_is_rejected_with_clear_reasons_and_nothing_is_lost(even
         state = await wait_for_state(event_log, "e3", lambda s: s.active is not None)
         active = state.active
         idle = next(c for c in ("a", "b", "c") if c != active)
-        await event_log.submit("e3", b'{"type": "Strike", "actor": ', seat=ENGINE_SEAT)
-        await event_log.submit("e3", b'{"type": "Fly", "command_id": "x1", "actor": "a"}', seat=ENGINE_SEAT)
-        await submit(event_log, "e3", Strike(command_id="x2", actor="zed", target="a"))
-        await submit(event_log, "e3", Strike(command_id="x3", actor=idle, target=active))
-        await submit(event_log, "e3", EndTurn(command_id="x4", actor=active))
+        sent = [await event_log.submit("e3", b'{"type": "Strike", "actor": ', seat=ENGINE_SEAT),
+                await event_log.submit("e3", b'{"type": "Fly", "command_id": "x1", "actor": "a"}', seat=ENGINE_SEAT)]
+        for command in (Strike(command_id="x2", actor="zed", target="a"), Strike(command_id="x3", actor=idle, target=active),
+                        EndTurn(command_id="x4", actor=active)):
+            sent.append(await event_log.submit("e3", codec.encode_command(command), seat=ENGINE_SEAT))
         state = await wait_for_state(event_log, "e3", lambda s: s.rejected_commands == 4 and s.active != active)
         nursery.cancel_scope.cancel()
     stored = await event_log.read("e3")
@@ -158,10 +158,13 @@ async def test_bad_input_is_rejected_with_clear_reasons_and_nothing_is_lost(even
     assert reasons[2] == "the engine acts only for AI combatants, not 'zed'"
     assert reasons[3] == f"it is not {idle}'s turn (active: {active})"
     assert rejections[0].command_id.startswith("inbox:") and rejections[1].actor == "a"
-    # Every entry names what caused it: the inbox message of its command.
-    inbox_ids = {entry.entry_id for entry in await event_log.read_inbox("e3", ENGINE_SEAT, count=100)}
-    assert {s.causation for s in stored} <= {f"inbox:{ENGINE_SEAT}:{i}" for i in inbox_ids}
-    assert all(s.causation for s in stored)
+    # Every entry names what caused it: the inbox message of its command (the
+    # start's, or one of those sent here); and what was handled has left the inbox.
+    start = stored[0].causation
+    assert start.startswith(f"inbox:{ENGINE_SEAT}:")
+    assert {s.causation for s in stored} <= {start} | {f"inbox:{ENGINE_SEAT}:{i}" for i in sent}
+    assert {s.causation for s in stored if s.type == "CommandRejected"} == {f"inbox:{ENGINE_SEAT}:{i}" for i in sent[:4]}
+    assert await event_log.read_inbox("e3", ENGINE_SEAT, count=100) == []
     # The valid command after the bad ones was applied: the turn moved on.
     assert state.active != active and active in state.acted_this_round
 

@@ -34,7 +34,7 @@ def wait_until(predicate, timeout: float = 30, what: str = "the condition") -> N
 
 def test_twenty_runs_on_one_data_dir_share_one_server_and_killing_one_breaks_none(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    runs = [spawn("run", f"e{i}", "--demo-setup", "toy", "--seed", str(i), "--data-dir", str(data), "--quiet")
+    runs = [spawn("run", f"e{i}", "--demo-setup", "toy", "--seed", str(i), "--reproducible-dice", "--data-dir", str(data), "--quiet")
             for i in range(20)]
     try:
         wait_until(lambda: redis_servers_of(data), what="a redis-server")

@@ -30,7 +30,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 def _ended_demo(served: Served, encounter: str) -> dict[str, str]:
-    result = firelane("create", encounter, "--demo-setup", "bolt-and-blade", "--seed", "7", "--data-dir",
+    result = firelane("create", encounter, "--demo-setup", "bolt-and-blade", "--seed", "7", "--reproducible-dice", "--data-dir",
                       str(served.data_dir), "--json")
     assert result.returncode == 0, result.stderr
     tokens = {s["seat"]: s["token"] for s in json.loads(result.stdout)["seats"]}
@@ -58,7 +58,7 @@ def test_the_page_and_its_assets_are_served(served: Served) -> None:
     with httpx.Client(timeout=10) as http:
         for path in ("/", "/table/default/anything", "/characters/default/anyone"):
             page = http.get(served.api + path)
-            assert page.status_code == 200 and 'type="importmap"' in page.text
+            assert page.status_code == 200 and '<script type="module" src="/table/assets/app.js">' in page.text
         for asset, kind in (("app.js", "javascript"), ("campaign.js", "javascript"), ("style.css", "css"),
                             ("vendor/preact.module.js", "javascript")):
             response = http.get(f"{served.api}/table/assets/{asset}")
@@ -218,7 +218,7 @@ def test_a_paced_demo_serves_the_table_while_it_runs(tmp_path: Path) -> None:
             raise AssertionError("no browser link")
         api, encounter, token = match.groups()
         with httpx.Client(timeout=10) as http:
-            assert 'type="importmap"' in http.get(f"{api}/table/default/{encounter}").text
+            assert '<script type="module" src="/table/assets/app.js">' in http.get(f"{api}/table/default/{encounter}").text
             view = http.get(f"{api}/api/campaigns/default/encounters/{encounter}/view",
                             headers={"Authorization": f"Bearer {token}"}).json()
             assert view["seat"]["role"] == "spectator" and not view["state"]["ended"]  # paced: still running

@@ -355,8 +355,9 @@ async def test_a_flood_of_refused_commands_is_counted_not_recorded_one_by_one(ev
         inbox = event_log.inbox_key("flood", "bob")
         for start in range(0, flood, 500):
             # bob controls no combatant: each of these is refused
-            await client.pipeline([("XADD", inbox, "*", "p", codec.encode_command(EndTurn(command_id=f"f{i}", actor="a")))
-                                   for i in range(start, start + 500)])
+            added = await client.pipeline([("XADD", inbox, "*", "p", codec.encode_command(EndTurn(command_id=f"f{i}", actor="a")))
+                                           for i in range(start, start + 500)])
+        last_entry = added[-1].decode()
         await send(event_log, "flood", "alice", EndTurn(command_id="real", actor="a"))
         await wait_for_state(event_log, "flood", lambda s: "a" in s.acted_this_round)
 
@@ -378,10 +379,304 @@ async def test_a_flood_of_refused_commands_is_counted_not_recorded_one_by_one(ev
     assert dropped and all(d.seat == "bob" and d.reason.startswith(f"more than {REJECTION_BURST} refused") for d in dropped)
     assert len(dropped) <= elapsed + 2  # one report per burst, not one per command
     assert len(stored) < 200
-    # The last report covers bob's inbox to its end, so a restart reads none of it again.
-    last_entry = (await client.execute("XREVRANGE", inbox, "+", "-", "COUNT", 1))[0][0].decode()
+    # The last report covers bob's inbox to its end, so a restart reads none of it again;
+    # the inbox holds nothing any more: what the engine read has left it.
+    assert await client.execute("XLEN", inbox) == 0
     assert dropped[-1].last_inbox_id == last_entry or recorded[-1].causation == f"inbox:bob:{last_entry}"
     again = Sequencer(event_log, "flood", TOY, await load_seed(event_log, "flood"))
     await again.load()
     assert again._safe["bob"] == last_entry
     assert again.state.rejected_commands == flood
+
+
+# -- a seat is never stuck on its limit ------------------------------------------
+
+
+async def answers_to(event_log: EventLog, encounter: str, seat: str, inbox_id: str) -> list:
+    return [s for s in await event_log.read(encounter) if s.causation == f"inbox:{seat}:{inbox_id}"]
+
+
+async def wait_for_answer(event_log: EventLog, encounter: str, seat: str, inbox_id: str) -> list:
+    while True:
+        found = await answers_to(event_log, encounter, seat, inbox_id)
+        if found:
+            return found
+        await trio.sleep(0.01)
+
+
+async def accounted(event_log: EventLog, encounter: str, seat: str) -> int:
+    """The seat's commands the log answers: one by one, or counted in CommandsDropped."""
+    stored = await event_log.read(encounter)
+    return len({s.causation for s in stored if s.causation.startswith(f"inbox:{seat}:") and s.type != "CommandsDropped"}) + sum(
+        codec.decode_event(s).count for s in stored if s.type == "CommandsDropped" and codec.decode_event(s).seat == seat)
+
+
+async def test_refused_commands_leave_the_inbox_so_a_flood_never_locks_a_seat_out(event_log: EventLog) -> None:
+    """The issue's case: 600 fast commands the engine refuses (most of them only
+    counted), then a valid one. It is accepted at once (the 256 limit counts
+    what the engine has not read, never what it refused) and answered within
+    2 s; what the engine read has left the inbox; every command is accounted for."""
+    await create_encounter(event_log, "stuck", table_setup(), b"s" * 32)
+    inbox = event_log.inbox_key("stuck", "alice")
+    sequencer = Sequencer(event_log, "stuck", TOY, await load_seed(event_log, "stuck"))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sequencer.run)
+        await wait_for_state(event_log, "stuck", lambda s: s.active == "a")
+        stored, full = 0, 0
+        for i in range(600):
+            try:
+                await send(event_log, "stuck", "alice", Strike(command_id=f"f{i}", actor="a", target="nobody"))
+                stored += 1
+            except InboxFull:
+                full += 1  # the engine is behind for a moment: nothing is stored, the client sends later
+        valid = await send(event_log, "stuck", "alice", EndTurn(command_id="valid", actor="a"))  # not InboxFull
+        with trio.fail_after(2):
+            answer = (await wait_for_answer(event_log, "stuck", "alice", valid))[0]
+        assert answer.type == "TurnEnded" and answer.command_id == "alice/valid"
+        with trio.fail_after(5):
+            while await event_log.client.execute("XLEN", inbox) != 0:
+                await trio.sleep(0.01)
+            while await accounted(event_log, "stuck", "alice") < stored + 1:
+                await trio.sleep(0.05)
+        nursery.cancel_scope.cancel()
+    assert stored > 256  # the flood went past the limit: the engine read and removed as it went
+    assert await accounted(event_log, "stuck", "alice") == stored + 1
+    dropped = [codec.decode_event(s) for s in await event_log.read("stuck") if s.type == "CommandsDropped"]
+    assert dropped and all(d.seat == "alice" for d in dropped)
+
+
+async def test_a_redis_user_flooding_its_inbox_is_skipped_to_its_newest_commands(
+        event_log: EventLog, redis_url: str) -> None:
+    """A seat's Redis user can XADD without any limit. Past MAX_PENDING_COMMANDS
+    unread, the engine reads only the newest and counts the rest as dropped
+    unread: the valid command after the flood is answered within 2 s, the
+    inbox is empty after, and another seat is not touched."""
+    await create_encounter(event_log, "deluge", table_setup(), b"d" * 32)
+    tokens = await seat_tokens(event_log, "deluge")
+    alice = await seat_client(redis_url, "trust", "deluge", "alice", tokens["alice"])
+    inbox = event_log.inbox_key("deluge", "alice")
+    flood = 30_000
+    try:
+        sequencer = Sequencer(event_log, "deluge", TOY, await load_seed(event_log, "deluge"))
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(sequencer.run)
+            await wait_for_state(event_log, "deluge", lambda s: s.active == "a")
+            bob_waiting = await send(event_log, "deluge", "bob", EndTurn(command_id="bob-1", actor="a"))
+            refused = codec.encode_command(Strike(command_id="f", actor="a", target="nobody"))
+            for start in range(0, flood, 5_000):
+                await alice.pipeline([("XADD", inbox, "*", "p", refused) for _ in range(5_000)])
+            valid = (await alice.execute("XADD", inbox, "*", "p",
+                                         codec.encode_command(EndTurn(command_id="valid", actor="a")))).decode()
+            with trio.fail_after(2):
+                answer = (await wait_for_answer(event_log, "deluge", "alice", valid))[0]
+            assert answer.type == "TurnEnded"
+            with trio.fail_after(5):
+                while await event_log.client.execute("XLEN", inbox) != 0:
+                    await trio.sleep(0.01)
+                while await accounted(event_log, "deluge", "alice") < flood + 1:
+                    await trio.sleep(0.05)
+            nursery.cancel_scope.cancel()
+    finally:
+        await alice.aclose()
+    stored = await event_log.read("deluge")
+    dropped = [codec.decode_event(s) for s in stored if s.type == "CommandsDropped"]
+    assert await accounted(event_log, "deluge", "alice") == flood + 1
+    assert any("skipped unread" in d.reason for d in dropped)
+    assert len(stored) < 200  # counted, not recorded one by one
+    # bob's command was read and answered as ever (refused: bob controls nobody).
+    assert [s.type for s in await answers_to(event_log, "deluge", "bob", bob_waiting)] == ["CommandRejected"]
+
+
+async def test_an_engine_stopped_anywhere_in_a_flood_loses_and_doubles_no_count(event_log: EventLog) -> None:
+    """What leaves an inbox unrecorded in the log (refusals only counted, a
+    backlog skipped) leaves it with its count, atomically: an engine stopped
+    at any point and started again accounts for every command exactly once."""
+    import random
+
+    await create_encounter(event_log, "halts", table_setup(), b"h" * 32)
+    inbox = event_log.inbox_key("halts", "alice")
+    flood = 3_000
+    refused = codec.encode_command(Strike(command_id="f", actor="a", target="nobody"))
+    for start in range(0, flood, 1_000):
+        await event_log.client.pipeline([("XADD", inbox, "*", "p", refused) for _ in range(1_000)])
+    seed = await load_seed(event_log, "halts")
+    chance = random.Random(17)
+    for _ in range(12):
+        with trio.move_on_after(chance.uniform(0.0, 0.05)):
+            await Sequencer(event_log, "halts", TOY, seed).run()
+    sequencer = Sequencer(event_log, "halts", TOY, seed)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sequencer.run)
+        with trio.fail_after(20):
+            while await accounted(event_log, "halts", "alice") < flood:
+                await trio.sleep(0.05)
+        await trio.sleep(1.5)  # anything counted twice would be reported by now
+        nursery.cancel_scope.cancel()
+    assert await accounted(event_log, "halts", "alice") == flood
+    assert await event_log.client.execute("XLEN", inbox) == 0
+
+
+def window_setup() -> EncounterSetup:
+    """Ann (alice) and Di (dina) on red, Bo (bob) on blue, all played by people:
+    Bo's step opens a window that waits for Ann and Di."""
+    return EncounterSetup(
+        system="toy",
+        combatants=[
+            CombatantSetup(id="a", name="Ann", side="red", position=(0, 0), sheet={"speed": 1}, policy="human"),
+            CombatantSetup(id="d", name="Di", side="red", position=(0, 2), sheet={"speed": 1}, policy="human"),
+            CombatantSetup(id="b", name="Bo", side="blue", position=(3, 0), sheet={"speed": 9}, policy="human"),
+        ],
+        seats=[SeatSetup(id="alice", combatants=["a"]), SeatSetup(id="dina", combatants=["d"]),
+               SeatSetup(id="bob", combatants=["b"])],
+    )
+
+
+async def test_a_held_window_answer_stays_in_its_inbox_until_applied_whatever_follows(event_log: EventLog) -> None:
+    """A window answer the engine holds is the one thing it keeps in an inbox
+    it has read: the seat's later commands leave it, a restarted engine finds
+    the answer there, and it is applied when the window closes."""
+    from firelane.events.schemas import ClaimReaction  # noqa: F401 (the toy's answers are PassReaction here)
+    from tests.toy_system import Step
+
+    await create_encounter(event_log, "held", window_setup(), b"w" * 32)
+    seed = await load_seed(event_log, "held")
+    inbox = event_log.inbox_key("held", "alice")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(Sequencer(event_log, "held", TOY, seed).run)
+        await wait_for_state(event_log, "held", lambda s: s.active == "b")
+        await send(event_log, "held", "bob", Step(command_id="step", actor="b", to=(3, 1)))
+        state = await wait_for_state(event_log, "held", lambda s: s.window is not None)
+        window = state.window.window
+        answer = await send(event_log, "held", "alice", PassReaction(command_id="pass", actor="a", window=window))
+        again = await send(event_log, "held", "alice", PassReaction(command_id="pass", actor="a", window=window))
+        for i in range(300):  # refused: it is not Ann's turn
+            await send(event_log, "held", "alice", EndTurn(command_id=f"n{i}", actor="a"))
+        with trio.fail_after(5):
+            while await accounted(event_log, "held", "alice") < 301:
+                await trio.sleep(0.02)
+            while await event_log.client.execute("XLEN", inbox) != 1:
+                await trio.sleep(0.02)
+        (kept,) = await event_log.client.execute("XRANGE", inbox, "-", "+")
+        assert kept[0].decode() == answer  # the held answer, and nothing else
+        nursery.cancel_scope.cancel()
+    # The repeat of the held answer was answered on its own, pointing at the first.
+    (repeat,) = [codec.decode_event(s) for s in await answers_to(event_log, "held", "alice", again)]
+    assert type(repeat).__name__ == "CommandRepeated" and repeat.first_version == 0
+    assert repeat.first_cause == f"inbox:alice:{answer}" and repeat.command_id == "pass"
+    # A new engine (as after a crash) finds the held answer and applies it when Di answers.
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(Sequencer(event_log, "held", TOY, seed).run)
+        await send(event_log, "held", "dina", PassReaction(command_id="pass", actor="d", window=window))
+        state = await wait_for_state(event_log, "held", lambda s: s.window is None)
+        with trio.fail_after(5):
+            while await event_log.client.execute("XLEN", inbox) != 0:
+                await trio.sleep(0.02)
+        nursery.cancel_scope.cancel()
+    passed = [s for s in await event_log.read("held") if s.type == "ReactionPassed"]
+    assert [s.causation for s in passed] == [f"inbox:alice:{answer}", f"inbox:dina:{(await answers_to_seat(event_log, 'held', 'dina'))}"]
+
+
+async def answers_to_seat(event_log: EventLog, encounter: str, seat: str) -> str:
+    """The inbox id of the one command the log answers for ``seat``."""
+    (cause,) = {s.causation for s in await event_log.read(encounter) if s.causation.startswith(f"inbox:{seat}:")}
+    return cause.rsplit(":", 1)[1]
+
+
+async def test_every_inbox_entry_gets_an_answer_of_its_own_even_a_repeat(event_log: EventLog, redis_url: str) -> None:
+    """The README: match your answers by ``k``. A command sent twice (same id,
+    same body) is applied once, and the second entry is answered too: a
+    CommandRepeated under its own ``k`` pointing at the first answer. So is
+    the repeat of a refused command; a restarted engine adds nothing."""
+    await create_encounter(event_log, "twice", table_setup(), b"t" * 32)
+    tokens = await seat_tokens(event_log, "twice")
+    alice = await seat_client(redis_url, "trust", "twice", "alice", tokens["alice"])
+    inbox = event_log.inbox_key("twice", "alice")
+    seed = await load_seed(event_log, "twice")
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(Sequencer(event_log, "twice", TOY, seed).run)
+            await wait_for_state(event_log, "twice", lambda s: s.active == "a")
+            end_turn = codec.encode_command(EndTurn(command_id="e1", actor="a"))
+            bad = codec.encode_command(Strike(command_id="s1", actor="a", target="nobody"))
+            ids = [(await alice.execute("XADD", inbox, "*", "p", payload)).decode()
+                   for payload in (end_turn, end_turn, bad, bad)]
+            with trio.fail_after(5):
+                for inbox_id in ids:
+                    await wait_for_answer(event_log, "twice", "alice", inbox_id)
+            nursery.cancel_scope.cancel()
+    finally:
+        await alice.aclose()
+    stored = await event_log.read("twice")
+    first_end = [s for s in stored if s.causation == f"inbox:alice:{ids[0]}"]
+    assert first_end[0].type == "TurnEnded" and all(s.command_id == "alice/e1" for s in first_end)
+    assert sum(1 for s in stored if s.type == "TurnEnded" and s.command_id == "alice/e1") == 1  # applied once
+    (repeat,) = await answers_to(event_log, "twice", "alice", ids[1])
+    assert repeat.type == "CommandRepeated" and repeat.command_id == f"alice/inbox:{ids[1]}"
+    body = codec.decode_event(repeat)
+    assert (body.command_id, body.first_version, body.first_cause) == ("e1", first_end[-1].version, f"inbox:alice:{ids[0]}")
+    (refusal,) = await answers_to(event_log, "twice", "alice", ids[2])
+    (refused_again,) = await answers_to(event_log, "twice", "alice", ids[3])
+    assert refusal.type == "CommandRejected" and refused_again.type == "CommandRepeated"
+    assert codec.decode_event(refused_again).first_version == refusal.version
+    # A restarted engine reading the first entries again (as after a crash
+    # before they left the inbox) answers none of them a second time.
+    again = Sequencer(event_log, "twice", TOY, seed)
+    await again.load()
+    from firelane.events.log import InboxEntry
+
+    for inbox_id, payload in zip(ids, (end_turn, end_turn, bad, bad)):
+        again._read["alice"] = inbox_id
+        await again._handle(InboxEntry(seat="alice", entry_id=inbox_id, fields={b"p": payload}))
+    assert await event_log.read("twice") == stored
+
+
+async def test_the_inboxes_close_before_the_seed_is_revealed_and_what_they_held_is_answered(
+        event_log: EventLog, redis_url: str) -> None:
+    """At the end the engine closes the inboxes (the API's submit and the seats'
+    Redis users refuse from then on), answers what they still hold, deletes
+    them, and only then reveals the seed: nothing is taken, and left
+    unanswered, once the reveal is readable."""
+    await create_encounter(event_log, "shut", table_setup(), b"c" * 32)
+    tokens = await seat_tokens(event_log, "shut")
+    alice = await seat_client(redis_url, "trust", "shut", "alice", tokens["alice"])
+    inbox = event_log.inbox_key("shut", "alice")
+    at_reveal: dict[str, object] = {}
+    late: list[str] = []
+
+    class WatchedLog(EventLog):
+        async def mark_inboxes_closed(self, encounter: str) -> None:
+            # A command that reached the inbox just as the encounter ended, before it was closed.
+            if not late:
+                late.append((await alice.execute("XADD", inbox, "*", "p",
+                                                 codec.encode_command(EndTurn(command_id="late", actor="a")))).decode())
+            await super().mark_inboxes_closed(encounter)
+
+        async def append_batches(self, encounter, expected_version, batches):
+            if any(entry.type == "SeedRevealed" for batch in batches for entry in batch.entries):
+                try:
+                    await alice.execute("XADD", inbox, "*", "p", "{}")
+                    at_reveal["redis"] = "accepted"
+                except RedisError as exc:
+                    at_reveal["redis"] = exc.code
+                try:
+                    await send(self, encounter, "alice", EndTurn(command_id="later", actor="a"))
+                    at_reveal["submit"] = "accepted"
+                except InboxClosed:
+                    at_reveal["submit"] = "closed"
+                at_reveal["answered"] = bool(await answers_to(self, encounter, "alice", late[0])) if late else False
+                at_reveal["inboxes"] = await self.client.execute("EXISTS", inbox)
+            return await super().append_batches(encounter, expected_version, batches)
+
+    watched = WatchedLog(event_log.client, "trust", server_key=SERVER_KEY)
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(Sequencer(watched, "shut", TOY, await load_seed(event_log, "shut")).run)
+            await wait_for_state(event_log, "shut", lambda s: s.active == "a")
+            await send(event_log, "shut", "gm", EndEncounter(command_id="stop", actor="gm", reason="the end"))
+    finally:
+        await alice.aclose()
+    assert at_reveal == {"redis": "NOPERM", "submit": "closed", "answered": True, "inboxes": 0}
+    (answer,) = await answers_to(event_log, "shut", "alice", late[0])
+    assert codec.decode_event(answer).reason == "the encounter has ended: it takes no more commands"
+    stored = await event_log.read("shut")
+    assert stored[-1].type == "SeedRevealed" and stored.index(answer) < len(stored) - 1

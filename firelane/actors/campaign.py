@@ -15,7 +15,9 @@ first) refolds and decides again. So:
   sequencer, which finds the seed unrevealed, writes it if it is missing;
   `firelane serve` and `firelane run` share that path);
 - a rest is two appends: ``campaign/downtime:<n>:start`` commits the seed
-  (kept at ``…:campaign:downtime:<n>:seed`` for the engine alone), then
+  (kept sealed at ``…:campaign:downtime:<n>:seed`` for the engine alone, see
+  firelane.events.sealing; a seed from a text only with reproducible dice,
+  which the start records), then
   ``campaign/downtime:<n>:end`` rolls and reveals it. An interrupted rest is
   finished by the next one, with the seed it committed;
 - the GM's adjustment of a character is one append
@@ -32,13 +34,13 @@ first) refolds and decides again. So:
 
 The campaign's GM token (``…:campaign:gm_token``, made with its first
 character, shown by ``firelane campaign token``) is what the web API asks
-for before it adjusts or releases a character.
+for before it adjusts or releases a character. It is kept as a digest (the
+check) and sealed (for printing), never in clear (firelane.events.tokens_at_rest).
 """
 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import secrets
 from collections.abc import Callable
 
@@ -62,7 +64,7 @@ from firelane.engine.campaign import (
     start_downtime,
 )
 from firelane.engine.core import BaseRuleSystem
-from firelane.engine.dice import commit_seed, new_seed
+from firelane.engine.dice import check_seed_size, commit_seed, new_seed
 from firelane.engine.registry import get_system
 from firelane.engine.seats import GM, default_seats
 from firelane.engine.state import EncounterState
@@ -71,6 +73,8 @@ from firelane.events.campaign_log import CAMPAIGN_STREAM, CampaignLog
 from firelane.events.campaign_schemas import CharactersEnlisted, CharactersReleased
 from firelane.events.limits import bounded
 from firelane.events.log import CAMPAIGNS_KEY, EventLog, VersionConflict
+from firelane.events.sealing import SealError, SeedRecord, open_seed, seal_seed
+from firelane.events.tokens_at_rest import StoredToken, open_token, seal_token
 from firelane.projections.characters import CampaignFold
 from firelane.events.schemas import EncounterSetup, EncounterStarted, EndEncounter, Event
 from firelane.logs import get_logger
@@ -159,24 +163,61 @@ def gm_token_key(event_log: EventLog) -> str:
     return CampaignLog.of(event_log).stream_key("gm_token")
 
 
+def seal_gm_token(event_log: EventLog, token: str) -> bytes:
+    """The value to keep at `gm_token_key` for this clear token."""
+    return seal_token(event_log.server_key, event_log.campaign, gm_token_key(event_log), token)
+
+
+# Replace the value only if it is still the one read (a token kept in clear by an older firelane).
+_RESEAL = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"""
+
+
+async def stored_gm_token(event_log: EventLog) -> StoredToken | None:
+    """The campaign's GM token as kept (None without one); one an older firelane kept in clear is sealed in place."""
+    key = gm_token_key(event_log)
+    raw = await event_log.client.execute("GET", key)
+    if raw is None:
+        return None
+    stored = open_token(event_log.server_key, event_log.campaign, key, raw)
+    if stored.legacy and stored.token is not None and event_log.server_key is not None:
+        await event_log.client.evalsha_or_load(_RESEAL, (key,), (raw, seal_gm_token(event_log, stored.token)))
+    return stored
+
+
 async def gm_token(event_log: EventLog, *, renew: bool = False) -> str:
-    """The campaign's GM token (made if it has none; a new one with ``renew``,
-    which the old one stops working for at once)."""
+    """The campaign's GM token in clear, to hand to the GM (made if it has none;
+    a new one with ``renew``, which the old one stops working for at once).
+    LookupError when the kept one cannot be opened here (sealed with another
+    store's key): ``renew`` then makes a new one."""
     key = gm_token_key(event_log)
     fresh = secrets.token_urlsafe(24)
     if renew:
-        await event_log.client.execute("SET", key, fresh)
-    else:
-        await event_log.client.execute("SET", key, fresh, "NX")
-    return (await event_log.client.execute("GET", key)).decode()
+        await event_log.client.execute("SET", key, seal_gm_token(event_log, fresh))
+        return fresh
+    if await event_log.client.execute("SET", key, seal_gm_token(event_log, fresh), "NX") is not None:
+        return fresh
+    stored = await stored_gm_token(event_log)
+    if stored is None:  # deleted in between: make it again
+        return await gm_token(event_log)
+    if stored.token is None:
+        raise LookupError(f"the GM token of campaign {event_log.campaign!r} cannot be shown here "
+                          f"(it was sealed with another store's secret); make a new one with: "
+                          f"firelane campaign token --new --campaign {event_log.campaign}")
+    return stored.token
 
 
 async def gm_token_matches(event_log: EventLog, token: str) -> bool | None:
-    """Whether ``token`` is the campaign's GM token; None when it has none."""
-    stored = await event_log.client.execute("GET", gm_token_key(event_log))
+    """Whether ``token`` is the campaign's GM token (by its digest); None when it has none."""
+    stored = await stored_gm_token(event_log)
     if stored is None:
         return None
-    return hmac.compare_digest(stored, token.encode())
+    return stored.matches(token)
 
 
 # ------------------------------------------------------------------ the GM's adjustments
@@ -397,20 +438,37 @@ async def record_aftermath(event_log: EventLog, encounter: str, final: Encounter
 # ------------------------------------------------------------------ downtime
 
 
-async def _seed_for(stream: CampaignStream, downtime: int, seed: bytes | None) -> bytes:
+def sealed_downtime_seed(stream: CampaignLog, downtime: int, seed: bytes, reproducible_dice: bool = False) -> bytes:
+    """The value `downtime_seed_key` holds for ``seed``: sealed with the store's key."""
+    return seal_seed(stream.server_key, stream.campaign, downtime_seed_key(stream, downtime), seed,
+                     reproducible_dice=reproducible_dice)
+
+
+async def _stored_downtime_seed(stream: CampaignStream, downtime: int) -> SeedRecord:
     key = downtime_seed_key(stream.log, downtime)
-    await stream.log.client.execute("SET", key, (seed or new_seed()).hex(), "NX")
-    return bytes.fromhex((await stream.log.client.execute("GET", key)).decode())
+    raw = await stream.log.client.execute("GET", key)
+    if raw is None:
+        raise CampaignStreamProblem(f"the seed of downtime {downtime} of campaign {stream.campaign!r} is missing")
+    try:
+        return open_seed(stream.log.server_key, stream.campaign, key, raw)
+    except SealError as exc:
+        raise CampaignStreamProblem(f"the seed of downtime {downtime} of campaign {stream.campaign!r} {exc}") from None
+
+
+async def _seed_for(stream: CampaignStream, downtime: int, seed: bytes | None, reproducible_dice: bool) -> SeedRecord:
+    """The rest's seed: the one stored for this rest number, else the one given (else a random one), stored now."""
+    if seed is not None:
+        check_seed_size(seed)
+    chosen = sealed_downtime_seed(stream.log, downtime, seed or new_seed(), seed is not None and reproducible_dice)
+    await stream.log.client.execute("SET", downtime_seed_key(stream.log, downtime), chosen, "NX")
+    return await _stored_downtime_seed(stream, downtime)
 
 
 async def _finish(stream: CampaignStream) -> list[Event]:
     state = stream.state
     started = state.open_downtime
     assert started is not None
-    raw = await stream.log.client.execute("GET", downtime_seed_key(stream.log, started.downtime))
-    if raw is None:
-        raise CampaignStreamProblem(f"the seed of downtime {started.downtime} of campaign {stream.campaign!r} is missing")
-    seed = bytes.fromhex(raw.decode())
+    seed = (await _stored_downtime_seed(stream, started.downtime)).seed_bytes
     if commit_seed(seed) != started.seed_commitment:
         raise CampaignStreamProblem(f"the stored seed of downtime {started.downtime} does not match its commitment")
     n = started.downtime
@@ -424,11 +482,13 @@ async def _finish(stream: CampaignStream) -> list[Event]:
 
 
 async def rest(event_log: EventLog, request: DowntimeRequest | Callable[[CampaignState], DowntimeRequest],
-               *, seed: bytes | None = None) -> list[Event]:
+               *, seed: bytes | None = None, reproducible_dice: bool = False) -> list[Event]:
     """Rest (see the module doc); ``request`` may be a function of the state
     (``--party``: whoever can rest). ``seed``: the rest's secret seed (random
-    when not given; a seed already stored for this rest number wins). Returns
-    the events of the rest: its start, each character's outcome and the reveal."""
+    when not given; a seed already stored for this rest number wins, with the
+    reproducibility it was stored with); ``reproducible_dice``: the seed comes
+    from a text, and the rest's start says so. Returns the events of the rest:
+    its start, each character's outcome and the reveal."""
     stream = CampaignStream(event_log)
     await stream.refresh()
     if stream.state.open_downtime is not None:
@@ -440,8 +500,10 @@ async def rest(event_log: EventLog, request: DowntimeRequest | Callable[[Campaig
         state = stream.state
         asked = request(state) if callable(request) else request
         downtime = state.downtimes + 1
-        rest_seed = await _seed_for(stream, downtime, seed)
-        started = start_downtime(state, asked, commit_seed(rest_seed))
+        rest_seed = await _seed_for(stream, downtime, seed, reproducible_dice)
+        started = start_downtime(state, asked, commit_seed(rest_seed.seed_bytes))
+        if rest_seed.reproducible_dice:
+            started = msgspec.structs.replace(started, reproducible_dice=True)
         try:
             if not await stream.append(f"campaign/downtime:{downtime}:start", [started], digest=_digest(asked)):
                 continue  # someone else started this one: take the next number

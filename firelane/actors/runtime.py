@@ -23,7 +23,7 @@ from firelane.actors.policies import AIPolicy, HumanPolicy, Policy
 from firelane.actors.sequencer import Sequencer, load_seed
 from firelane.engine.core import BaseRuleSystem
 from firelane.engine.state import EncounterState
-from firelane.events.log import EventLog
+from firelane.events.log import EventLog, LogTampered
 from firelane.logs import get_logger
 
 log = get_logger("firelane.runtime")
@@ -44,8 +44,8 @@ async def supervise(
     while True:
         try:
             return await make_task()
-        except EncounterBusy:
-            raise  # another engine runs this encounter: retrying would not help
+        except (EncounterBusy, LogTampered):
+            raise  # another engine runs this encounter, or its log is not the engine's any more: retrying would not help
         except Exception as exc:
             failures += 1
             cause: BaseException = exc

@@ -1,10 +1,12 @@
 """Seat tokens and the Redis ACL user of each seat.
 
 Every seat of an encounter has a secret token (created with the encounter,
-kept in ``…:enc:<id>:seats``, which only the engine's own Redis user can read).
+kept in ``…:enc:<id>:seats`` as a digest and sealed, never in clear: see
+firelane.events.tokens_at_rest; only the engine's own Redis user can read it).
 The token is both the seat's key to the HTTP/WebSocket API and the password
-of its Redis ACL user, so a frontend in any language can also talk to Redis
-directly, with exactly this much power:
+of its Redis ACL user (given to Redis as its SHA-256, ``#<digest>``, so the
+token itself is never sent to Redis), so a frontend in any language can also
+talk to Redis directly, with exactly this much power:
 
 - read the encounter's log (``%R~`` on its log stream: XREAD, XRANGE, XREVRANGE, XLEN);
 - append to its own inbox stream (``%W~`` on ``…:inbox:<seat>``: XADD), nothing else;
@@ -20,6 +22,9 @@ Redis 7.0 or newer.
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Mapping
 
 from firelane.engine.seats import ENGINE_SEAT
 from firelane.events.log import EventLog
@@ -39,9 +44,17 @@ def acl_user(campaign: str, encounter: str, seat: str) -> str:
     return f"{campaign}/{encounter}/{seat}"
 
 
-def acl_rules(event_log: EventLog, encounter: str, seat: SeatSetup, token: str, *, writes: bool = True) -> list[str]:
-    """The seat's ACL rules; ``writes=False``: reading the log only (an ended encounter)."""
-    rules = ["reset", "on", f">{token}", "resetchannels", "-@all", *_READ_COMMANDS,
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+def acl_rules(event_log: EventLog, encounter: str, seat: SeatSetup, token_digest: str, *,
+              writes: bool = True) -> list[str]:
+    """The seat's ACL rules, its password given by the SHA-256 (hex) of its token
+    (firelane.events.tokens_at_rest.token_digest); ``writes=False``: reading the
+    log only (an ended encounter)."""
+    if not _SHA256_HEX.fullmatch(token_digest):
+        raise ValueError("a seat's Redis user takes the SHA-256 of its token, not the token")
+    rules = ["reset", "on", f"#{token_digest}", "resetchannels", "-@all", *_READ_COMMANDS,
              f"%R~{event_log.log_key(encounter)}"]
     if writes and seat.role != "spectator":
         rules += ["+xadd", f"%W~{event_log.inbox_key(encounter, seat.id)}"]
@@ -49,18 +62,19 @@ def acl_rules(event_log: EventLog, encounter: str, seat: SeatSetup, token: str, 
 
 
 async def provision_seat_users(event_log: EventLog, encounter: str, seats: list[SeatSetup],
-                               tokens: dict[str, str], *, writes: bool = True) -> str | None:
-    """Create (or refresh) the ACL user of every seat; returns why not, when
-    the Redis server refuses (then seats can still use the HTTP API).
-    ``writes=False``: users that can only read the log."""
+                               token_digests: Mapping[str, str], *, writes: bool = True) -> str | None:
+    """Create (or refresh) the ACL user of every seat, from its token's digest
+    (sequencer.seat_token_digests); returns why not, when the Redis server
+    refuses (then seats can still use the HTTP API). ``writes=False``: users
+    that can only read the log."""
     try:
         for seat in seats:
-            token = tokens.get(seat.id)
-            if token is None:
+            digest = token_digests.get(seat.id)
+            if digest is None:
                 continue
             await event_log.client.execute(
                 "ACL", "SETUSER", acl_user(event_log.campaign, encounter, seat.id),
-                *acl_rules(event_log, encounter, seat, token, writes=writes))
+                *acl_rules(event_log, encounter, seat, digest, writes=writes))
     except RedisError as exc:
         log.warning("cannot create seat users", encounter=encounter, error=str(exc))
         return str(exc)
@@ -71,10 +85,11 @@ async def provision_seat_users(event_log: EventLog, encounter: str, seats: list[
     return None
 
 
-async def close_seats(event_log: EventLog, encounter: str, seats: list[SeatSetup], tokens: dict[str, str]) -> None:
+async def close_seats(event_log: EventLog, encounter: str, seats: list[SeatSetup],
+                      token_digests: Mapping[str, str]) -> None:
     """The encounter has ended: its inboxes are closed and deleted, and its
     seats' users may only read the log. Safe to repeat; once done,
     ``event_log.inboxes_closed`` says so (callers look first, before they
     gather the seats and tokens)."""
-    await provision_seat_users(event_log, encounter, seats, tokens, writes=False)
+    await provision_seat_users(event_log, encounter, seats, token_digests, writes=False)
     await event_log.close_inboxes(encounter, [seat.id for seat in seats] + [ENGINE_SEAT])

@@ -14,6 +14,14 @@ Crash safety: every append records how far its seat's inbox is handled
 from its cursor, and re-handles what follows (already-applied commands come
 back as duplicates and are skipped).
 
+Inboxes hold only what the engine has not read, and the window answers it
+holds: after each read, what it handled leaves the inbox (with the count of
+the refusals it only counted, kept in Redis until a CommandsDropped records
+them), so the limit on waiting commands (MAX_PENDING_COMMANDS) counts what is
+waiting, never what was refused. A seat's Redis user can XADD past that limit:
+the engine then reads only the newest MAX_PENDING_COMMANDS of its inbox and
+counts the older ones as dropped unread.
+
 Reaction windows: answers (claims and passes) are checked at once (a bad one is
 rejected immediately) but held until every reactor has answered or the
 deadline passes, then applied in the order the window lists its reactors. So
@@ -42,20 +50,39 @@ from firelane.actors.lease import SequencerLease
 from firelane.actors.seating import close_seats, provision_seat_users
 from firelane.actors.policies import AIPolicy, Policy
 from firelane.engine.core import SEQUENCER, Applied, BaseRuleSystem, Rejected, reject, resting_points
-from firelane.engine.dice import SeededDice, commit_seed
+from firelane.engine.dice import SeededDice, check_seed_size, commit_seed
 from firelane.engine.registry import get_system
 from firelane.engine.seats import ENGINE_SEAT, authorize, default_seats
 from firelane.engine.setup_check import check_setup
 from firelane.engine.state import EncounterState, copy_state
 from firelane.events import codec
-from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, MAX_ECHOED_ID_CHARS, bounded, json_too_deep
+from firelane.events.limits import (
+    MAX_COMMAND_BYTES,
+    MAX_COMMAND_DEPTH,
+    MAX_ECHOED_ID_CHARS,
+    MAX_PENDING_COMMANDS,
+    bounded,
+    json_too_deep,
+)
 from firelane.events.envelope import format_inbox_cursors, parse_inbox_cursors
-from firelane.events.log import FIELD_COMMAND, Batch, EventLog, InboxEntry, VersionConflict
+from firelane.events.log import (
+    FIELD_COMMAND,
+    Batch,
+    EventLog,
+    InboxEntry,
+    InboxTidy,
+    LogTampered,
+    PendingDrops,
+    VersionConflict,
+)
+from firelane.events.sealing import SealError, SeedRecord, open_seed, seal_seed
+from firelane.events.tokens_at_rest import StoredToken, open_token, seal_token
 from firelane.events.schemas import (
     ClaimReaction,
     CloseReactionWindow,
     Command,
     CommandRejected,
+    CommandRepeated,
     CommandsDropped,
     EncounterSetup,
     Event,
@@ -78,9 +105,10 @@ log = get_logger("firelane.sequencer")
 
 # A client's command_id: short and plain, so it can be namespaced and echoed safely.
 _COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@#-]{1,64}")
-# Consumed inbox entries are trimmed after this many commands (the log records
-# how far each inbox is handled, so nothing before that is ever read again).
-TRIM_EVERY = 100
+# Inbox entries read at a time, per seat. A seat whose read is full may have
+# a backlog: past MAX_PENDING_COMMANDS unread, its oldest are skipped.
+READ_BATCH = 256
+ENDED_REASON = "the encounter has ended: it takes no more commands"
 # A seat's refused commands recorded one by one: a burst of REJECTION_BURST,
 # then one per REJECTION_REFILL_S; the others are counted in one
 # CommandsDropped per burst, so a client cannot make the log hold without end
@@ -152,11 +180,12 @@ def _play_turns() -> SliceTurns:
 
 
 def seed_key(campaign: str, encounter: str) -> str:
+    """The encounter's secret seed, sealed (see firelane.events.sealing): the engine's alone until revealed."""
     return f"firelane:{{{campaign}}}:enc:{encounter}:seed"
 
 
 def seats_key(campaign: str, encounter: str) -> str:
-    """Hash seat -> secret token (readable by the engine and the server only)."""
+    """Hash seat -> its secret token at rest (digest and sealed; readable by the engine and the server only)."""
     return f"firelane:{{{campaign}}}:enc:{encounter}:seats"
 
 
@@ -169,24 +198,49 @@ class EncounterExists(RuntimeError):
     pass
 
 
-def _start_command(setup: EncounterSetup, seed: bytes) -> bytes:
-    start = StartEncounter(command_id="start", actor=SEQUENCER, setup=setup, seed_commitment=commit_seed(seed))
+def _start_command(setup: EncounterSetup, seed: SeedRecord) -> bytes:
+    start = StartEncounter(command_id="start", actor=SEQUENCER, setup=setup, seed_commitment=commit_seed(seed.seed_bytes),
+                           reproducible_dice=seed.reproducible_dice)
     return codec.encode_command(start)
+
+
+def sealed_seed(event_log: EventLog, encounter: str, seed: bytes, reproducible_dice: bool = False) -> bytes:
+    """The value `seed_key` holds for ``seed``: sealed with the store's key (see firelane.events.sealing)."""
+    return seal_seed(event_log.server_key, event_log.campaign, seed_key(event_log.campaign, encounter), seed,
+                     reproducible_dice=reproducible_dice)
+
+
+async def _stored_seed(event_log: EventLog, encounter: str) -> SeedRecord:
+    key = seed_key(event_log.campaign, encounter)
+    stored = await event_log.client.execute("GET", key)
+    if stored is None:
+        raise LookupError(f"no seed for encounter {encounter!r} in campaign {event_log.campaign!r}")
+    try:
+        return open_seed(event_log.server_key, event_log.campaign, key, stored)
+    except SealError as exc:
+        raise LookupError(f"the seed of encounter {encounter!r} in campaign {event_log.campaign!r} {exc}") from None
 
 
 async def _store_tokens(event_log: EventLog, encounter: str, setup: EncounterSetup) -> None:
     """A secret token per seat (kept once: a repeated creation keeps the first),
-    and the seats' Redis users."""
+    and the seats' Redis users. Kept at rest as a digest and sealed, never in
+    clear (firelane.events.tokens_at_rest)."""
     seats = default_seats(setup)
     key = seats_key(event_log.campaign, encounter)
-    for seat in seats:
-        await event_log.client.execute("HSETNX", key, seat.id, secrets.token_urlsafe(18))
-    await provision_seat_users(event_log, encounter, seats, await seat_tokens(event_log, encounter))
+    fresh = seal_seat_tokens(event_log, encounter, {seat.id: secrets.token_urlsafe(18) for seat in seats})
+    for seat_id, stored in fresh.items():
+        await event_log.client.execute("HSETNX", key, seat_id, stored)
+    await provision_seat_users(event_log, encounter, seats, await seat_token_digests(event_log, encounter))
 
 
-async def create_encounter(event_log: EventLog, encounter: str, setup: EncounterSetup, seed: bytes) -> EncounterSetup:
+async def create_encounter(event_log: EventLog, encounter: str, setup: EncounterSetup, seed: bytes, *,
+                           reproducible_dice: bool = False) -> EncounterSetup:
     """Check the setup in full, then register the encounter, keep its secret
-    seed, give each seat a token and queue its StartEncounter.
+    seed (sealed), give each seat a token and queue its StartEncounter.
+
+    ``seed``: 32 secret random bytes (`firelane.engine.dice.new_seed`), unless
+    the creator asked for dice anyone can reproduce from a text
+    (``reproducible_dice``, which the log then records for all to see).
 
     A setup that cannot be played raises SetupError before anything is stored;
     an encounter ID that is already taken is refused, so a campaign's history is
@@ -195,7 +249,9 @@ async def create_encounter(event_log: EventLog, encounter: str, setup: Encounter
     enlisting = await enlistment(event_log, encounter, setup)  # campaign characters' sheets written in
     setup = enlisting.setup
     resolved = check_setup(get_system(setup.system), setup)
-    created = await event_log.client.execute("SET", seed_key(event_log.campaign, encounter), seed.hex(), "NX")
+    check_seed_size(seed)
+    created = await event_log.client.execute("SET", seed_key(event_log.campaign, encounter),
+                                             sealed_seed(event_log, encounter, seed, reproducible_dice), "NX")
     if created is None:
         raise EncounterExists(f"encounter {encounter!r} already exists in campaign {event_log.campaign!r}")
     try:
@@ -207,42 +263,93 @@ async def create_encounter(event_log: EventLog, encounter: str, setup: Encounter
     await _store_tokens(event_log, encounter, setup)
     # The start is queued before the encounter is registered: `firelane serve`
     # takes up a registered encounter at once, and reads its setup from it.
-    await event_log.submit(encounter, _start_command(setup, seed), seat=ENGINE_SEAT)
-    meta = codec.encode_json({"system": setup.system, "name": setup.name or encounter})
-    await event_log.register_encounter(encounter, meta)
+    record = SeedRecord(seed=seed.hex(), reproducible_dice=reproducible_dice)
+    await event_log.submit(encounter, _start_command(setup, record), seat=ENGINE_SEAT)
+    await event_log.register_encounter(encounter, _meta(encounter, setup, record))
     return resolved
 
 
-async def ensure_encounter(event_log: EventLog, encounter: str, setup: EncounterSetup, seed: bytes) -> bytes:
+def _meta(encounter: str, setup: EncounterSetup, seed: SeedRecord) -> bytes:
+    """The roster's registration; it says so when the dice are reproducible (before the log does)."""
+    meta = {"system": setup.system, "name": setup.name or encounter}
+    return codec.encode_json({**meta, "reproducible_dice": True} if seed.reproducible_dice else meta)
+
+
+async def ensure_encounter(event_log: EventLog, encounter: str, setup: EncounterSetup, seed: bytes, *,
+                           reproducible_dice: bool = False) -> bytes:
     """Create the encounter if it is new; safe to repeat after a crash at any
     point of creation (the seed and tokens are kept once, the start command is
     idempotent). Returns the seed in force (the stored one if the encounter
-    already had one)."""
+    already had one: it comes with the reproducibility it was stored with)."""
     enlisting = await enlistment(event_log, encounter, setup)  # campaign characters' sheets written in
     setup = enlisting.setup
     check_setup(get_system(setup.system), setup)
-    key = seed_key(event_log.campaign, encounter)
-    await event_log.client.execute("SET", key, seed.hex(), "NX")
-    stored_seed = bytes.fromhex((await event_log.client.execute("GET", key)).decode())
+    check_seed_size(seed)
+    await event_log.client.execute("SET", seed_key(event_log.campaign, encounter),
+                                   sealed_seed(event_log, encounter, seed, reproducible_dice), "NX")
+    stored = await _stored_seed(event_log, encounter)
     await enlisting.record()
     await _store_tokens(event_log, encounter, setup)
     if await event_log.version(encounter) == 0:  # queued before it is registered, as in create_encounter
-        await event_log.submit(encounter, _start_command(setup, stored_seed), seat=ENGINE_SEAT)
-    meta = codec.encode_json({"system": setup.system, "name": setup.name or encounter})
-    await event_log.register_encounter(encounter, meta)
-    return stored_seed
+        await event_log.submit(encounter, _start_command(setup, stored), seat=ENGINE_SEAT)
+    await event_log.register_encounter(encounter, _meta(encounter, setup, stored))
+    return stored.seed_bytes
 
 
 async def load_seed(event_log: EventLog, encounter: str) -> bytes:
-    stored = await event_log.client.execute("GET", seed_key(event_log.campaign, encounter))
-    if stored is None:
-        raise LookupError(f"no seed for encounter {encounter!r} in campaign {event_log.campaign!r}")
-    return bytes.fromhex(stored.decode())
+    """The encounter's secret seed (LookupError if it has none, or it does not open)."""
+    return (await _stored_seed(event_log, encounter)).seed_bytes
+
+
+def _token_place(event_log: EventLog, encounter: str, seat: str) -> str:
+    """Where a seat's token is kept: what its sealed value is bound to."""
+    return f"{seats_key(event_log.campaign, encounter)}/{seat}"
+
+
+def seal_seat_tokens(event_log: EventLog, encounter: str, tokens: Mapping[str, str]) -> dict[str, bytes]:
+    """Seat -> the value to keep in the seats hash for that clear token."""
+    return {seat: seal_token(event_log.server_key, event_log.campaign, _token_place(event_log, encounter, seat), token)
+            for seat, token in tokens.items()}
+
+
+# Replace a field's value only if it is still the one read (a token kept in clear by an older firelane).
+_RESEAL = """
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+  return 1
+end
+return 0
+"""
+
+
+async def _stored_seat_tokens(event_log: EventLog, encounter: str) -> dict[str, StoredToken]:
+    """Seat -> its stored token. Tokens an older firelane kept in clear are sealed in place (once the
+    log has the store's secret); they go on working."""
+    key = seats_key(event_log.campaign, encounter)
+    raw = await event_log.client.execute("HGETALL", key) or []
+    stored: dict[str, StoredToken] = {}
+    for index in range(0, len(raw), 2):
+        seat = raw[index].decode()
+        token = open_token(event_log.server_key, event_log.campaign, _token_place(event_log, encounter, seat), raw[index + 1])
+        if token.legacy and token.token is not None and event_log.server_key is not None:
+            sealed = seal_seat_tokens(event_log, encounter, {seat: token.token})[seat]
+            await event_log.client.evalsha_or_load(_RESEAL, (key,), (seat, raw[index + 1], sealed))
+        stored[seat] = token
+    return stored
 
 
 async def seat_tokens(event_log: EventLog, encounter: str) -> dict[str, str]:
-    raw = await event_log.client.execute("HGETALL", seats_key(event_log.campaign, encounter))
-    return {raw[i].decode(): raw[i + 1].decode() for i in range(0, len(raw or []), 2)}
+    """Seat -> its secret token in clear, for join links (`firelane seats`). Checks need only
+    `seat_token_digests`. A token sealed with another key (or a log opened without the store's
+    secret) is left out; an encounter that does not exist gives {}."""
+    return {seat: stored.token for seat, stored in (await _stored_seat_tokens(event_log, encounter)).items()
+            if stored.token is not None}
+
+
+async def seat_token_digests(event_log: EventLog, encounter: str) -> dict[str, str]:
+    """Seat -> the SHA-256 (hex) of its token: enough to check a token, and what the
+    seat's Redis user takes. {} when the encounter does not exist."""
+    return {seat: stored.digest for seat, stored in (await _stored_seat_tokens(event_log, encounter)).items()}
 
 
 async def encounter_setup(event_log: EventLog, encounter: str) -> EncounterSetup:
@@ -285,6 +392,22 @@ async def fold_log(
 
 def body_digest(command: Command) -> str:
     return hashlib.blake2b(codec.encode_command(command), digest_size=12).hexdigest()
+
+
+def _all_written(results, batches: list[Batch]) -> bool:
+    """Whether an append wrote every batch (none was a duplicate)."""
+    return results is not None and len(results) == len(batches) and not any(r.duplicate for r in results)
+
+
+def _id_order(entry_id: str) -> tuple[int, int]:
+    """A stream entry id as something to compare ("5-1" < "10-0")."""
+    milliseconds, _, sequence = entry_id.partition("-")
+    return int(milliseconds), int(sequence or 0)
+
+
+def _next_id(entry_id: str) -> str:
+    milliseconds, sequence = _id_order(entry_id)
+    return f"{milliseconds}-{sequence + 1}"
 
 
 @dataclass
@@ -346,18 +469,37 @@ class Sequencer:
         self._window_seen: int | None = None
         self._turn_deadline: float | None = None  # a human's turn timer, on trio's clock
         self._turn_seen: int | None = None  # the TurnStarted version it was set for
-        self._since_trim = 0
+        # Per seat: inbox entries handled since the inbox was last tidied
+        # (removed after each read; see _tidy_inboxes).
+        self._untidy: dict[str, list[str]] = {}
+        self._loads = 0  # how often the state was rebuilt from the log (that moves the read cursors back)
         # Per seat: refusals it may still have recorded (a token bucket: the
         # tokens and when they were counted), and those dropped since the last
-        # report (count, last inbox id, when).
+        # report (count, last inbox id, when, how many of them skipped unread).
         self._rejection_tokens: dict[str, tuple[float, float]] = {}
-        self._dropped: dict[str, tuple[int, str, float]] = {}
+        self._dropped: dict[str, tuple[int, str, float, int]] = {}
         self._unread_seats = False
         self.commands_handled = 0
         self._seat_waiting = False  # a seat's command was handled since the last slice (see SliceTurns)
 
     async def load(self) -> None:
+        """Rebuild the state from the log; raises `LogTampered` when the log's
+        entries contradict each other or its version counter."""
+        # The counter before the fold: every entry up to it was in the log then
+        # (an append writes its entries and moves the counter at once).
+        before = await self.log.version(self.encounter)
         self.state, cursors = await fold_log(self.log, self.encounter, self.system)
+        folded = self.state.version
+        if folded != before:
+            # Behind the counter read first: entries are gone. Ahead of it: fine
+            # if another writer appended meanwhile (the counter has moved on too).
+            counter = before if folded < before else await self.log.version(self.encounter)
+            if folded < before or folded > counter:
+                problem = await self.log.tail_problem(self.encounter, counter)
+                raise LogTampered(problem or f"the log's entries end at v{folded} but its version counter says v{counter}")
+        self._loads += 1
+        # Entries read but not yet recorded as handled are read again: none may leave its inbox first.
+        self._untidy = {seat: [] for seat in self._untidy}
         self._read, self._safe = {ENGINE_SEAT: "0-0"}, {ENGINE_SEAT: "0-0"}
         self._know_seats()
         for seat, cursor in cursors.items():
@@ -413,17 +555,24 @@ class Sequencer:
                 state = await self._serve(stop_when_ended=stop_when_ended)
                 nursery.cancel_scope.cancel()
             return state
+        except BaseExceptionGroup as group:
+            tampered = group.subgroup(LogTampered)
+            while isinstance(tampered, BaseExceptionGroup):
+                tampered = tampered.exceptions[0]
+            if tampered is not None:
+                raise tampered from None  # final, said once: not a failure to retry (see LogTampered)
+            raise
         finally:
             await lease.release()
 
     async def _serve(self, *, stop_when_ended: bool) -> EncounterState:
         await self.load()
+        await self._restore_drops()
         log.info("sequencer started", encounter=self.encounter, version=self.state.version)
         while True:
             await self._play()
             if self.state.ended:
-                await self._reveal_seed()
-                await self._close_seats()
+                await self._finish()
                 if stop_when_ended:
                     return self.state
             if self._window_deadline is not None and trio.current_time() >= self._window_deadline:
@@ -438,18 +587,88 @@ class Sequencer:
             # The deadlines are trio deadlines (not Redis's BLOCK timeout), so
             # they follow trio's clock (MockClock in tests); cancelling the
             # blocked read is safe: the client drops that connection.
-            report_at = min((at + REJECTION_REFILL_S for _, _, at in self._dropped.values()), default=math.inf)
+            report_at = min((at + REJECTION_REFILL_S for _, _, at, _ in self._dropped.values()), default=math.inf)
             wake = min(d for d in (self._window_deadline, self._turn_deadline, report_at, math.inf) if d is not None)
             with trio.move_on_at(wake):
                 # Players waiting to act: only look; else wait for a command.
                 block = None if self._players_awaited() else 1000
                 self._unread_seats = False
-                entries = await self.log.read_inboxes(self.encounter, dict(self._read), block_ms=block, count=256)
-            for entry in entries:
-                self._read[entry.seat] = entry.entry_id
-                await self._handle(entry)
-            if self._since_trim >= TRIM_EVERY:
-                await self._trim_inboxes()
+                entries = await self.log.read_inboxes(self.encounter, dict(self._read), block_ms=block, count=READ_BATCH)
+            await self._handle_read(entries)
+
+    async def _handle_read(self, entries: list[InboxEntry]) -> None:
+        """Handle what one read brought, then take it out of the inboxes, and
+        skip the oldest of a backlog too long to read through."""
+        loads = self._loads
+        read_per_seat: dict[str, int] = {}
+        for entry in entries:
+            self._read[entry.seat] = entry.entry_id
+            await self._handle(entry)
+            if self._loads != loads:
+                break  # the state was rebuilt from the log, which moved the read cursors back: read again
+            self._untidy.setdefault(entry.seat, []).append(entry.entry_id)
+            read_per_seat[entry.seat] = read_per_seat.get(entry.seat, 0) + 1
+        await self._tidy_inboxes()
+        if self._loads == loads:
+            for seat, count in read_per_seat.items():
+                if count >= READ_BATCH and seat != ENGINE_SEAT:
+                    await self._skip_backlog(seat)
+
+    def _held_inbox_ids(self, seat: str) -> list[str]:
+        """The inbox entries of the seat's window answers held now, oldest first."""
+        return sorted((b.inbox_id for b in self._buffer.values() if b.seat == seat and b.inbox_id), key=_id_order)
+
+    def _pending_drops(self, seat: str) -> PendingDrops | None:
+        if seat not in self._dropped:
+            return None
+        count, last_inbox_id, _at, skipped = self._dropped[seat]
+        return PendingDrops(count, last_inbox_id, skipped)
+
+    async def _tidy_inboxes(self) -> None:
+        """Take what the engine has handled out of the seats' inboxes: all it
+        has read, but a window answer it holds (that stays until it is
+        applied, so a crash loses no answer a seat was told was taken) and
+        what is still to be read; the refusals it only counted leave with
+        their count, kept in Redis until a CommandsDropped records it."""
+        if not self._untidy:
+            return
+        tidies = []
+        for seat, handled in self._untidy.items():
+            held = self._held_inbox_ids(seat)
+            if held:
+                first = _id_order(held[0])
+                tidies.append(InboxTidy(seat=seat, trim_before=held[0], drops=self._pending_drops(seat),
+                                        delete=[i for i in handled if i not in held and _id_order(i) > first]))
+            else:
+                tidies.append(InboxTidy(seat=seat, trim_before=_next_id(self._read[seat]), drops=self._pending_drops(seat)))
+        await self.log.tidy_inboxes(self.encounter, tidies)
+        self._untidy.clear()
+
+    async def _skip_backlog(self, seat: str) -> None:
+        """A seat whose inbox holds more than MAX_PENDING_COMMANDS unread (only
+        its Redis user can put them there: the API refuses past that): its
+        oldest are dropped unread and counted, so its newest command is
+        reached at once and the inbox stays bounded."""
+        skipped, last_id = await self.log.skip_backlog(
+            self.encounter, seat, self._read[seat], keep=MAX_PENDING_COMMANDS, held=len(self._held_inbox_ids(seat)),
+            drops=self._pending_drops(seat))
+        if not skipped:
+            return
+        count, _, _, skipped_before = self._dropped.get(seat, (0, "", 0.0, 0))
+        self._dropped[seat] = (count + skipped, last_id, trio.current_time(), skipped_before + skipped)
+        self._read[seat] = last_id
+        log.warning("skipped commands a seat queued past the limit", encounter=self.encounter, seat=seat,
+                    skipped=skipped, limit=MAX_PENDING_COMMANDS)
+
+    async def _restore_drops(self) -> None:
+        """The refusals a previous run counted and did not record (kept with
+        the inbox entries they answer, see _tidy_inboxes): reported as ever."""
+        for seat, drops in (await self.log.pending_drops(self.encounter)).items():
+            if seat not in self._read or seat in self._dropped:
+                continue
+            reported = command_key(seat, f"dropped:{drops.last_inbox_id}")
+            if await self.log.applied_entry_id(self.encounter, reported) is None:
+                self._dropped[seat] = (drops.count, drops.last_inbox_id, trio.current_time(), drops.skipped)
 
     # ------------------------------------------------------------ the engine's own players
 
@@ -494,9 +713,10 @@ class Sequencer:
         if batches:
             spoiled = any(a.spoiled for a in applied_all)
             results = await self._append_batches(batches, None if spoiled else self.state, applied_all, expected)
-            if results is not None:
+            if _all_written(results, batches):
                 for seat in flushed_seats:
                     self._safe[seat] = self._read[seat]
+                    self._untidy.setdefault(seat, [])
 
     def _play_slice(self) -> tuple[list[Batch], list[Applied], set[str]]:
         """The engine's players' commands for one slice, decided in place. A
@@ -577,7 +797,6 @@ class Sequencer:
 
     async def _handle(self, entry: InboxEntry) -> None:
         self.commands_handled += 1
-        self._since_trim += 1
         checked = self._check_entry(entry)
         if isinstance(checked, str):
             if await self._may_record_rejection(entry.seat, entry.entry_id):
@@ -599,8 +818,14 @@ class Sequencer:
             return
         window = self.state.window
         if isinstance(command, (ClaimReaction, PassReaction)) and command.actor in self._buffer:
-            if self._buffer[command.actor].key == received.key:
-                return  # the same answer again (a restarted actor re-sent it)
+            first = self._buffer[command.actor]
+            if first.key == received.key:
+                if first.inbox_id != received.inbox_id and body_digest(first.command) == body_digest(command):
+                    # The same answer again (a client's retry): held once, and this entry answered on its own.
+                    await self._answer_repeat(received, None, rationed=False)
+                elif first.inbox_id != received.inbox_id and await self._may_record_rejection(entry.seat, entry.entry_id):
+                    await self._refuse_reused_id(received, self._cursor_after(received))
+                return
             if await self._may_record_rejection(entry.seat, entry.entry_id):
                 await self._refuse(received, reject(command, f"{command.actor} has already answered window {command.window}"))
             return
@@ -657,9 +882,46 @@ class Sequencer:
         batch = Batch(entries=applied.entries, command_id=received.key, inbox_cursor=inbox_cursor,
                       causation=received.causation, digest=digest)
         results = await self._append_batches([batch], applied.state if not applied.spoiled else None, [applied], expected)
-        if results and results[0].conflicting_body:
-            await self._refuse_reused_id(received, inbox_cursor)
+        await self._answer_if_applied_before(received, results, rationed=applied.rejected)
         return applied
+
+    async def _answer_if_applied_before(self, received: _Received, results, *, rationed: bool) -> None:
+        """A seat's command whose id was applied before: refused when its body
+        differs, else answered as a repeat (so every inbox entry has an answer of its own)."""
+        if not received.inbox_id or not results or not results[0].duplicate:
+            return
+        if results[0].conflicting_body:
+            if rationed or await self._may_record_rejection(received.seat, received.inbox_id):
+                await self._refuse_reused_id(received, self._cursor_after(received))
+        else:
+            await self._answer_repeat(received, results[0].first_entry_id, rationed=rationed)
+
+    async def _answer_repeat(self, received: _Received, first_entry_id: str | None, *, rationed: bool) -> None:
+        """Answer an inbox entry whose command (same seat, id and body) was
+        applied before (``first_entry_id``: the last entry its first answer
+        wrote) or is held for its window (None). Rationed like a refusal, so
+        repeats cannot grow the log without end; ``rationed``: already counted."""
+        command = received.command
+        first = await self.log.entry_at(self.encounter, first_entry_id) if first_entry_id else None
+        if first is not None and first.causation == received.causation:
+            return  # the same inbox entry read again (after a restart): it has its answer
+        if not rationed and not await self._may_record_rejection(received.seat, received.inbox_id):
+            return
+        if first_entry_id is None:
+            window = getattr(command, "window", 0)
+            repeat = CommandRepeated(command_id=command.command_id, actor=command.actor,
+                                     command_type=type(command).__struct_config__.tag,  # type: ignore[arg-type]
+                                     first_version=0, first_cause=self._buffer[command.actor].causation,
+                                     reason=f"the same answer is held already: it is applied when window {window} closes")
+        else:
+            repeat = CommandRepeated(command_id=command.command_id, actor=command.actor,
+                                     command_type=type(command).__struct_config__.tag,  # type: ignore[arg-type]
+                                     first_version=first.version if first is not None else 0,
+                                     first_cause=first.causation if first is not None else "",
+                                     reason="this command was sent before with the same command_id: it was applied "
+                                            "once, and its answer is the first one's")
+        await self._append([repeat], command_key(received.seat, f"inbox:{received.inbox_id}"),
+                           self._cursor_after(received), causation=received.causation)
 
     async def _refuse(self, received: _Received, rejection: CommandRejected) -> None:
         """Record the refusal of a seat's command under the command's key; when
@@ -668,8 +930,7 @@ class Sequencer:
         cursor = self._cursor_after(received)
         results = await self._append([rejection], received.key, cursor, causation=received.causation,
                                       digest=body_digest(received.command))
-        if results and results[0].conflicting_body:
-            await self._refuse_reused_id(received, cursor)
+        await self._answer_if_applied_before(received, results, rationed=True)
 
     async def _refuse_reused_id(self, received: _Received, inbox_cursor: str) -> None:
         command = received.command
@@ -718,16 +979,17 @@ class Sequencer:
             return
         spoiled = any(a.spoiled for a in applied_all)
         results = await self._append_batches(batches, None if spoiled else self.state, applied_all, expected)
-        if results is not None:
+        if _all_written(results, batches):
             for seat in seats:
                 self._safe[seat] = self._read[seat]
+                self._untidy.setdefault(seat, [])  # its answers are in the log: out of its inbox
 
     async def _append_batches(self, batches: list[Batch], after: EncounterState | None,
                               applied: list[Applied], expected: int):  # -> list[AppendResult] | None
         """Append decided batches at log version ``expected``; ``after`` is the
         state they lead to (None: spoiled, rebuild it). On a duplicate or a
-        conflict the state is rebuilt from the log; returns the results when
-        everything was written."""
+        conflict the state is rebuilt from the log; returns the results (see
+        `_all_written`)."""
         try:
             results = await self.log.append_batches(self.encounter, expected, batches)
         except VersionConflict:
@@ -743,14 +1005,15 @@ class Sequencer:
             # was written. A state decided in place went ahead of the log: refold.
             if any(a.state is self.state for a in applied) or after is None:
                 await self.load()
-            return results if results and results[0].conflicting_body else None
+            return results
         if after is None:
             await self.load()
         else:
             self.state = after
         for batch in batches:
             for seat, cursor in parse_inbox_cursors(batch.inbox_cursor):
-                if not any(b.seat == seat and b.inbox_id for b in self._buffer.values()):
+                if not any(b.seat == seat and b.inbox_id for b in self._buffer.values()) \
+                        and _id_order(cursor) > _id_order(self._safe.get(seat, "0-0")):
                     self._safe[seat] = cursor
             self._logged_cursors.update(parse_inbox_cursors(batch.inbox_cursor))
         if any(isinstance(e, EncounterRewound) for a in applied for e in a.events):
@@ -780,8 +1043,8 @@ class Sequencer:
         tokens = min(float(REJECTION_BURST), tokens + (now - counted_at) / REJECTION_REFILL_S)
         if tokens < 1:
             self._rejection_tokens[seat] = (tokens, now)
-            count = self._dropped.get(seat, (0, "", now))[0]
-            self._dropped[seat] = (count + 1, inbox_id, now)
+            count, _, _, skipped = self._dropped.get(seat, (0, "", now, 0))
+            self._dropped[seat] = (count + 1, inbox_id, now, skipped)
             return False
         self._rejection_tokens[seat] = (tokens - 1, now)
         if seat in self._dropped:
@@ -789,19 +1052,28 @@ class Sequencer:
         return True
 
     async def _report_dropped(self, seat: str) -> None:
-        """One CommandsDropped for the seat's refusals counted since the last."""
-        count, last_inbox_id, _ = self._dropped.pop(seat)
+        """One CommandsDropped for the seat's refusals counted since the last
+        (and the oldest commands of a backlog it skipped unread)."""
+        count, last_inbox_id, _, skipped = self._dropped.pop(seat)
         held = any(b.seat == seat and b.inbox_id for b in self._buffer.values())
-        cursor = f"{seat}={self._safe[seat] if held else last_inbox_id}"
-        reason = (f"more than {REJECTION_BURST} refused commands in a burst: after those, one a second "
+        handled = last_inbox_id if _id_order(last_inbox_id) > _id_order(self._safe[seat]) else self._safe[seat]
+        cursor = f"{seat}={self._safe[seat] if held else handled}"
+        reason = (f"more than {REJECTION_BURST} refused or repeated commands in a burst: after those, one a second "
                   f"is recorded, and the rest are counted here")
+        if skipped == count:
+            reason = (f"more than {MAX_PENDING_COMMANDS} commands were waiting in the inbox: the oldest were "
+                      f"skipped unread, and are counted here")
+        elif skipped:
+            reason += (f"; {skipped} of them were skipped unread (more than {MAX_PENDING_COMMANDS} commands were "
+                       f"waiting in the inbox)")
         await self._append([CommandsDropped(seat=seat, count=count, last_inbox_id=last_inbox_id, reason=reason)],
                            command_key(seat, f"dropped:{last_inbox_id}"), cursor, causation=f"inbox:{seat}:{last_inbox_id}")
+        self._untidy.setdefault(seat, [])  # recorded: its count leaves Redis at the next tidy
 
     async def _report_quiet_drops(self) -> None:
         """Report the drops of seats that have been quiet for a refill's time."""
         now = trio.current_time()
-        for seat in [s for s, (_, _, at) in self._dropped.items() if now - at >= REJECTION_REFILL_S]:
+        for seat in [s for s, (_, _, at, _) in self._dropped.items() if now - at >= REJECTION_REFILL_S]:
             await self._report_dropped(seat)
 
     async def _append_rejection(self, entry: InboxEntry, reason: str) -> None:
@@ -845,12 +1117,6 @@ class Sequencer:
             snapshot = encode_snapshot(self.system, self.state, entry_id, self._logged_cursors)
             await self.log.client.execute("SET", snapshot_key(self.log.campaign, self.encounter), snapshot)
 
-    async def _trim_inboxes(self) -> None:
-        self._since_trim = 0
-        for seat, cursor in self._safe.items():
-            if cursor != "0-0":
-                await self.log.trim_inbox(self.encounter, seat, cursor)
-
     async def _rewind(self, received: _Received) -> None:
         """A GM's rewind: check it, fold the log to the version asked for, and
         append the EncounterRewound that restores it. Answers held for a window
@@ -858,6 +1124,15 @@ class Sequencer:
         inbox as handled up to what was read)."""
         command = received.command
         assert isinstance(command, RewindEncounter)
+        earlier = await self.log.applied_record(self.encounter, received.key)
+        if earlier is not None:
+            # Sent before: nothing of the live branch (held answers...) is touched again.
+            if earlier[1] and earlier[1] != body_digest(command):
+                if await self._may_record_rejection(received.seat, received.inbox_id):
+                    await self._refuse_reused_id(received, self._cursor_after(received))
+            else:
+                await self._answer_repeat(received, earlier[0], rationed=False)
+            return
         try:
             ids: list[str] = []
             async for rows in self.log.iter_pages(self.encounter):
@@ -873,6 +1148,8 @@ class Sequencer:
                 await self._refuse(received, reject(command, rejection.reason))
             return
         self._buffer.clear()
+        for seat in self._read:
+            self._untidy.setdefault(seat, [])  # the answers held are dropped: out of their inboxes
         cursors = format_inbox_cursors({seat: cursor for seat, cursor in self._read.items() if cursor != "0-0"})
         applied = self._apply(restore, in_place=False)
         batch = Batch(entries=applied.entries, command_id=received.key, inbox_cursor=cursors,
@@ -908,13 +1185,57 @@ class Sequencer:
             self._window_seen = window.window
             self._window_deadline = trio.current_time() + window.deadline_ms / 1000
 
-    async def _close_seats(self) -> None:
+    async def _finish(self) -> None:
+        """The encounter has ended: close its inboxes (the API refuses from
+        now on, the seats' Redis users may only read the log), answer what
+        they still hold (refused: the encounter has ended), delete them, and
+        only then reveal the seed. So every command a seat got an inbox entry
+        for is answered, and none is taken once the reveal is readable. Safe
+        to repeat from any point (a restart comes here again)."""
+        if self.state.seed_revealed:
+            if not await self.log.inboxes_closed(self.encounter):  # ended by an older engine, which revealed first
+                await self._close_seats(answer_first=False)
+            return
+        await self._close_seats(answer_first=True)
+        await self._reveal_seed()
+
+    async def _close_seats(self, *, answer_first: bool) -> None:
         """Nothing reads an ended encounter's inboxes: close them, and let its
         seats' Redis users read the log only."""
-        if await self.log.inboxes_closed(self.encounter):
-            return
         seats = default_seats(await encounter_setup(self.log, self.encounter))
-        await close_seats(self.log, self.encounter, seats, await seat_tokens(self.log, self.encounter))
+        digests = await seat_token_digests(self.log, self.encounter)
+        if answer_first:
+            await self.log.mark_inboxes_closed(self.encounter)
+            await provision_seat_users(self.log, self.encounter, seats, digests, writes=False)
+            await self._answer_after_end()
+        await close_seats(self.log, self.encounter, seats, digests)
+
+    async def _answer_after_end(self) -> None:
+        """Refuse, with the reason, every command still in the (closed) inboxes
+        (and a window answer still held, were there one: its window is gone)."""
+        held = [b for b in self._buffer.values() if b.inbox_id]
+        self._buffer.clear()
+        for received in held:
+            if await self._may_record_rejection(received.seat, received.inbox_id):
+                await self._refuse(received, reject(received.command, ENDED_REASON))
+        while True:
+            entries = await self.log.read_inboxes(self.encounter, dict(self._read), count=READ_BATCH)
+            if not entries:
+                break
+            full = {seat for seat in {e.seat for e in entries} if sum(e.seat == seat for e in entries) >= READ_BATCH}
+            for entry in entries:
+                self._read[entry.seat] = entry.entry_id
+                if not await self._may_record_rejection(entry.seat, entry.entry_id):
+                    continue
+                checked = self._check_entry(entry)
+                if isinstance(checked, str):
+                    await self._append_rejection(entry, ENDED_REASON)
+                else:
+                    await self._refuse(_Received(entry.seat, entry.entry_id, checked), reject(checked, ENDED_REASON))
+            for seat in full - {ENGINE_SEAT}:
+                await self._skip_backlog(seat)
+        for seat in list(self._dropped):
+            await self._report_dropped(seat)
 
     async def _reveal_seed(self) -> None:
         if self.state.seed_revealed:

@@ -19,7 +19,8 @@ previous state keep a copy (`copy_state`). ``decide`` never mutates its input.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Protocol
+import math
+from typing import Any, ClassVar, NamedTuple, Protocol
 
 import msgspec
 
@@ -96,6 +97,67 @@ from firelane.events.schemas import (
     TurnTimedOut,
 )
 
+
+
+class SettingRange(NamedTuple):
+    """What a numeric setting may be: from ``low`` to ``high``, a whole number
+    unless ``whole`` is False, null only if ``nullable``."""
+
+    low: float
+    high: float
+    whole: bool = True
+    nullable: bool = False
+
+
+# The settings every system has (`BaseRuleSystem.base_settings`). A day bounds
+# every wait: a deadline the engine keeps on its clock, not a way to turn it off.
+DAY_MS = 86_400_000
+BASE_SETTING_RANGES: dict[str, SettingRange] = {
+    "max_rounds": SettingRange(1, 10_000),
+    "reaction_deadline_ms": SettingRange(1, DAY_MS),
+    "turn_timer_ms": SettingRange(0, DAY_MS),  # 0: no turn timer
+}
+
+
+def _plain(number: float) -> str:
+    return f"{int(number):,}" if math.isfinite(number) and number == int(number) else f"{number:g}"
+
+
+def setting_problem(name: str, value: Any, ranges: dict[str, SettingRange]) -> str | None:
+    """Why setting ``name`` = ``value`` is out of its range, or None. Settings
+    nest (tables of numbers): ``ranges`` names every number by its path, with
+    ``*`` for any key of a table or item of a list ("cover_bonus.*",
+    "called_shots.*.modifier")."""
+
+    def walk(value: Any, pattern: str, path: str) -> str | None:
+        bounds = ranges.get(pattern)
+        if isinstance(value, dict):
+            for key, item in value.items():
+                named = f"{pattern}.{key}"  # a field of a record ("called_shots.*.modifier"), else any key
+                known = named in ranges or any(r.startswith(f"{named}.") for r in ranges)
+                problem = walk(item, named if known else f"{pattern}.*", f"{path}.{key}")
+                if problem:
+                    return problem
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                problem = walk(item, f"{pattern}.*", f"{path}[{index}]")
+                if problem:
+                    return problem
+        if bounds is None:
+            return None
+        low, high, whole, nullable = bounds
+        span = f"from {_plain(low)} to {_plain(high)}"
+        number = f"a whole number {span}" if whole else f"a number {span}"
+        if value is None and nullable:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            given = msgspec.json.encode(value).decode()[:40] if isinstance(value, (bool, str, type(None))) else type(value).__name__
+            return f"settings.{path}: must be {number}{' (or null)' if nullable else ''}, not {given}"
+        if not math.isfinite(value) or not low <= value <= high or (whole and value != int(value)):
+            return f"settings.{path}: must be {number}, not {_plain(value)}"
+        return None
+
+    return walk(value, name, name)
 
 
 class Rejected(Exception):
@@ -268,6 +330,10 @@ class BaseRuleSystem:
         "turn_timer_ms": 0,
         "on_turn_timeout": "end_turn",
     }
+    # The range of every numeric setting of the system's own (see `SettingRange`,
+    # `setting_problem`); the base settings' are BASE_SETTING_RANGES. A test
+    # checks that every number among a system's settings has one.
+    setting_ranges: ClassVar[dict[str, SettingRange]] = {}
     # Area commands of the options (by type tag) whose template `preview_area` draws.
     previewable: ClassVar[frozenset[str]] = frozenset()
     # The narration's sentences for the system's own events (tag -> sentence),
@@ -305,6 +371,11 @@ class BaseRuleSystem:
                 merged[key] = {**merged[key], **value}
             else:
                 merged[key] = value
+        ranges = {**BASE_SETTING_RANGES, **self.setting_ranges}
+        for key in setup.settings:
+            problem = setting_problem(key, merged[key], ranges)
+            if problem:
+                raise Rejected(problem)
         return merged
 
     def decide(self, state: EncounterState, command: Command, dice: Dice) -> list[Event]:
@@ -843,12 +914,19 @@ class BaseRuleSystem:
         require(command.actor in (SEQUENCER, GM), "only the GM rewinds an encounter")
         require(bool(command.reason.strip()), "a rewind needs a reason (it is shown in audit and replay)")
         require(state.started and not state.ended, "only a running encounter can be rewound")
+        # Where it can go: a version between two commands, before the log's end.
+        targets = sorted(v for v in resting_points if 0 < v < state.version)
+        where = (f"the versions between commands run from {targets[0]} to {targets[-1]}" if targets
+                 else "no version between two commands lies before it yet")
         require(0 < command.to_version < state.version,
-                f"to_version must be between 1 and {state.version - 1} (the log is at version {state.version})")
+                f"to_version must be between 1 and {state.version - 1} (the log is at version {state.version}); {where}")
         if command.to_version not in resting_points:
-            nearest = max((v for v in resting_points if v < command.to_version), default=None)
-            raise Rejected(f"version {command.to_version} falls inside a command's events; "
-                           f"rewind to a version between commands (e.g. {nearest})")
+            before = max((v for v in targets if v < command.to_version), default=None)
+            after = min((v for v in targets if v > command.to_version), default=None)
+            nearest = " and ".join(f"{v} ({side})" for v, side in ((before, "before it"), (after, "after it")) if v is not None)
+            raise Rejected(f"version {command.to_version} falls inside a command's events; rewind to a version "
+                           f"between commands: " + (f"the nearest are {nearest}" if " and " in nearest else
+                                                    f"the nearest is {nearest}" if nearest else f"{where}"))
 
     def rewind_to(self, state: EncounterState, command: RewindEncounter, past: EncounterState,
                   resting_points: set[int]) -> RestoreState:
@@ -895,7 +973,8 @@ class BaseRuleSystem:
             self.build_combatant(combatant, settings)  # validates every sheet up front
         # The log records the seats in full (a GM and a spectator seat are always there).
         setup = msgspec.structs.replace(setup, seats=default_seats(setup))
-        decision.emit(EncounterStarted(encounter=state.encounter or "", setup=setup, seed_commitment=command.seed_commitment))
+        decision.emit(EncounterStarted(encounter=state.encounter or "", setup=setup, seed_commitment=command.seed_commitment,
+                                       reproducible_dice=command.reproducible_dice))
         self.advance(decision, dice)
 
     def _require_window(self, state: EncounterState, window: int) -> ReactionWindow:
@@ -993,6 +1072,7 @@ def _on_started(system: BaseRuleSystem, state: EncounterState, event: EncounterS
     state.terrain = setup.terrain
     state.seats = default_seats(setup)
     state.seed_commitment = event.seed_commitment
+    state.reproducible_dice = event.reproducible_dice
     state.combatants = {c.id: system.build_combatant(c, state.settings) for c in setup.combatants}
 
 

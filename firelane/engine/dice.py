@@ -8,6 +8,12 @@ once the seed is revealed anyone can recompute every face (``verify_die``).
 Faces are unbiased: a 64-bit hash value is rejected and rehashed when it falls
 in the short last stretch that does not divide evenly by ``sides``.
 
+The seed is the dice's only secret: whoever knows it knows every die to come.
+So it is 32 random bytes (`new_seed`), and the commitment published at the
+start cannot be inverted by trying candidates. A seed derived from a text a
+person chose (``--seed``) is guessable: it is allowed only when the creator asks
+for reproducible dice, which the log records and every view shows.
+
 Tests inject `FixedDice` with the faces they want.
 """
 
@@ -21,6 +27,7 @@ from collections.abc import Iterable
 from firelane.events.schemas import Die
 
 _SPAN = 1 << 64
+MIN_SEED_BYTES = 16  # 128 bits: what a fight's dice depend on at the least
 
 
 def derive_face(seed: bytes, at: int, k: int, sides: int) -> int:
@@ -37,7 +44,14 @@ def derive_face(seed: bytes, at: int, k: int, sides: int) -> int:
 
 
 def new_seed() -> bytes:
+    """A secret seed: 256 random bits, from the operating system's CSPRNG."""
     return secrets.token_bytes(32)
+
+
+def check_seed_size(seed: bytes) -> None:
+    """ValueError for a seed shorter than MIN_SEED_BYTES (its size, not its randomness, is all that can be checked)."""
+    if len(seed) < MIN_SEED_BYTES:
+        raise ValueError(f"a seed needs at least {MIN_SEED_BYTES * 8} bits (got {len(seed) * 8})")
 
 
 def commit_seed(seed: bytes) -> str:

@@ -20,7 +20,13 @@ SEQUENCER = "sequencer"  # the engine's housekeeping actor (and its command-id n
 GM = "gm"  # the actor of the GM's commands
 SPECTATOR_SEAT = "spectator"
 RESERVED_SEATS = frozenset({ENGINE_SEAT, SEQUENCER})
-RESERVED_ACTORS = frozenset({SEQUENCER, GM})
+# Names the engine gives its own actors and seats: no combatant may take one
+# (a command's actor, a command key's namespace and the page's lists would
+# mistake one for the other).
+RESERVED_ACTORS = frozenset({SEQUENCER, GM, ENGINE_SEAT, SPECTATOR_SEAT})
+# A seat with one of these ids must have this role: the default seats take
+# these ids, and two seats cannot share one.
+ROLE_OF_SEAT_ID = {GM: "gm", SPECTATOR_SEAT: "spectator"}
 ROLES = ("gm", "player", "spectator")
 
 

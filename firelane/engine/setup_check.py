@@ -7,21 +7,28 @@ setup is refused with one line naming the field, and nothing is registered,
 so the encounter ID stays free.
 
 `decode_setup` reads setup JSON with hard limits on size and nesting first, so
-a hostile or broken file cannot exhaust memory or the stack.
+a hostile or broken file cannot exhaust memory or the stack, and refuses a
+field it does not know at any level a person writes (the setup, its terrain,
+walls, cover, combatants and seats): a misspelt field would otherwise be
+silently left out. (Stored logs decode `EncounterSetup` leniently, as ever:
+only what a person gives is checked this strictly.)
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import msgspec
+import msgspec.inspect
 
 from firelane.engine.core import BaseRuleSystem, Rejected
 from firelane.engine.dice import SeededDice
-from firelane.engine.seats import RESERVED_ACTORS, RESERVED_SEATS, ROLES, default_seats
+from firelane.engine.seats import RESERVED_ACTORS, RESERVED_SEATS, ROLE_OF_SEAT_ID, ROLES, default_seats
 from firelane.events.limits import MAX_SETUP_BYTES, MAX_SETUP_DEPTH, json_too_deep
 from firelane.events.schemas import EncounterSetup, StartEncounter
 
+_SEAT_OF_ROLE = {"gm": "the GM's", "spectator": "the spectators'"}
 MAX_COMBATANTS = 200
 MAX_MAP_SIDE = 500
 MAX_NAME = 200
@@ -39,11 +46,42 @@ def decode_setup(raw: bytes, *, source: str = "setup") -> EncounterSetup:
     if json_too_deep(raw, MAX_SETUP_DEPTH):
         raise SetupError(f"{source} nests deeper than {MAX_SETUP_DEPTH} levels")
     try:
-        return msgspec.json.decode(raw, type=EncounterSetup)
+        setup = msgspec.json.decode(raw, type=EncounterSetup)
     except msgspec.ValidationError as exc:
         raise SetupError(f"{source}: {_path_message(str(exc))}") from None
     except msgspec.DecodeError as exc:
         raise SetupError(f"{source} is not valid JSON: {exc}") from None
+    unknown = unknown_field(msgspec.json.decode(raw), msgspec.inspect.type_info(EncounterSetup), "")
+    if unknown:
+        raise SetupError(f"{source}: {unknown}")
+    return setup
+
+
+def unknown_field(value: Any, info: msgspec.inspect.Type, path: str) -> str | None:
+    """The first field of ``value`` (decoded JSON) that its schema ``info``
+    does not have, named by its path, with the fields it does have; or None.
+    Free-form parts (a sheet, the settings: their systems check them) are not looked into."""
+    while isinstance(info, msgspec.inspect.UnionType):  # an optional part: the struct, if any
+        structs = [t for t in info.types if not isinstance(t, msgspec.inspect.NoneType)]
+        if len(structs) != 1:
+            return None
+        info = structs[0]
+    if isinstance(info, msgspec.inspect.StructType) and isinstance(value, dict):
+        fields = {field.encode_name: field for field in info.fields}
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else key
+            field = fields.get(key)
+            if field is None:
+                return f"{where}: unknown field; known: {', '.join(fields)}"
+            problem = unknown_field(item, field.type, where)
+            if problem:
+                return problem
+    elif isinstance(info, (msgspec.inspect.ListType, msgspec.inspect.VarTupleType)) and isinstance(value, list):
+        for index, item in enumerate(value):
+            problem = unknown_field(item, info.item_type, f"{path}[{index}]")
+            if problem:
+                return problem
+    return None
 
 
 def _path_message(message: str) -> str:
@@ -93,7 +131,8 @@ def check_setup(system: BaseRuleSystem, setup: EncounterSetup) -> EncounterSetup
         if not _ID.fullmatch(combatant.id):
             raise SetupError(f"{where}.id: {combatant.id[:80]!r} must be 1-64 characters of A-Z a-z 0-9 _ . -")
         if combatant.id in RESERVED_ACTORS:
-            raise SetupError(f"{where}.id: {combatant.id!r} is reserved")
+            raise SetupError(f"{where}.id: {combatant.id!r} is reserved (the engine's own names: "
+                             f"{', '.join(sorted(RESERVED_ACTORS))})")
         where = f"combatants[{index}] ({combatant.id})"
         if combatant.character and not combatant.name:
             # Resolution (actors/campaign.py) always writes the character's name in.
@@ -135,6 +174,10 @@ def _check_seats(setup: EncounterSetup) -> None:
             raise SetupError(f"{where}.id: {seat.id[:80]!r} must be 1-64 characters of A-Z a-z 0-9 _ . -")
         if seat.id in RESERVED_SEATS:
             raise SetupError(f"{where}.id: {seat.id!r} is reserved for the engine")
+        if ROLE_OF_SEAT_ID.get(seat.id, seat.role) != seat.role:
+            role = ROLE_OF_SEAT_ID[seat.id]
+            raise SetupError(f"{where}.id: {seat.id!r} is the id of {_SEAT_OF_ROLE[role]} seat: give it role "
+                             f"{role!r}, or another id")
         if seat.id in seen:
             raise SetupError(f"{where}.id: seat {seat.id!r} appears twice")
         seen.add(seat.id)
@@ -157,5 +200,12 @@ def _check_seats(setup: EncounterSetup) -> None:
         for combatant in setup.combatants:
             if combatant.policy == "human" and combatant.id not in controlled:
                 raise SetupError(f"combatants ({combatant.id}): it is \"human\" but no seat controls it")
+    else:
+        # Each side with human combatants gets a player seat named after it.
+        for index, combatant in enumerate(setup.combatants):
+            if combatant.policy == "human" and (combatant.side in RESERVED_SEATS or combatant.side in ROLE_OF_SEAT_ID):
+                raise SetupError(f"combatants[{index}] ({combatant.id}).side: {combatant.side!r} would name its "
+                                 f"players' seat, and that name is the engine's own; give the side another name, "
+                                 f"or list the setup's seats")
     if sum(1 for seat in default_seats(setup) if seat.role == "gm") > 1:
         raise SetupError("seats: only one seat may be the GM's")

@@ -93,6 +93,7 @@ def run_headless(
     max_commands: int = 10_000,
     people: People | None = None,
     gm: Callable[[EncounterState], Command | None] | None = None,
+    reproducible_dice: bool = False,
 ) -> Iterator[tuple[Command, list[Event], EncounterState]]:
     """Yield (command, events, state after) for every command until the encounter ends.
 
@@ -100,11 +101,13 @@ def run_headless(
     everyone); ``gm``: the GM, asked before anyone else at every step between
     commands (a command it returns goes first). A GM's RewindEncounter is
     carried out as the live sequencer does (the state folded to the version
-    asked for, restored).
+    asked for, restored). ``reproducible_dice``: the start says so, as a live
+    fight created with a seed text does.
     """
     state = system.initial_state()
     state.encounter = encounter
-    start = StartEncounter(command_id="start", actor=SEQUENCER, setup=setup, seed_commitment=commit_seed(seed))
+    start = StartEncounter(command_id="start", actor=SEQUENCER, setup=setup, seed_commitment=commit_seed(seed),
+                           reproducible_dice=reproducible_dice)
     pending: Command | None = start
     rejected_last: set[str] = set()
     queued: list[Command] = []

@@ -85,6 +85,7 @@ class EncounterState(msgspec.Struct, kw_only=True):
     winner: str | None = None
     end_reason: str = ""
     seed_commitment: str = ""
+    reproducible_dice: bool = False  # the dice come from a seed text (see EncounterStarted)
     seed_revealed: str = ""
     rejected_commands: int = 0
     turn_deadline_ms: int | None = None  # the active human's turn timer, when one runs

@@ -104,6 +104,10 @@ class DowntimeStarted(Event):
     strenuous: bool = False  # travel or hard work instead of rest (RonD6 R6-42: one Difficulty Level higher)
     resupply: bool = False  # magazines and grenades refilled to their capacity
     seed_commitment: str = ""
+    # True when the rest's seed came from a text (--seed with --reproducible-dice):
+    # anyone who knows the text can predict every roll. Left out otherwise (UNSET
+    # is never written), so an ordinary rest is written as before.
+    reproducible_dice: bool | msgspec.UnsetType = msgspec.UNSET
 
 
 class CharacterRested(Event):

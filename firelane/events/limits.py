@@ -16,10 +16,13 @@ MAX_SETUP_BYTES = 1024 * 1024
 MAX_SETUP_DEPTH = 64
 MAX_REASON_CHARS = 400
 MAX_ECHOED_ID_CHARS = 64
-# Commands a seat may have waiting in its inbox for the engine: a submit past
-# it is refused, so nobody can grow an inbox the engine is not reading (it is
-# down, or slow) without end. The engine reads 256 at a time and trims what it
-# has handled, so a well-behaved client never comes near it.
+# Entries a seat may have in its inbox: the commands the engine has not read,
+# and its window answers held until their window closes (at most one per
+# combatant it controls). A submit past it is refused, so nobody can grow an
+# inbox the engine is not reading (it is down, or slow) without end. The
+# engine takes what it has read out of the inbox after each read (refused or
+# not), so a well-behaved client never comes near it; past it over Redis
+# (XADD has no limit), the engine reads only a seat's newest this many.
 MAX_PENDING_COMMANDS = 256
 
 # A JSON string (skipped whole, so brackets inside strings do not count) or a bracket.

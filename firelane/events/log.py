@@ -16,6 +16,16 @@ stream does not count: readers with the campaign's key detect it (its MAC does
 not match, see signing.py), and every reader skips an entry it cannot read,
 reporting it where asked (``include_invalid``), never failing on it.
 
+The engine's own entries can still be moved about by someone who may write to
+Redis without the key: a genuine entry appended again (its MAC still matches:
+it covers the version, not the stream position), entries deleted, the version
+counter changed. The versions say so, since they must run 1, 2, 3... with
+nothing missing or repeated: readers report what is wrong by version
+(``include_invalid``: problem entries naming the versions missing or repeated;
+otherwise ``LogTampered``), and an append notices a log whose end does not
+match its counter. ``LogTampered`` is final: the log is not the engine's any
+more, and nothing retries on it.
+
 Appends are idempotent, not transactional from the caller's view: a cancelled
 or failed append may or may not have been applied, so callers retry with the
 same ``command_id`` and get ``duplicate=True`` if the first attempt landed.
@@ -45,8 +55,8 @@ from firelane.events.limits import MAX_PENDING_COMMANDS
 from firelane.events.signing import MAC_BYTES, campaign_key, entry_mac
 from firelane.redisio.client import CommandClient, Durability
 
-__all__ = ["CAMPAIGNS_KEY", "CREATED_KEY", "AppendResult", "Batch", "EventLog", "InboxEntry", "VersionConflict",
-           "validate_id"]
+__all__ = ["CAMPAIGNS_KEY", "CREATED_KEY", "AppendResult", "Batch", "EventLog", "InboxEntry", "LogTampered",
+           "VersionConflict", "VersionSequence", "validate_id"]
 
 CAMPAIGNS_KEY = "firelane:campaigns"  # set of campaign ids
 CREATED_KEY = "firelane:created"  # stream of (campaign, encounter) as encounters are registered
@@ -57,7 +67,8 @@ _PAGE_SIZE = 1000
 # Arguments: ARGV[1] expected version, ARGV[2] batch count, then per batch:
 # command id, causation, inbox cursor, body digest, entry count, then (type,
 # schema, data, mac) per entry. Batches are applied in order until one is a
-# duplicate or a conflict; the reply lists one result per batch processed:
+# duplicate or a conflict; the reply is the ``n`` of the stream's last entry
+# before the call ("" for none), then one result per batch processed:
 # {1, version, {ids}} written; {0, version, last_id} duplicate; {2, version,
 # last_id} the command id was applied with another body; {-1, version} conflict.
 # The duplicate check comes before the version check so that a retry of an
@@ -68,7 +79,17 @@ _APPEND_SCRIPT = """
 local log_key, applied_key, version_key = KEYS[1], KEYS[2], KEYS[3]
 local version = tonumber(ARGV[1])
 local batches = tonumber(ARGV[2])
-local results = {}
+-- The version of the stream's last entry, for the caller to compare with the
+-- counter (see EventLog.tail_problem): the reply's first element.
+local tail_version = ''
+local tail = redis.call('XREVRANGE', log_key, '+', '-', 'COUNT', 1)
+if tail[1] then
+  local fields = tail[1][2]
+  for i = 1, #fields, 2 do
+    if fields[i] == 'n' then tail_version = fields[i + 1] break end
+  end
+end
+local results = {tail_version}
 local base = 2
 for b = 1, batches do
   local command_id, causation, inbox_cursor = ARGV[base + 1], ARGV[base + 2], ARGV[base + 3]
@@ -87,15 +108,15 @@ for b = 1, batches do
       -- for the replicas to have everything up to the original entries.
       redis.call('HSET', applied_key, command_id, previous)
       if digest ~= '' and previous_digest ~= '' and digest ~= previous_digest then
-        results[b] = {2, actual, previous_id}
+        results[b + 1] = {2, actual, previous_id}
       else
-        results[b] = {0, actual, previous_id}
+        results[b + 1] = {0, actual, previous_id}
       end
       return results
     end
   end
   if actual ~= version then
-    results[b] = {-1, actual}
+    results[b + 1] = {-1, actual}
     return results
   end
   local ids = {}
@@ -119,7 +140,7 @@ for b = 1, batches do
       redis.call('HSET', applied_key, command_id, last_id)
     end
   end
-  results[b] = {1, version, ids}
+  results[b + 1] = {1, version, ids}
   base = base + 5 + count * 4
 end
 return results
@@ -146,12 +167,116 @@ return redis.call('XADD', KEYS[1], '*', 'p', ARGV[2])
 """
 
 
+# Removes what the engine has handled from seats' inboxes, after each read, and
+# keeps the count of refusals it has not recorded yet (so a crash loses none).
+# KEYS[1] the encounter's counted-drops hash, KEYS[2..] the seats' inboxes;
+# ARGV, per inbox in KEYS order: seat, its drops ("count last_id skipped", ""
+# for none), trim before this id ("" for nothing), how many entries to delete,
+# their ids.
+_TIDY_SCRIPT = """
+local at = 1
+for k = 2, #KEYS do
+  local seat, drops, before, n = ARGV[at], ARGV[at + 1], ARGV[at + 2], tonumber(ARGV[at + 3])
+  if drops ~= '' then
+    redis.call('HSET', KEYS[1], seat, drops)
+  else
+    redis.call('HDEL', KEYS[1], seat)
+  end
+  if before ~= '' then
+    redis.call('XTRIM', KEYS[k], 'MINID', before)
+  end
+  if n > 0 then
+    redis.call('XDEL', KEYS[k], unpack(ARGV, at + 4, at + 3 + n))
+  end
+  at = at + 4 + n
+end
+return 1
+"""
+
+# Skips the oldest unread entries of a seat's inbox past a bound (a seat's
+# Redis user can XADD without limit), counting them with the seat's drops.
+# KEYS[1] the inbox, KEYS[2] the counted-drops hash; ARGV[1] seat, ARGV[2] the
+# last entry read, ARGV[3] how many unread entries to keep, ARGV[4] how many
+# entries the engine keeps at or before ARGV[2] (held window answers),
+# ARGV[5] trim before this id first ("" when answers are held: everything read
+# is handled, and no longer needed), ARGV[6]/ARGV[7] drops/skips counted before.
+# Replies {skipped, last skipped id} ({0, ""}: nothing to skip).
+_SKIP_SCRIPT = """
+if ARGV[5] ~= '' then
+  redis.call('XTRIM', KEYS[1], 'MINID', ARGV[5])
+end
+local keep = tonumber(ARGV[3])
+if redis.call('XLEN', KEYS[1]) - tonumber(ARGV[4]) <= keep then
+  return {0, ''}
+end
+local newest = redis.call('XREVRANGE', KEYS[1], '+', '(' .. ARGV[2], 'COUNT', keep)
+local first_kept = newest[#newest][1]
+local last_skipped = redis.call('XREVRANGE', KEYS[1], '(' .. first_kept, '(' .. ARGV[2], 'COUNT', 1)[1][1]
+local skipped = 0
+if tonumber(ARGV[4]) == 0 then
+  skipped = redis.call('XTRIM', KEYS[1], 'MINID', first_kept)
+else
+  local from = '(' .. ARGV[2]
+  while true do
+    local page = redis.call('XRANGE', KEYS[1], from, last_skipped, 'COUNT', 1000)
+    if #page == 0 then break end
+    local ids = {}
+    for i, entry in ipairs(page) do ids[i] = entry[1] end
+    skipped = skipped + redis.call('XDEL', KEYS[1], unpack(ids))
+    from = '(' .. ids[#ids]
+  end
+end
+redis.call('HSET', KEYS[2], ARGV[1],
+  (tonumber(ARGV[6]) + skipped) .. ' ' .. last_skipped .. ' ' .. (tonumber(ARGV[7]) + skipped))
+return {skipped, last_skipped}
+"""
+
+
 class InboxClosed(Exception):
     """The encounter has ended: its inboxes take no more commands."""
 
 
 class InboxFull(Exception):
     """The seat has as many commands waiting as it may (MAX_PENDING_COMMANDS)."""
+
+
+class LogTampered(ValueError):
+    """The log's own entries contradict each other: a genuine entry appended
+    again, entries deleted, or the version counter changed, by someone who may
+    write to Redis without the key. Final: nothing retries on it. The message
+    begins "log tampered: " and names the versions."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(f"log tampered: {problem}")
+        self.problem = problem
+
+
+def missing_versions(first: int, last: int) -> str:
+    return f"v{first} is missing" if first == last else f"versions v{first}-v{last} are missing"
+
+
+class VersionSequence:
+    """The versions of a log read oldest first, which run 1, 2, 3... with
+    nothing missing or repeated: what is wrong, by version. ``expected``:
+    the version that comes next (None: whichever comes first)."""
+
+    __slots__ = ("expected",)
+
+    def __init__(self, expected: int | None = 1) -> None:
+        self.expected = expected
+
+    def problem(self, version: int) -> str:
+        """"" when ``version`` comes next; else what is wrong. A version seen
+        already is a copy (the sequence stays where it was: leave the copy
+        out); after a gap the sequence goes on from ``version``."""
+        expected = self.expected
+        if expected is None or version == expected:
+            self.expected = version + 1
+            return ""
+        if version < expected:
+            return f"v{version} appears again after v{expected - 1} (a copy of a genuine entry)"
+        self.expected = version + 1
+        return f"{missing_versions(expected, version - 1)} (deleted from the log)"
 
 
 class VersionConflict(Exception):
@@ -197,6 +322,31 @@ class AppendResult(msgspec.Struct, frozen=True):
     entry_ids: list[str]
     duplicate: bool = False
     conflicting_body: bool = False
+    # For a duplicate: the last entry the command's first application wrote ("" for none).
+    first_entry_id: str = ""
+
+
+class PendingDrops(msgspec.Struct, frozen=True):
+    """A seat's refusals the engine counted and has not recorded in the log yet
+    (see ``EventLog.tidy_inboxes``): how many, up to which inbox entry, and how
+    many of them it skipped unread."""
+
+    count: int
+    last_inbox_id: str
+    skipped: int = 0
+
+    def encode(self) -> str:
+        return f"{self.count} {self.last_inbox_id} {self.skipped}"
+
+
+class InboxTidy(msgspec.Struct, frozen=True):
+    """What to remove from one seat's inbox: every entry before ``trim_before``
+    ("" none) and the entries ``delete``; and the seat's drops to keep."""
+
+    seat: str
+    trim_before: str = ""
+    delete: list[str] = []
+    drops: PendingDrops | None = None
 
 
 def validate_id(kind: str, value: str) -> str:
@@ -245,7 +395,8 @@ def _checked_row(encounter: str, row: list[Any], key: bytes | None) -> tuple[lis
         header = b"\x00".join((encounter.encode(), flat[1], flat[3], flat[5], flat[9], flat[11], flat[13], b""))
         expected = blake2b(header + flat[7], key=key, digest_size=MAC_BYTES).hexdigest().encode()
         if not compare_digest(expected, flat[15]):
-            return None, "not written by this engine (its signature does not match)"
+            claim = flat[1].decode("ascii", "replace")[:20] if isinstance(flat[1], bytes) else "?"
+            return None, f"not written by this engine (its signature does not match; it says v{claim})"
     return [raw_id, flat], ""
 
 
@@ -400,23 +551,60 @@ class EventLog:
                     self.key, encounter, version, entry.type, entry.schema, entry.data,
                     batch.command_id, batch.causation, batch.inbox_cursor)
                 args.extend((entry.type, entry.schema, entry.data, mac))
-        reply = await self.client.evalsha_or_load(
+        tail_version, *reply = await self.client.evalsha_or_load(
             _APPEND_SCRIPT, (self.log_key(encounter), self.applied_key(encounter), self.version_key(encounter)), args,
             durability=self.durability,
         )
         results = []
         expected = expected_version
+        conflict = None
         for status, version, *rest in reply:
             if status == 1:
                 results.append(AppendResult(version, [_decode_id(raw) for raw in rest[0]]))
                 expected = version
-            elif status == 0:
-                results.append(AppendResult(version, [], duplicate=True))
-            elif status == 2:
-                results.append(AppendResult(version, [], duplicate=True, conflicting_body=True))
+            elif status in (0, 2):
+                results.append(AppendResult(version, [], duplicate=True, conflicting_body=status == 2,
+                                            first_entry_id=rest[0].decode("ascii") if rest and rest[0] else ""))
             else:
-                raise VersionConflict(expected, version)
+                conflict = VersionConflict(expected, version)
+        if results and results[0].entry_ids and tail_version != (str(expected_version).encode() if expected_version else b""):
+            # The counter was where the writer expected it, but the stream does
+            # not end with that version: entries deleted from its end, a
+            # genuine one appended again, or the counter moved (or only
+            # someone's unsigned entries after the engine's: those are fine).
+            problem = await self.tail_problem(encounter, expected_version, before=results[0].entry_ids[0])
+            if problem:
+                raise LogTampered(problem)
+        if conflict is not None:
+            raise conflict
         return results
+
+    async def tail_problem(self, encounter: str, version: int, *, before: str = "") -> str:
+        """What is wrong with the end of a log whose counter says ``version``
+        (its engine's entries before entry ``before``), or "" when its last
+        genuine entry is that version. Looks back over at most 100 entries."""
+        seen: list[int] = []
+        found = False
+        async with aclosing(self._newest_first(encounter, f"({before}" if before else "+", page=100,
+                                               strict=False)) as events:
+            async for event in events:
+                if event.version == version:
+                    found = True
+                    break
+                if event.version > version:
+                    return f"the log has v{event.version} but its version counter says v{version} (set back)"
+                seen.append(event.version)  # after the counter's entry in the stream, yet older: a copy, or the end is gone
+                if len(seen) >= 100:
+                    break
+        if not seen and (found or version == 0):
+            return ""
+        if not found:
+            newest = max(seen, default=0)
+            return (f"{missing_versions(newest + 1, version)} at the end of the log (deleted), "
+                    f"or its version counter was moved on from v{newest}")
+        copies = sorted(set(seen))
+        return (f"{', '.join(f'v{v}' for v in copies)} appear{'s' if len(copies) == 1 else ''} again "
+                f"after v{version} (a copy of a genuine entry)")
 
     async def applied_entry_id(self, encounter: str, command_id: str) -> str | None:
         """The last entry id written for ``command_id`` ("" if it wrote none), or None if never applied."""
@@ -438,9 +626,26 @@ class EventLog:
         raw = await self.client.execute("GET", self.version_key(encounter))
         return int(raw) if raw is not None else 0
 
-    def _convert(self, encounter: str, page: list[Any], include_invalid: bool) -> list[StoredEvent]:
+    def _convert(self, encounter: str, page: list[Any], include_invalid: bool,
+                 sequence: VersionSequence | None = None) -> list[StoredEvent]:
         events = [_stream_entry_to_event(encounter, entry, self.key) for entry in page]
-        return events if include_invalid else [e for e in events if not e.problem]
+        if sequence is None:
+            return events if include_invalid else [e for e in events if not e.problem]
+        kept = []
+        for event in events:
+            if not event.problem:
+                copy = sequence.expected is not None and event.version < sequence.expected
+                problem = sequence.problem(event.version)
+                if problem:
+                    if not include_invalid:
+                        raise LogTampered(problem)
+                    kept.append(_invalid(encounter, event.entry_id,
+                                         f"log tampered: {problem}{'; left out' if copy else ''}"))
+                    if copy:
+                        continue  # a copy is never handed out as an event: it would be folded twice
+            if include_invalid or not event.problem:
+                kept.append(event)
+        return kept
 
     async def read(
         self, encounter: str, after: str = "0-0", count: int | None = None, *, include_invalid: bool = False
@@ -448,7 +653,10 @@ class EventLog:
         """Events with entry id greater than ``after``, oldest first (all of them
         if ``count`` is None; ``count`` counts stream entries). Entries that are
         malformed or not the engine's are left out, or with ``include_invalid``
-        returned with ``problem`` set.
+        returned with ``problem`` set. Versions that do not run on (a copy of
+        an entry, entries deleted) raise `LogTampered`, or with
+        ``include_invalid`` come as entries whose ``problem`` names them (a
+        copy is left out; see ``iter_read``).
 
         Holds the whole answer in memory: to go through a long log, use ``iter_read``.
         """
@@ -465,14 +673,27 @@ class EventLog:
         ``count`` stream entries in all (None: to the end of the log); entries
         that cannot be trusted as in ``read``.
 
+        The versions must run on from the first one read (from 1, reading from
+        the start): a copy of an entry or a gap raises `LogTampered`, or with
+        ``include_invalid`` comes as an entry whose ``problem`` names the
+        versions (the copy itself is left out); then, read to its end, a log
+        that stops short of its version counter gets one more such entry.
+
         Only one page is held at a time, so a fold over a log of any length
         runs in bounded memory. Use ``contextlib.aclosing`` if you may stop early.
         """
+        sequence = VersionSequence(1 if after in ("0-0", "-") else None)
+        # Read before the entries: appends only move it on, so entries up to it were there.
+        counter = await self.version(encounter) if count is None and include_invalid else None
         async with aclosing(self._raw_pages(encounter, after, page=page, count=count)) as pages:
             async for rows in pages:
-                events = self._convert(encounter, rows, include_invalid)
+                events = self._convert(encounter, rows, include_invalid, sequence)
                 if events:
                     yield events
+        if counter is not None and sequence.expected is not None and sequence.expected <= counter:
+            problem = (f"{missing_versions(sequence.expected, counter)} at the end of the log (deleted): "
+                       f"its version counter says v{counter}")
+            yield [_invalid(encounter, "(end)", f"log tampered: {problem}")]
 
     async def iter_pages(
         self, encounter: str, after: str = "0-0", *, page: int = _PAGE_SIZE, count: int | None = None
@@ -572,10 +793,14 @@ class EventLog:
         if version <= 0:
             return await self.read(encounter)
         newest_first: list[StoredEvent] = []
+        reached = False
         async with aclosing(self._newest_first(encounter)) as events:
             async for event in events:
+                if reached:
+                    break  # (read one further, so the versions' run is checked there too)
                 if event.version <= version:
-                    break
+                    reached = True
+                    continue
                 newest_first.append(event)
         newest_first.reverse()
         return newest_first
@@ -595,17 +820,45 @@ class EventLog:
         newest_first.reverse()
         return newest_first
 
-    async def _newest_first(self, encounter: str, upper: str = "+", *, page: int = _PAGE_SIZE) -> AsyncIterator[StoredEvent]:
+    async def _newest_first(self, encounter: str, upper: str = "+", *, page: int = _PAGE_SIZE,
+                            strict: bool = True) -> AsyncIterator[StoredEvent]:
         """The log's trusted events from entry ``upper`` (inclusive; "+": the
-        end) back to its start, newest first, an XREVRANGE page at a time."""
+        end) back to its start, newest first, an XREVRANGE page at a time.
+        ``strict``: versions that do not run back one by one (a copy of an
+        entry appended, entries deleted) raise `LogTampered`."""
         key = self.log_key(encounter)
+        later: int | None = None
         while True:
             rows = await self.client.execute("XREVRANGE", key, upper, "-", "COUNT", page)
             for event in self._convert(encounter, rows, include_invalid=False):
+                if strict and later is not None and event.version != later - 1:
+                    if event.version >= later:
+                        raise LogTampered(f"v{later} appears again after v{event.version} (a copy of a genuine entry)")
+                    raise LogTampered(f"{missing_versions(event.version + 1, later - 1)} (deleted from the log)")
+                later = event.version
                 yield event
             if len(rows) < page:
                 return
             upper = f"({_decode_id(rows[-1][0])}"
+
+    async def last_of_type(self, encounter: str, event_type: str, *, scan: int = 50) -> StoredEvent | None:
+        """The newest trusted entry of ``event_type`` among the last ``scan``
+        (whatever else the log's end holds: copies, gaps), or None."""
+        looked = 0
+        async with aclosing(self._newest_first(encounter, page=min(scan, _PAGE_SIZE), strict=False)) as events:
+            async for event in events:
+                if event.type == event_type:
+                    return event
+                looked += 1
+                if looked >= scan:
+                    break
+        return None
+
+    async def entry_at(self, encounter: str, entry_id: str) -> StoredEvent | None:
+        """The trusted entry with this id, or None."""
+        rows = await self.client.execute("XRANGE", self.log_key(encounter), entry_id, entry_id)
+        events = self._convert(encounter, rows or [], include_invalid=False)
+        return events[0] if events else None
 
     async def last_entry_id(self, encounter: str) -> str:
         """The id of the newest entry, or ``"0-0"`` for an empty log."""
@@ -666,13 +919,18 @@ class EventLog:
                             f"encounter {encounter!r}; send more once it has answered them")
         return _decode_id(raw)
 
+    async def mark_inboxes_closed(self, encounter: str) -> None:
+        """From now on ``submit`` refuses every command (`InboxClosed`): the
+        first step of closing an ended encounter's inboxes (the engine answers
+        what they still hold before it deletes them)."""
+        await self.client.execute("SET", self.inboxes_closed_key(encounter), "1")
+
     async def close_inboxes(self, encounter: str, seats: Iterable[str]) -> None:
         """An ended encounter's inboxes: marked closed (so no submit recreates
         one), then deleted. Nothing reads them any more."""
-        await self.client.execute("SET", self.inboxes_closed_key(encounter), "1")
-        keys = [self.inbox_key(encounter, seat) for seat in seats]
-        if keys:
-            await self.client.execute("DEL", *keys)
+        await self.mark_inboxes_closed(encounter)
+        keys = [self.inbox_key(encounter, seat) for seat in seats] + [self.dropped_key(encounter)]
+        await self.client.execute("DEL", *keys)
 
     async def inboxes_closed(self, encounter: str) -> bool:
         return bool(await self.client.execute("EXISTS", self.inboxes_closed_key(encounter)))
@@ -710,10 +968,48 @@ class EventLog:
         """One seat's inbox after ``after`` (no waiting)."""
         return await self.read_inboxes(encounter, {seat: after}, count=count)
 
-    async def trim_inbox(self, encounter: str, seat: str, handled_up_to: str) -> None:
-        """Drop inbox entries up to ``handled_up_to`` (the engine has handled them:
-        the log records it), so a flood of commands does not grow Redis forever."""
-        await self.client.execute("XTRIM", self.inbox_key(encounter, seat), "MINID", _next_id(handled_up_to))
+    def dropped_key(self, encounter: str) -> str:
+        """Hash seat -> the refusals the engine counted and has not recorded yet (`PendingDrops`)."""
+        return self.encounter_key(encounter, "inbox-dropped")
+
+    async def tidy_inboxes(self, encounter: str, tidies: Sequence[InboxTidy]) -> None:
+        """Remove what the engine has handled from seats' inboxes and keep each
+        seat's counted refusals, in one atomic script: an entry whose refusal
+        was only counted leaves its inbox together with the count that holds it."""
+        if not tidies:
+            return
+        keys = [self.dropped_key(encounter)] + [self.inbox_key(encounter, tidy.seat) for tidy in tidies]
+        args: list[str | int] = []
+        for tidy in tidies:
+            args += [tidy.seat, tidy.drops.encode() if tidy.drops is not None else "", tidy.trim_before,
+                     len(tidy.delete), *tidy.delete]
+        await self.client.evalsha_or_load(_TIDY_SCRIPT, keys, args)
+
+    async def skip_backlog(self, encounter: str, seat: str, read_up_to: str, *, keep: int, held: int,
+                           drops: PendingDrops | None) -> tuple[int, str]:
+        """When a seat's inbox holds more than ``keep`` entries after
+        ``read_up_to``, remove the oldest of them unread (counted with the
+        seat's ``drops``, atomically) so that only the newest ``keep`` remain
+        to be read. ``held``: the entries at or before ``read_up_to`` that the
+        engine still keeps (held window answers; with none, everything up to it
+        is removed first). Returns how many were skipped and the last one's id."""
+        skipped, last_id = await self.client.evalsha_or_load(
+            _SKIP_SCRIPT, (self.inbox_key(encounter, seat), self.dropped_key(encounter)),
+            (seat, read_up_to, keep, held, "" if held else _next_id(read_up_to),
+             drops.count if drops else 0, drops.skipped if drops else 0))
+        return int(skipped), last_id.decode("ascii") if last_id else ""
+
+    async def pending_drops(self, encounter: str) -> dict[str, PendingDrops]:
+        """The refusals counted and not recorded yet, by seat (see ``tidy_inboxes``)."""
+        raw = await self.client.execute("HGETALL", self.dropped_key(encounter)) or []
+        drops = {}
+        for i in range(0, len(raw), 2):
+            try:
+                count, last_id, skipped = raw[i + 1].decode("ascii").split(" ")
+                drops[raw[i].decode()] = PendingDrops(int(count), last_id, int(skipped))
+            except (ValueError, UnicodeDecodeError):
+                continue  # not the engine's: nothing to report
+        return drops
 
     # -- encounter registry --------------------------------------------------
 

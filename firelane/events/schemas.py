@@ -167,10 +167,14 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag=Tru
     schema_version: ClassVar[int] = 1
 
 
-class EncounterStarted(Event):
+class EncounterStarted(Event, omit_defaults=True):
+    # omit_defaults: only reproducible_dice has a default, so an ordinary start is written as before.
     encounter: str
     setup: EncounterSetup
     seed_commitment: str  # hex blake2b of the secret seed, revealed in SeedRevealed
+    # The creator asked for dice reproducible from a seed text (--reproducible-dice):
+    # anyone who knows the text can predict every roll.
+    reproducible_dice: bool = False
 
 
 class RoundStarted(Event):
@@ -376,6 +380,22 @@ class CommandRejected(Event):
     reason: str
 
 
+class CommandRepeated(Event):
+    """The answer to a seat's inbox entry holding a command it sent before
+    (same command_id, same body): the command is applied once, and this
+    answers the repeat's own entry (its ``k``), pointing at the first answer:
+    ``first_version`` is the version of the last event the first answer wrote
+    and ``first_cause`` its ``k`` (0 and the first entry's cause while a
+    window answer is held for its window). Rationed as refusals are."""
+
+    command_id: str
+    actor: str
+    command_type: str
+    first_version: int
+    first_cause: str
+    reason: str
+
+
 class CommandsDropped(Event):
     """A seat's refused commands that were not recorded one by one: a seat
     gets ``REJECTION_BURST`` refusals in a burst, then one a second (the
@@ -460,11 +480,12 @@ class Command(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag=T
     actor: str
 
 
-class StartEncounter(Command):
+class StartEncounter(Command, omit_defaults=True):
     authority: ClassVar[str] = "engine"
 
     setup: EncounterSetup
     seed_commitment: str
+    reproducible_dice: bool = False  # see EncounterStarted
 
 
 class EndTurn(Command):
@@ -588,6 +609,7 @@ GENERIC_EVENTS: tuple[type[Event], ...] = (
     GMAdjusted,
     GMRuled,
     EncounterRewound,
+    CommandRepeated,
 )
 
 GENERIC_COMMANDS: tuple[type[Command], ...] = (

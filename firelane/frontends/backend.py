@@ -26,7 +26,7 @@ import msgspec
 
 from firelane.events.log import EventLog
 from firelane.redisio import RedisClient, connect
-from firelane.redisio.datadir import DataDir, shared_server
+from firelane.redisio.datadir import DataDir, SharedServer, shared_server
 
 SERVE_KEY = "firelane:serve"
 
@@ -51,6 +51,9 @@ class ServeInfo(msgspec.Struct, kw_only=True):
     api: str  # e.g. http://127.0.0.1:8740
     redis: str = ""  # where direct (seat) clients connect, without credentials
     version: str = ""
+    # The process's start (boot id and start time: firelane.redisio.server.process_identity),
+    # so a later process given the same pid is not taken for it.
+    started: str = ""
 
 
 @dataclass
@@ -62,6 +65,7 @@ class Store:
     data_dir: DataDir
     redis_display: str  # where the store is, for messages (no password)
     socket_path: str | None = None  # the embedded server's socket, when it is one
+    shared: SharedServer | None = None  # the data dir's own redis-server, when it is the store (not --redis URL)
 
     def event_log(self, campaign: str) -> EventLog:
         return EventLog(self.client, campaign, server_key=self.server_key)
@@ -84,7 +88,7 @@ async def open_store(
     url = redis_url or os.environ.get("FIRELANE_REDIS_URL")
     directory = DataDir(data_dir) if data_dir else DataDir(default_data_dir())
     if url:
-        directory.ensure()
+        directory.secure()
         server_key = bytes.fromhex(directory.secrets().log_key)
         client = await connect(url, client_name=client_name)
         try:
@@ -98,7 +102,7 @@ async def open_store(
         client = await connect(server.url, client_name=client_name)
         try:
             yield Store(client=client, server_key=server_key, data_dir=directory,
-                        redis_display=f"unix://{server.socket_path}", socket_path=server.socket_path)
+                        redis_display=f"unix://{server.socket_path}", socket_path=server.socket_path, shared=server)
         finally:
             await client.aclose()
 

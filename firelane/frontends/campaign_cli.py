@@ -8,9 +8,10 @@
     firelane character adjust ID --set F=V --reason R   the GM's change between fights (--add, --unset, --retire, --revive)
     firelane character release ID... --reason R   free characters from an encounter that never started (or has ended)
     firelane campaign token                    the campaign's GM token, for the web API (--new: replace it)
-    firelane campaign export NAME FILE         the whole campaign into a verifiable file
+    firelane campaign export NAME FILE         the whole campaign into a file signed with the store's key
     firelane campaign import FILE [--as NAME]  ... and back, into a store that does not have it
-    firelane campaign verify FILE              check a file's hash chain and every die, writing nothing
+                                               (--trust FINGERPRINT: a file another store signed)
+    firelane campaign verify FILE              check a file's signature, hash chain and every die, writing nothing
 """
 
 from __future__ import annotations
@@ -28,13 +29,16 @@ from firelane.events.campaign_schemas import CharacterRested, DowntimeEnded, Dow
 from firelane.events.limits import MAX_SETUP_BYTES, MAX_SETUP_DEPTH, json_too_deep
 from firelane.frontends.backend import CliError, open_store
 from firelane.engine.wording import explain_roll
+from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING
 from firelane.projections.characters import campaign_characters, character_history, downtime_audit
 
 
-def seed_from(text: str) -> bytes:
-    from firelane.frontends.cli import seed_from as cli_seed
+def chosen_seed(text: str | None, reproducible: bool) -> tuple[bytes | None, bool]:
+    """The rest's seed (None: a random one) and whether its dice are reproducible: as for a fight."""
+    from firelane.frontends.cli import chosen_seed as fight_seed
 
-    return cli_seed(text)
+    seed, reproducible = fight_seed(text, reproducible)
+    return (seed if reproducible else None), reproducible
 
 
 def _store(args: argparse.Namespace, *, announce: bool = True):
@@ -142,6 +146,8 @@ def _print_rest(events: list[Any]) -> None:
             print(f"downtime {event.downtime}: {event.days} day(s){' of strenuous activity' if event.strenuous else ''}"
                   f" for {', '.join(event.characters)}{'; healer ' + event.healer if event.healer else ''}"
                   f"; seed committed {event.seed_commitment[:16]}…")
+            if event.reproducible_dice is True:
+                print(f"  {REPRODUCIBLE_DICE_WARNING}")
         elif isinstance(event, CharacterRested):
             print(f"  {event.character}: {event.status}" + "".join(f"; {note}" for note in event.notes))
             for roll in event.rolls:
@@ -152,6 +158,7 @@ def _print_rest(events: list[Any]) -> None:
 
 
 async def cmd_rest(args: argparse.Namespace) -> int:
+    seed, reproducible = chosen_seed(args.seed, args.reproducible_dice)
     if not args.finish:
         if args.party and args.characters:
             raise CliError("name the characters who rest, or --party for everyone who can; not both")
@@ -176,7 +183,7 @@ async def cmd_rest(args: argparse.Namespace) -> int:
             return DowntimeRequest(characters=names, days=args.days, healer=args.healer or "",
                                    strenuous=args.strenuous, resupply=args.resupply)
 
-        events = await rest(event_log, request, seed=seed_from(args.seed) if args.seed is not None else None)
+        events = await rest(event_log, request, seed=seed, reproducible_dice=reproducible)
     if args.json:
         sys.stdout.buffer.write(msgspec.json.encode(events) + b"\n")
         return 0
@@ -188,9 +195,13 @@ async def cmd_audit_downtime(args: argparse.Namespace) -> int:
     """`firelane audit --downtime [--verify] [--json]`: every downtime roll, and its dice recomputed."""
     async with _store(args, announce=False) as store:
         entries, report = await downtime_audit(store.event_log(args.campaign))
+    reproducible = (f"downtime {', '.join(map(str, report.reproducible_rests))}: {REPRODUCIBLE_DICE_WARNING}"
+                    if report.reproducible_rests else "")
     if args.json:
         sys.stdout.buffer.write(msgspec.json.encode(entries) + b"\n")
     else:
+        if reproducible:
+            print(reproducible)
         for entry in entries:
             print(entry.explain())
     if not args.verify:
@@ -198,7 +209,7 @@ async def cmd_audit_downtime(args: argparse.Namespace) -> int:
     verdict = sys.stderr if args.json else sys.stdout  # with --json, stdout is the JSON alone
     if report.ok:
         print(f"verified: every rest's seed matches its commitment; {report.dice} dice in {report.rolls} rolls "
-              f"recomputed, all match", file=verdict)
+              f"recomputed, all match" + (f" ({reproducible})" if reproducible else ""), file=verdict)
         return 0
     print(f"verification FAILED ({len(report.problems)} problems):", file=verdict)
     for problem in report.problems:
@@ -273,8 +284,32 @@ def _warn_unbalanced(verified: Any) -> None:
               file=sys.stderr)
 
 
+def _signed_by(verified: Any) -> str:
+    """Whose signature the file carries, in words."""
+    if verified.unsigned:
+        return "UNSIGNED (accepted with --accept-unsigned: anyone could have made or changed it)"
+    whose = "this store's key" if verified.own_key else "a key you trust (--trust), not this store's"
+    return f"signed by key {verified.fingerprint} ({whose})"
+
+
+def _trust(args: argparse.Namespace) -> Any:
+    """What verify accepts: the data dir's own key (if it has one; verify makes none), and --trust."""
+    from firelane.events.public_signing import parse_fingerprint
+    from firelane.frontends.backend import default_data_dir
+    from firelane.frontends.campaign_io import Trust
+    from firelane.redisio.datadir import DataDir
+
+    key = DataDir(args.data_dir or default_data_dir()).signing_key(create=False)
+    try:
+        trusted = frozenset(parse_fingerprint(f) for f in args.trust or [])
+    except ValueError as exc:
+        raise CliError(f"--trust {exc}") from None
+    return Trust(own_key=key.fingerprint if key is not None else None, trusted=trusted,
+                 accept_unsigned=args.accept_unsigned)
+
+
 async def cmd_campaign(args: argparse.Namespace) -> int:
-    from firelane.frontends.campaign_io import export_campaign, import_campaign, verify_export
+    from firelane.frontends.campaign_io import export_campaign, import_campaign, store_trust, verify_export
 
     if args.action == "token":
         async with _store(args, announce=False) as store:
@@ -282,24 +317,30 @@ async def cmd_campaign(args: argparse.Namespace) -> int:
         print(token)
         return 0
     if args.action == "verify":
-        verified = await verify_export(args.file)
+        verified = await verify_export(args.file, trust=_trust(args))
         _warn_unbalanced(verified)
         print(f"{args.file}: campaign {verified.campaign!r}, {verified.encounters} encounters, {verified.characters} "
-              f"characters, {verified.rests} rests, {verified.entries} entries; hash chain intact (ends {verified.chain}); "
-              f"{verified.dice} dice in {verified.rolls} rolls recomputed from the revealed seeds, all match")
+              f"characters, {verified.rests} rests, {verified.entries} entries; {_signed_by(verified)}; hash chain intact "
+              f"(ends {verified.chain}); {verified.dice} dice in {verified.rolls} rolls recomputed from the revealed "
+              f"seeds, all match")
         return 0
     if args.action == "export":
         async with _store(args, announce=False) as store:
             summary = await export_campaign(store, args.name, args.file)
         print(f"exported campaign {summary.campaign!r} to {summary.path}: {summary.encounters} encounters, "
-              f"{summary.entries} entries in {summary.streams} streams; chain {summary.chain}")
+              f"{summary.entries} entries in {summary.streams} streams; signed by this store's key {summary.fingerprint}; "
+              f"chain {summary.chain}")
         return 0
     async with _store(args, announce=False) as store:
-        name, verified = await import_campaign(store, args.file, args.as_name)
+        try:
+            trust = store_trust(store, args.trust or [], accept_unsigned=args.accept_unsigned)
+        except ValueError as exc:
+            raise CliError(f"--trust {exc}") from None
+        name, verified = await import_campaign(store, args.file, args.as_name, trust=trust)
     _warn_unbalanced(verified)
     print(f"imported {args.file} as campaign {name!r}: {verified.encounters} encounters, {verified.characters} characters, "
-          f"{verified.rests} rests, {verified.entries} entries; chain {verified.chain} and {verified.dice} dice verified; "
-          f"new seat tokens: firelane seats ENCOUNTER --campaign {name}")
+          f"{verified.rests} rests, {verified.entries} entries; {_signed_by(verified)}; chain {verified.chain} and "
+          f"{verified.dice} dice verified; new seat tokens: firelane seats ENCOUNTER --campaign {name}")
     return 0
 
 
@@ -321,7 +362,10 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     resting.add_argument("--strenuous", action="store_true", help="travel or hard work instead of rest")
     resting.add_argument("--resupply", action="store_true", help="refill magazines, grenades and reloads")
     resting.add_argument("--finish", action="store_true", help="only finish a rest that was interrupted")
-    resting.add_argument("--seed", help="any text; the rest's secret seed (default: random)")
+    resting.add_argument("--seed", help="seed text for the rest; needs --reproducible-dice (default: secret random dice)")
+    resting.add_argument("--reproducible-dice", action="store_true",
+                         help="allow --seed TEXT: anyone who knows or guesses the text can predict every roll; "
+                              "the rest's start records it")
     resting.add_argument("--json", action="store_true", help="the rest's events as JSON")
     resting.set_defaults(handler=cmd_rest)
 
@@ -359,10 +403,17 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     importing = actions.add_parser("import", parents=[common], help="import a file into this store")
     importing.add_argument("file")
     importing.add_argument("--as", dest="as_name", metavar="NAME", help="the campaign's name here (default: the file's)")
-    importing.set_defaults(handler=cmd_campaign)
-    verify = actions.add_parser("verify", parents=[common], help="check a file (hash chain, dice) without importing")
+    verify = actions.add_parser("verify", parents=[common],
+                                help="check a file (signature, hash chain, dice) without importing")
     verify.add_argument("file")
-    verify.set_defaults(handler=cmd_campaign)
+    for checking in (importing, verify):
+        checking.add_argument("--trust", action="append", metavar="FINGERPRINT",
+                              help="also accept a file signed by this key (another store's: its export printed the "
+                                   "fingerprint); this store's own key is always accepted")
+        checking.add_argument("--accept-unsigned", action="store_true",
+                              help="accept an unsigned file (format 1, from a firelane before signed exports), "
+                                   "which proves nothing about who made it or whether it was changed")
+        checking.set_defaults(handler=cmd_campaign)
     token = actions.add_parser("token", parents=[common],
                                help="print the campaign's GM token (the web API's key to adjust and release characters)")
     token.add_argument("--new", action="store_true", help="replace it with a new one (the old one stops working)")

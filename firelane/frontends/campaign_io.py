@@ -1,23 +1,48 @@
 """Moving a whole campaign between stores: `firelane campaign export / import / verify`.
 
-**The file** is UTF-8 text, one item per line, each line ``<chain> <json>``:
-``<json>`` is the item and ``<chain>`` (64 hex digits) is BLAKE2b-256 of the
-previous line's chain (for the first line, of ``b"firelane-campaign-export"``)
-followed by the item's JSON bytes. The items, tagged by ``"x"``:
+**The file** (format version 2) is UTF-8 text, one item per line, each line
+``<chain> <json>`` ending in ``\n``: ``<json>`` is the item (one JSON object,
+no line break) and ``<chain>`` is 64 lowercase hex digits, the BLAKE2b-256
+(unkeyed, 32-byte digest) of the previous line's chain as raw bytes (for the
+first line, ``BLAKE2b-256(b"firelane-campaign-export")``) followed by the
+line's ``<json>`` bytes exactly as written. The items, tagged by ``"x"``:
 
-- ``header``: ``{"x":"header","format":"firelane-campaign","version":1,"campaign":NAME}``;
+- ``header``: ``{"x":"header","format":"firelane-campaign","version":2,"campaign":NAME}``;
 - ``stream``: the start of a stream: the campaign's own (``"kind":"campaign"``)
   or an encounter's (``"kind":"encounter"``, its ``id``, its ``order`` in the
   roster, its registration ``meta`` and its revealed ``seed``);
 - ``e``: one entry of the current stream, exactly as the log holds it: entry
   id ``e``, version ``n``, type ``t``, schema ``s``, body ``d`` (the stored JSON,
   byte for byte), command ``c``, causation ``k``, inbox cursor ``q``;
-- ``end``: the numbers of streams and entries. Nothing follows it.
+- ``end``: the numbers of streams and entries;
+- ``signature``, the last line: ``{"x":"signature","algorithm":"ed25519",
+  "public_key":HEX,"signature":HEX}``: the exporting store's Ed25519 public key
+  (RFC 8032; the raw 32 bytes, 64 lowercase hex digits) and its signature
+  (64 bytes, 128 hex digits) over the ASCII bytes ``firelane-campaign-export:2:``
+  followed by the ``end`` line's chain (its 64 hex digits). It is written
+  exactly so (these keys in this order, no spaces, lowercase hex), as the one
+  line the signature cannot cover. Nothing follows it.
 
-So anyone can check the file without a key: recompute the chain line by line
-(a changed, dropped or reordered line breaks it from there on; the last
-line's chain, which export prints, pins the whole file), then every die from
-the seeds the streams reveal, as `firelane audit --verify` does in a store.
+The ``end`` line's chain covers every line before it, so the signature covers
+the whole file: **to check a file** in any language, recompute the chain line
+by line (each line's given chain must equal the one computed), then check the
+signature with the public key (e.g. Python's ``cryptography``:
+``Ed25519PublicKey.from_public_bytes(key).verify(sig, b"firelane-campaign-export:2:" + end_chain_hex)``).
+A changed, dropped or reordered line breaks the chain; a file whose chain was
+recomputed after a change breaks the signature, unless it was signed again
+with another key, and that key has another **fingerprint** (the first 16 bytes
+of SHA-256 of the raw public key, as 8 dash-separated groups of 4 hex digits:
+`firelane.events.public_signing`). So export prints its store's fingerprint,
+and verify and import accept a file signed by this store's own key, or by a
+key the user names (``--trust FINGERPRINT``), nothing else. Then every die is
+recomputed from the seeds the streams reveal, as `firelane audit --verify`
+does in a store.
+
+Format version 1 (firelane before 2026-12-02) is the same without the
+``signature`` line: it proves nothing about who made it or whether it was
+changed (the chain needs no key), so it is refused unless the user asks for it
+(``--accept-unsigned``), and verify then says it is unsigned.
+
 What the file leaves out, and why: the entries' MACs (the store's key signs
 them; import signs them again with the target store's key), the seats' tokens
 and the campaign's GM token (import makes new ones: a file is no place for a
@@ -28,14 +53,14 @@ started), or a rest that has not finished: their seeds are still secret, and
 a file is no place for a secret (whoever read it would know the dice to
 come). End the encounter (an EndEncounter from the GM) and export again.
 
-**Import** checks the whole file first (chain, format, every entry decoded
-through the upcasters of today's schemas, versions, every die) and writes
-nothing unless all of it holds. It writes only into a campaign name the
-store does not have, and registers the campaign last; every key it writes is
-listed in ``firelane:{<name>}:import`` first, so an import that fails or is
-interrupted is taken back (at once, or by the next import under that name).
-Entries keep their stream ids, so exporting the imported campaign gives the
-same file.
+**Import** checks the whole file first (chain, signature and signer, format,
+every entry decoded through the upcasters of today's schemas, versions, every
+die) and writes nothing unless all of it holds. It writes only into a
+campaign name the store does not have, and registers the campaign last; every
+key it writes is listed in ``firelane:{<name>}:import`` first, so an import
+that fails or is interrupted is taken back (at once, or by the next import
+under that name). Entries keep their stream ids, so exporting the imported
+campaign gives the same lines (signed by the exporting store's key).
 """
 
 from __future__ import annotations
@@ -47,14 +72,15 @@ import secrets
 import sys
 from contextlib import aclosing
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Any, BinaryIO, Union
 
 import msgspec
 import trio
 
-from firelane.actors.campaign import gm_token_key
+from firelane.actors.campaign import downtime_seed_key, gm_token_key, seal_gm_token, sealed_downtime_seed
 from firelane.actors.seating import acl_rules, acl_user
-from firelane.actors.sequencer import seats_key, seed_key
+from firelane.actors.sequencer import seal_seat_tokens, seats_key, sealed_seed, seed_key
 from firelane.engine.registry import UnknownSystem, get_system
 from firelane.engine.seats import default_seats
 from firelane.events import codec
@@ -63,14 +89,18 @@ from firelane.events.campaign_schemas import DowntimeEnded
 from firelane.events.envelope import StoredEvent
 from firelane.events.log import CAMPAIGNS_KEY, CREATED_KEY, EventLog, validate_id
 from firelane.events.schemas import EncounterStarted
+from firelane.events.public_signing import fingerprint, parse_fingerprint, signature_valid
 from firelane.events.signing import entry_mac
+from firelane.events.tokens_at_rest import token_digest
 from firelane.frontends.backend import CliError, Store
 from firelane.projections.audit import Verifier, revealed_seed
 from firelane.projections.characters import CampaignFold, DowntimeVerifier
 from firelane.redisio import RedisError
 
 FORMAT = "firelane-campaign"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+UNSIGNED_FORMAT_VERSION = 1  # before exports were signed: read only with accept_unsigned
+SIGNED_CONTEXT = b"firelane-campaign-export:2:"  # what a signature covers: this, then the end line's chain (hex)
 _GENESIS = hashlib.blake2b(b"firelane-campaign-export", digest_size=32).digest()
 _BATCH = 500  # commands per pipeline on import
 _LOCK_MS = 30_000
@@ -108,13 +138,24 @@ class Trailer(msgspec.Struct, tag_field="x", tag="end", kw_only=True):
     entries: int
 
 
-Line = Union[Header, StreamHead, Entry, Trailer]  # noqa: UP007 - msgspec needs a runtime Union
+class Signature(msgspec.Struct, tag_field="x", tag="signature", kw_only=True, forbid_unknown_fields=True):
+    algorithm: str  # "ed25519"
+    public_key: str  # hex of the raw 32-byte public key
+    signature: str  # hex of the 64-byte signature over SIGNED_CONTEXT + the end line's chain (hex)
+
+
+Line = Union[Header, StreamHead, Entry, Trailer, Signature]  # noqa: UP007 - msgspec needs a runtime Union
 _line_decoder = msgspec.json.Decoder(Line)
 _encoder = msgspec.json.Encoder()
 
 
 def chain_next(previous: bytes, payload: bytes) -> bytes:
     return hashlib.blake2b(previous + payload, digest_size=32).digest()
+
+
+def signed_message(end_chain: bytes) -> bytes:
+    """What an export's signature covers: the end line's chain, which pins every line before it."""
+    return SIGNED_CONTEXT + end_chain.hex().encode("ascii")
 
 
 class ExportSummary(msgspec.Struct, kw_only=True):
@@ -124,6 +165,7 @@ class ExportSummary(msgspec.Struct, kw_only=True):
     encounters: int
     entries: int
     chain: str
+    fingerprint: str  # of the key that signed it: this store's
 
 
 class VerifiedExport(msgspec.Struct, kw_only=True):
@@ -137,6 +179,9 @@ class VerifiedExport(msgspec.Struct, kw_only=True):
     dice: int
     chain: str
     unbalanced: int = 0  # rolls whose parts do not add up (a rule system's bookkeeping; see the audit)
+    fingerprint: str = ""  # of the key that signed it ("" when unsigned)
+    own_key: bool = False  # signed by this store's own key
+    unsigned: bool = False  # a format-1 file, accepted because the user asked (accept_unsigned)
 
 
 def _progress(total: int | None, unit: str, desc: str, enabled: bool) -> Any:
@@ -173,8 +218,11 @@ def _names(items: list[str], limit: int = 5) -> str:
 
 
 async def export_campaign(store: Store, campaign: str, path: str | os.PathLike[str], *, progress: bool = True) -> ExportSummary:
-    """Write the campaign to ``path`` (see the module doc); CliError names what prevents it."""
+    """Write the campaign to ``path``, signed with the store's key (see the
+    module doc); CliError names what prevents it."""
     event_log = store.event_log(validate_id("campaign", campaign))
+    key = store.data_dir.signing_key()
+    assert key is not None
     stream = CampaignLog.of(event_log)
     encounters = await event_log.encounters()
     fold = CampaignFold(event_log)
@@ -227,12 +275,14 @@ async def export_campaign(store: Store, campaign: str, path: str | os.PathLike[s
                                 writer.entry(row)
                     bar.update()
             writer.write(Trailer(streams=writer.streams, entries=writer.entries))
+            writer.write(Signature(algorithm="ed25519", public_key=key.public_key.hex(),
+                                   signature=key.sign(signed_message(writer.chain)).hex()))
         os.replace(partial, target)
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
     return ExportSummary(campaign=campaign, path=str(target), streams=writer.streams, encounters=len(encounters),
-                         entries=writer.entries, chain=writer.chain.hex())
+                         entries=writer.entries, chain=writer.chain.hex(), fingerprint=key.fingerprint)
 
 
 # ------------------------------------------------------------------ reading a file
@@ -249,8 +299,8 @@ def _entry_id(text: str) -> tuple[int, int]:
     return int(milliseconds), int(sequence)
 
 
-async def _lines(path: Path, bar: Any) -> Any:
-    """(line number, item, chain so far) of every line, the chain checked as it goes."""
+async def _lines(path: Path, bar: Any, *, with_payload: bool = False) -> Any:
+    """(line number, item, chain so far[, the line's JSON bytes]) of every line, the chain checked as it goes."""
     chain = _GENESIS
     try:
         handle = open(path, "rb")
@@ -276,7 +326,7 @@ async def _lines(path: Path, bar: Any) -> Any:
                 item = _line_decoder.decode(payload)
             except (msgspec.DecodeError, msgspec.ValidationError) as exc:
                 raise CliError(f"{path} line {number}: {exc}") from None
-            yield number, item, chain
+            yield (number, item, chain, payload) if with_payload else (number, item, chain)
 
 
 class _StreamState:
@@ -287,6 +337,7 @@ class _StreamState:
         self.last_id = (0, 0)
         self.verifier: Verifier | DowntimeVerifier | None = None
         self.setup = None
+        self.reproducible_dice = False
         self.system = ""
         if head.kind == "campaign" and verify:
             self.verifier = DowntimeVerifier()
@@ -348,6 +399,7 @@ def _check_entry(current: _StreamState, entry: Entry) -> Any:
         if event.setup.system != current.system:
             raise _Problem(f"encounter {current.head.id!r} is {event.setup.system} but registered as {current.system}")
         current.setup = event.setup
+        current.reproducible_dice = event.reproducible_dice
     if current.verifier is not None:
         current.verifier.feed([stored])
     return event
@@ -379,9 +431,47 @@ def _close_stream(current: _StreamState | None, totals: dict[str, int]) -> None:
     totals["dice"] += report.dice
 
 
-async def verify_export(path: str | os.PathLike[str], *, progress: bool = True) -> VerifiedExport:
-    """Check a whole export (see the module doc) without writing anything;
-    CliError names the first line that is wrong."""
+class Trust(msgspec.Struct, frozen=True, kw_only=True):
+    """Whose signatures a verification accepts: this store's own key, the keys
+    the user named (``--trust``), and, only if asked, no signature at all."""
+
+    own_key: str | None = None  # this store's fingerprint (None: it has no key)
+    trusted: frozenset[str] = frozenset()  # fingerprints, canonical (public_signing.parse_fingerprint)
+    accept_unsigned: bool = False
+
+
+def _signer(item: Signature, end_chain: bytes) -> str:
+    """The fingerprint of the key whose valid signature ``item`` is; _Problem otherwise."""
+    if item.algorithm != "ed25519":
+        raise _Problem(f"signature algorithm {item.algorithm[:40]!r}; this firelane checks ed25519")
+    try:
+        public_key, signature = bytes.fromhex(item.public_key), bytes.fromhex(item.signature)
+    except ValueError:
+        raise _Problem("the signature line's key or signature is not hex") from None
+    if (public_key.hex(), signature.hex()) != (item.public_key, item.signature):
+        raise _Problem("the signature line's key and signature must be lowercase hex")
+    if not signature_valid(public_key, signed_message(end_chain), signature):
+        raise _Problem("the signature does not match the file: it was changed after it was signed")
+    return fingerprint(public_key)
+
+
+def _check_signer(target: Path, header: Header, signer: str, trust: Trust) -> None:
+    """Refuse (CliError, one line) a file whose signer this store does not trust."""
+    if header.version == UNSIGNED_FORMAT_VERSION:
+        if not trust.accept_unsigned:
+            raise CliError(f"{target} is an unsigned export (format 1, made before firelane signed its exports): nothing "
+                           f"proves who made it or that it was not changed; accept it anyway with --accept-unsigned")
+        return
+    if signer == trust.own_key or signer in trust.trusted:
+        return
+    raise CliError(f"{target} is signed by key {signer}, not this store's ({trust.own_key or 'it has no key yet'}); "
+                   f"if you know that key to be the exporting store's (its export printed it), add --trust {signer}")
+
+
+async def verify_export(path: str | os.PathLike[str], *, trust: Trust = Trust(), progress: bool = True) -> VerifiedExport:
+    """Check a whole export (see the module doc) without writing anything:
+    its chain, its signature, whether ``trust`` accepts its signer, and every
+    die; CliError names the first line that is wrong."""
     target = Path(path)
     try:
         size = target.stat().st_size
@@ -393,20 +483,27 @@ async def verify_export(path: str | os.PathLike[str], *, progress: bool = True) 
     totals = {"encounters": 0, "rolls": 0, "dice": 0, "entries": 0, "streams": 0, "characters": 0, "rests": 0,
               "unbalanced": 0}
     trailer: Trailer | None = None
+    end_chain = b""
+    signer: str | None = None
     chain = _GENESIS
     number = 0
     with _progress(size, "B", "verify", progress) as bar:
-        async for number, item, chain in _lines(target, bar):
+        async for number, item, chain, payload in _lines(target, bar, with_payload=True):
             try:
-                if trailer is not None:
+                if signer is not None:
+                    raise _Problem("the file goes on after its signature")
+                if trailer is not None and not isinstance(item, Signature):
                     raise _Problem("the file goes on after its end")
                 if header is None:
                     if not isinstance(item, Header) or item.format != FORMAT:
                         raise _Problem("not a firelane campaign export (no header)")
-                    if item.version != FORMAT_VERSION:
-                        raise _Problem(f"export format version {item.version}; this firelane reads {FORMAT_VERSION}")
+                    if item.version not in (FORMAT_VERSION, UNSIGNED_FORMAT_VERSION):
+                        raise _Problem(f"export format version {item.version}; this firelane reads "
+                                       f"{UNSIGNED_FORMAT_VERSION} and {FORMAT_VERSION}")
                     validate_id("campaign", item.campaign)
                     header = item
+                    if header.version == UNSIGNED_FORMAT_VERSION:
+                        _check_signer(target, header, "", trust)  # refused at once, unless asked for
                 elif isinstance(item, StreamHead):
                     _close_stream(current, totals)
                     current = _open_stream(item, seen)
@@ -425,7 +522,15 @@ async def verify_export(path: str | os.PathLike[str], *, progress: bool = True) 
                     if (item.streams, item.entries) != (totals["streams"], totals["entries"]):
                         raise _Problem(f"the end says {item.streams} streams and {item.entries} entries, "
                                        f"the file has {totals['streams']} and {totals['entries']}")
-                    trailer = item
+                    trailer, end_chain = item, chain
+                elif isinstance(item, Signature):
+                    if trailer is None:
+                        raise _Problem("a signature before the end line")
+                    if header.version == UNSIGNED_FORMAT_VERSION:
+                        raise _Problem("a signature in a format-1 file")
+                    if payload != _encoder.encode(item):  # the one line the signature cannot cover: written one way only
+                        raise _Problem("the signature line is not as firelane writes it")
+                    signer = _signer(item, end_chain)
                 else:
                     raise _Problem("a second header")
             except (_Problem, ValueError) as exc:
@@ -433,9 +538,14 @@ async def verify_export(path: str | os.PathLike[str], *, progress: bool = True) 
     if trailer is None:
         raise CliError(f"{target}: the file ends at line {number} without its end line (cut short?)")
     assert header is not None
+    if header.version != UNSIGNED_FORMAT_VERSION and signer is None:
+        raise CliError(f"{target}: the file ends at line {number} without its signature line (cut short?)")
+    _check_signer(target, header, signer or "", trust)
     return VerifiedExport(campaign=header.campaign, streams=totals["streams"], encounters=totals["encounters"],
                           entries=totals["entries"], characters=totals["characters"], rests=totals["rests"],
-                          rolls=totals["rolls"], dice=totals["dice"], chain=chain.hex(), unbalanced=totals["unbalanced"])
+                          rolls=totals["rolls"], dice=totals["dice"], chain=chain.hex(), unbalanced=totals["unbalanced"],
+                          fingerprint=signer or "", own_key=signer is not None and signer == trust.own_key,
+                          unsigned=signer is None)
 
 
 # ------------------------------------------------------------------ import
@@ -513,7 +623,7 @@ class _Importer:
         if state.head.kind == "campaign":
             # The campaign's GM token is the store's secret, never the file's: a new one here.
             await self.claim(gm_token_key(self.log))
-            await self.add("SET", gm_token_key(self.log), secrets.token_urlsafe(24))
+            await self.add("SET", gm_token_key(self.log), seal_gm_token(self.log, secrets.token_urlsafe(24)))
 
     async def write_entries(self, state: _StreamState, entries: list[Entry]) -> None:
         """Entries of the current stream, in order, signed with this store's key."""
@@ -532,9 +642,9 @@ class _Importer:
                 applied[entry.c] = entry.e  # the last entry a command wrote (the append script's record)
             if state.head.kind == "campaign" and entry.t == codec.event_tag(DowntimeEnded):
                 ended = codec.decode_body(entry.t, entry.s, data)
-                seed_of_rest = self.stream.stream_key(f"downtime:{ended.downtime}:seed")  # type: ignore[attr-defined]
-                await self.claim(seed_of_rest)
-                await self.add("SET", seed_of_rest, ended.seed)  # type: ignore[attr-defined]
+                n, seed = ended.downtime, bytes.fromhex(ended.seed)  # type: ignore[attr-defined]
+                await self.claim(downtime_seed_key(self.stream, n))
+                await self.add("SET", downtime_seed_key(self.stream, n), sealed_downtime_seed(self.stream, n, seed))
         await self.add("SET", log.version_key(encounter), entries[-1].n)
         items = [part for pair in applied.items() for part in pair]
         for start in range(0, len(items), 2 * _BATCH):
@@ -546,10 +656,12 @@ class _Importer:
         if state.head.kind != "encounter":
             return
         encounter = state.head.id
-        await self.add("SET", seed_key(self.log.campaign, encounter), state.head.seed)
+        await self.add("SET", seed_key(self.log.campaign, encounter),
+                       sealed_seed(self.log, encounter, bytes.fromhex(state.head.seed), state.reproducible_dice))
         seats = default_seats(state.setup)  # type: ignore[arg-type]
         tokens = {seat.id: secrets.token_urlsafe(18) for seat in seats}
-        await self.add("HSET", seats_key(self.log.campaign, encounter), *[p for pair in tokens.items() for p in pair])
+        kept = seal_seat_tokens(self.log, encounter, tokens)  # a digest and sealed, never in clear
+        await self.add("HSET", seats_key(self.log.campaign, encounter), *[p for pair in kept.items() for p in pair])
         await self.add("SADD", self.users_key, *[acl_user(self.log.campaign, encounter, seat.id) for seat in seats])
         await self.flush()
         # Only ended encounters are exported: their inboxes are closed and their
@@ -561,7 +673,7 @@ class _Importer:
         for seat in seats:
             try:
                 await self.client.execute("ACL", "SETUSER", acl_user(self.log.campaign, encounter, seat.id),
-                                          *acl_rules(self.log, encounter, seat, tokens[seat.id], writes=False))
+                                          *acl_rules(self.log, encounter, seat, token_digest(tokens[seat.id]), writes=False))
             except RedisError:
                 break  # a server without per-key ACLs: seats use the HTTP API (as at creation)
         self.registered.append((state.head.order, encounter, bytes(state.head.meta)))
@@ -584,10 +696,19 @@ class _Importer:
         await self.client.execute("DEL", self.keys_key, self.users_key, self.lock_key)
 
 
+def store_trust(store: Store, trusted: Iterable[str] = (), *, accept_unsigned: bool = False) -> Trust:
+    """What an import into ``store`` accepts: its own key's signature, and the
+    fingerprints given (ValueError names one that is not a fingerprint)."""
+    key = store.data_dir.signing_key()
+    return Trust(own_key=key.fingerprint if key is not None else None,
+                 trusted=frozenset(parse_fingerprint(f) for f in trusted), accept_unsigned=accept_unsigned)
+
+
 async def import_campaign(store: Store, path: str | os.PathLike[str], as_name: str | None = None, *,
-                          progress: bool = True) -> tuple[str, VerifiedExport]:
-    """Import an export into a campaign name the store does not have (see the module doc)."""
-    verified = await verify_export(path, progress=progress)
+                          trust: Trust | None = None, progress: bool = True) -> tuple[str, VerifiedExport]:
+    """Import an export into a campaign name the store does not have (see the
+    module doc); ``trust``: whose signatures it accepts (default: the store's own only)."""
+    verified = await verify_export(path, trust=trust or store_trust(store), progress=progress)
     name = validate_id("campaign", as_name or verified.campaign)
     event_log = store.event_log(name)
     keys_key, _users_key, lock_key = _import_keys(event_log)

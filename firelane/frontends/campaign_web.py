@@ -34,16 +34,17 @@ from firelane.actors.campaign import adjust, gm_token_matches, release
 from firelane.engine.campaign import Adjustment, CampaignError, CharacterBusy
 from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, json_too_deep
 from firelane.events.log import EventLog, validate_id
+from firelane.frontends.http_guard import ApiError, read_body
 from firelane.projections.characters import campaign_characters
 
 if TYPE_CHECKING:
     from firelane.frontends.web import Api
 
-_COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@#-]{1,64}")
+COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@#-]{1,64}")  # as the engine takes them (actors/sequencer.py)
 
 
 def campaign_gm_routes(api: Api) -> list[Route]:
-    from firelane.frontends.web import ApiError, _json, _token
+    from firelane.frontends.web import _json, _token
 
     async def authorised(request: Request) -> tuple[EventLog, str]:
         """The campaign's log and the character named, once the GM's token is checked."""
@@ -66,14 +67,12 @@ def campaign_gm_routes(api: Api) -> list[Route]:
         return event_log, character
 
     async def body_of(request: Request) -> dict[str, Any]:
-        raw = await request.body()
-        if len(raw) > MAX_COMMAND_BYTES:
-            raise ApiError(413, f"the request is {len(raw):,} bytes; the limit is {MAX_COMMAND_BYTES:,}")
+        raw = await read_body(request, MAX_COMMAND_BYTES, "the request")
         if json_too_deep(raw, MAX_COMMAND_DEPTH):
             raise ApiError(400, f"the request nests deeper than {MAX_COMMAND_DEPTH} levels")
         try:
             body = msgspec.json.decode(raw)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:
             raise ApiError(400, f"the request is not valid JSON: {exc}") from None
         if not isinstance(body, dict):
             raise ApiError(400, "the request must be a JSON object")
@@ -94,7 +93,7 @@ def campaign_gm_routes(api: Api) -> list[Route]:
         event_log, character = await authorised(request)
         body = await body_of(request)
         command_id = body.pop("command_id", "")
-        if not isinstance(command_id, str) or (command_id and not _COMMAND_ID.fullmatch(command_id)):
+        if not isinstance(command_id, str) or (command_id and not COMMAND_ID.fullmatch(command_id)):
             raise ApiError(400, "command_id must be 1-64 characters of A-Z a-z 0-9 _ . : @ # -")
         try:
             wanted = msgspec.convert(body, Adjustment)

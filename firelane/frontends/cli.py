@@ -26,6 +26,13 @@ encounter to it and narrate.
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # `python -m firelane.frontends.cli`: the entry point that answers signals while loading
+    import sys
+
+    from firelane.__main__ import main as _main
+
+    sys.exit(_main())
+
 import argparse
 import hashlib
 import signal
@@ -53,13 +60,13 @@ from firelane.engine.seats import ENGINE_SEAT, GM, default_seats, seat_by_id, se
 from firelane.engine.setup_check import SetupError, decode_setup
 from firelane.events import codec
 from firelane.events.log import EventLog, InboxClosed, InboxFull
-from firelane.events.schemas import CommandRejected, EncounterSetup, SeatSetup, SeedRevealed
-from firelane.frontends import campaign_cli
+from firelane.events.schemas import CommandRejected, EncounterSetup, EncounterStarted, SeatSetup, SeedRevealed
+from firelane.frontends import campaign_cli, stop_signals
 from firelane.frontends import sim as sim_command
 from firelane.frontends.backend import CliError, ServeInfo, Store, open_store
 from firelane.engine.core import Rejected
 from firelane.events.options_schemas import SeatOptions
-from firelane.projections.narration import Narrator, colour_enabled, describe_options, print_line
+from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING, Narrator, colour_enabled, describe_options, print_line
 from firelane.frontends.table_server import DEFAULT_PORT, serve_table, table_link
 from firelane.logs import configure_logging
 from firelane.projections.audit import Verifier, audit_entries, revealed_seed, verify
@@ -70,12 +77,29 @@ from firelane.redisio import RedisConnectionError, RedisError, RedisServerError
 
 
 def seed_from(text: str | None) -> bytes:
-    """A 32-byte seed from any text (an int, a word, hex); random when not given."""
+    """A 32-byte seed from any text (an int, a word, hex); random when not given.
+
+    A seed from a text is as guessable as the text (a player found ``7341`` in
+    7,342 tries from the published commitment): only for reproducible dice."""
     if text is None:
         from firelane.engine.dice import new_seed
 
         return new_seed()
     return hashlib.blake2b(text.encode(), digest_size=32, person=b"firelane-cli").digest()
+
+
+def chosen_seed(text: str | None, reproducible: bool, *, implied: bool = False) -> tuple[bytes, bool]:
+    """The seed of a new fight or rest and whether its dice are reproducible:
+    secret random dice, unless the creator gave a seed text and asked for
+    reproducible dice (``implied``: `firelane demo`, whose --seed asks for it)."""
+    if text is None:
+        if reproducible:
+            raise CliError("--reproducible-dice needs --seed TEXT (without a seed text the dice are secret and random)")
+        return seed_from(None), False
+    if not (reproducible or implied):
+        raise CliError("--seed TEXT makes dice anyone who knows or guesses the text can predict: add --reproducible-dice "
+                       "to allow it (the log and every view of it then say so), or leave --seed out for secret random dice")
+    return seed_from(text), True
 
 
 def seconds(text: str) -> float:
@@ -87,6 +111,16 @@ def seconds(text: str) -> float:
     if not 0 <= value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be 0 seconds or more, not {text}")
     return value
+
+
+def allowed_host(text: str) -> str:
+    """An argparse type: a host name or IP address (no scheme, port or path)."""
+    from firelane.frontends.http_guard import host_name
+
+    try:
+        return host_name(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def tcp_port(text: str) -> int:
@@ -205,15 +239,18 @@ def _read_setup(path: str) -> EncounterSetup:
 async def cmd_demo(args: argparse.Namespace) -> int:
     system = get_system(args.system)
     setup = demo_setup(args.system)
-    seed = seed_from(args.seed)
+    # A demo is a showcase of the AI against itself: its --seed asks for a fight anyone can replay.
+    seed, reproducible = chosen_seed(args.seed, args.reproducible_dice, implied=True)
     encounter = args.encounter or _encounter_id(f"demo-{system.name}")
     async with _store(args) as store:
         event_log = store.event_log(args.campaign)
         try:
-            await create_encounter(event_log, encounter, setup, seed)
+            await create_encounter(event_log, encounter, setup, seed, reproducible_dice=reproducible)
         except EncounterExists as exc:
             raise CliError(f"{exc}; resume it with: firelane run {encounter}") from None
         _stderr(f"encounter {encounter} in campaign {args.campaign} — {system.title}")
+        if reproducible:
+            _stderr(REPRODUCIBLE_DICE_WARNING)
         code = await _run_live(args, store, event_log, encounter, quiet=args.quiet)
         report = verify(await event_log.read(encounter, include_invalid=True))
         print(f"audit: {report.rolls} rolls, {report.dice} dice recomputed from the revealed seed: "
@@ -228,12 +265,15 @@ async def cmd_run(args: argparse.Namespace) -> int:
         setup = _read_setup(args.setup)
     elif args.demo_setup:
         setup = demo_setup(args.demo_setup)
+    seed, reproducible = chosen_seed(args.seed, args.reproducible_dice)
     async with _store(args) as store:
         event_log = store.event_log(args.campaign)
         if await event_log.encounter_meta(args.encounter) is None:
             if setup is None:
                 raise CliError(f"encounter {args.encounter!r} does not exist; give --setup FILE or --demo-setup SYSTEM to create it")
-            await ensure_encounter(event_log, args.encounter, setup, seed_from(args.seed))
+            await ensure_encounter(event_log, args.encounter, setup, seed, reproducible_dice=reproducible)
+            if reproducible:
+                _stderr(REPRODUCIBLE_DICE_WARNING)
         return await _run_live(args, store, event_log, args.encounter, quiet=args.quiet)
 
 
@@ -246,13 +286,15 @@ async def cmd_create(args: argparse.Namespace) -> int:
         setup = demo_setup(args.demo_setup)
     else:
         raise CliError("give --setup FILE or --demo-setup SYSTEM")
+    seed, reproducible = chosen_seed(args.seed, args.reproducible_dice)
     async with _store(args) as store:
         event_log = store.event_log(args.campaign)
         try:
-            await create_encounter(event_log, args.encounter, setup, seed_from(args.seed))
+            await create_encounter(event_log, args.encounter, setup, seed, reproducible_dice=reproducible)
         except EncounterExists as exc:
             raise CliError(str(exc)) from None
-    _stderr(f"created encounter {args.encounter} in campaign {args.campaign}")
+    _stderr(f"created encounter {args.encounter} in campaign {args.campaign}"
+            + (f"; {REPRODUCIBLE_DICE_WARNING}" if reproducible else ""))
     return await cmd_seats(args)
 
 
@@ -271,7 +313,9 @@ async def _check_stored(event_log: EventLog, encounter: str) -> tuple[int, Any]:
 
 def _report_invalid(event_log_entries: list) -> None:
     for stored in event_log_entries:
-        if stored.problem:
+        if stored.problem.startswith("log tampered"):
+            print(f"warning: {stored.problem} (log entry {stored.entry_id})", file=sys.stderr)
+        elif stored.problem:
             print(f"warning: log entry {stored.entry_id} skipped: {stored.problem}", file=sys.stderr)
 
 
@@ -344,6 +388,8 @@ async def cmd_audit(args: argparse.Namespace) -> int:
                 if not args.json:
                     _report_invalid(page)
                 events = [codec.decode_event(s) for s in trusted]
+                if not args.json and events and isinstance(events[0], EncounterStarted) and events[0].reproducible_dice:
+                    print(REPRODUCIBLE_DICE_WARNING)  # (with --json, the verdict says it)
                 for entry in audit_entries(trusted, events):
                     if args.json:
                         out.write((b"" if first else b",") + msgspec.json.encode(entry))
@@ -360,8 +406,8 @@ async def cmd_audit(args: argparse.Namespace) -> int:
     report = verifier.report()
     verdict = sys.stderr if args.json else sys.stdout  # with --json, stdout is the JSON alone
     if report.ok:
-        print(f"verified: seed matches its commitment; {report.dice} dice in {report.rolls} rolls recomputed, all match",
-              file=verdict)
+        print(f"verified: seed matches its commitment; {report.dice} dice in {report.rolls} rolls recomputed, all match"
+              + (f" ({REPRODUCIBLE_DICE_WARNING})" if report.reproducible_dice else ""), file=verdict)
         return 0
     print(f"verification FAILED ({len(report.problems)} problems):", file=verdict)
     for problem in report.problems:
@@ -529,6 +575,10 @@ async def cmd_serve(args: argparse.Namespace) -> int:
     return await serve(args)
 
 
+_REPRODUCIBLE_HELP = ("allow --seed TEXT: the same text gives the same dice, so anyone who knows or guesses it can "
+                      "predict every roll; the log, the roster, the audit and the page say so")
+
+
 class _Parser(argparse.ArgumentParser):
     """A bad option or value is one line, what is wrong and where to look (not
     the usage block above it); every subcommand's parser is one of these."""
@@ -550,7 +600,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", parents=[common], help="run a fight between two AI squads")
     demo.add_argument("--system", default="bolt-and-blade", help=f"rule system: {', '.join(system_names())}")
-    demo.add_argument("--seed", help="any text; the same seed gives the same fight (default: random)")
+    demo.add_argument("--seed", help="any text; the same seed gives the same fight (default: random). Implies "
+                                     "--reproducible-dice: the log and the page say anyone can predict the rolls")
+    demo.add_argument("--reproducible-dice", action="store_true", help=argparse.SUPPRESS)  # what --seed implies here
     demo.add_argument("--encounter", help="encounter ID (default: demo-<system>-<time>)")
     demo.add_argument("--pace", type=seconds, default=0.0,
                       help="seconds between the AI's commands; the fight is then served in a browser while it runs")
@@ -562,7 +614,8 @@ def build_parser() -> argparse.ArgumentParser:
     run_from = run.add_mutually_exclusive_group()
     run_from.add_argument("--setup", metavar="FILE", help="EncounterSetup JSON for a new encounter")
     run_from.add_argument("--demo-setup", metavar="SYSTEM", help="use a system's demo setup for a new encounter")
-    run.add_argument("--seed", help="seed text for a new encounter")
+    run.add_argument("--seed", help="seed text for a new encounter; needs --reproducible-dice (default: secret random dice)")
+    run.add_argument("--reproducible-dice", action="store_true", help=_REPRODUCIBLE_HELP)
     run.add_argument("--pace", type=seconds, default=0.0,
                      help="seconds between the AI's commands; the fight is then served in a browser while it runs")
     run.add_argument("--quiet", action="store_true")
@@ -614,7 +667,8 @@ def build_parser() -> argparse.ArgumentParser:
     create_from = create.add_mutually_exclusive_group()
     create_from.add_argument("--setup", metavar="FILE", help="EncounterSetup JSON")
     create_from.add_argument("--demo-setup", metavar="SYSTEM", help="a system's demo setup")
-    create.add_argument("--seed", help="seed text (default: random)")
+    create.add_argument("--seed", help="seed text; needs --reproducible-dice (default: secret random dice)")
+    create.add_argument("--reproducible-dice", action="store_true", help=_REPRODUCIBLE_HELP)
     create.add_argument("--json", action="store_true", help="print the seats as JSON")
     create.set_defaults(handler=cmd_create)
 
@@ -632,6 +686,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", parents=[common], help="run every encounter of the store and serve the HTTP/WebSocket API")
     serve.add_argument("--host", default="127.0.0.1", help="address of the HTTP API (default 127.0.0.1)")
     serve.add_argument("--port", type=tcp_port, default=8740, help="port of the HTTP API (default 8740; 0 picks a free one)")
+    serve.add_argument("--allowed-host", action="append", default=[], type=allowed_host, metavar="NAME",
+                       help="also answer requests for this host name or address (repeatable; always answered: "
+                            "the --host, localhost, 127.0.0.1 and [::1]; any other Host header gets 400)")
     serve.add_argument("--workers", type=int, default=1,
                        help="engine processes; encounters are spread over them and taken over when one dies (default 1)")
     serve.add_argument("--engine-only", action="store_true", help=argparse.SUPPRESS)  # a worker of another serve
@@ -659,33 +716,46 @@ def _first_of(group: BaseExceptionGroup, kind: type[BaseException]) -> BaseExcep
 
 
 class _Interrupted(Exception):
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
+    """The command was stopped by a signal (see firelane.frontends.stop_signals)."""
 
 
 async def _run_with_signals(args: argparse.Namespace) -> int:
-    """Run the command; SIGINT or SIGTERM cancels it, so every ``finally`` and
-    context manager runs (the data dir's server is left or stopped cleanly)."""
-    received: list[int] = []
+    """Run the command; SIGINT, SIGTERM or SIGHUP cancels it, so every
+    ``finally`` and context manager runs (engines stop between two appends,
+    the data dir's server is left or stopped cleanly). A second signal cancels
+    the cleanup waits that may be cut short (stop_signals.cleanup_scope)."""
     result: list[int] = []
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async with trio.open_nursery() as nursery:
-            async def command() -> None:
-                result.append(await args.handler(args))
-                nursery.cancel_scope.cancel()
+    with trio.open_signal_receiver(*stop_signals.STOP_SIGNALS) as signals:
+        command_scope = trio.CancelScope()
+        # Shielded: it must hear a second signal while the command cleans up.
+        listening = trio.CancelScope(shield=True)
 
-            async def on_signal() -> None:
+        async def listen() -> None:
+            with listening:
+                if stop_signals.requested():  # arrived before trio's receiver was open
+                    command_scope.cancel()
                 async for signum in signals:
-                    received.append(signum)
-                    nursery.cancel_scope.cancel()
-                    return
+                    stop_signals.note(signum)
+                    command_scope.cancel()
 
-            nursery.start_soon(command)
-            nursery.start_soon(on_signal)
-    if received:
-        raise _Interrupted(received[0])
-    return result[0]
+        async def command() -> None:
+            try:
+                with command_scope:
+                    result.append(await args.handler(args))
+            finally:
+                listening.cancel()
+
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(listen)
+                nursery.start_soon(command)
+        except (Exception, BaseExceptionGroup):
+            if not stop_signals.requested() or result:
+                raise
+            # Failing while it stops (e.g. Redis gone meanwhile): the stop is what was asked for.
+    if result:
+        return result[0]
+    raise _Interrupted()
 
 
 _USER_ERRORS = (CliError, UnknownSystem, SetupError, ValueError, LookupError, OSError, msgspec.DecodeError,
@@ -701,19 +771,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if getattr(args, "sync_handler", None) is not None:
-            return args.sync_handler(args)  # type: ignore[no-any-return]  # no trio, no Redis: firelane sim
+            # No trio, no Redis (firelane sim): it handles Ctrl-C itself; SIGTERM and SIGHUP are one too.
+            stop_signals.as_keyboard_interrupt()
+            code = args.sync_handler(args)  # type: ignore[no-any-return]
+            return stop_signals.exit_code(args.command) if code == 130 and stop_signals.requested() else code
         configure_logging(args.log)
+        stop_signals.hold()
         return trio.run(_run_with_signals, args)
-    except _Interrupted as stop:
-        if args is not None and args.command == "serve":
-            return 0  # serve said goodbye itself (a worker says nothing)
-        print(f"firelane: interrupted ({stop}); nothing is lost: the log keeps every event"
-              + ("; resume with: firelane run ENCOUNTER" if args is not None and args.command in ("run", "demo") else ""),
-              file=sys.stderr)
-        return 130 if stop.signum == signal.SIGINT else 143
+    except (_Interrupted, stop_signals.StopRequested):
+        return _stopped(args, argv)
     except KeyboardInterrupt:
-        print("firelane: interrupted; nothing is lost: the log keeps every event", file=sys.stderr)
-        return 130
+        stop_signals.note(signal.SIGINT)
+        return _stopped(args, argv)
     except _USER_ERRORS as exc:
         print(f"firelane: error: {_message(exc)}", file=sys.stderr)
         return 2
@@ -729,5 +798,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def _stopped(args: argparse.Namespace | None, argv: list[str] | None) -> int:
+    """One line (serve says its own) and the documented exit code, after a stop signal."""
+    words = sys.argv[1:] if argv is None else argv
+    command = args.command if args is not None else (words[0] if words else None)
+    resume = "; resume with: firelane run ENCOUNTER" if command in ("run", "demo") else ""
+    worker = bool(getattr(args, "engine_only", False)) if args is not None else "--engine-only" in words
+    return stop_signals.answer(command, worker=worker, resume=resume)

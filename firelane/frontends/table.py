@@ -5,12 +5,15 @@
     GET /table/{campaign}/{encounter}       the page at an encounter; the seat's token is in the
                                             link's fragment (``#token=...``), which no browser sends
     GET /table/assets/...                   its modules, styles and vendored libraries (package data)
+    GET /favicon.ico                        its icon
     GET /api/campaigns/{c}/encounters/{e}/view?after=V[&tail=N][&at=W]
     GET /api/campaigns/{c}/encounters/{e}/lines?before=V&limit=N    older narration lines
     GET /api/campaigns/{c}/encounters/{e}/preview?command=JSON   who an area choice would catch
 
 ``view`` is what the page draws, in one answer: the state after the newest
-event (or, with ``at``, at version W: the replay view), who the encounter
+event (or, with ``at``, at version W: the replay view), whether its dice are
+reproducible (``reproducible_dice``, with the sentence the page shows,
+``dice_warning``: they come from a seed text), who the encounter
 waits for and until when (wall-clock milliseconds, so a page can count down),
 the seat's options (``firelane.events.options_schemas``), the area templates
 and zones to draw, and the narration of every event after version V. With
@@ -50,8 +53,10 @@ from firelane.engine.core import Rejected
 from firelane.engine.state import EncounterState
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
+from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, json_too_deep
 from firelane.events.schemas import EncounterRewound, EncounterStarted, Event, ReactionWindowOpened, TurnStarted
-from firelane.projections.narration import Narrator, _with_names
+from firelane.frontends.http_guard import ApiError
+from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING, Narrator, _with_names
 from firelane.projections.audit import iter_rolls
 from firelane.projections.turn_state import system_of
 
@@ -61,6 +66,10 @@ _CHECKPOINTS_KEPT = 400  # at most this many (about 40,000 versions); older scru
 _LINES_PAGE = 300  # narration lines a …/lines request answers by default
 _EAGER_LINES = 1_000  # a bulk fold narrates the newest this many events; older lines when first asked for
 _LINES_MOST = 100_000
+# The page's icon (three fire lanes and a target), served at /favicon.ico where browsers look for it.
+_FAVICON = (b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" '
+            b'fill="#2b2f36"/><path d="M3 12h10M3 8h10M3 4h10" stroke="#e8a33d" stroke-width="1.5"/>'
+            b'<circle cx="8" cy="8" r="2.2" fill="#d9534f"/></svg>')
 
 
 # ------------------------------------------------------------------ narration as styled segments
@@ -184,6 +193,7 @@ class TableFold:
         self.window_opened_ms: dict[int, int] = {}
         self.turn_started_ms: int | None = None
         self.title = ""
+        self.dice_warning = ""  # what the page says when the start recorded reproducible dice
         self.checkpoints: dict[int, bytes] = {}
         self.marks: list[tuple[int, dict[str, Any] | None]] = []  # (version, its area, or None where a turn starts)
 
@@ -212,6 +222,7 @@ class TableFold:
         self.system.evolve(state, event)
         if isinstance(event, EncounterStarted):
             self.title = event.setup.name or event.encounter
+            self.dice_warning = REPRODUCIBLE_DICE_WARNING if event.reproducible_dice else ""
         elif isinstance(event, ReactionWindowOpened):
             self.window_opened_ms[event.window] = _entry_ms(stored)
         elif isinstance(event, TurnStarted):
@@ -396,6 +407,7 @@ def table_routes(api: Any) -> list[BaseRoute]:
             awaiting["turn_deadline_at_ms"] = fold.turn_started_ms + shown.turn_deadline_ms
         body.update(
             title=fold.title, system_title=system.title, at=version, state=shown, awaiting=awaiting,
+            reproducible_dice=bool(fold.dice_warning), dice_warning=fold.dice_warning,
             options=None if replay else system.options(shown, seat.id),
             extras=_combatant_extras(system, shown), zones=_zones(shown), bands=system.range_bands(shown),
             area=fold.area_at(version), previewable=sorted(system.previewable), labels=system.labels.as_dict(),
@@ -416,13 +428,10 @@ def table_routes(api: Any) -> list[BaseRoute]:
     async def preview(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
         seat, _system = await api.seat(campaign, encounter, api_token(request))
-        try:
-            raw = msgspec.json.decode(request.query_params.get("command", "").encode())
-        except msgspec.DecodeError:
-            return json_response({"error": "command must be a JSON object"}, status=400)
+        raw = _preview_command(request.query_params.get("command"))
         fold, _feed = await caught_up(campaign, encounter)
-        if fold.state is None or not isinstance(raw, dict):
-            return json_response({"error": "nothing to preview"}, status=400)
+        if fold.state is None:
+            return json_response({"error": "the encounter has not started: nothing to preview yet"}, status=409)
         try:
             return json_response(preview_area(fold.system, fold.state, raw, seat))
         except PermissionError as exc:
@@ -430,8 +439,12 @@ def table_routes(api: Any) -> list[BaseRoute]:
         except (ValueError, codec.CommandDecodeError) as exc:
             return json_response({"error": str(exc)[:300]}, status=400)
 
+    async def favicon(request: Request) -> Response:
+        return Response(_FAVICON, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
+
     return [
         Route("/", page),
+        Route("/favicon.ico", favicon),
         Mount("/table/assets", app=StaticFiles(directory=ASSETS), name="table-assets"),  # before the page's route
         Route("/table/{campaign}/{encounter}", page),
         Route("/characters/{campaign}/{character}", page),
@@ -439,6 +452,25 @@ def table_routes(api: Any) -> list[BaseRoute]:
         Route("/api/campaigns/{campaign}/encounters/{encounter}/preview", preview),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/lines", lines_before),
     ]
+
+
+def _preview_command(text: str | None) -> dict[str, Any]:
+    """The ``command`` parameter of a preview: a JSON object, checked before
+    it is parsed (msgspec's parser recurses: 5,000 ``[`` would exhaust it)."""
+    if not text:
+        raise ApiError(400, "command=<the command as JSON> is required")
+    raw = text.encode()
+    if len(raw) > MAX_COMMAND_BYTES:
+        raise ApiError(413, f"the command is {len(raw):,} bytes; the limit is {MAX_COMMAND_BYTES:,}")
+    if json_too_deep(raw, MAX_COMMAND_DEPTH):
+        raise ApiError(400, f"the command nests deeper than {MAX_COMMAND_DEPTH} levels")
+    try:
+        command = msgspec.json.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise ApiError(400, f"command is not valid JSON: {str(exc)[:200]}") from None
+    if not isinstance(command, dict):
+        raise ApiError(400, "command must be a JSON object")
+    return command
 
 
 def json_response(content: Any, status: int = 200) -> Response:

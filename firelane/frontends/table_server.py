@@ -13,10 +13,10 @@ import errno
 import socket
 
 import trio
-from hypercorn.config import Config
 from hypercorn.trio import serve as hypercorn_serve
 
 from firelane.frontends.backend import Store
+from firelane.frontends.http_guard import ServedNames, hypercorn_config
 from firelane.frontends.web import Api, make_app
 
 DEFAULT_PORT = 8740
@@ -35,12 +35,11 @@ def _free(host: str, port: int) -> bool:
 
 async def serve_table(store: Store, nursery: trio.Nursery, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT) -> str:
     """Serve the page and the API in ``nursery`` until it is cancelled; the base URL."""
-    config = Config()
-    config.bind = [f"{host}:{port if _free(host, port) else 0}"]
-    config.accesslog = None
-    config.errorlog = None
+    config = hypercorn_config(host, port if _free(host, port) else 0)
+    names = ServedNames([host])
     api = Api(store, nursery)
-    binds = await nursery.start(lambda task_status: hypercorn_serve(make_app(api), config, task_status=task_status))
+    binds = await nursery.start(lambda task_status: hypercorn_serve(make_app(api, names), config, task_status=task_status))
+    names.add_urls(binds)
     return binds[0].rstrip("/") if binds else f"http://{host}:{port}"
 
 

@@ -22,12 +22,17 @@ authorises it there.
     GET  /api/campaigns/{c}/encounters/{e}/view?after=V[&tail=N][&at=W] what the table page draws (frontends/table.py)
     GET  /api/campaigns/{c}/encounters/{e}/lines?before=V&limit=N   older narration lines (frontends/table.py)
     GET  /api/campaigns/{c}/encounters/{e}/preview?command=JSON    an area choice's template (frontends/table.py)
-    GET  /, /table/{c}/{e}, /characters/{c}/{id}, /table/assets/...   the table page and its assets
+    GET  /, /table/{c}/{e}, /characters/{c}/{id}, /table/assets/..., /favicon.ico   the table page and its assets
 
 An event, on HTTP and on the WebSocket alike, is
 ``{"n": version, "type": tag, "c": command key, "k": causation, "data": {...}}``.
 A client that reconnects with ``after`` = the last ``n`` it saw gets every
 later event exactly once.
+
+Each seat keeps at most ``watcher_cap`` WebSockets on an encounter; one more
+closes its oldest (REPLACED). Every request passes the Host check, gets the
+security headers and, should a route fail unexpectedly, a logged 500
+(frontends/http_guard.py); POST bodies are read under a cap (`read_body`).
 """
 
 from __future__ import annotations
@@ -39,31 +44,54 @@ from typing import Any, Union
 import msgspec
 import trio
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from firelane.actors.sequencer import body_digest, command_key, encounter_setup, seat_tokens
+from firelane.actors.sequencer import body_digest, command_key, encounter_setup, seat_token_digests
 from firelane.engine.registry import UnknownSystem, get_system
 from firelane.engine.seats import default_seats, seat_by_id
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
-from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, json_too_deep
-from firelane.events.log import EventLog, InboxClosed, InboxFull, validate_id
+from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, MAX_ECHOED_ID_CHARS, bounded, json_too_deep
+from firelane.events.log import EventLog, InboxClosed, InboxFull, LogTampered, validate_id
 from firelane.events.schemas import GENERIC_EVENTS, CommandRejected, SeatSetup
+from firelane.events.tokens_at_rest import token_digest
 from firelane.frontends.backend import Store
-from firelane.frontends.campaign_web import campaign_gm_routes
+from firelane.frontends.campaign_web import COMMAND_ID, campaign_gm_routes
+from firelane.frontends.http_guard import ApiError, Guard, ServedNames, read_body
 from firelane.frontends.table import table_routes
 from firelane.logs import get_logger
 from firelane.projections.characters import campaign_characters, character_history
 from firelane.projections.roster import campaign_roster, roster_page
 from firelane.projections.turn_state import system_of
+from firelane.redisio import RedisConnectionError, RedisError
 
 log = get_logger("firelane.web")
 
 _FEED_BACKLOG = 20_000  # events a feed keeps in memory for clients that (re)connect
-MAX_WATCHERS = 256  # WebSocket clients per encounter
+# WebSocket connections one seat may hold at once on an encounter: a few for
+# the GM's and each player's (tabs, devices), more for the spectator seat,
+# whose token is shared. A seat at its cap that connects again closes its own
+# oldest connection (REPLACED): the newest always gets in, no seat can take
+# another's places, and an encounter holds at most the sum of its seats' caps.
+SEAT_WATCHERS = 8
+SPECTATOR_WATCHERS = 64
+_WATCHER_QUEUE = 10_000  # events queued for one client; one that falls further behind is dropped (TOO_SLOW)
+
+# WebSocket close codes (besides 4000 + the HTTP status of a refused token or
+# parameter: 4400, 4401, 4403, 4404); the README lists them all.
+REPLACED = 4409  # the seat opened one connection more than its cap: its oldest is closed
+TOO_SLOW = 4429  # the client fell more than _WATCHER_QUEUE events behind: reconnect with after=<last n>
+LOST_LOG = 1011  # the server lost the encounter's log (Redis failed), or a route failed: reconnect
+GOING_AWAY = 1001  # the server is stopping: reconnect once it is back
+
+
+def watcher_cap(seat: SeatSetup) -> int:
+    return SPECTATOR_WATCHERS if seat.role == "spectator" else SEAT_WATCHERS
 
 
 def event_message(stored: StoredEvent) -> bytes:
@@ -72,11 +100,21 @@ def event_message(stored: StoredEvent) -> bytes:
     return head[:-1] + b',"data":' + stored.data + b"}"
 
 
-class ApiError(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
+class Watcher:
+    """One WebSocket client of a feed: the events queued for it, and the scope
+    its connection runs in, which the feed cancels to close it."""
+
+    def __init__(self, seat: str) -> None:
+        self.seat = seat
+        self.send, self.events = trio.open_memory_channel[StoredEvent](_WATCHER_QUEUE)
+        self.scope = trio.CancelScope()
+        self.ended: int | None = None  # why the feed let it go: REPLACED, TOO_SLOW, LOST_LOG or GOING_AWAY
+
+    def end(self, code: int) -> None:
+        if self.ended is None:
+            self.ended = code
+        self.send.close()
+        self.scope.cancel()
 
 
 class EncounterFeed:
@@ -88,9 +126,9 @@ class EncounterFeed:
         self.encounter = encounter
         self.events: list[StoredEvent] = []  # the newest, up to _FEED_BACKLOG
         self.first_version = 1  # version of events[0]
-        self._subscribers: set[trio.MemorySendChannel[StoredEvent]] = set()
+        self._watchers: dict[str, list[Watcher]] = {}  # by seat, oldest first
         self._grown = trio.Event()
-        self.running = False
+        self.stopped = False  # its follower ended (it failed, or the server is stopping): the API starts another
         self._system = None
         self._state = None  # folded up to the events seen, so state and options cost no refold
 
@@ -117,41 +155,79 @@ class EncounterFeed:
         return self.first_version + len(self.events) - 1
 
     async def run(self) -> None:
-        self.running = True
+        close_code = GOING_AWAY  # following never ends by itself: only a cancellation (the server stopping) or a failure
         try:
-            async with aclosing(self.log.follow(self.encounter, "0-0", block_ms=1000, batch=1000)) as batches:
-                async for batch in batches:
-                    for stored in batch:
-                        if stored.version != self.version + 1:
-                            continue  # a re-read overlap
-                        self.events.append(stored)
-                        if len(self.events) > _FEED_BACKLOG:
-                            drop = len(self.events) - _FEED_BACKLOG
-                            del self.events[:drop]
-                            self.first_version += drop
-                        for send in list(self._subscribers):
-                            try:
-                                send.send_nowait(stored)
-                            except trio.WouldBlock:
-                                # A client that cannot keep up is dropped; it reconnects
-                                # with its last version and loses nothing.
-                                self._subscribers.discard(send)
-                                send.close()
-                            except trio.ClosedResourceError:
-                                self._subscribers.discard(send)
-                    self._grown.set()
-                    self._grown = trio.Event()
+            while True:
+                try:
+                    return await self._follow()
+                except (RedisConnectionError, RedisError) as exc:
+                    if isinstance(exc, RedisError) and exc.code != "LOADING":
+                        raise
+                    # Redis went away (`firelane serve` restarts its own): go on from the last event seen.
+                    log.warning("lost the log while following it; resuming", encounter=self.encounter,
+                                error=str(exc)[:200])
+                    await trio.sleep(0.5)
+        except Exception as exc:  # noqa: BLE001 - one encounter's feed never stops the server
+            # Its clients are closed and reconnect; the next request starts a new feed.
+            close_code = LOST_LOG
+            log.warning("stopped following an encounter's log", campaign=self.log.campaign,
+                        encounter=self.encounter, error=repr(exc)[:300])
         finally:
-            self.running = False
+            self.stopped = True
+            for watcher in [w for seat in self._watchers.values() for w in seat]:
+                self.unwatch(watcher, close_code)
 
-    def subscribe(self) -> trio.MemoryReceiveChannel[StoredEvent] | None:
-        """A channel of every new event, or None when the encounter has as
-        many watchers as it may have (a bound, so no client can exhaust the server)."""
-        if len(self._subscribers) >= MAX_WATCHERS:
-            return None
-        send, receive = trio.open_memory_channel[StoredEvent](10_000)
-        self._subscribers.add(send)
-        return receive
+    async def _follow(self) -> None:
+        after = self.events[-1].entry_id if self.events else "0-0"
+        async with aclosing(self.log.follow(self.encounter, after, block_ms=1000, batch=1000)) as batches:
+            async for batch in batches:
+                for stored in batch:
+                    if stored.version != self.version + 1:
+                        continue  # a re-read overlap
+                    self.events.append(stored)
+                    if len(self.events) > _FEED_BACKLOG:
+                        drop = len(self.events) - _FEED_BACKLOG
+                        del self.events[:drop]
+                        self.first_version += drop
+                    for watcher in [w for seat in self._watchers.values() for w in seat]:
+                        try:
+                            watcher.send.send_nowait(stored)
+                        except trio.WouldBlock:
+                            # A client that cannot keep up is dropped; it reconnects
+                            # with its last version and loses nothing.
+                            self.unwatch(watcher, TOO_SLOW)
+                        except (trio.BrokenResourceError, trio.ClosedResourceError):
+                            self.unwatch(watcher)  # its connection has ended
+                self._grown.set()
+                self._grown = trio.Event()
+
+    def watch(self, seat: SeatSetup) -> Watcher:
+        """A new client of ``seat``: every new event is queued for it. A seat
+        at its cap (`watcher_cap`) loses its oldest client to make room."""
+        mine = self._watchers.setdefault(seat.id, [])
+        while len(mine) >= watcher_cap(seat):
+            self.unwatch(mine[0], REPLACED)
+        watcher = Watcher(seat.id)
+        mine.append(watcher)
+        return watcher
+
+    def unwatch(self, watcher: Watcher, code: int | None = None) -> None:
+        """Let ``watcher`` go (its place is free at once); ``code`` says why, when its connection is still open."""
+        mine = self._watchers.get(watcher.seat, [])
+        if watcher in mine:
+            mine.remove(watcher)
+            if not mine:
+                del self._watchers[watcher.seat]
+        if code is None:
+            watcher.send.close()
+        else:
+            watcher.end(code)
+
+    def watching(self, seat: str | None = None) -> int:
+        """How many clients watch (those of ``seat``, or all)."""
+        if seat is not None:
+            return len(self._watchers.get(seat, []))
+        return sum(len(w) for w in self._watchers.values())
 
     async def after(self, version: int) -> list[StoredEvent]:
         """Events after ``version`` known so far (from memory, or the log for older ones)."""
@@ -183,7 +259,7 @@ class Api:
     async def feed(self, campaign: str, encounter: str) -> EncounterFeed:
         key = (campaign, encounter)
         feed = self.feeds.get(key)
-        if feed is None or not feed.running:
+        if feed is None or feed.stopped:  # one just made counts as live before its task starts: no second one
             feed = self.feeds[key] = EncounterFeed(self.event_log(campaign), encounter)
             self.nursery.start_soon(feed.run)
             await trio.lowlevel.checkpoint()
@@ -198,17 +274,18 @@ class Api:
             raise ApiError(400, str(exc)) from None
         key = (campaign, encounter)
         if key not in self._seats:
-            tokens = await seat_tokens(event_log, encounter)
-            if not tokens:
+            digests = await seat_token_digests(event_log, encounter)  # checking a token needs no more
+            if not digests:
                 raise ApiError(404, f"encounter {encounter!r} does not exist in campaign {campaign!r}")
             meta = msgspec.json.decode(await event_log.encounter_meta(encounter) or b"{}")
             setup = await encounter_setup(event_log, encounter)
-            self._seats[key] = (tokens, default_seats(setup), meta.get("system", setup.system))
-        tokens, seats, system = self._seats[key]
+            self._seats[key] = (digests, default_seats(setup), meta.get("system", setup.system))
+        digests, seats, system = self._seats[key]
         if not token:
             raise ApiError(401, "this needs a seat's token (Authorization: Bearer <token>, or ?token=)")
-        for seat_id, seat_token in tokens.items():
-            if hmac.compare_digest(seat_token.encode(), token.encode()):
+        presented = token_digest(token)
+        for seat_id, digest in digests.items():
+            if hmac.compare_digest(digest.encode(), presented.encode()):
                 seat = seat_by_id(seats, seat_id)
                 if seat is not None:
                     return seat, system
@@ -262,6 +339,49 @@ def _is_resend(body: bytes, digest: str, system: str) -> bool:
     return not digest or body_digest(command) == digest
 
 
+def _check_readable(body: bytes, system: str) -> None:
+    """Refuse, with 400 and nothing stored, a body that is no command of
+    ``system`` at all (not JSON, too deep, not an object, an unknown type, a
+    field of the wrong type, a command_id or actor the engine does not take):
+    the engine would only refuse it too. What the
+    rules refuse (a seat's command for another's combatant, a move out of
+    reach) is the engine's to answer, in the log."""
+    if json_too_deep(body, MAX_COMMAND_DEPTH):
+        raise ApiError(400, f"the command nests deeper than {MAX_COMMAND_DEPTH} levels")
+    try:
+        command = codec.decode_command(body, codec.command_union(get_system(system).command_types))
+    except codec.CommandDecodeError as exc:
+        raise ApiError(400, bounded(str(exc))) from None
+    except (RecursionError, UnicodeDecodeError, ValueError) as exc:
+        raise ApiError(400, f"unreadable command ({type(exc).__name__})") from None
+    if not COMMAND_ID.fullmatch(command.command_id):
+        raise ApiError(400, "command_id must be 1-64 characters of A-Z a-z 0-9 _ . : @ # -")
+    if len(command.actor) > MAX_ECHOED_ID_CHARS:
+        raise ApiError(400, f"actor is longer than {MAX_ECHOED_ID_CHARS} characters")
+
+
+async def _send_events(socket: WebSocket, feed: EncounterFeed, watcher: Watcher, sent: int) -> None:
+    """Every event after version ``sent``, then each new one as the feed queues
+    it, until the feed lets the watcher go."""
+    try:
+        for stored in await feed.after(sent):
+            await socket.send_text(event_message(stored).decode())
+            sent = stored.version
+        async for stored in watcher.events:
+            if stored.version <= sent:
+                continue
+            if stored.version > sent + 1:  # it connected mid-batch: fill the gap from memory or the log
+                for missing in await feed.after(sent):
+                    if missing.version >= stored.version:
+                        break
+                    await socket.send_text(event_message(missing).decode())
+                    sent = missing.version
+            await socket.send_text(event_message(stored).decode())
+            sent = stored.version
+    except WebSocketDisconnect:
+        return
+
+
 def _answer(seat: str, inbox_id: str, events: list[StoredEvent]) -> Response:
     rejected = any(s.type == codec.event_tag(CommandRejected) for s in events)
     body = (b'{"seat":' + msgspec.json.encode(seat) + b',"inbox_id":' + msgspec.json.encode(inbox_id)
@@ -270,7 +390,8 @@ def _answer(seat: str, inbox_id: str, events: list[StoredEvent]) -> Response:
     return Response(body, status_code=200, media_type="application/json")
 
 
-def make_app(api: Api) -> Starlette:
+def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
+    """The API's app; it answers only to ``names`` (by default: localhost, 127.0.0.1 and [::1])."""
     async def health(request: Request) -> Response:
         return _json({"ok": True})
 
@@ -343,8 +464,16 @@ def make_app(api: Api) -> Starlette:
 
     async def current_state(campaign: str, encounter: str):
         feed = await api.feed(campaign, encounter)
+        event_log = api.event_log(campaign)
+        counter = await event_log.version(encounter)
         with trio.move_on_after(2):
-            await feed.wait_until(await api.event_log(campaign).version(encounter))
+            await feed.wait_until(counter)
+        if feed.version < counter:
+            # Behind the log's counter: slow, or its entries stop short of it (a tampered log says so).
+            problem = await event_log.tail_problem(encounter, counter)
+            if problem:
+                raise LogTampered(problem)
+            await event_log.read_from_version(encounter, feed.version)  # a gap the feed stopped at raises too
         return await feed.state()
 
     async def submit(request: Request) -> Response:
@@ -352,10 +481,9 @@ def make_app(api: Api) -> Starlette:
         seat, system = await api.seat(campaign, encounter, _token(request))
         if seat.role == "spectator":
             raise ApiError(403, "a spectator's seat can watch, not act")
-        body = await request.body()
-        if len(body) > MAX_COMMAND_BYTES:
-            raise ApiError(413, f"the command is {len(body):,} bytes; the limit is {MAX_COMMAND_BYTES:,}")
         wait = _int_param(request, "wait", 0, high=60)
+        body = await read_body(request, MAX_COMMAND_BYTES, "the command")
+        _check_readable(body, system)
         event_log = api.event_log(campaign)
         command_id = _command_id(body) if wait else ""
         key = command_key(seat.id, command_id) if command_id else ""
@@ -389,7 +517,7 @@ def make_app(api: Api) -> Starlette:
     async def websocket(socket: WebSocket) -> None:
         campaign, encounter = socket.path_params["campaign"], socket.path_params["encounter"]
         try:
-            await api.seat(campaign, encounter, _token(socket))
+            seat, _system = await api.seat(campaign, encounter, _token(socket))
             after = _int_param(socket, "after", 0)
         except ApiError as exc:
             # Accepted, then closed with a code and reason a browser can read
@@ -399,35 +527,65 @@ def make_app(api: Api) -> Starlette:
             return
         await socket.accept()
         feed = await api.feed(campaign, encounter)
-        live = feed.subscribe()
-        if live is None:
-            await socket.close(code=4429, reason=f"this encounter has {MAX_WATCHERS} watchers already; try again later")
-            return
-        sent = after
+        watcher = feed.watch(seat)
+        gone = False
         try:
-            async with live:
-                for stored in await feed.after(sent):
-                    await socket.send_text(event_message(stored).decode())
-                    sent = stored.version
-                async for stored in live:
-                    if stored.version <= sent:
-                        continue
-                    if stored.version > sent + 1:  # dropped behind: fill the gap from memory or the log
-                        for missing in await feed.after(sent):
-                            if missing.version >= stored.version:
-                                break
-                            await socket.send_text(event_message(missing).decode())
-                            sent = missing.version
-                    await socket.send_text(event_message(stored).decode())
-                    sent = stored.version
-        except WebSocketDisconnect:
+            with watcher.scope:  # cancelled by the feed when it lets this client go
+                async with trio.open_nursery() as nursery:
+                    async def until_disconnect() -> None:
+                        # Sending never tells that the client left (hypercorn drops what is sent
+                        # to a closed connection): the disconnect is received, and ends the sending.
+                        nonlocal gone
+                        while (await socket.receive())["type"] != "websocket.disconnect":
+                            pass  # the client has nothing to say; what it sends is ignored
+                        gone = True
+                        nursery.cancel_scope.cancel()
+
+                    nursery.start_soon(until_disconnect)
+                    await _send_events(socket, feed, watcher, after)
+                    nursery.cancel_scope.cancel()
+        finally:
+            feed.unwatch(watcher)  # its place is free at once, however it ended
+        if gone:
             return
-        # The feed dropped this client (it fell too far behind): it reconnects and loses nothing.
-        await socket.close(code=4429, reason="too slow: reconnect with after=<last n>")
+        code = watcher.ended or LOST_LOG
+        reason = {
+            REPLACED: f"replaced by a newer connection of this seat (at most {watcher_cap(seat)} at once)",
+            TOO_SLOW: "too slow: reconnect with after=<last n>",
+            GOING_AWAY: "the server is stopping: reconnect with after=<last n> once it is back",
+        }.get(code, "the server lost this encounter's log: reconnect with after=<last n>")
+        await socket.close(code=code, reason=reason)
 
     async def api_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ApiError)
         return _json({"error": exc.message}, status=exc.status)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        """starlette's own refusals (no such route, a method a route does not take), as one line of JSON."""
+        assert isinstance(exc, HTTPException)
+        if exc.status_code == 404:
+            message = f"nothing here: {request.url.path[:200]}"
+        elif exc.status_code == 405:
+            allowed = (exc.headers or {}).get("Allow", "")
+            message = f"{request.method[:20]} is not allowed here" + (f" (allowed: {allowed})" if allowed else "")
+        else:
+            message = str(exc.detail)
+        return Response(msgspec.json.encode({"error": message}), status_code=exc.status_code, headers=exc.headers,
+                        media_type="application/json")
+
+    async def redis_away(connection: Request | WebSocket, exc: Exception) -> Response | None:
+        """Redis is out of reach or still loading its AOF (`firelane serve` restarts its own): 503, try again."""
+        if isinstance(exc, RedisError) and exc.code not in ("LOADING", "BUSY"):
+            raise exc
+        if isinstance(connection, WebSocket):
+            await connection.close(code=1013, reason="the store is restarting: reconnect with after=<last n>")
+            return None
+        return _json({"error": "the store's Redis is not answering (it is being restarted); try again in a moment"},
+                     status=503)
+
+    async def tampered(request: Request, exc: Exception) -> Response:
+        # The stored log contradicts itself (events/log.py): said, never served as if it were whole.
+        return _json({"error": str(exc)}, status=409)
 
     routes = [
         Route("/api/health", health),
@@ -444,7 +602,11 @@ def make_app(api: Api) -> Starlette:
         WebSocketRoute("/api/campaigns/{campaign}/encounters/{encounter}/ws", websocket),
         *table_routes(api),  # the page at / and /table/..., its assets, and GET …/view (frontends/table.py)
     ]
-    return Starlette(routes=routes, exception_handlers={ApiError: api_error})
+    return Starlette(routes=routes,
+                     exception_handlers={ApiError: api_error, LogTampered: tampered, HTTPException: http_error,
+                                         RedisConnectionError: redis_away, RedisError: redis_away},
+                     middleware=[Middleware(Guard, names=names if names is not None else ServedNames())])
 
 
-__all__ = ["Api", "ApiError", "EncounterFeed", "event_message", "make_app"]
+__all__ = ["GOING_AWAY", "LOST_LOG", "REPLACED", "SEAT_WATCHERS", "SPECTATOR_WATCHERS", "TOO_SLOW", "Api", "ApiError", "EncounterFeed",
+           "Watcher", "event_message", "make_app", "watcher_cap"]

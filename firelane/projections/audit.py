@@ -5,11 +5,17 @@ Rolls are found by type anywhere inside an event (fields, lists, dict values),
 so a rule system's own events are audited without being registered here.
 
 Verification checks that
-- the revealed seed matches the commitment published when the encounter began;
+- the revealed seed matches the commitment published when the encounter began
+  (and the report says when the start recorded reproducible dice: a seed from
+  a text, which verifies as well, and which anyone who knew the text could use);
 - every die's face equals the face derived from (seed, at, k);
 - every die was rolled at the version where its command's events begin (so no
   die was borrowed from another decision) and no (at, k) position was used twice;
-- every roll adds up from its listed parts (`sum_problem`).
+- every roll adds up from its listed parts (`sum_problem`);
+- the log's versions run 1, 2, 3... : a copy of a genuine entry appended
+  again is named and left out, versions missing are named, and the dice
+  after a gap are still checked at their own positions, so every genuine roll
+  verifies whatever was done to the log around it.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from firelane.engine.wording import explain_roll
 from firelane.events import codec
 from firelane.events.codec import event_tag
 from firelane.events.envelope import StoredEvent
-from firelane.events.log import EventLog
+from firelane.events.log import EventLog, VersionSequence
 from firelane.events.schemas import EncounterRewound, EncounterStarted, Event, Roll, SeedRevealed
 
 
@@ -44,6 +50,9 @@ class VerificationReport(msgspec.Struct, kw_only=True):
     dice: int = 0
     seed_revealed: bool = False
     commitment_ok: bool = False
+    # The start says the dice come from a seed text: they verify, and anyone who knew the text could predict them.
+    reproducible_dice: bool = False
+    reproducible_rests: list[int] = []  # downtime: the rests whose starts say the same
     problems: list[str] = []
 
     @property
@@ -119,11 +128,11 @@ async def revealed_seed(event_log: EventLog, encounter: str, *, tail: int = 50) 
     """The seed revealed at the end of an encounter's log (None if not revealed yet).
 
     The sequencer reveals it right after the encounter ends, so it is among
-    the last entries; only those are read."""
-    for stored in reversed(await event_log.read_from_version(encounter, max(0, await event_log.version(encounter) - tail))):
-        if stored.type == event_tag(SeedRevealed):
-            return bytes.fromhex(codec.decode_event(stored).seed)  # type: ignore[attr-defined]
-    return None
+    the last entries; only those are read (whatever else is there: the
+    verification names copies and gaps, and checks the seed against the
+    commitment)."""
+    stored = await event_log.last_of_type(encounter, event_tag(SeedRevealed), scan=tail)
+    return bytes.fromhex(codec.decode_event(stored).seed) if stored is not None else None  # type: ignore[attr-defined]
 
 
 class Verifier:
@@ -143,7 +152,10 @@ class Verifier:
         self._previous_command: str | None = None
         self._base = 0
         self._branch = 0  # the live branch's position before the next entry
-        self._expected_version = 1
+        # After missing entries, the batch that follows may have begun among
+        # them: its dice may sit anywhere from here to there (then pinned).
+        self._base_from: int | None = None
+        self._versions = VersionSequence(1)
         self._used: dict[tuple[int, int], tuple[int, int]] = {}  # position -> (face, version first seen)
 
     def feed(self, stored_events: list[StoredEvent], events: list[Event | None] | None = None) -> None:
@@ -152,12 +164,19 @@ class Verifier:
         report, seed, used = self._report, self.seed, self._used
         for index, stored in enumerate(stored_events):
             if stored.problem:
-                report.problems.append(f"log entry {stored.entry_id}: {stored.problem}")
+                report.problems.append(f"log entry {stored.entry_id}: {stored.problem}" if stored.entry_id
+                                       else f"log: {stored.problem}")
                 continue
-            if stored.version != self._expected_version:
-                report.problems.append(f"the log's versions jump from v{self._expected_version - 1} to v{stored.version}: "
-                                       f"entries are missing or repeated")
-            self._expected_version = stored.version + 1
+            expected = self._versions.expected
+            problem = self._versions.problem(stored.version)
+            if problem:
+                if not any(p.endswith(problem) for p in report.problems[-1:]):  # a reader may have named it already
+                    report.problems.append(f"log entry {stored.entry_id}: {problem}")
+                if stored.version < expected:
+                    continue  # a copy: its dice were checked where it belongs
+                # The missing entries had their dice positions (a rewind among them cannot be known).
+                self._base_from = self._branch
+                self._branch += stored.version - expected
             event = events[index] if events is not None else None
             if event is None:
                 event = codec.decode_event(stored)
@@ -166,6 +185,8 @@ class Verifier:
             if stored.command_id != self._previous_command or not stored.command_id:
                 self._base = self._branch
                 self._previous_command = stored.command_id
+                if self._base_from is not None and not problem:
+                    self._base_from = None  # a batch begun after the gap: its start is known
             if isinstance(event, EncounterRewound):
                 self._branch = event.branch_version
                 # The positions before the branch point are shared; those after it start over.
@@ -174,6 +195,7 @@ class Verifier:
             self._branch += 1
             if isinstance(event, EncounterStarted) and self._commitment is None:
                 self._commitment = event.seed_commitment
+                report.reproducible_dice = event.reproducible_dice
                 if seed is not None:
                     report.commitment_ok = self._commitment == commit_seed(seed)
                     if not report.commitment_ok:
@@ -201,6 +223,8 @@ class Verifier:
                             report.problems.append(f"{where}: quotes dice position {position} from v{first_seen} with another face")
                         continue
                     used[position] = (die.face, stored.version)
+                    if self._base_from is not None and self._base_from <= die.at <= self._base:
+                        self._base, self._base_from = die.at, None  # where the batch began, among the missing entries
                     if die.at != self._base:
                         report.problems.append(
                             f"{where}: rolled at position {die.at} but its command's events start after position {self._base}"
@@ -213,7 +237,7 @@ class Verifier:
         report = self._report
         if self.seed is None:
             return VerificationReport(problems=["the seed has not been revealed yet (the encounter is still running?)",
-                                                *report.problems])
+                                                *report.problems], reproducible_dice=report.reproducible_dice)
         if self._commitment is None and not report.commitment_ok and not any("commitment" in p for p in report.problems):
             report.problems.insert(0, "the revealed seed does not match the commitment published at the start")
         return report

@@ -251,6 +251,8 @@ class DowntimeVerifier:
             if isinstance(event, DowntimeStarted):
                 self._commitments[event.downtime] = event.seed_commitment
                 self._pending[event.downtime] = []
+                if event.reproducible_dice is True:
+                    report.reproducible_rests.append(event.downtime)
             elif isinstance(event, CharacterRested):
                 for field, roll in downtime_rolls(event):
                     if keep_entries:

@@ -22,6 +22,7 @@ from firelane.events.schemas import (
     AttackResolved,
     CombatantDown,
     CommandRejected,
+    CommandRepeated,
     CommandsDropped,
     ConditionApplied,
     ConditionRemoved,
@@ -52,6 +53,9 @@ from firelane.events.schemas import (
     TurnTimedOut,
 )
 from firelane.engine.wording import explain_roll
+
+# What every view of a fight (or rest) whose dice come from a seed text says.
+REPRODUCIBLE_DICE_WARNING = "reproducible dice: anyone who knows the seed text can predict every roll"
 
 _NO_SYSTEM = BaseRuleSystem()  # no sentences of its own
 _CODES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34", "magenta": "35", "cyan": "36"}
@@ -106,8 +110,10 @@ class Narrator:
             for c in setup.combatants:
                 sides.setdefault(c.side, []).append(c.name)
             roster = "; ".join(f"{side}: {', '.join(names)}" for side, names in sides.items())
-            return self.paint(f"Encounter {setup.name or event.encounter} ({setup.system}) begins — {roster}", "bold") + self.paint(
-                f"  seed commitment {event.seed_commitment[:16]}…", "dim")
+            begins = self.paint(f"Encounter {setup.name or event.encounter} ({setup.system}) begins — {roster}", "bold")
+            if event.reproducible_dice:
+                begins += self.paint(f"  {REPRODUCIBLE_DICE_WARNING}", "yellow")
+            return begins + self.paint(f"  seed commitment {event.seed_commitment[:16]}…", "dim")
         if isinstance(event, RoundStarted):
             heading = self.paint(f"══ Round {event.round} ══", "bold", "yellow")
             # Systems that roll initiative each round show the new roll next; the others keep the order.
@@ -205,6 +211,10 @@ class Narrator:
             many = "command" if event.count == 1 else "commands"
             return self.paint(f"✗ {event.count} more refused {many} from seat {event.seat}, not recorded one by one "
                               f"(the last: its inbox entry {event.last_inbox_id}): {event.reason}", "yellow")
+        if isinstance(event, CommandRepeated):
+            who = state.combatants[event.actor].name if event.actor in state.combatants else (event.actor or "someone")
+            where = f" (answered at version {event.first_version})" if event.first_version else ""
+            return self.paint(f"↺ {event.command_type} from {who} sent again: it counts once{where}", "dim")
         if isinstance(event, EncounterEnded):
             winner = f"{event.winner} wins" if event.winner else "no winner"
             by = " — called by the GM" if event.by == "gm" else ""

@@ -2,7 +2,10 @@
 
 One broken encounter never breaks the listing: whatever is wrong with it (an
 unreadable id, metadata or log, entries that are not the engine's) becomes
-its row's status, and the other rows are listed as ever. The roster pages
+its row's status, and the other rows are listed as ever. A log whose own
+entries contradict each other (a genuine entry appended again, entries
+deleted, its version counter changed: see events/log.py) is listed as
+"log tampered: ..." naming the versions. The roster pages
 (`roster_page`): a page reads only its own encounters (by their creation
 order, one ZRANGE), and each row folds from the encounter's checkpoint, so a
 page costs the same in a campaign of ten encounters or of ten thousand.
@@ -10,9 +13,11 @@ page costs the same in a campaign of ten encounters or of ten thousand.
 
 from __future__ import annotations
 
+from contextlib import aclosing
+
 import msgspec
 
-from firelane.events.log import EventLog, validate_id
+from firelane.events.log import EventLog, LogTampered, validate_id
 from firelane.projections.turn_state import TurnStateProjection
 
 
@@ -20,19 +25,24 @@ class RosterRow(msgspec.Struct, kw_only=True):
     encounter: str
     system: str
     name: str
-    status: str  # "waiting to start", "running", "ended"
+    status: str  # "waiting to start", "running", "ended", "log tampered: ...", "unreadable (...)"
     round: int = 0
     events: int = 0
     winner: str | None = None
     standing: list[str] = []
     down: list[str] = []
+    reproducible_dice: bool = False  # its dice come from a seed text: anyone who knows it can predict every roll
 
     def describe(self) -> str:
+        if self.status not in ("waiting to start", "running", "ended"):
+            return f"{self.encounter:<40} {self.system:<15} {self.status}"  # what is wrong with it, and nothing folded
         text = f"{self.encounter:<40} {self.system:<15} {self.status:<16} round {self.round:<3} {self.events:>6} events"
         if self.status == "ended":
             text += f"  winner: {self.winner or 'none'}"
         if self.standing or self.down:
             text += f"  standing: {', '.join(self.standing) or '-'}; down: {', '.join(self.down) or '-'}"
+        if self.reproducible_dice:
+            text += "  (reproducible dice: anyone who knows the seed text can predict every roll)"
         return text
 
 
@@ -70,6 +80,8 @@ async def _rows(event_log: EventLog, start: int, stop: int) -> list[RosterRow]:
         try:
             validate_id("encounter", encounter)
             rows.append(await _row(event_log, encounter))
+        except LogTampered as exc:
+            rows.append(RosterRow(encounter=encounter, system="?", name=encounter, status=str(exc)))
         except Exception as exc:  # noqa: BLE001 - one broken encounter must not hide the rest
             rows.append(RosterRow(encounter=encounter[:64], system="?", name=encounter[:64],
                                   status=f"unreadable ({type(exc).__name__}: {str(exc)[:120]})"))
@@ -81,11 +93,31 @@ async def _row(event_log: EventLog, encounter: str) -> RosterRow:
     meta = msgspec.json.decode(meta_raw) if meta_raw else {}
     if not isinstance(meta, dict):
         meta = {}
-    if await event_log.version(encounter) == 0:
-        return RosterRow(encounter=encounter, system=meta.get("system", "?"), name=meta.get("name", encounter),
-                         status="waiting to start")
+    system, name = meta.get("system", "?"), meta.get("name", encounter)
+    # Read before the fold: the log held every entry up to it then.
+    counter = await event_log.version(encounter)
+    if counter == 0:
+        return RosterRow(encounter=encounter, system=system, name=name, status="waiting to start",
+                         reproducible_dice=meta.get("reproducible_dice") is True)
     projection = TurnStateProjection(event_log, encounter)
-    state = await projection.catch_up()
+    try:
+        state = await projection.catch_up()
+        if state.version > counter:  # appended meanwhile (the counter has moved on too), or it was set back
+            counter = await event_log.version(encounter)
+            tampered = state.version > counter
+        else:
+            tampered = state.version < counter  # its last entries are gone, or the counter was moved on
+        if tampered:
+            raise LogTampered(await event_log.tail_problem(encounter, counter)
+                              or f"the log's entries end at v{state.version} but its version counter says v{counter}")
+        if await event_log.client.execute("XLEN", event_log.log_key(encounter)) < counter:
+            # Fewer entries than versions: some were deleted, perhaps before the
+            # checkpoint the fold began at. A read of the whole log names them.
+            async with aclosing(event_log.iter_read(encounter)) as pages:
+                async for _page in pages:
+                    pass
+    except LogTampered as exc:
+        return RosterRow(encounter=encounter, system=system, name=name, status=str(exc))
     await projection.save_checkpoint()
     return RosterRow(
         encounter=encounter,
@@ -97,4 +129,5 @@ async def _row(event_log: EventLog, encounter: str) -> RosterRow:
         winner=state.winner,
         standing=[c.name for c in state.combatants.values() if not c.out_of_fight],
         down=[c.name for c in state.combatants.values() if c.out_of_fight],
+        reproducible_dice=state.reproducible_dice,
     )

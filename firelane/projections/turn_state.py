@@ -20,7 +20,7 @@ from firelane.engine.registry import get_system
 from firelane.engine.state import EncounterState
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent, parse_inbox_cursors
-from firelane.events.log import EventLog
+from firelane.events.log import EventLog, LogTampered, VersionSequence
 from firelane.events.schemas import EncounterStarted, Event
 from firelane.projections.snapshots import load_snapshot, save_snapshot
 
@@ -80,7 +80,8 @@ async def fold_stream(
     and into ``evolve``, then is dropped. ``upto``: stop at that version.
     ``inbox_cursors``: the cursors in force before ``after`` (kept for each seat
     no later entry records one). Only entries the log can vouch for are folded
-    (see ``EventLog.iter_pages``). ``on_page`` is called after each page with where the fold is.
+    (see ``EventLog.iter_pages``), and each must be the next version of
+    ``state``: a copy of an entry or a gap raises `LogTampered`. ``on_page`` is called after each page with where the fold is.
     """
     # (type, schema) -> its decoder and evolver, or None for a type evolve does
     # not read (counted, not decoded: a body no fold reads need not be parsed).
@@ -93,7 +94,12 @@ async def fold_stream(
         return FoldEnd(last_id, cursors)
     async with aclosing(event_log.iter_pages(encounter, after, page=page, count=count)) as pages:
         async for rows in pages:
-            for _raw_id, fields in rows:
+            for raw_id, fields in rows:
+                if int(fields[1]) != state.version + 1:
+                    # A genuine entry (its MAC matches) out of its place: folding
+                    # it would count it twice, or fold past what is missing.
+                    problem = VersionSequence(state.version + 1).problem(int(fields[1]))
+                    raise LogTampered(f"{problem}; at entry {raw_id.decode('ascii', 'replace')}")
                 key = (fields[3], fields[5])
                 try:
                     fold_one = folds[key]
@@ -106,10 +112,6 @@ async def fold_stream(
                     evolve(state, decode(fields[7]))
                 if fields[13]:
                     cursors.update(parse_inbox_cursors(fields[13].decode()))
-            last_version = int(rows[-1][1][1])
-            if state.version != last_version:
-                raise ValueError(f"encounter {encounter!r}: folded to v{state.version} but the log's entry says "
-                                 f"v{last_version} (a gap or a duplicate in the log)")
             last_id = rows[-1][0].decode("ascii")
             if on_page is not None:
                 on_page(FoldEnd(last_id, dict(cursors)))

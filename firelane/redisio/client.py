@@ -549,6 +549,13 @@ class RedisClient:
         """Connections currently open (idle, in use, blocking and dedicated)."""
         return len(self._all)
 
+    def drop_idle_connections(self) -> None:
+        """Close the idle connections: after the server restarted they are dead,
+        and each would fail the one call that next took it."""
+        for connection in self._idle:
+            self._discard(connection)
+        self._idle.clear()
+
     # -- commands ----------------------------------------------------------
 
     async def execute(self, *args: CommandArg, durability: Durability | None = None) -> Any:

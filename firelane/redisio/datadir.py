@@ -2,7 +2,8 @@
 
 A data directory holds a campaign store: the redis-server's append-only file,
 the secrets (the default user's password and the key that signs log entries),
-the pinned binary, and the store's settings. Any number of firelane processes
+the store's Ed25519 key (``signing-key.pem``: it signs exports, and its
+fingerprint names the store), the pinned binary, and the store's settings. Any number of firelane processes
 may use one data directory at once (`firelane serve`, `firelane run`, `watch`,
 `audit`...). They share exactly one redis-server:
 
@@ -19,6 +20,14 @@ may use one data directory at once (`firelane serve`, `firelane run`, `watch`,
 The first use pins the binary (path, flavour, version) in ``redis-server.json``;
 later uses run the pinned binary whatever the PATH says, and refuse to run on
 a different version (an AOF written by one may not load in the other).
+
+Privacy: the directory holds secrets (the running fights' seeds in the AOF,
+the store's keys), so it is this user's alone whoever made it: every use
+tightens it (folders 700, files 600; `DataDir.secure`), or refuses with one
+line when it cannot (a directory of another user). Firelane writes its own
+files 600, and the redis-server runs with umask 077, so what it writes or
+rewrites later (the AOF directory and files, users.acl, its pid file) is
+private from the start.
 """
 
 from __future__ import annotations
@@ -26,8 +35,11 @@ from __future__ import annotations
 import fcntl
 import os
 import secrets
+import signal
+import stat
+import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +47,7 @@ from pathlib import Path
 import msgspec
 import trio
 
+from firelane.events.public_signing import SigningKey
 from firelane.redisio.server import (
     APPENDFSYNC_CHOICES,
     EmbeddedRedis,
@@ -86,6 +99,37 @@ class DataDir:
     def ensure(self) -> None:
         self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
 
+    def secure(self) -> None:
+        """Make the directory private, whoever made it: this user's own, every
+        folder in it 700 and every file firelane or its redis-server writes
+        there 600 (a store written by an older firelane, or made with
+        ``mkdir -m 755``, is tightened). DataDirError (one line) when it cannot
+        be: another user's directory or file. Files it did not write (a data
+        dir given by mistake, e.g. a home directory) are left as they are."""
+        self.ensure()
+        _make_private(self.path)  # first: a folder is listed before its entries are seen to
+        for entry in os.scandir(self.path):
+            if entry.name == _AOF_FOLDER:
+                _make_private(Path(entry.path))
+                for directory, folders, files in os.walk(entry.path):
+                    for name in (*folders, *files):
+                        _make_private(Path(directory) / name)
+            elif _written_by_a_store(entry.name):
+                _make_private(Path(entry.path))
+
+    def write_private(self, name: str, data: bytes) -> None:
+        """Replace the file ``name`` of the directory with ``data``, atomically
+        and readable by this user only (mode 600), whatever the umask."""
+        self.ensure()
+        fd, temporary = tempfile.mkstemp(dir=self.path, prefix=f".{name}.", suffix=".tmp")  # mkstemp: mode 600
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(temporary, self.path / name)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+
     # -- secrets -----------------------------------------------------------
 
     def secrets(self) -> Secrets:
@@ -99,8 +143,7 @@ class DataDir:
             raise DataDirError(f"{path} is damaged ({exc}); restore it from a backup") from None
         created = Secrets(admin_password=secrets.token_urlsafe(32), log_key=secrets.token_hex(32))
         self.ensure()
-        temporary = path.with_suffix(".tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd, temporary = tempfile.mkstemp(dir=self.path, prefix=".secrets.", suffix=".tmp")  # mode 600
         with os.fdopen(fd, "wb") as handle:
             handle.write(msgspec.json.encode(created))
         try:
@@ -109,8 +152,39 @@ class DataDir:
         except FileExistsError:
             pass
         finally:
-            temporary.unlink(missing_ok=True)
+            Path(temporary).unlink(missing_ok=True)
         return msgspec.json.decode(path.read_bytes(), type=Secrets)
+
+    # -- the store's public-key signing key ----------------------------------
+
+    def signing_key(self, *, create: bool = True) -> SigningKey | None:
+        """The store's Ed25519 key (``signing-key.pem``, mode 600): it signs
+        what the store exports, and its fingerprint names the store. Created on
+        first use, safely when several processes start at once (the first one's
+        key is kept). With ``create=False``, None when the store has none yet."""
+        path = self.path / "signing-key.pem"
+        try:
+            return SigningKey.from_pem(path.read_bytes())
+        except FileNotFoundError:
+            if not create:
+                return None
+        except ValueError as exc:
+            raise DataDirError(f"{path} is damaged ({exc}); restore it from a backup") from None
+        self.ensure()
+        temporary = path.with_name(f".signing-key.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(SigningKey.generate().to_pem())
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            # link, not rename: if another process created it meanwhile, keep theirs.
+            os.link(temporary, path)
+        except FileExistsError:
+            pass
+        finally:
+            temporary.unlink(missing_ok=True)
+        return SigningKey.from_pem(path.read_bytes())
 
     # -- settings ----------------------------------------------------------
 
@@ -127,11 +201,7 @@ class DataDir:
         return settings
 
     def save_settings(self, settings: StoreSettings) -> None:
-        self.ensure()
-        path = self.path / "settings.json"
-        temporary = path.with_suffix(".tmp")
-        temporary.write_bytes(msgspec.json.format(msgspec.json.encode(settings)))
-        temporary.replace(path)
+        self.write_private("settings.json", msgspec.json.format(msgspec.json.encode(settings)))
 
     # -- the pinned binary -------------------------------------------------
 
@@ -148,8 +218,7 @@ class DataDir:
         requested = os.environ.get("FIRELANE_REDIS_SERVER")
         if pinned is None:
             binary = probe_binary(find_redis_server())
-            self.ensure()
-            pin_path.write_bytes(msgspec.json.format(msgspec.json.encode(
+            self.write_private(pin_path.name, msgspec.json.format(msgspec.json.encode(
                 PinnedBinary(path=binary.path, flavour=binary.flavour, version=binary.version))))
             return binary
         wanted = f"{'Valkey' if pinned.flavour == 'valkey' else 'Redis'} {pinned.version} ({pinned.path})"
@@ -168,6 +237,43 @@ class DataDir:
         return binary
 
 
+_AOF_FOLDER = "appendonlydir"  # Redis 7's multi-part AOF
+
+
+def _written_by_a_store(name: str) -> bool:
+    """Whether a file of the data dir is one firelane or its redis-server writes:
+    the secrets, settings, pins and keys (JSON, PEM), locks and temporary files,
+    the ACL file, the server's log, pid file and socket, an AOF or RDB (and the
+    temporary files Redis rewrites them through)."""
+    return (name.endswith((".json", ".pem", ".lock", ".tmp", ".acl", ".aof", ".rdb", ".conf"))
+            or name.startswith(("redis", "users.acl", "appendonly", "temp-", "dump")))
+
+
+def _make_private(path: Path) -> None:
+    """This user's own path, 700 for a folder, 600 at most for a file; DataDirError otherwise."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return  # the redis-server replaced it meanwhile (an AOF rewrite), privately
+    if stat.S_ISLNK(info.st_mode):
+        return  # not ours to change: chmod would follow it out of the directory
+    me = os.geteuid()
+    if info.st_uid != me:
+        raise DataDirError(
+            f"{path} belongs to another user (uid {info.st_uid}); a data dir holds secrets, so all of it must "
+            f"belong to the user running firelane (uid {me}): use another --data-dir")
+    mode = stat.S_IMODE(info.st_mode)
+    private = 0o700 if stat.S_ISDIR(info.st_mode) else mode & 0o600
+    if mode == private:
+        return
+    try:
+        os.chmod(path, private)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise DataDirError(f"cannot make {path} private (mode {private:o}): {exc.strerror}") from None
+
+
 @dataclass
 class SharedServer:
     """What a user of a data directory's server gets."""
@@ -177,10 +283,31 @@ class SharedServer:
     url: str  # unix socket URL with the admin password (keep it out of logs)
     started_here: bool
     settings: StoreSettings
+    secrets: Secrets
 
     @property
     def socket_path(self) -> str:
         return str(self.data_dir.socket_path)
+
+    async def restart_if_down(self, announce: Callable[[str], None] | None = None) -> bool:
+        """Start the data dir's redis-server again if it is gone (killed, crashed):
+        it loads its AOF, so everything acknowledged is back. Taken under the
+        start lock, like a first start, so of all the processes that notice,
+        one starts it and the others find it running; a server of this data
+        dir that is alive but not answering (loading, busy) is waited for,
+        never doubled. True if this call started it."""
+        start_lock = _Flock(self.data_dir.path / ".start.lock")
+        try:
+            await start_lock.lock(fcntl.LOCK_EX, f"the data dir {self.data_dir.path} (another firelane is starting or stopping its server)")
+            try:
+                started = await _start_unless_running(self.data_dir, self.secrets, self.settings, self.binary)
+            finally:
+                start_lock.unlock()
+        finally:
+            start_lock.close()
+        if started and announce:
+            announce(f"restarted {self.binary.describe()} for {self.data_dir.path} from its append-only file")
+        return started
 
 
 class _Flock:
@@ -210,7 +337,14 @@ class _Flock:
         os.close(self.fd)
 
 
-def _answers(data_dir: DataDir, password: str) -> bool:
+async def _answers(data_dir: DataDir, password: str) -> bool:
+    """Whether the data dir's server answers (or is loading its AOF). In a
+    thread: a server that is alive but frozen would hold the caller for the
+    probe's whole timeout."""
+    return await trio.to_thread.run_sync(_answers_now, data_dir, password)
+
+
+def _answers_now(data_dir: DataDir, password: str) -> bool:
     try:
         return request_sync(str(data_dir.socket_path), "PING", timeout=2.0, password=password) == b"PONG"
     except RedisServerError as exc:
@@ -239,17 +373,23 @@ def _exit_reason(data_dir: DataDir) -> str:
 
 
 async def _wait_until_ready(data_dir: DataDir, password: str, timeout: float = 30.0,
-                            server: EmbeddedRedis | None = None) -> None:
+                            server: EmbeddedRedis | None = None, pid: int | None = None) -> None:
+    """Until the server answers PING (its AOF loaded). ``server``/``pid``: the
+    process, so that one exiting is reported at once (with why, from its log)."""
     deadline = time.monotonic() + timeout
     while True:
         try:
-            if request_sync(str(data_dir.socket_path), "PING", timeout=2.0, password=password) == b"PONG":
+            if await trio.to_thread.run_sync(
+                    lambda: request_sync(str(data_dir.socket_path), "PING", timeout=2.0, password=password)) == b"PONG":
                 return
         except (OSError, RedisServerError):
             pass
         process = server._process if server is not None else None
         if process is not None and process.poll() is not None:
             raise DataDirError(f"the redis-server of {data_dir.path} exited as it started (code {process.returncode}): "
+                               f"{_exit_reason(data_dir)} (see {data_dir.path / 'redis-server.log'})")
+        if pid is not None and not _alive(pid):
+            raise DataDirError(f"the redis-server of {data_dir.path} (pid {pid}) exited before it was ready: "
                                f"{_exit_reason(data_dir)} (see {data_dir.path / 'redis-server.log'})")
         if time.monotonic() > deadline:
             raise DataDirError(f"the redis-server of {data_dir.path} did not become ready within {timeout}s")
@@ -263,23 +403,95 @@ def _server_pid(data_dir: DataDir) -> int | None:
         return None
 
 
-async def _shutdown(data_dir: DataDir, password: str, timeout: float = 30.0) -> None:
-    """SHUTDOWN (which fsyncs the AOF) and wait until the process is gone."""
-    pid = _server_pid(data_dir)
+def _alive(pid: int) -> bool:
+    """Whether the process runs (reaped first if it is our child that exited: a zombie is not running)."""
     try:
-        request_sync(str(data_dir.socket_path), "SHUTDOWN", timeout=timeout, password=password)
-    except (OSError, RedisServerError):
-        pass  # the connection closes as the server exits
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+    return pid_alive(pid)
+
+
+def _running_server(data_dir: DataDir) -> int | None:
+    """The pid of this data dir's redis-server if one runs, answering or not
+    (by its pid file; a pid since taken by another process is not it: Redis
+    runs in its data dir, which /proc tells)."""
+    pid = _server_pid(data_dir)
+    if pid is None or not _alive(pid):
+        return None
+    try:
+        working_in = Path(os.readlink(f"/proc/{pid}/cwd"))
+    except (FileNotFoundError, ProcessLookupError):
+        return None  # gone meanwhile
+    except OSError:
+        return pid  # no /proc here, or not ours to look at: trust the pid file
+    return pid if working_in == data_dir.path else None
+
+
+async def _start_unless_running(data_dir: DataDir, secrets_: Secrets, settings: StoreSettings,
+                                binary: RedisBinary) -> bool:
+    """Start the data dir's redis-server unless one answers or still runs (then
+    wait for it to answer). Call it holding the start lock. True if started here.
+    A start interrupted (cancelled, a signal) stops the server it began: nobody
+    else can be using it yet, and it must not outlive this process unseen."""
+    if await _answers(data_dir, secrets_.admin_password):
+        return False
+    pid = _running_server(data_dir)
+    if pid is not None:  # alive, not answering yet (loading its AOF, busy): never a second one on the same files
+        await _wait_until_ready(data_dir, secrets_.admin_password, pid=pid)
+        return False
+    server = EmbeddedRedis(
+        data_dir.path, persist=True, binary=binary.path, password=secrets_.admin_password,
+        appendfsync=settings.appendfsync, tcp_port=settings.redis_port, tcp_host=settings.redis_host,
+        detached=True,
+        # The ACL users of seats survive restarts in this file.
+        acl_file=data_dir.path / "users.acl",
+    )
+    server._spawn()
+    try:
+        await _wait_until_ready(data_dir, secrets_.admin_password, server=server)
+    except BaseException:
+        process = server._process
+        if process is not None and process.poll() is None:
+            with trio.CancelScope(shield=True):
+                await _stop_process(process.pid, timeout=10)
+        raise
+    return True
+
+
+async def _stop_process(pid: int, timeout: float) -> None:
+    """SIGTERM (Redis then writes its AOF and exits, as on SHUTDOWN), SIGKILL after ``timeout``."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
     deadline = time.monotonic() + timeout
-    while pid is not None and pid_alive(pid):
-        try:
-            os.waitpid(pid, os.WNOHANG)  # reap it if it is our child
-        except ChildProcessError:
-            pass
+    while _alive(pid):
         if time.monotonic() > deadline:
-            os.kill(pid, 9)
-            break
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            return
         await trio.sleep(0.02)
+
+
+async def _shutdown(data_dir: DataDir, password: str, timeout: float = 30.0) -> None:
+    """Stop the data dir's server, answering or not: SHUTDOWN (which fsyncs
+    the AOF), or SIGTERM to one that does not answer (still loading its AOF),
+    and wait until the process is gone (SIGKILL after a further 10 s)."""
+    pid = _running_server(data_dir)
+    if await _answers(data_dir, password):
+        try:
+            await trio.to_thread.run_sync(
+                lambda: request_sync(str(data_dir.socket_path), "SHUTDOWN", timeout=timeout, password=password))
+        except (OSError, RedisServerError):
+            pass  # the connection closes as the server exits
+        deadline = time.monotonic() + timeout
+        while pid is not None and _alive(pid) and time.monotonic() < deadline:
+            await trio.sleep(0.02)
+    if pid is not None and _alive(pid):
+        await _stop_process(pid, timeout=10)
 
 
 @asynccontextmanager
@@ -288,10 +500,9 @@ async def shared_server(path: str | os.PathLike[str], *, announce=None) -> Async
     it on exit if this was its last user. ``announce(str)`` gets one line when
     a server is started."""
     data_dir = DataDir(path)
-    data_dir.ensure()
+    data_dir.secure()
     start_lock = _Flock(data_dir.path / ".start.lock")
     users_lock = _Flock(data_dir.path / ".users.lock")
-    started_here = False
     try:
         await start_lock.lock(fcntl.LOCK_EX, f"the data dir {data_dir.path} (another firelane is starting or stopping its server)")
         try:
@@ -300,23 +511,13 @@ async def shared_server(path: str | os.PathLike[str], *, announce=None) -> Async
             binary = data_dir.binary()
             # Shared: other users may hold it too; the last one out stops the server.
             await users_lock.lock(fcntl.LOCK_SH, "the data dir's user lock")
-            if not _answers(data_dir, secrets_.admin_password):
-                server = EmbeddedRedis(
-                    data_dir.path, persist=True, binary=binary.path, password=secrets_.admin_password,
-                    appendfsync=settings.appendfsync, tcp_port=settings.redis_port, tcp_host=settings.redis_host,
-                    detached=True,
-                    # The ACL users of seats survive restarts in this file.
-                    acl_file=data_dir.path / "users.acl",
-                )
-                server._spawn()
-                await _wait_until_ready(data_dir, secrets_.admin_password, server=server)
-                started_here = True
-                if announce:
-                    announce(f"started {binary.describe()} for {data_dir.path}")
+            started_here = await _start_unless_running(data_dir, secrets_, settings, binary)
+            if started_here and announce:
+                announce(f"started {binary.describe()} for {data_dir.path}")
         finally:
             start_lock.unlock()
         yield SharedServer(
-            data_dir=data_dir, binary=binary, started_here=started_here, settings=settings,
+            data_dir=data_dir, binary=binary, started_here=started_here, settings=settings, secrets=secrets_,
             url=f"unix://:{secrets_.admin_password}@{data_dir.socket_path}",
         )
     finally:
@@ -325,12 +526,11 @@ async def shared_server(path: str | os.PathLike[str], *, announce=None) -> Async
                 await start_lock.lock(fcntl.LOCK_EX, f"the data dir {data_dir.path} to stop its server")
                 users_lock.unlock()
                 if users_lock.try_lock(fcntl.LOCK_EX):
-                    # Nobody else uses it: stop it cleanly (its AOF is flushed).
-                    if _answers(data_dir, data_dir.secrets().admin_password):
-                        await _shutdown(data_dir, data_dir.secrets().admin_password)
+                    # Nobody else uses it: stop it cleanly (its AOF is flushed),
+                    # answering or not (one still loading its AOF is stopped too).
+                    await _shutdown(data_dir, data_dir.secrets().admin_password)
                     users_lock.unlock()
                 start_lock.unlock()
             finally:
                 users_lock.close()
                 start_lock.close()
-

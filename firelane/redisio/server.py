@@ -1,7 +1,9 @@
 """Run a private redis-server on a unix socket: for tests, the demo and single-box deployments.
 
-The server listens on no TCP port, only on ``<dir>/redis.sock`` (mode 700), so
-nothing else on the machine can talk to it. With ``persist=True`` it keeps an
+The server listens on no TCP port, only on ``<dir>/redis.sock`` (mode 600), so
+nothing else on the machine can talk to it. It runs with umask 077: every file
+it writes in its directory (the AOF and its rewrites, the ACL file it saves,
+its pid file) is readable by this user only. With ``persist=True`` it keeps an
 append-only file in the data dir (fsync every second), so the data survives a
 restart on the same dir. Note that Redis 7 writes a multi-part AOF directory
 that Redis 6.2 cannot read: keep using the same binary for a data dir.
@@ -27,7 +29,8 @@ from typing import NamedTuple
 import hiredis
 import trio
 
-__all__ = ["EmbeddedRedis", "RedisBinary", "RedisServerError", "RedisServerNotFound", "find_redis_server", "probe_binary"]
+__all__ = ["EmbeddedRedis", "RedisBinary", "RedisServerError", "RedisServerNotFound", "find_redis_server",
+           "identity_alive", "pid_alive", "probe_binary", "process_identity"]
 
 ENV_REDIS_SERVER = "FIRELANE_REDIS_SERVER"
 APPENDFSYNC_CHOICES = ("everysec", "always", "no")
@@ -72,10 +75,16 @@ def probe_binary(path: str) -> RedisBinary:
     cached = _probed.get(path)
     if cached is not None:
         return cached
+    # A terminal's Ctrl-C (or hangup) reaches the whole foreground group: it is
+    # the firelane command's to answer, not this probe's to die of (and be
+    # reported as a binary that printed nothing). A mask survives exec.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGHUP})
     try:
         output = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10, check=False).stdout
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise RedisServerNotFound(f"cannot run {path!r} --version: {exc}") from None
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
     match = re.search(r"(Redis|Valkey) server v=(\S+)", output)
     if match is None:
         raise RedisServerNotFound(f"{path!r} does not look like a redis-server (its --version printed {output.strip()[:80]!r})")
@@ -90,14 +99,51 @@ def _new_enough(binary: RedisBinary) -> bool:
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether a process with this pid exists (it may belong to another user)."""
+    """Whether a process with this pid runs (it may belong to another user).
+    A zombie (dead, not yet reaped by its parent) does not."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    return _proc_stat(pid) is None or _proc_stat(pid)[0] not in ("Z", "X")  # type: ignore[index]
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name (state first); None where there is no /proc."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def process_identity(pid: int) -> str:
+    """What tells this process from a later one given the same pid: the boot's id
+    and the process's start time (Linux /proc). "" where that cannot be known,
+    or when the process is not running."""
+    fields = _proc_stat(pid)
+    boot = _boot_id()
+    if fields is None or not boot or fields[0] in ("Z", "X"):
+        return ""
+    return f"{boot}:{fields[19]}"  # field 22 of stat, the start time in clock ticks since boot
+
+
+def identity_alive(pid: int, identity: str) -> bool | None:
+    """Whether the process ``identity`` (from `process_identity`) still runs as
+    ``pid`` on this machine: False when it is gone or its pid was taken by
+    another; None when this cannot be told (another boot's identity, no /proc)."""
+    boot = _boot_id()
+    if not identity or not boot or identity.split(":", 1)[0] != boot:
+        return None
+    return process_identity(pid) == identity
 
 
 def find_redis_server() -> str:
@@ -332,7 +378,7 @@ class EmbeddedRedis:
             self._owned_dirs.append(data_dir)
         else:
             data_dir = self._requested_dir.resolve()
-            data_dir.mkdir(parents=True, exist_ok=True)
+            data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         socket_path = data_dir / "redis.sock"
         if len(os.fsencode(socket_path)) > _MAX_UNIX_SOCKET_PATH:
             # The data dir is too deep for a unix socket path; keep the data
@@ -351,7 +397,7 @@ class EmbeddedRedis:
             "--port", str(self.tcp_port or 0),
             *(["--bind", self.tcp_host] if self.tcp_port else []),
             "--unixsocket", str(socket_path),
-            "--unixsocketperm", "700",
+            "--unixsocketperm", "600",
             "--dir", str(data_dir),
             "--daemonize", "no",
             "--save", "",
@@ -373,7 +419,7 @@ class EmbeddedRedis:
         elif self.password is not None:
             # In a config file (mode 600): on the command line ps would show it.
             args += ["--include", str(self._write_auth_config(data_dir))]
-        with open(self._log_path, "ab") as log_file:
+        with open(os.open(self._log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as log_file:
             try:
                 self._process = subprocess.Popen(
                     args,
@@ -382,6 +428,8 @@ class EmbeddedRedis:
                     stderr=subprocess.STDOUT,
                     cwd=data_dir,
                     start_new_session=self.detached,
+                    # What it writes (AOF, ACL file, pid file) is private whatever our umask.
+                    umask=0o077,
                 )
             except OSError as exc:
                 self._cleanup()

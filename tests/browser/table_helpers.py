@@ -21,6 +21,8 @@ from tests.cli_helpers import REPO, Served, firelane
 
 TABLE_SETUP = REPO / "docs" / "examples" / "bolt-and-blade-table.json"
 SCREENSHOTS = os.environ.get("FIRELANE_SCREENSHOTS")  # a folder: the tests save each view's screenshot there
+REPORT_CSP_VIOLATIONS = """window.addEventListener("securitypolicyviolation", (e) => console.error(
+  `CSP violation: ${e.effectiveDirective} refused ${e.blockedURI || "an inline script or style"} (${e.sourceFile}:${e.lineNumber})`));"""
 
 
 def setup_with_players(system: str, human_side: str | None = None, *, settings: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -67,7 +69,7 @@ class Table:
         path = self.tmp_path / f"{encounter}.json"
         path.write_text(json.dumps(setup))
         result = firelane("create", encounter, "--setup", str(path), "--data-dir", str(self.served.data_dir), "--json",
-                          *(["--seed", seed] if seed else []))
+                          *(["--seed", seed, "--reproducible-dice"] if seed else []))
         assert result.returncode == 0, result.stderr
         seats = json.loads(result.stdout)["seats"]
         return {seat["seat"]: {"token": seat["token"], "link": seat["link"]} for seat in seats}
@@ -92,10 +94,16 @@ class Table:
 
     # ------------------------------------------------------------ pages
 
-    def open(self, link: str, *, width: int = 1440, height: int = 880) -> Any:
+    def new_context(self, *, width: int = 1440, height: int = 880) -> Any:
+        """A browser context of this test whose pages report each Content-Security-Policy
+        violation as a console error (which the tests' error checks then catch)."""
         context = self.browser.new_context(viewport={"width": width, "height": height})
+        context.add_init_script(REPORT_CSP_VIOLATIONS)
         self.contexts.append(context)
-        page = context.new_page()
+        return context
+
+    def open(self, link: str, *, width: int = 1440, height: int = 880) -> Any:
+        page = self.new_context(width=width, height=height).new_page()
         page.on("pageerror", lambda error: self.errors.append(f"{link}: {error}"))
         page.on("console", lambda message: self.errors.append(f"{link}: {message.text}") if message.type == "error"
                 and "favicon" not in message.text and "404" not in message.text else None)

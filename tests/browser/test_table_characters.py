@@ -43,9 +43,7 @@ def api(table: Table, path: str) -> Any:
 
 def open_page(table: Table, url: str, ready: str) -> Any:
     """A page in its own browser context (as `Table.open`, for a page that is not a seat's)."""
-    context = table.browser.new_context(viewport={"width": 1440, "height": 880})
-    table.contexts.append(context)
-    page = context.new_page()
+    page = table.new_context().new_page()
     page.on("pageerror", lambda error: table.errors.append(f"{url}: {error}"))
     # The browser logs each refused request (a 404 unknown character, a 400/403 refused change)
     # as an error; the page shows those refusals itself, which the tests check.
@@ -79,7 +77,7 @@ def test_the_landing_lists_the_characters_and_a_character_page_shows_its_history
         table: Table, tmp_path: Path) -> None:
     store = ["--data-dir", str(table.served.data_dir), "--campaign", "heroes"]
     ok("characters", "--create-demo", "d100-zones", "--side", "rangers", *store)
-    ok("run", "raid", "--setup", str(raid_setup(tmp_path)), "--seed", "raid", "--quiet", *store)  # serve runs it to its end
+    ok("run", "raid", "--setup", str(raid_setup(tmp_path)), "--seed", "raid", "--reproducible-dice", "--quiet", *store)  # serve runs it to its end
     seats = {row["seat"]: row for row in json.loads(ok("seats", "raid", "--json", *store))["seats"]}
 
     # A spectator watched the fight (the table remembers the seat), then goes to the campaign's page.
@@ -94,7 +92,7 @@ def test_the_landing_lists_the_characters_and_a_character_page_shows_its_history
     assert all(c["engaged_in"] == "" for c in hurt.values()) and page.locator("[data-engaged]").count() == 0
     table.shot(page, "table-campaign")
 
-    rested = ok("rest", "--party", "--days", "2", "--healer", "rg-pell", "--seed", "s", *store)
+    rested = ok("rest", "--party", "--days", "2", "--healer", "rg-pell", "--seed", "s", "--reproducible-dice", *store)
     assert "seed revealed" in rested
     page.reload()
     page.wait_for_selector(".character-list tbody tr")

@@ -1,8 +1,8 @@
 // The table page: one seat at one encounter (`/table/<campaign>/<encounter>#token=...`),
 // or a campaign's pages (`/`, `/characters/<campaign>/<id>`: campaign.js). Everything a seat may do
 // comes from its options in the view; the page never invents a command.
-import { render } from "preact";
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { render } from "./vendor/preact.module.js";
+import { useEffect, useMemo, useRef, useState } from "./vendor/preact-hooks.module.js";
 import { Connection } from "./connection.js";
 import { GameMap } from "./map.js";
 import { ActionPanel, Initiative, Narration, Prompt, ReplayBar, Toasts } from "./panels.js";
@@ -174,6 +174,7 @@ function Table({ where }) {
     <header>
       <div class="brand">firelane</div>
       <div class="title"><b>${title}</b> <span class="system">${live.system_title || conn.system}</span></div>
+      ${live.reproducible_dice && html`<div class="dice-warning" title="this fight was created with --seed TEXT --reproducible-dice">⚠ ${live.dice_warning}</div>`}
       <div class="round">round ${state.round || "—"}${state.active ? html` · <span class=${sideClass(state, state.combatants[state.active]?.side)}>${combatantName(state, state.active)}</span>'s turn` : ""}</div>
       <div class="seat" data-seat=${seat?.id} data-role=${role}>${ROLE_LABEL[role] || role}${role === "spectator" ? "" : seat?.name && seat.name !== ROLE_LABEL[role] ? `: ${seat.name}` : role === "gm" ? "" : `: ${seat?.id}`}</div>
       <div class=${"status " + conn.status} title=${conn.status}>${conn.status === "live" ? "● live" : conn.status === "error" ? "● " + conn.error : "● " + conn.status}</div>

@@ -14,7 +14,7 @@
 // browser's localStorage, the token of each encounter it has opened, so the
 // links here open a fight this browser has sat at; any other fight's link
 // opens the table, which asks for a join link.
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useState } from "./vendor/preact-hooks.module.js";
 import { html, signed } from "./util.js";
 
 const SEATS_KEY = "firelane.seats";
@@ -161,7 +161,7 @@ function EncounterList({ campaign }) {
       <table class="roster encounter-list"><thead><tr><th>encounter</th><th>system</th><th>status</th><th>round</th><th>winner</th></tr></thead>
       <tbody>${rows.map((r) => html`<tr key=${r.encounter} data-encounter=${r.encounter}>
         <td><a class="replay-link" href=${tableLink(campaign, r.encounter)} title="its replay">${r.encounter}</a>${r.name && r.name !== r.encounter ? html` <span class="id">${r.name}</span>` : ""}</td>
-        <td>${r.system}</td><td>${r.status}</td><td>${r.round ?? ""}</td><td>${r.winner ?? ""}</td></tr>`)}</tbody></table>`}
+        <td>${r.system}</td><td>${r.status}${r.reproducible_dice ? html` <span class="dice-warning" title="reproducible dice: anyone who knows the seed text can predict every roll">(reproducible dice)</span>` : ""}</td><td>${r.round ?? ""}</td><td>${r.winner ?? ""}</td></tr>`)}</tbody></table>`}
     ${paging && paging.page < paging.pages && html`<button class="more" disabled=${loading} onClick=${() => load(paging.page + 1)}>
       More encounters (${paging.total - rows.length} not shown)</button>`}
   </section>`;

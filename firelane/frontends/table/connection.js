@@ -134,6 +134,12 @@ export class Connection {
         this.fail(new ApiError(close.code - 4000, close.reason || "this link opens no seat"));
         return;
       }
+      if (close.code === 4409) {
+        // This seat opened more pages than it may keep (another tab, another device): this,
+        // its oldest, gave way. Reconnecting would only push out the newest: reload to take it back.
+        this.fail(new ApiError(409, `${close.reason || "replaced by a newer connection of this seat"}; reload to take this page back`));
+        return;
+      }
       this.status = "reconnecting";
       this.changed();
       setTimeout(() => this.openSocket(), this._retry);

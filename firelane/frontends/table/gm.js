@@ -1,7 +1,7 @@
 // The GM's panel: skip the running turn, settle a pending call, adjust a
 // combatant, rewind, end the encounter. Every button sends one GM command
 // (actor "gm") through the GM seat; the engine checks and records it.
-import { useState } from "preact/hooks";
+import { useState } from "./vendor/preact-hooks.module.js";
 import { html, combatantName } from "./util.js";
 
 function parseValue(text) {

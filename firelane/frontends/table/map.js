@@ -3,7 +3,7 @@
 // while a seat acts, the squares it may move to (coloured by danger), the
 // targets it may attack (with the chance to hit) and the squares a choice
 // needs. It draws what it is given and reports clicks; the App decides.
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useState } from "./vendor/preact-hooks.module.js";
 import { html, sideClass, initials, pct, sq, danger, combatantName, humanize } from "./util.js";
 
 const S = 40; // user units per square; the SVG scales to its box

@@ -1,6 +1,6 @@
 // The panels around the map: initiative, narration, the acting seat's
 // actions, reaction and decision prompts with their countdown, the replay bar.
-import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "./vendor/preact-hooks.module.js";
 import { html, sideClass, combatantName, pct, signed, humanize } from "./util.js";
 
 // ------------------------------------------------------------ initiative

@@ -1,7 +1,7 @@
 // Small helpers shared by the table's modules: the htm binding, names and
 // colours of combatants, number formatting.
-import { h } from "preact";
-import htm from "htm";
+import { h } from "./vendor/preact.module.js";
+import htm from "./vendor/htm.module.js";
 
 export const html = htm.bind(h);
 

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from firelane.engine.core import BaseRuleSystem, Decision, Rejected, TurnOptions, require
+from firelane.engine.core import BaseRuleSystem, Decision, Rejected, SettingRange, TurnOptions, require
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Square
 from firelane.engine.state import EncounterState, ReactionWindow
@@ -104,6 +104,25 @@ class BoltAndBladeSystem(BaseRuleSystem):
     shared_event_sentences = narration.SHARED_EVENT_SENTENCES
     labels = LABELS
     default_settings: ClassVar[dict[str, Any]] = {**BB_DEFAULT_SETTINGS, **areas.AREA_DEFAULT_SETTINGS}
+    setting_ranges: ClassVar[dict[str, SettingRange]] = {
+        "proficiency_table.*.*": SettingRange(0, 100),  # [level from, bonus]
+        "defense_base": SettingRange(0, 100),
+        "cover_bonus.*": SettingRange(0, 100),
+        "exposed_attack_bonus": SettingRange(0, 100),
+        "movement_ft": SettingRange(0, 1000),
+        "pinned_move_multiplier": SettingRange(1, 10, whole=False),
+        "difficult_move_multiplier": SettingRange(1, 10, whole=False),
+        "enter_cover_cost_ft": SettingRange(0, 1000),
+        "overwatch_radius_ft": SettingRange(0, 1000),
+        "suppress_area_ft": SettingRange(5, 1000),
+        "suppress_ammo": SettingRange(0, 1000),
+        "aim_bonus": SettingRange(0, 100),
+        "search_dc": SettingRange(1, 100),
+        "perils_dc": SettingRange(1, 100),
+        "mark_attack_bonus": SettingRange(0, 100),
+        "bb_throw_dc": SettingRange(1, 100),
+        "bb_scatter_step_ft": SettingRange(0, 1000),
+    }
 
     # ------------------------------------------------------------ setup
 

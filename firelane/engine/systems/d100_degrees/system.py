@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from firelane.engine.core import Decision, Rejected, TurnOptions, require
+from firelane.engine.core import Decision, Rejected, SettingRange, TurnOptions, require
 from firelane.engine.dice import Dice
 from firelane.engine.state import Combatant, EncounterState, ReactionWindow
 from firelane.engine.systems.d100_degrees import actions, ai, options, reactions, rules
@@ -83,6 +83,14 @@ class D100DegreesSystem(PercentileSystem):
     folded_events = (TurnStarted, ActionTaken, DamageDealt, StateAdjusted)  # what evolve_folded reads
     action_handlers = actions.ACTIONS
     area_previewers = {D100DSuppressingFire: actions.suppressing_fire_area}
+    setting_ranges: ClassVar[dict[str, SettingRange]] = {
+        "square_metres": SettingRange(0.01, 1000, whole=False),
+        "chain_step_metres": SettingRange(0.01, 1000, whole=False),
+        "half_move_metres_per_agility_bonus": SettingRange(0, 1000, whole=False),
+        "minimum_half_move_metres": SettingRange(0, 1000, whole=False),
+        "pinned_attack_penalty": SettingRange(-100, 0),
+        "initiative_die": SettingRange(2, 1000),
+    }
 
     # ------------------------------------------------------------ setup
 

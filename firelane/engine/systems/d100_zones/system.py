@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from firelane.engine.core import Decision, Rejected, TurnOptions, require
+from firelane.engine.core import Decision, Rejected, SettingRange, TurnOptions, require
 from firelane.engine.dice import Dice
 from firelane.engine.state import Combatant, EncounterState, ReactionWindow
 from firelane.engine.systems.d100_zones import actions, ai, options, reactions, rules
@@ -102,6 +102,12 @@ class D100ZonesSystem(PercentileSystem):
     folded_events = (TurnStarted, ActionTaken, Moved, AttackResolved, DamageDealt, StateAdjusted, ConditionApplied, ConditionRemoved, D100ZFirstAidGiven, D100ZRevived)  # what evolve_folded reads
     action_handlers = actions.ACTIONS
     area_previewers = {D100ZSuppressiveFire: actions.suppressive_fire_area}
+    setting_ranges: ClassVar[dict[str, SettingRange]] = {
+        "square_metres": SettingRange(0.01, 1000, whole=False),
+        "flanking_min_angle": SettingRange(0, 180, whole=False),
+        "dying_hp_loss_per_round": SettingRange(0, 1000),
+        "death_at_hp": SettingRange(-10_000, 0),
+    }
 
     # ------------------------------------------------------------ setup
 

@@ -49,7 +49,17 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from firelane.engine.core import SEQUENCER, BaseRuleSystem, CheckingDecision, ChecksPassed, Decision, Rejected, TurnOptions, require
+from firelane.engine.core import (
+    SEQUENCER,
+    BaseRuleSystem,
+    CheckingDecision,
+    ChecksPassed,
+    Decision,
+    Rejected,
+    SettingRange,
+    TurnOptions,
+    require,
+)
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid
 from firelane.engine.seats import GM
@@ -173,6 +183,27 @@ class RonD6System(BaseRuleSystem):
     reaction_resets = "round"
     initiative_each_round = True
     default_settings: ClassVar[dict[str, Any]] = DEFAULT_SETTINGS
+    setting_ranges: ClassVar[dict[str, SettingRange]] = {
+        "difficulty_ladder.*": SettingRange(0, 1000),
+        "reaction_declares_actions": SettingRange(0, 100),
+        "armor_points_per_die": SettingRange(1, 100),
+        "cover_defense.*": SettingRange(0, 1000),
+        "called_shots.*.modifier": SettingRange(-1000, 1000),
+        "called_shots.*.damage_dice": SettingRange(0, 100, nullable=True),
+        "interaction_range": SettingRange(0, 1000),
+        "heads_down_radius": SettingRange(0, 1000),
+        "fatigue_limit": SettingRange(0, 1000),
+        "max_free_actions": SettingRange(0, 1000),
+        "surprise_rounds": SettingRange(0, 1000),
+        "move_normal": SettingRange(0, 1000),
+        "move_strong": SettingRange(0, 1000),
+        "objects.*.square.*": SettingRange(0, 10_000),
+        "objects.*.defense": SettingRange(0, 1000, nullable=True),
+        "objects.*.structure_levels": SettingRange(1, 1000, nullable=True),
+        "object_min_damage_levels": SettingRange(0, 1000),
+        "object_structure_levels": SettingRange(1, 1000),
+        "healing_reach": SettingRange(0, 1000),
+    }
     # Heads Down (R6-32) is listed at each enemy's Space; Area Attacks (R6-40) are not in the options.
     previewable: ClassVar[frozenset[str]] = frozenset({"R6HeadsDown", "R6AreaAttack"})
     sentences = narration.SENTENCES
