@@ -24,7 +24,7 @@ from firelane.engine.state import EncounterState, copy_state
 from firelane.events import codec
 from firelane.events.options_schemas import AreaPreview
 from firelane.events.schemas import ActionTaken, AttackResolved, Event, TestRolled
-from firelane.frontends.table import preview_area as table_preview
+from firelane.web.table import preview_area as table_preview
 
 SEED = b"area-previews".ljust(32, b"-")
 

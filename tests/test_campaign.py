@@ -34,8 +34,8 @@ from firelane.events.schemas import (
     GMAdjust,
     RewindEncounter,
 )
-from firelane.frontends.backend import CliError, Store
-from firelane.frontends.campaign_io import Trust, export_campaign, import_campaign, store_trust, verify_export
+from firelane.actors.store import CliError, Store
+from firelane.actors.campaign_io import Trust, export_campaign, import_campaign, store_trust, verify_export
 from firelane.projections.audit import verify
 from firelane.projections.characters import campaign_characters, character_history, downtime_audit
 from firelane.projections.roster import campaign_roster, roster_page
@@ -401,7 +401,7 @@ async def test_a_tampered_export_is_refused_and_nothing_is_imported(stores: list
 
 async def test_an_import_that_fails_half_way_is_taken_back(stores: list[Store], tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    import firelane.frontends.campaign_io as campaign_io
+    import firelane.actors.campaign_io as campaign_io
 
     source, target = stores
     log = source.event_log("half")

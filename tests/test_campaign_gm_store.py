@@ -26,8 +26,8 @@ from firelane.events.campaign_log import CAMPAIGN_STREAM, CampaignLog
 from firelane.events.campaign_schemas import AftermathRecorded, CharacterAdjusted, CharactersReleased
 from firelane.events.log import EventLog
 from firelane.events.schemas import CombatantSetup, EncounterSetup, EndEncounter
-from firelane.frontends.backend import Store
-from firelane.frontends.campaign_io import export_campaign, import_campaign, store_trust
+from firelane.actors.store import Store
+from firelane.actors.campaign_io import export_campaign, import_campaign, store_trust
 from firelane.projections.audit import verify
 from firelane.projections.characters import campaign_characters, character_history, downtime_audit
 from firelane.projections.roster import campaign_roster
@@ -290,7 +290,7 @@ async def test_the_api_releases_a_character_with_the_gm_token(stores: list[Store
     API's release ends it before its first turn."""
     import httpx
 
-    from firelane.frontends.web import Api, make_app
+    from firelane.web.encounters import Api, make_app
 
     store = stores[0]
     log = store.event_log("web")

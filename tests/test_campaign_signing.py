@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from firelane.events.public_signing import SigningKey, fingerprint, parse_fingerprint, signature_valid
-from firelane.frontends.backend import CliError, Store
-from firelane.frontends.campaign_io import Trust, export_campaign, signed_message, verify_export
+from firelane.actors.store import CliError, Store
+from firelane.actors.campaign_io import Trust, export_campaign, signed_message, verify_export
 from firelane.redisio import connect
 from firelane.redisio.datadir import DataDir
 from tests.cli_helpers import REPO, firelane

@@ -19,8 +19,8 @@ from firelane.engine.state import EncounterState
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
 from firelane.events.schemas import AttackResolved, Die, Modifier, Roll
-from firelane.frontends import table
-from firelane.frontends.table import SegmentNarrator, TableFold, split_segments
+from firelane.web import table
+from firelane.web.table import SegmentNarrator, TableFold, split_segments
 from tests.cli_helpers import Served, firelane, serve_for_module, spawn
 
 

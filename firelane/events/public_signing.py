@@ -2,7 +2,7 @@
 
 A store has one Ed25519 key pair (RFC 8032; kept in its data directory, see
 `firelane.redisio.datadir.DataDir.signing_key`). It signs campaign exports
-(`firelane.frontends.campaign_io`), and is meant to sign log entries too.
+(`firelane.actors.campaign_io`), and is meant to sign log entries too.
 Whoever holds the public key (published with what it signs) can check a
 signature in any language; nobody without the private key can make one.
 

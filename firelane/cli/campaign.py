@@ -27,7 +27,7 @@ from firelane.engine.campaign import Adjustment, CampaignState, DowntimeRequest,
 from firelane.engine.registry import demo_setup, get_system
 from firelane.events.campaign_schemas import CharacterRested, DowntimeEnded, DowntimeStarted
 from firelane.events.limits import MAX_SETUP_BYTES, MAX_SETUP_DEPTH, json_too_deep
-from firelane.frontends.backend import CliError, open_store
+from firelane.actors.store import CliError, open_store
 from firelane.engine.wording import explain_roll
 from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING
 from firelane.projections.characters import campaign_characters, character_history, downtime_audit
@@ -35,7 +35,7 @@ from firelane.projections.characters import campaign_characters, character_histo
 
 def chosen_seed(text: str | None, reproducible: bool) -> tuple[bytes | None, bool]:
     """The rest's seed (None: a random one) and whether its dice are reproducible: as for a fight."""
-    from firelane.frontends.cli import chosen_seed as fight_seed
+    from firelane.cli.main import chosen_seed as fight_seed
 
     seed, reproducible = fight_seed(text, reproducible)
     return (seed if reproducible else None), reproducible
@@ -295,8 +295,8 @@ def _signed_by(verified: Any) -> str:
 def _trust(args: argparse.Namespace) -> Any:
     """What verify accepts: the data dir's own key (if it has one; verify makes none), and --trust."""
     from firelane.events.public_signing import parse_fingerprint
-    from firelane.frontends.backend import default_data_dir
-    from firelane.frontends.campaign_io import Trust
+    from firelane.actors.store import default_data_dir
+    from firelane.actors.campaign_io import Trust
     from firelane.redisio.datadir import DataDir
 
     key = DataDir(args.data_dir or default_data_dir()).signing_key(create=False)
@@ -309,7 +309,7 @@ def _trust(args: argparse.Namespace) -> Any:
 
 
 async def cmd_campaign(args: argparse.Namespace) -> int:
-    from firelane.frontends.campaign_io import export_campaign, import_campaign, store_trust, verify_export
+    from firelane.actors.campaign_io import export_campaign, import_campaign, store_trust, verify_export
 
     if args.action == "token":
         async with _store(args, announce=False) as store:

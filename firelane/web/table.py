@@ -55,12 +55,12 @@ from firelane.events import codec
 from firelane.events.envelope import StoredEvent
 from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, json_too_deep
 from firelane.events.schemas import EncounterRewound, EncounterStarted, Event, ReactionWindowOpened, TurnStarted
-from firelane.frontends.http_guard import ApiError
+from firelane.web.guard import ApiError
 from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING, Narrator, _with_names
 from firelane.projections.audit import iter_rolls
 from firelane.projections.turn_state import system_of
 
-ASSETS = Path(__file__).with_name("table")
+ASSETS = Path(__file__).with_name("assets")
 _CHECKPOINT_EVERY = 100  # versions between the states kept for the replay scrubber
 _CHECKPOINTS_KEPT = 400  # at most this many (about 40,000 versions); older scrubs refold from the nearest
 _LINES_PAGE = 300  # narration lines a …/lines request answers by default
@@ -478,13 +478,13 @@ def json_response(content: Any, status: int = 200) -> Response:
 
 
 def api_token(request: Request) -> str | None:
-    from firelane.frontends.web import _token
+    from firelane.web.encounters import _token
 
     return _token(request)
 
 
 def int_param(request: Request, name: str, default: int, *, low: int = 0, high: int = 2**62) -> int:
-    from firelane.frontends.web import _int_param
+    from firelane.web.encounters import _int_param
 
     return _int_param(request, name, default, low=low, high=high)
 

@@ -92,7 +92,7 @@ from firelane.events.schemas import EncounterStarted
 from firelane.events.public_signing import fingerprint, parse_fingerprint, signature_valid
 from firelane.events.signing import entry_mac
 from firelane.events.tokens_at_rest import token_digest
-from firelane.frontends.backend import CliError, Store
+from firelane.actors.store import CliError, Store
 from firelane.projections.audit import Verifier, revealed_seed
 from firelane.projections.characters import CampaignFold, DowntimeVerifier
 from firelane.redisio import RedisError

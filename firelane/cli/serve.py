@@ -6,7 +6,7 @@
   start, and new ones as they are registered (it follows ``firelane:created``).
   A failed engine restarts with backoff; an encounter another engine holds (a
   `firelane run` in a terminal) is left to it and taken over if it goes away.
-- It serves the HTTP/WebSocket API (firelane.frontends.web) with hypercorn's
+- It serves the HTTP/WebSocket API (firelane.web.encounters) with hypercorn's
   trio worker, and announces itself in Redis (``firelane:serve``) so the other
   commands leave running encounters to it.
 - It outlives its redis-server: one that dies (killed, crashed) is started
@@ -47,10 +47,10 @@ from firelane.actors.sequencer import encounter_setup, seat_token_digests
 from firelane.engine.registry import get_system
 from firelane.engine.seats import default_seats
 from firelane.events.log import CAMPAIGNS_KEY, CREATED_KEY, EventLog, LogTampered
-from firelane.frontends import stop_signals
-from firelane.frontends.backend import SERVE_KEY, CliError, ServeInfo, Store, open_store
-from firelane.frontends.http_guard import ServedNames, hypercorn_config
-from firelane.frontends.web import Api, make_app
+from firelane.cli import signals as stop_signals
+from firelane.actors.store import SERVE_KEY, CliError, ServeInfo, Store, open_store
+from firelane.web.guard import ServedNames, hypercorn_config
+from firelane.web.encounters import Api, make_app
 from firelane.logs import get_logger
 from firelane.redisio import RedisConnectionError, RedisError, RedisServerError
 from firelane.redisio.datadir import StoreSettings

@@ -1,4 +1,4 @@
-"""The GM's campaign routes of the web API (mounted by frontends/web.py).
+"""The GM's campaign routes of the web API (mounted by web/encounters.py).
 
     POST /api/campaigns/{c}/characters/{id}/adjust    the GM's change to a character between fights
     POST /api/campaigns/{c}/characters/{id}/release   free it from an encounter that never started (or ended)
@@ -34,17 +34,17 @@ from firelane.actors.campaign import adjust, gm_token_matches, release
 from firelane.engine.campaign import Adjustment, CampaignError, CharacterBusy
 from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, json_too_deep
 from firelane.events.log import EventLog, validate_id
-from firelane.frontends.http_guard import ApiError, read_body
+from firelane.web.guard import ApiError, read_body
 from firelane.projections.characters import campaign_characters
 
 if TYPE_CHECKING:
-    from firelane.frontends.web import Api
+    from firelane.web.encounters import Api
 
 COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@#-]{1,64}")  # as the engine takes them (actors/sequencer.py)
 
 
 def campaign_gm_routes(api: Api) -> list[Route]:
-    from firelane.frontends.web import _json, _token
+    from firelane.web.encounters import _json, _token
 
     async def authorised(request: Request) -> tuple[EventLog, str]:
         """The campaign's log and the character named, once the GM's token is checked."""

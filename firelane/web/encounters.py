@@ -12,16 +12,16 @@ authorises it there.
     GET  /api/campaigns/{c}/characters                       the campaign's characters, as they stand
     GET  /api/campaigns/{c}/characters/{id}                  one character and its history
     POST /api/campaigns/{c}/characters/{id}/adjust|release   the GM's hand, with the campaign's GM token
-                                                             (frontends/campaign_web.py)
+                                                             (web/campaign.py)
     GET  /api/campaigns/{c}/encounters/{e}/seat              who the token is
     GET  /api/campaigns/{c}/encounters/{e}/events?after=V    events after version V (paged: &limit=N)
     GET  /api/campaigns/{c}/encounters/{e}/state             the seat's view of the state
     GET  /api/campaigns/{c}/encounters/{e}/options           what the seat may do now (SeatOptions)
     POST /api/campaigns/{c}/encounters/{e}/commands[?wait=S] submit a command; with wait, its answer
     WS   /api/campaigns/{c}/encounters/{e}/ws?token=T&after=V  every event after V, then live
-    GET  /api/campaigns/{c}/encounters/{e}/view?after=V[&tail=N][&at=W] what the table page draws (frontends/table.py)
-    GET  /api/campaigns/{c}/encounters/{e}/lines?before=V&limit=N   older narration lines (frontends/table.py)
-    GET  /api/campaigns/{c}/encounters/{e}/preview?command=JSON    an area choice's template (frontends/table.py)
+    GET  /api/campaigns/{c}/encounters/{e}/view?after=V[&tail=N][&at=W] what the table page draws (web/table.py)
+    GET  /api/campaigns/{c}/encounters/{e}/lines?before=V&limit=N   older narration lines (web/table.py)
+    GET  /api/campaigns/{c}/encounters/{e}/preview?command=JSON    an area choice's template (web/table.py)
     GET  /, /table/{c}/{e}, /characters/{c}/{id}, /table/assets/..., /favicon.ico   the table page and its assets
 
 An event, on HTTP and on the WebSocket alike, is
@@ -32,7 +32,7 @@ later event exactly once.
 Each seat keeps at most ``watcher_cap`` WebSockets on an encounter; one more
 closes its oldest (REPLACED). Every request passes the Host check, gets the
 security headers and, should a route fail unexpectedly, a logged 500
-(frontends/http_guard.py); POST bodies are read under a cap (`read_body`).
+(web/guard.py); POST bodies are read under a cap (`read_body`).
 """
 
 from __future__ import annotations
@@ -60,10 +60,10 @@ from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, MAX_ECH
 from firelane.events.log import EventLog, InboxClosed, InboxFull, LogTampered, validate_id
 from firelane.events.schemas import GENERIC_EVENTS, CommandRejected, SeatSetup
 from firelane.events.tokens_at_rest import token_digest
-from firelane.frontends.backend import Store
-from firelane.frontends.campaign_web import COMMAND_ID, campaign_gm_routes
-from firelane.frontends.http_guard import ApiError, Guard, ServedNames, read_body
-from firelane.frontends.table import table_routes
+from firelane.actors.store import Store
+from firelane.web.campaign import COMMAND_ID, campaign_gm_routes
+from firelane.web.guard import ApiError, Guard, ServedNames, read_body
+from firelane.web.table import table_routes
 from firelane.logs import get_logger
 from firelane.projections.characters import campaign_characters, character_history
 from firelane.projections.roster import campaign_roster, roster_page
@@ -600,7 +600,7 @@ def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
         Route("/api/campaigns/{campaign}/encounters/{encounter}/options", options),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/commands", submit, methods=["POST"]),
         WebSocketRoute("/api/campaigns/{campaign}/encounters/{encounter}/ws", websocket),
-        *table_routes(api),  # the page at / and /table/..., its assets, and GET …/view (frontends/table.py)
+        *table_routes(api),  # the page at / and /table/..., its assets, and GET …/view (web/table.py)
     ]
     return Starlette(routes=routes,
                      exception_handlers={ApiError: api_error, LogTampered: tampered, HTTPException: http_error,

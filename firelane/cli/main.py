@@ -26,7 +26,7 @@ encounter to it and narrate.
 
 from __future__ import annotations
 
-if __name__ == "__main__":  # `python -m firelane.frontends.cli`: the entry point that answers signals while loading
+if __name__ == "__main__":  # `python -m firelane.cli.main`: the entry point that answers signals while loading
     import sys
 
     from firelane.__main__ import main as _main
@@ -61,13 +61,13 @@ from firelane.engine.setup_check import SetupError, decode_setup
 from firelane.events import codec
 from firelane.events.log import EventLog, InboxClosed, InboxFull
 from firelane.events.schemas import CommandRejected, EncounterSetup, EncounterStarted, SeatSetup, SeedRevealed
-from firelane.frontends import campaign_cli, stop_signals
-from firelane.frontends import sim as sim_command
-from firelane.frontends.backend import CliError, ServeInfo, Store, open_store
+from firelane.cli import campaign as campaign_cli, signals as stop_signals
+from firelane.cli import sim as sim_command
+from firelane.actors.store import CliError, ServeInfo, Store, open_store
 from firelane.engine.core import Rejected
 from firelane.events.options_schemas import SeatOptions
 from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING, Narrator, colour_enabled, describe_options, print_line
-from firelane.frontends.table_server import DEFAULT_PORT, serve_table, table_link
+from firelane.web.demo_server import DEFAULT_PORT, serve_table, table_link
 from firelane.logs import configure_logging
 from firelane.projections.audit import Verifier, audit_entries, revealed_seed, verify
 from firelane.projections.replay import stream_frames
@@ -115,7 +115,7 @@ def seconds(text: str) -> float:
 
 def allowed_host(text: str) -> str:
     """An argparse type: a host name or IP address (no scheme, port or path)."""
-    from firelane.frontends.http_guard import host_name
+    from firelane.web.guard import host_name
 
     try:
         return host_name(text)
@@ -196,7 +196,7 @@ async def _run_live(args: argparse.Namespace, store: Store, event_log: EventLog,
         policies = default_policies(system, {c.id: c.policy for c in start.combatants})
         if args.pace:
             # Watchable in a browser: this process serves the table while the
-            # fight runs, the AI paced (frontends/table_server.py).
+            # fight runs, the AI paced (web/demo_server.py).
             async with trio.open_nursery() as web:
                 api = await serve_table(store, web)
                 _stderr(f"watch it in a browser: {table_link(api, event_log.campaign, encounter, (await seat_tokens(event_log, encounter)).get('spectator', ''))}")
@@ -570,7 +570,7 @@ async def cmd_schema(args: argparse.Namespace) -> int:
 
 
 async def cmd_serve(args: argparse.Namespace) -> int:
-    from firelane.frontends.serve import serve
+    from firelane.cli.serve import serve
 
     return await serve(args)
 
@@ -716,7 +716,7 @@ def _first_of(group: BaseExceptionGroup, kind: type[BaseException]) -> BaseExcep
 
 
 class _Interrupted(Exception):
-    """The command was stopped by a signal (see firelane.frontends.stop_signals)."""
+    """The command was stopped by a signal (see firelane.cli.signals)."""
 
 
 async def _run_with_signals(args: argparse.Namespace) -> int:
