@@ -63,13 +63,13 @@ def say(text: str) -> None:
 
 
 def firelane(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "firelane.cli.main", *args, "--data-dir", str(data)],
+    return subprocess.run([sys.executable, "-m", "firelane", *args, "--data-dir", str(data)],
                           capture_output=True, text=True, cwd=REPO, timeout=300)
 
 
 class Server:
     def __init__(self, data: Path) -> None:
-        self.process = subprocess.Popen([sys.executable, "-m", "firelane.cli.main", "serve", "--data-dir", str(data),
+        self.process = subprocess.Popen([sys.executable, "-m", "firelane", "serve", "--data-dir", str(data),
                                          "--port", "0"], stderr=subprocess.PIPE, text=True, cwd=REPO)
         assert self.process.stderr is not None
         for line in self.process.stderr:

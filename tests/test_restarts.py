@@ -18,7 +18,7 @@ import msgspec
 import trio
 
 from firelane.actors.store import SERVE_KEY, ServeInfo, Store
-from firelane.web.encounters import Api, make_app
+from firelane.web.app import Api, make_app
 from firelane.redisio import RedisClient, connect
 from firelane.redisio.datadir import DataDir, shared_server
 from firelane.redisio.server import process_identity

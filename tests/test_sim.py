@@ -24,7 +24,7 @@ SYSTEM = "d100-degrees"  # the quickest demo fight
 
 
 def firelane(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "firelane.cli.main", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "firelane", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=REPO)
 
 
@@ -162,7 +162,7 @@ def descendants(pid: int) -> set[int]:
 
 
 def test_ctrl_c_prints_one_line_exits_130_and_leaves_no_worker() -> None:
-    process = subprocess.Popen([sys.executable, "-m", "firelane.cli.main", "sim", "--demo-setup", "bolt-and-blade",
+    process = subprocess.Popen([sys.executable, "-m", "firelane", "sim", "--demo-setup", "bolt-and-blade",
                                 "--runs", "100000", "--workers", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, cwd=REPO, start_new_session=True)
     deadline = time.monotonic() + 60

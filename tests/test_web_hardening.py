@@ -33,7 +33,8 @@ from firelane.engine.registry import demo_setup, get_system
 from firelane.events.limits import MAX_COMMAND_BYTES
 from firelane.actors.store import open_store
 from firelane.web.guard import ServedNames, hypercorn_config
-from firelane.web.encounters import LOST_LOG, REPLACED, SEAT_WATCHERS, SPECTATOR_WATCHERS, Api, EncounterFeed, make_app
+from firelane.web.app import Api, make_app
+from firelane.web.feed import LOST_LOG, REPLACED, SEAT_WATCHERS, SPECTATOR_WATCHERS, EncounterFeed
 from firelane.redisio import RedisError
 from tests.cli_helpers import ENGINE_ENV, Served, firelane
 

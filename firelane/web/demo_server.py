@@ -17,7 +17,7 @@ from hypercorn.trio import serve as hypercorn_serve
 
 from firelane.actors.store import Store
 from firelane.web.guard import ServedNames, hypercorn_config
-from firelane.web.encounters import Api, make_app
+from firelane.web.app import Api, make_app
 
 DEFAULT_PORT = 8740
 

@@ -55,6 +55,7 @@ from firelane.events import codec
 from firelane.events.envelope import StoredEvent
 from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, json_too_deep
 from firelane.events.schemas import EncounterRewound, EncounterStarted, Event, ReactionWindowOpened, TurnStarted
+from firelane.web.access import Api, int_param, json_response, token_of
 from firelane.web.guard import ApiError
 from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING, Narrator, _with_names
 from firelane.projections.audit import iter_rolls
@@ -348,7 +349,7 @@ def preview_area(system: Any, state: EncounterState, raw: dict[str, Any], seat: 
 # ------------------------------------------------------------------ routes
 
 
-def table_routes(api: Any) -> list[BaseRoute]:
+def table_routes(api: Api) -> list[BaseRoute]:
     """The page's routes, on the API's shared state (its feeds and seats)."""
     folds: dict[tuple[str, str], TableFold] = {}
     index = ASSETS / "index.html"
@@ -377,7 +378,7 @@ def table_routes(api: Any) -> list[BaseRoute]:
 
     async def view(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
-        seat, system_name = await api.seat(campaign, encounter, api_token(request))
+        seat, system_name = await api.seat(campaign, encounter, token_of(request))
         after = int_param(request, "after", 0)
         fold, feed = await caught_up(campaign, encounter)
         now = int(time.time() * 1000)
@@ -417,7 +418,7 @@ def table_routes(api: Any) -> list[BaseRoute]:
 
     async def lines_before(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
-        await api.seat(campaign, encounter, api_token(request))
+        await api.seat(campaign, encounter, token_of(request))
         fold, feed = await caught_up(campaign, encounter)
         before = int_param(request, "before", fold.version + 1)
         limit = int_param(request, "limit", _LINES_PAGE, low=1, high=_LINES_MOST)
@@ -427,7 +428,7 @@ def table_routes(api: Any) -> list[BaseRoute]:
 
     async def preview(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
-        seat, _system = await api.seat(campaign, encounter, api_token(request))
+        seat, _system = await api.seat(campaign, encounter, token_of(request))
         raw = _preview_command(request.query_params.get("command"))
         fold, _feed = await caught_up(campaign, encounter)
         if fold.state is None:
@@ -471,22 +472,6 @@ def _preview_command(text: str | None) -> dict[str, Any]:
     if not isinstance(command, dict):
         raise ApiError(400, "command must be a JSON object")
     return command
-
-
-def json_response(content: Any, status: int = 200) -> Response:
-    return Response(msgspec.json.encode(content), status_code=status, media_type="application/json")
-
-
-def api_token(request: Request) -> str | None:
-    from firelane.web.encounters import _token
-
-    return _token(request)
-
-
-def int_param(request: Request, name: str, default: int, *, low: int = 0, high: int = 2**62) -> int:
-    from firelane.web.encounters import _int_param
-
-    return _int_param(request, name, default, low=low, high=high)
 
 
 __all__ = ["ASSETS", "SegmentNarrator", "TableFold", "area_of", "split_segments", "table_routes"]
