@@ -233,7 +233,8 @@ _CONTRACT = [
     contract.test_inbox_submit_and_read,
     contract.test_blocking_inbox_read_wakes_on_submit,
     contract.test_one_read_takes_every_seats_inbox_and_names_the_seat,
-    contract.test_trimming_an_inbox_keeps_what_is_not_handled,
+    contract.test_tidying_an_inbox_keeps_what_is_not_handled_and_the_count_of_what_was_only_counted,
+    contract.test_a_backlog_past_the_bound_is_skipped_to_its_newest_entries_and_counted,
     contract.test_a_command_id_reused_with_another_body_is_told_apart_from_a_retry,
     contract.test_encounter_registry_keeps_creation_order_and_meta,
 ]

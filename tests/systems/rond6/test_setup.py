@@ -30,8 +30,10 @@ TWO = (combatant("a", "red", (0, 0)), combatant("b", "blue", (3, 0)))
 
 @pytest.mark.parametrize(("settings", "reason"), [
     ({"complication_rule": "reroll"}, "invalid rond6 setting: complication_rule must be one of remove, remove_wild, keep, not 'reroll'"),
-    ({"heads_down_radius": -1}, "invalid rond6 setting: heads_down_radius must be a whole number >= 0, not -1"),
-    ({"called_shots": {"eye": {"modifier": "hard"}}}, "invalid rond6 setting: called_shots['eye'] needs an integer modifier and damage_dice (a number, or null for no damage)"),
+    # Numbers are checked against the system's declared ranges first, naming the field's whole path.
+    ({"heads_down_radius": -1}, "settings.heads_down_radius: must be a whole number from 0 to 1,000, not -1"),
+    ({"called_shots": {"eye": {"modifier": "hard"}}}, 'settings.called_shots.eye.modifier: must be a whole number from -1,000 to 1,000, not "hard"'),
+    ({"called_shots": {"eye": {"damage_dice": 1}}}, "invalid rond6 setting: called_shots['eye'] needs an integer modifier and damage_dice (a number, or null for no damage)"),
     ({"result_points_to_damage": "yes"}, "invalid rond6 setting: result_points_to_damage must be true or false, not 'yes'"),
 ])
 def test_bad_settings_are_refused(settings: dict, reason: str) -> None:
