@@ -111,6 +111,7 @@ class Follower {
     this.waiters = [];
     this.stopped = false;
     this.ended = false;
+    this.revealed = false; // SeedRevealed: the log's last event
     this.winner = null;
     this.turnStarts = new Map(); // combatant -> n of its latest TurnStarted
   }
@@ -158,6 +159,7 @@ class Follower {
       this.ended = true;
       this.winner = event.data.winner ?? null;
     }
+    if (event.type === 'SeedRevealed') this.revealed = true;
   }
 
   // Resolves when an event after `version` arrived, or after `ms`.
@@ -350,8 +352,10 @@ async function main() {
   }
   await Promise.all(playing);
 
-  // The fight is over: let the followers catch up with the log's end, then
-  // check each saw every event exactly once, in order.
+  // The fight is over at EncounterEnded, and its log ends with SeedRevealed
+  // (the engine answers what the inboxes still held first): wait for that,
+  // then check each follower saw every event exactly once, in order.
+  while (Date.now() < deadline && followers.some((f) => f.ended && !f.revealed)) await sleep(50);
   const { types, version } = await allEventTypes(clients[0]);
   while (Date.now() < deadline && followers.some((f) => f.lastN < version)) await sleep(50);
   followers.forEach((f) => f.stop());
