@@ -4,7 +4,7 @@ Importing the CLI (trio, msgspec, starlette, every rule system...) takes a
 noticeable part of a second. A stop signal (SIGINT, SIGTERM, SIGHUP) meanwhile
 would otherwise print a traceback from deep inside an import, or kill the
 process without a word. So this module imports nothing heavy before it has
-installed the handler of firelane.frontends.stop_signals (standard library
+installed the handler of firelane.stop_signals (standard library
 only): a signal while loading is answered as the CLI answers one later, with
 one line and the documented exit code (nothing has started yet, so there is
 nothing to stop).
@@ -19,7 +19,7 @@ def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     command = arguments[0] if arguments else None
     try:
-        from firelane.frontends import stop_signals
+        from firelane import stop_signals
 
         stop_signals.install()
     except KeyboardInterrupt:  # Ctrl-C in the few milliseconds before the handler is in place
@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
             print("firelane serve: stopped before serving; nothing was running", file=sys.stderr)
         return 0
     try:
-        from firelane.frontends.cli import main as cli_main
+        from firelane.cli.main import main as cli_main
 
         code = cli_main(arguments)
     except stop_signals.StopRequested:

@@ -465,7 +465,7 @@ async def replay_and_resume(url: str, length: int) -> dict[str, Any]:
 
 def sim_seconds(workers: int, runs: int) -> float:
     began = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "firelane.frontends.cli", "sim", "--demo-setup", "bolt-and-blade",
+    subprocess.run([sys.executable, "-m", "firelane", "sim", "--demo-setup", "bolt-and-blade",
                     "--runs", str(runs), "--workers", str(workers), "--seed", "bench", "--json"],
                    check=True, capture_output=True, cwd=REPO, timeout=1800)
     return time.perf_counter() - began
@@ -541,7 +541,7 @@ async def serve_throughput(workers: int, encounters: int, system_name: str) -> d
                     setup, combatant = with_remote_player(setup)
                     remote.append(TimedRemotePlayer(event_log, name, combatant, system, AIPolicy(system), block_ms=200))
                 await create_encounter(event_log, name, setup, seed_of(i))
-            serve = subprocess.Popen([sys.executable, "-m", "firelane.frontends.cli", "serve", "--data-dir", data,
+            serve = subprocess.Popen([sys.executable, "-m", "firelane", "serve", "--data-dir", data,
                                       "--port", "0", "--workers", str(workers)], cwd=REPO,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             try:

@@ -51,7 +51,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from firelane.engine.registry import demo_setup  # noqa: E402
-from firelane.frontends.backend import open_store  # noqa: E402
+from firelane.actors.store import open_store  # noqa: E402
 
 OWNER = {"kell": "alice", "vass": "bruno", "ash": "cult", "mott": "cult"}  # seats of the fan-out table
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -63,13 +63,13 @@ def say(text: str) -> None:
 
 
 def firelane(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "firelane.frontends.cli", *args, "--data-dir", str(data)],
+    return subprocess.run([sys.executable, "-m", "firelane", *args, "--data-dir", str(data)],
                           capture_output=True, text=True, cwd=REPO, timeout=300)
 
 
 class Server:
     def __init__(self, data: Path) -> None:
-        self.process = subprocess.Popen([sys.executable, "-m", "firelane.frontends.cli", "serve", "--data-dir", str(data),
+        self.process = subprocess.Popen([sys.executable, "-m", "firelane", "serve", "--data-dir", str(data),
                                          "--port", "0"], stderr=subprocess.PIPE, text=True, cwd=REPO)
         assert self.process.stderr is not None
         for line in self.process.stderr:

@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 DATA_DIR = tempfile.mkdtemp(prefix="firelane-cli-tests-")
 ENGINE_ENV = {**os.environ, "FIRELANE_PLUGINS": "tests.toy_system", "PYTHONPATH": str(REPO), "FIRELANE_DATA_DIR": DATA_DIR,
               "NO_COLOR": "1"}
-FIRELANE = [sys.executable, "-m", "firelane.frontends.cli"]
+FIRELANE = [sys.executable, "-m", "firelane"]
 
 
 def firelane(*args: str, env_extra: dict[str, str] | None = None, timeout: float = 120,

@@ -24,7 +24,7 @@ from firelane.engine.state import EncounterState, copy_state
 from firelane.events import codec
 from firelane.events.options_schemas import AreaPreview
 from firelane.events.schemas import ActionTaken, AttackResolved, Event, TestRolled
-from firelane.frontends.table import preview_area as table_preview
+from firelane.web.table import preview_area as table_preview
 
 SEED = b"area-previews".ljust(32, b"-")
 
@@ -168,7 +168,7 @@ def test_rond6_heads_down_tests_everyone_the_preview_names() -> None:
 def test_rond6_area_attacks_cover_and_catch_what_the_preview_names() -> None:
     """R6-40: the burst's template and the combatants it catches are the ones
     the attack's R6AreaTargeted then records, its attack test against each."""
-    from firelane.events.rond6_aux_schemas import R6AreaTargeted
+    from firelane.engine.systems.rond6.aux_schemas import R6AreaTargeted
 
     samples = [sample for sample in _samples("rond6", every=1, per_action=6) if type(sample[1]).__name__ == "R6AreaAttack"]
     assert samples

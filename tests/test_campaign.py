@@ -34,8 +34,8 @@ from firelane.events.schemas import (
     GMAdjust,
     RewindEncounter,
 )
-from firelane.frontends.backend import CliError, Store
-from firelane.frontends.campaign_io import Trust, export_campaign, import_campaign, store_trust, verify_export
+from firelane.actors.store import CliError, Store
+from firelane.actors.campaign_io import Trust, export_campaign, import_campaign, store_trust, verify_export
 from firelane.projections.audit import verify
 from firelane.projections.characters import campaign_characters, character_history, downtime_audit
 from firelane.projections.roster import campaign_roster, roster_page
@@ -49,7 +49,7 @@ register_system(TOY, "tests.toy_system")
 
 def trusting(target: Store, source: Store) -> Trust:
     """What an import into ``target`` of a file ``source`` signed is given: the source's fingerprint, by the user."""
-    return store_trust(target, [source.data_dir.signing_key().fingerprint])
+    return store_trust(target, [source.signing_key().fingerprint])
 
 
 @pytest.fixture
@@ -170,7 +170,7 @@ async def test_a_three_encounter_campaign_carries_its_characters_and_round_trips
     checked = await verify_export(exported, trust=store_trust(source), progress=False)
     assert (checked.encounters, checked.characters, checked.rests, checked.chain) == (3, CAMPAIGNS[system_name][1], 2, summary.chain)
     assert checked.dice == sum(a[2] for a in before["audits"].values()) + before["downtime"][3]
-    assert checked.own_key and checked.fingerprint == summary.fingerprint == source.data_dir.signing_key().fingerprint
+    assert checked.own_key and checked.fingerprint == summary.fingerprint == source.signing_key().fingerprint
 
     name, _verified = await import_campaign(target, exported, trust=trusting(target, source), progress=False)
     assert name == "saga"
@@ -195,7 +195,7 @@ async def test_a_three_encounter_campaign_carries_its_characters_and_round_trips
     again = tmp_path / "again.firelane"
     resigned = await export_campaign(target, "saga", again, progress=False)
     assert again.read_bytes().splitlines()[:-1] == exported.read_bytes().splitlines()[:-1]
-    assert resigned.fingerprint == target.data_dir.signing_key().fingerprint != summary.fingerprint
+    assert resigned.fingerprint == target.signing_key().fingerprint != summary.fingerprint
     # The imported campaign goes on: a rest (of everyone, the dead too) appends after the imported stream.
     everyone = [c["id"] for c in before["characters"]["characters"]]
     events = await rest(target_log, DowntimeRequest(characters=everyone, days=1))
@@ -401,7 +401,7 @@ async def test_a_tampered_export_is_refused_and_nothing_is_imported(stores: list
 
 async def test_an_import_that_fails_half_way_is_taken_back(stores: list[Store], tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    import firelane.frontends.campaign_io as campaign_io
+    import firelane.actors.campaign_io as campaign_io
 
     source, target = stores
     log = source.event_log("half")

@@ -17,8 +17,8 @@ import firelane.engine.campaign as campaign_engine
 import firelane.projections.characters as characters_projection
 from firelane.events import codec
 from firelane.events.schemas import Event
-from firelane.frontends.backend import CliError, Store
-from firelane.frontends.campaign_io import Trust, export_campaign, import_campaign, store_trust, verify_export
+from firelane.actors.store import CliError, Store
+from firelane.actors.campaign_io import Trust, export_campaign, import_campaign, store_trust, verify_export
 from firelane.projections.characters import campaign_characters, character_history, downtime_audit
 from firelane.projections.roster import campaign_roster
 from firelane.redisio import connect

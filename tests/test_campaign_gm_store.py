@@ -14,9 +14,10 @@ import msgspec
 import pytest
 import trio
 
-import firelane.actors.campaign as campaign_actor
+import firelane.actors.release as release_actor
 import firelane.actors.sequencer as sequencer_module
-from firelane.actors.campaign import adjust, create_characters, gm_token, gm_token_matches, release
+from firelane.actors.campaign import adjust, create_characters, gm_token, gm_token_matches
+from firelane.actors.release import release
 from firelane.actors.runtime import TaskKeptFailing, default_policies, run_encounter
 from firelane.actors.sequencer import create_encounter, ensure_encounter
 from firelane.engine.campaign import Adjustment, CampaignError
@@ -26,8 +27,8 @@ from firelane.events.campaign_log import CAMPAIGN_STREAM, CampaignLog
 from firelane.events.campaign_schemas import AftermathRecorded, CharacterAdjusted, CharactersReleased
 from firelane.events.log import EventLog
 from firelane.events.schemas import CombatantSetup, EncounterSetup, EndEncounter
-from firelane.frontends.backend import Store
-from firelane.frontends.campaign_io import export_campaign, import_campaign, store_trust
+from firelane.actors.store import Store
+from firelane.actors.campaign_io import export_campaign, import_campaign, store_trust
 from firelane.projections.audit import verify
 from firelane.projections.characters import campaign_characters, character_history, downtime_audit
 from firelane.projections.roster import campaign_roster
@@ -149,7 +150,7 @@ async def test_whichever_engine_starts_a_released_encounter_ends_it_before_its_f
     async def stops_here(*_args: Any) -> str:
         return "the releasing process stopped"
 
-    monkeypatch.setattr(campaign_actor, "_finish_encounter", stops_here)
+    monkeypatch.setattr(release_actor, "_finish_encounter", stops_here)
     released = await release(log, ["rg-ives", "rg-pell"], "postponed")
     assert released.finished == "the releasing process stopped" and await log.version("raid") == 0
     final = await run_encounter(log, "raid", ZONES, default_policies(ZONES, {c.id: c.policy for c in setup.combatants}))
@@ -258,7 +259,7 @@ async def test_adjustments_and_releases_go_through_export_and_import(stores: lis
     await adjust(log, "rg-pell", Adjustment(retire=True, reason="moved away"))
     exported = tmp_path / "saga.firelane"
     await export_campaign(source, "saga", exported, progress=False)
-    source_key = source.data_dir.signing_key().fingerprint  # the user names the other store's key to trust it
+    source_key = source.signing_key().fingerprint  # the user names the other store's key to trust it
     name, verified = await import_campaign(target, exported, trust=store_trust(target, [source_key]), progress=False)
     assert (name, verified.encounters, verified.characters) == ("saga", 1, 2)
     imported = target.event_log("saga")
@@ -290,7 +291,7 @@ async def test_the_api_releases_a_character_with_the_gm_token(stores: list[Store
     API's release ends it before its first turn."""
     import httpx
 
-    from firelane.frontends.web import Api, make_app
+    from firelane.web.app import Api, make_app
 
     store = stores[0]
     log = store.event_log("web")

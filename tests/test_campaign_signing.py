@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from firelane.events.public_signing import SigningKey, fingerprint, parse_fingerprint, signature_valid
-from firelane.frontends.backend import CliError, Store
-from firelane.frontends.campaign_io import Trust, export_campaign, signed_message, verify_export
+from firelane.actors.store import CliError, Store, store_signing_key
+from firelane.actors.campaign_io import Trust, export_campaign, signed_message, verify_export
 from firelane.redisio import connect
 from firelane.redisio.datadir import DataDir
 from tests.cli_helpers import REPO, firelane
@@ -97,7 +97,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Path,
     ok("run", "raid", "--demo-setup", "toy", "--quiet", *store)
     path = directory / "default.firelane"
     said = ok("campaign", "export", "default", str(path), *store)
-    key = DataDir(directory / "data").signing_key(create=False)
+    key = store_signing_key(DataDir(directory / "data"), create=False)
     assert key is not None and f"signed by this store's key {key.fingerprint}" in said
     return store, path, key.fingerprint
 
@@ -172,7 +172,7 @@ async def test_any_change_to_any_line_is_refused(small_store: Store, tmp_path: P
     """Every line changed in turn, by one byte that keeps it valid JSON (a space), its chain recomputed or not."""
     path = tmp_path / "small.firelane"
     await export_campaign(small_store, "small", path, progress=False)
-    own = Trust(own_key=small_store.data_dir.signing_key().fingerprint)
+    own = Trust(own_key=small_store.signing_key().fingerprint)
     assert (await verify_export(path, trust=own, progress=False)).own_key
     raw_lines = path.read_bytes().splitlines()
     payloads = [line.split(b" ", 1)[1] for line in raw_lines]
@@ -197,12 +197,13 @@ async def test_any_change_to_any_line_is_refused(small_store: Store, tmp_path: P
 
 def test_the_stores_key_is_made_once_by_concurrent_processes_and_kept_600(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    assert DataDir(data).signing_key(create=False) is None
+    assert store_signing_key(DataDir(data), create=False) is None
     # Each process imports, says it is ready, then waits for the word to go: all of them make the key at once.
     go = tmp_path / "go"
-    program = ("import os, sys, time; from firelane.redisio.datadir import DataDir; open(sys.argv[2] + '.' + str(os.getpid()), 'w');"
+    program = ("import os, sys, time; from firelane.redisio.datadir import DataDir; "
+               "from firelane.actors.store import store_signing_key; open(sys.argv[2] + '.' + str(os.getpid()), 'w');"
                "[time.sleep(0.001) for _ in iter(lambda: os.path.exists(sys.argv[2]), True)];"
-               "print(DataDir(sys.argv[1]).signing_key().fingerprint)")
+               "print(store_signing_key(DataDir(sys.argv[1])).fingerprint)")
     processes = [subprocess.Popen([sys.executable, "-c", program, str(data), str(go)], stdout=subprocess.PIPE, text=True,
                                   cwd=REPO) for _ in range(8)]
     deadline = time.monotonic() + 60
@@ -210,11 +211,11 @@ def test_the_stores_key_is_made_once_by_concurrent_processes_and_kept_600(tmp_pa
         time.sleep(0.01)
     go.touch()
     printed = {process.communicate(timeout=60)[0].strip() for process in processes}
-    key = DataDir(data).signing_key(create=False)
+    key = store_signing_key(DataDir(data), create=False)
     assert key is not None and printed == {key.fingerprint}
     assert os.stat(data / "signing-key.pem").st_mode & 0o777 == 0o600
     assert sorted(p.name for p in data.iterdir()) == ["signing-key.pem"]  # no temporary file left behind
-    assert DataDir(data).signing_key().fingerprint == key.fingerprint  # kept
+    assert store_signing_key(DataDir(data)).fingerprint == key.fingerprint  # kept
 
 
 def test_signatures_and_fingerprints() -> None:

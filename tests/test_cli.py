@@ -18,7 +18,7 @@ from tests.cli_helpers import ENGINE_ENV, REPO, firelane, redis_servers_of
 def test_demo_runs_a_fight_replays_and_verifies(redis_url: str) -> None:
     demo = firelane("demo", "--system", "toy", "--seed", "cli", "--encounter", "fight1", "--redis", redis_url)
     assert demo.returncode == 0, demo.stderr
-    assert "Encounter fight1 (toy) begins" in demo.stdout
+    assert "Encounter Toy skirmish (toy) begins" in demo.stdout
     assert "Initiative" in demo.stdout and "arbiter order" in demo.stdout
     assert "Encounter over:" in demo.stdout
     assert "all verified" in demo.stdout
@@ -76,7 +76,7 @@ def start_engine_for_humans(redis_url: str, tmp_path: Path, encounter: str) -> s
         {"id": "b", "name": "Bo", "side": "blue", "position": [3, 0], "policy": "human"}]}
     setup_file = tmp_path / f"{encounter}.json"
     setup_file.write_text(json.dumps(setup))
-    engine = subprocess.Popen([sys.executable, "-m", "firelane.frontends.cli", "run", encounter, "--setup", str(setup_file),
+    engine = subprocess.Popen([sys.executable, "-m", "firelane", "run", encounter, "--setup", str(setup_file),
                                "--redis", redis_url, "--quiet"], env=ENGINE_ENV, cwd=REPO,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
@@ -92,7 +92,7 @@ def test_submit_reports_a_rejection_from_a_running_engine(redis_url: str, tmp_pa
     engine = start_engine_for_humans(redis_url, tmp_path, "h1")
     watcher = None
     try:
-        watcher = subprocess.Popen([sys.executable, "-m", "firelane.frontends.cli", "watch", "h1", "--redis", redis_url, "--no-color"],
+        watcher = subprocess.Popen([sys.executable, "-m", "firelane", "watch", "h1", "--redis", redis_url, "--no-color"],
                                    env=ENGINE_ENV, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         malformed = firelane("submit", "h1", '{"type": "Strike", ', "--redis", redis_url, "--wait", "20")
         assert malformed.returncode == 2, malformed.stdout + malformed.stderr
@@ -184,7 +184,7 @@ def test_options_give_a_command_that_submit_sends_and_prints_with_the_systems_ow
         combatant["policy"] = "human"
     path = tmp_path / "rond6.json"
     path.write_text(json.dumps(setup))
-    engine = subprocess.Popen([sys.executable, "-m", "firelane.frontends.cli", "run", "duel", "--setup", str(path),
+    engine = subprocess.Popen([sys.executable, "-m", "firelane", "run", "duel", "--setup", str(path),
                                "--data-dir", str(data), "--quiet"], env=ENGINE_ENV, cwd=REPO,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

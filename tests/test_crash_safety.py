@@ -33,7 +33,7 @@ from firelane.engine.registry import demo_setup, get_system
 from firelane.engine.simulate import fallback_command, run_headless
 from firelane.events import codec
 from firelane.events.log import EventLog
-from firelane.frontends.cli import seed_from
+from firelane.cli.common import seed_from
 from firelane.events.schemas import EncounterSetup
 from firelane.redisio import EmbeddedRedis, RedisConnectionError, RedisError, connect
 from firelane.redisio.datadir import DataDir, shared_server
@@ -47,7 +47,7 @@ def engine_command(redis_url: str, encounter: str, system: str, seed_text: str, 
     # Paced (the engine's players wait a moment before each command, each then
     # appended at once), so a kill can land between any two commands: unpaced,
     # a short fight is written in two or three appends, faster than the kill.
-    return [sys.executable, "-m", "firelane.frontends.cli", "run", encounter, "--demo-setup", system,
+    return [sys.executable, "-m", "firelane", "run", encounter, "--demo-setup", system,
             "--seed", seed_text, "--reproducible-dice", "--redis", redis_url, "--campaign", CAMPAIGN, "--quiet", "--no-color",
             "--pace", str(pace)]
 

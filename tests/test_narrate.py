@@ -6,8 +6,7 @@ import pytest
 
 from firelane.engine.registry import demo_setup, get_system
 from firelane.engine.simulate import run_headless
-from firelane.frontends.narrate import Narrator, describe_options
-from firelane.frontends.narrate_systems import SENTENCES
+from firelane.projections.narration import Narrator, describe_options
 
 
 @pytest.mark.parametrize("system_name", ["bolt-and-blade", "d100-degrees", "d100-zones", "rond6"])
@@ -23,7 +22,7 @@ def test_every_event_of_a_demo_fight_narrates_without_raw_tags_for_known_events(
         line = narrator.line(version, event, state)
         lines.append(line)
         tag = type(event).__struct_config__.tag
-        if tag in SENTENCES:
+        if tag in system.sentences:
             assert f" {tag} " not in line, line  # a sentence, not the field dump
     text = "\n".join(lines)
     assert "Encounter over:" in text and "Initiative" in text

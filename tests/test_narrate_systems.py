@@ -8,7 +8,7 @@ import pytest
 from firelane.engine.registry import demo_setup, get_system
 from firelane.engine.simulate import run_headless
 from firelane.events.schemas import ActionTaken, DamageDealt, Roll
-from firelane.frontends.narrate import Narrator
+from firelane.projections.narration import Narrator
 
 
 def narrated(system_name: str, seed: bytes) -> list[tuple[object, str]]:

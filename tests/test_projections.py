@@ -18,7 +18,8 @@ from firelane.events import codec
 from firelane.events.envelope import StoredEvent
 from firelane.events.log import EventLog
 from firelane.events.schemas import AttackResolved, Die
-from firelane.projections.audit import audit_entries, explain_roll, verify
+from firelane.engine.wording import explain_roll
+from firelane.projections.audit import audit_entries, verify
 from firelane.projections.replay import frames, state_at
 from firelane.projections.turn_state import TurnStateProjection, fold
 from firelane.redisio import connect

@@ -17,8 +17,8 @@ import httpx
 import msgspec
 import trio
 
-from firelane.frontends.backend import SERVE_KEY, ServeInfo, Store
-from firelane.frontends.web import Api, make_app
+from firelane.actors.store import SERVE_KEY, ServeInfo, Store
+from firelane.web.app import Api, make_app
 from firelane.redisio import RedisClient, connect
 from firelane.redisio.datadir import DataDir, shared_server
 from firelane.redisio.server import process_identity

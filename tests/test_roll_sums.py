@@ -19,7 +19,8 @@ from firelane.engine.systems.rond6.pools import roll_pool
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
 from firelane.events.schemas import Die, Event, Modifier, Roll, TestRolled
-from firelane.projections.audit import explain_roll, iter_rolls, sum_problem, verify
+from firelane.engine.wording import explain_roll
+from firelane.projections.audit import iter_rolls, sum_problem, verify
 
 PIPS = Modifier(source="pips (2D+2)", rule="R6-01", value=2)
 

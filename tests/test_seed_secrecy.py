@@ -38,7 +38,7 @@ from firelane.events.campaign_schemas import DowntimeEnded, DowntimeStarted
 from firelane.events.log import EventLog
 from firelane.events.schemas import Die, EncounterStarted, SeedRevealed
 from firelane.events.sealing import open_seed
-from firelane.frontends.backend import open_store
+from firelane.actors.store import open_store
 from firelane.projections.audit import iter_rolls, verify
 from firelane.redisio import connect
 from tests.cli_helpers import firelane, spawn

@@ -17,14 +17,14 @@ import pytest
 from firelane.engine.registry import demo_setup, get_system
 from firelane.engine.simulate import run_headless
 from firelane.events.schemas import DamageDealt, EncounterEnded, ReactionClaimed, ReactionDenied
-from firelane.frontends.sim import build_report, plot, run_seed, simulate_parallel, simulate_serial, wilson_interval
+from firelane.cli.sim import build_report, plot, run_seed, simulate_parallel, simulate_serial, wilson_interval
 
 REPO = Path(__file__).resolve().parent.parent
 SYSTEM = "d100-degrees"  # the quickest demo fight
 
 
 def firelane(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "firelane.frontends.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "firelane", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=REPO)
 
 
@@ -162,7 +162,7 @@ def descendants(pid: int) -> set[int]:
 
 
 def test_ctrl_c_prints_one_line_exits_130_and_leaves_no_worker() -> None:
-    process = subprocess.Popen([sys.executable, "-m", "firelane.frontends.cli", "sim", "--demo-setup", "bolt-and-blade",
+    process = subprocess.Popen([sys.executable, "-m", "firelane", "sim", "--demo-setup", "bolt-and-blade",
                                 "--runs", "100000", "--workers", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, cwd=REPO, start_new_session=True)
     deadline = time.monotonic() + 60

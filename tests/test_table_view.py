@@ -19,8 +19,8 @@ from firelane.engine.state import EncounterState
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
 from firelane.events.schemas import AttackResolved, Die, Modifier, Roll
-from firelane.frontends import table
-from firelane.frontends.table import SegmentNarrator, TableFold, health_of, split_segments
+from firelane.web import table
+from firelane.web.table import SegmentNarrator, TableFold, split_segments
 from tests.cli_helpers import Served, firelane, serve_for_module, spawn
 
 
@@ -184,9 +184,15 @@ def test_health_of_each_system() -> None:
     class RonD6:
         wounds, fatigue, dead = 3, 0, False
 
-    assert health_of(BB()) == {"value": 7, "max": 14, "label": "vitality"}
-    assert health_of(Zones()) == {"value": 3, "max": 12, "label": "HP"}
-    assert health_of(RonD6()) == {"value": 2, "max": 5, "label": "incapacitated", "wounds": 3}
+    assert get_system("bolt-and-blade").health(BB()) == {"value": 7, "max": 14, "label": "vitality"}
+    assert get_system("d100-zones").health(Zones()) == {"value": 3, "max": 12, "label": "HP"}
+    assert get_system("rond6").health(RonD6()) == {"value": 2, "max": 5, "label": "incapacitated", "wounds": 3}
+
+
+def test_range_bands_are_the_systems_own() -> None:
+    state = get_system("d100-zones").initial_state()
+    assert [band["name"] for band in get_system("d100-zones").range_bands(state)] == ["engaged", "close", "far"]
+    assert get_system("bolt-and-blade").range_bands(get_system("bolt-and-blade").initial_state()) == []
 
 
 def test_the_demo_prints_where_to_replay_it_in_a_browser(tmp_path: Path) -> None:

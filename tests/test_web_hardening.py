@@ -31,9 +31,10 @@ from firelane.actors.runtime import default_policies, run_encounter
 from firelane.actors.sequencer import create_encounter, seat_tokens
 from firelane.engine.registry import demo_setup, get_system
 from firelane.events.limits import MAX_COMMAND_BYTES
-from firelane.frontends.backend import open_store
-from firelane.frontends.http_guard import ServedNames, hypercorn_config
-from firelane.frontends.web import LOST_LOG, REPLACED, SEAT_WATCHERS, SPECTATOR_WATCHERS, Api, EncounterFeed, make_app
+from firelane.actors.store import open_store
+from firelane.web.guard import ServedNames, hypercorn_config
+from firelane.web.app import Api, make_app
+from firelane.web.feed import LOST_LOG, REPLACED, SEAT_WATCHERS, SPECTATOR_WATCHERS, EncounterFeed
 from firelane.redisio import RedisError
 from tests.cli_helpers import ENGINE_ENV, Served, firelane
 
@@ -416,7 +417,7 @@ def _inbox_entries_ever(served: Served, encounter: str, seat: str) -> int:
     """How many entries a seat's inbox was ever given (XINFO's entries-added:
     trimming does not lower it), through the data dir's Redis."""
     script = ("import trio\n"
-              "from firelane.frontends.backend import open_store\n"
+              "from firelane.actors.store import open_store\n"
               "from firelane.redisio import RedisError\n"
               "async def main():\n"
               f"    async with open_store(data_dir={str(served.data_dir)!r}) as store:\n"

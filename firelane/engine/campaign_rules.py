@@ -24,23 +24,23 @@ fight counts down (Vitality, wounds, HP), given the fields' names and the
 words; `set_or_clear` and `remove_entries` keep a sheet's ``conditions`` and
 ``aux`` free of empty mappings.
 
-Each system keeps its rules in its own package (``engine/systems/<s>/campaign.py``,
-exposing ``RULES``), registered below by name and imported lazily, as the rule
-systems themselves are (engine/registry.py). A system without campaign rules
-(a plugin, the tests' toy system) gets `CampaignRules`: every sheet field the
-combatant still has comes back as the fight left it, Down means out of the
-fight, and it has no downtime rules.
+Each system keeps its rules in its own folder (``engine/systems/<s>/campaign.py``,
+exposing ``RULES``), found through the registry of rule systems
+(engine/registry.py) and imported on first use. A system without campaign
+rules gets `CampaignRules`: every sheet field the combatant still has comes
+back as the fight left it, Down means out of the fight, and it has no
+downtime rules.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable
 from typing import Any
 
 import msgspec
 
 from firelane.engine.dice import Dice
+from firelane.engine.registry import system_campaign_rules
 from firelane.engine.state import Combatant
 from firelane.events.campaign_schemas import Change
 from firelane.events.schemas import Roll
@@ -269,13 +269,6 @@ class CountdownPoolRules(CampaignRules):
         return []
 
 
-# system name -> module exposing RULES; imported on first use.
-_MODULES: dict[str, str] = {
-    "bolt-and-blade": "firelane.engine.systems.bolt_and_blade.campaign",
-    "d100-degrees": "firelane.engine.systems.d100_degrees.campaign",
-    "d100-zones": "firelane.engine.systems.d100_zones.campaign",
-    "rond6": "firelane.engine.systems.rond6.campaign",
-}
 _loaded: dict[str, CampaignRules] = {}
 
 
@@ -287,7 +280,5 @@ def register_campaign_rules(rules: CampaignRules) -> None:
 def campaign_rules(system: str) -> CampaignRules:
     rules = _loaded.get(system)
     if rules is None:
-        module = _MODULES.get(system)
-        rules = importlib.import_module(module).RULES if module else CampaignRules(system)
-        _loaded[system] = rules
+        rules = _loaded[system] = system_campaign_rules(system) or CampaignRules(system)
     return rules

@@ -18,7 +18,7 @@ previous state keep a copy (`copy_state`). ``decide`` never mutates its input.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 import math
 from typing import Any, ClassVar, NamedTuple, Protocol
 
@@ -47,6 +47,8 @@ from firelane.events.options_schemas import (
     WindowOptions,
 )
 from firelane.engine.state import Claim, Combatant, EncounterState, ReactionWindow, copy_state
+from firelane.engine.labels import Labels
+from firelane.engine.wording import OptionalSentence, Sentence
 from firelane.events.schemas import (
     ActionTaken,
     ClaimReaction,
@@ -334,6 +336,13 @@ class BaseRuleSystem:
     setting_ranges: ClassVar[dict[str, SettingRange]] = {}
     # Area commands of the options (by type tag) whose template `preview_area` draws.
     previewable: ClassVar[frozenset[str]] = frozenset()
+    # The narration's sentences for the system's own events (tag -> sentence),
+    # and for shared events it fills with its own details (a sentence may
+    # return None to leave one to the shared sentence). See engine/wording.py.
+    sentences: ClassVar[Mapping[str, Sentence]] = {}
+    shared_event_sentences: ClassVar[Mapping[str, OptionalSentence]] = {}
+    # Its words for people: reactions, actions, conditions, fields (engine/labels.py).
+    labels: ClassVar[Labels] = Labels()
     # Combatant fields the GM may never set with GMAdjust (identity and bookkeeping).
     gm_fixed_fields: ClassVar[frozenset[str]] = frozenset({"id", "name", "side", "policy", "initiative", "reaction_used"})
 
@@ -566,6 +575,25 @@ class BaseRuleSystem:
         uses; decides nothing, rolls nothing, leaves ``state`` as it is. Raise
         Rejected when the command could not be taken now."""
         raise Rejected(f"{self.name} previews no {type(command).__name__}")
+
+    def health(self, combatant: Combatant) -> dict[str, Any] | None:
+        """What a token shows of a combatant's health: ``{"value", "max",
+        "label"}`` (e.g. vitality 7 of 12), or None. This reads the common
+        fields (``vitality``/``max_vitality``, ``hp``/``max_hp``,
+        ``wounds``/``max_wounds``); a system whose health is told otherwise
+        overrides it."""
+        for now, most, label in (("vitality", "max_vitality", "vitality"), ("hp", "max_hp", "HP"),
+                                 ("wounds", "max_wounds", "wounds")):
+            if hasattr(combatant, now) and hasattr(combatant, most):
+                value, top = int(getattr(combatant, now)), int(getattr(combatant, most) or getattr(combatant, now))
+                return {"value": value, "max": max(top, 1), "label": label}
+        return None
+
+    def range_bands(self, state: EncounterState) -> list[dict[str, Any]]:
+        """Distance bands the table draws around a focused combatant: ``{"name",
+        "metres", "squares"}`` each (Chebyshev radii); none unless the rules
+        count ranges in bands."""
+        return []
 
     def check_gm_change(self, state: EncounterState, combatant: Combatant, field: str, value: Any) -> None:
         """Raise Rejected if the GM may not set this system field to ``value``

@@ -1,9 +1,18 @@
-"""The registry of rule systems, by name."""
+"""The registry of rule systems, by name.
+
+A rule system is one folder (a package): its ``__init__`` exposes ``SYSTEM``
+(the `BaseRuleSystem`) and ``demo_setup()``; a ``campaign`` module in it, if
+there is one, exposes ``RULES`` (its campaign rules, engine/campaign_rules.py).
+A built-in system is registered by one line in ``_MODULES``; a plugin by
+naming its package in ``FIRELANE_PLUGINS`` (or `register_system`).
+"""
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
+from typing import Any
 
 from firelane.engine.core import BaseRuleSystem
 from firelane.events.codec import register_events
@@ -77,3 +86,18 @@ def demo_setup(name: str):  # -> EncounterSetup
     """The sample encounter a system ships for `firelane demo`."""
     get_system(name)
     return importlib.import_module(_MODULES[name]).demo_setup()
+
+
+def system_campaign_rules(name: str) -> Any:
+    """The ``RULES`` of the system's ``campaign`` module, or None when it has
+    none (or the system is unknown here: a campaign keeps characters of any system)."""
+    try:
+        get_system(name)
+    except UnknownSystem:
+        return None
+    module_name = f"{_MODULES[name]}.campaign"
+    try:
+        found = importlib.util.find_spec(module_name)
+    except ModuleNotFoundError:  # the system is a plain module, not a package
+        return None
+    return getattr(importlib.import_module(module_name), "RULES", None) if found else None

@@ -1,8 +1,8 @@
 """Public-key signatures: what a store signs, anyone can check with its public key.
 
 A store has one Ed25519 key pair (RFC 8032; kept in its data directory, see
-`firelane.redisio.datadir.DataDir.signing_key`). It signs campaign exports
-(`firelane.frontends.campaign_io`), and is meant to sign log entries too.
+`key_file`, at `DataDir.signing_key_path`). It signs campaign exports
+(`firelane.actors.campaign_io`), and is meant to sign log entries too.
 Whoever holds the public key (published with what it signs) can check a
 signature in any language; nobody without the private key can make one.
 
@@ -23,7 +23,10 @@ encodings (raw keys, hex) and the fingerprint.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import secrets
+from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
@@ -88,3 +91,36 @@ def signature_valid(public_key: bytes, message: bytes, signature: bytes) -> bool
     except (InvalidSignature, ValueError):
         return False
     return True
+
+
+class KeyFileError(ValueError):
+    """A key file that cannot be read as an Ed25519 private key."""
+
+
+def key_file(path: Path, *, create: bool = True) -> SigningKey | None:
+    """The Ed25519 key kept at ``path`` (PEM, mode 600): it signs what the
+    store exports, and its fingerprint names the store. Created on first use,
+    safely when several processes start at once (the first one's key is kept).
+    With ``create=False``, None when there is none yet."""
+    try:
+        return SigningKey.from_pem(path.read_bytes())
+    except FileNotFoundError:
+        if not create:
+            return None
+    except ValueError as exc:
+        raise KeyFileError(f"{path} is damaged ({exc}); restore it from a backup") from None
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    temporary = path.with_name(f".{path.stem}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(SigningKey.generate().to_pem())
+        handle.flush()
+        os.fsync(handle.fileno())
+    try:
+        # link, not rename: if another process created it meanwhile, keep theirs.
+        os.link(temporary, path)
+    except FileExistsError:
+        pass
+    finally:
+        temporary.unlink(missing_ok=True)
+    return SigningKey.from_pem(path.read_bytes())

@@ -26,6 +26,7 @@ from typing import Any
 import msgspec
 
 from firelane.engine.dice import commit_seed, derive_face
+from firelane.engine.wording import explain_roll
 from firelane.events import codec
 from firelane.events.codec import event_tag
 from firelane.events.envelope import StoredEvent
@@ -96,29 +97,6 @@ def sum_problem(roll: Roll) -> str | None:
     if roll.total != dice + modifiers:
         return f"total {roll.total} is not its dice ({dice}) plus its modifiers ({modifiers:+d})"
     return None
-
-
-def explain_roll(roll: Roll, *, details: bool = True) -> str:
-    kept = set(roll.counted())
-    dice = " ".join(
-        f"d{d.sides}:{d.face}" + ("" if i in kept else "(dropped)") for i, d in enumerate(roll.dice)
-    )
-    head = f"{roll.purpose} [{roll.rule}] {dice or 'no dice'}"
-    terms = " ".join(f"{modifier.value:+d} {modifier.source} ({modifier.rule})" for modifier in roll.modifiers)
-    if roll.compare == "<=" and roll.target is not None and terms:
-        # A roll-under test: the dice are the total, the modifiers make the target (`sum_problem`).
-        text = f"{head} = {roll.total} vs {roll.target} = {terms} ({roll.compare})"
-    else:
-        text = f"{head} {terms}".rstrip() + f" = {roll.total}"
-        if roll.target is not None:
-            text += f" vs {roll.target} ({roll.compare})"
-    if roll.success is not None:
-        text += " success" if roll.success else " failure"
-    if roll.notes:
-        text += f" [{'; '.join(roll.notes)}]"
-    if details and roll.details:
-        text += " {" + ", ".join(f"{k}={v}" for k, v in roll.details.items()) + "}"
-    return text
 
 
 def audit_entries(stored_events: list[StoredEvent], events: list[Event] | None = None) -> list[AuditEntry]:

@@ -1,5 +1,7 @@
 """Redis I/O for firelane: a thin cancel-safe trio client (one server or a Redis Cluster) and an embedded redis-server."""
 
+from typing import Any
+
 from firelane.redisio.client import (
     CommandClient,
     CommandConnection,
@@ -11,12 +13,26 @@ from firelane.redisio.client import (
     RedisConnectionError,
     RedisError,
     RedisProtocolError,
-    connect,
     is_blocking_command,
     is_cluster_url,
 )
 from firelane.redisio.cluster import ClusterClient, ClusterConnection, ClusterDownError, NotAClusterError, key_slot
 from firelane.redisio.server import EmbeddedRedis, RedisServerError, RedisServerNotFound, find_redis_server
+
+
+async def connect(url: str, **options: Any) -> CommandClient:
+    """Open a client for ``url`` and check the server answers.
+
+    ``redis://``, ``unix://``, ``redis+unix://``: a ``RedisClient`` (PING).
+    ``redis+cluster://host:port[,host:port...]``: a ``ClusterClient`` that has
+    loaded the cluster's slot map (see firelane/redisio/cluster.py).
+
+    Options: ``max_connections`` (per node on a cluster), ``connect_timeout``,
+    ``client_name``; on a cluster also ``retry_timeout``.
+    """
+    if is_cluster_url(url):
+        return await ClusterClient.connect(url, **options)
+    return await RedisClient.connect(url, **options)
 
 __all__ = [
     "ClusterClient",

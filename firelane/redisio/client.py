@@ -25,8 +25,8 @@ Model
   for ``evalsha_or_load``) sends the write and ``WAIT``/``WAITAOF`` in one
   round trip on one connection (they only count that connection's writes) and
   raises ``DurabilityError`` when fewer copies acknowledged it in time.
-* ``connect(url)`` also takes ``redis+cluster://host:port[,host:port...]`` and
-  then returns a ``ClusterClient`` (firelane/redisio/cluster.py) with the same
+* ``firelane.redisio.connect(url)`` also takes ``redis+cluster://host:port[,host:port...]``
+  and then returns a ``ClusterClient`` (firelane/redisio/cluster.py) with the same
   interface.
 """
 
@@ -55,7 +55,6 @@ __all__ = [
     "RedisConnectionError",
     "RedisError",
     "RedisProtocolError",
-    "connect",
     "is_blocking_command",
     "is_cluster_url",
 ]
@@ -824,20 +823,3 @@ class CommandClient(Protocol):
 
 def is_cluster_url(url: str) -> bool:
     return urlsplit(url).scheme == CLUSTER_SCHEME
-
-
-async def connect(url: str, **options: Any) -> CommandClient:
-    """Open a client for ``url`` and check the server answers.
-
-    ``redis://``, ``unix://``, ``redis+unix://``: a ``RedisClient`` (PING).
-    ``redis+cluster://host:port[,host:port...]``: a ``ClusterClient`` that has
-    loaded the cluster's slot map (see firelane/redisio/cluster.py).
-
-    Options: ``max_connections`` (per node on a cluster), ``connect_timeout``,
-    ``client_name``; on a cluster also ``retry_timeout``.
-    """
-    if is_cluster_url(url):
-        from firelane.redisio.cluster import ClusterClient  # imports this module
-
-        return await ClusterClient.connect(url, **options)
-    return await RedisClient.connect(url, **options)

@@ -47,7 +47,6 @@ from pathlib import Path
 import msgspec
 import trio
 
-from firelane.events.public_signing import SigningKey
 from firelane.redisio.server import (
     APPENDFSYNC_CHOICES,
     EmbeddedRedis,
@@ -157,34 +156,10 @@ class DataDir:
 
     # -- the store's public-key signing key ----------------------------------
 
-    def signing_key(self, *, create: bool = True) -> SigningKey | None:
-        """The store's Ed25519 key (``signing-key.pem``, mode 600): it signs
-        what the store exports, and its fingerprint names the store. Created on
-        first use, safely when several processes start at once (the first one's
-        key is kept). With ``create=False``, None when the store has none yet."""
-        path = self.path / "signing-key.pem"
-        try:
-            return SigningKey.from_pem(path.read_bytes())
-        except FileNotFoundError:
-            if not create:
-                return None
-        except ValueError as exc:
-            raise DataDirError(f"{path} is damaged ({exc}); restore it from a backup") from None
-        self.ensure()
-        temporary = path.with_name(f".signing-key.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(SigningKey.generate().to_pem())
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            # link, not rename: if another process created it meanwhile, keep theirs.
-            os.link(temporary, path)
-        except FileExistsError:
-            pass
-        finally:
-            temporary.unlink(missing_ok=True)
-        return SigningKey.from_pem(path.read_bytes())
+    @property
+    def signing_key_path(self) -> Path:
+        """The store's Ed25519 key (mode 600; events/public_signing.py's `key_file` reads and makes it)."""
+        return self.path / "signing-key.pem"
 
     # -- settings ----------------------------------------------------------
 

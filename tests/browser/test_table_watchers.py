@@ -10,7 +10,7 @@ import socket
 import time
 from urllib.parse import urlsplit
 
-from firelane.frontends.web import SEAT_WATCHERS
+from firelane.web.feed import SEAT_WATCHERS
 from tests.browser.table_helpers import Table, table_setup
 
 

@@ -22,8 +22,8 @@ from firelane.engine.systems.bolt_and_blade.paths import fire_lane_shooters, gro
 from firelane.engine.systems.bolt_and_blade.reactions import dive_squares, plan_reactive_fire
 from firelane.engine.systems.bolt_and_blade.rules import range_band
 from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, Weapon
-from firelane.events.bolt_and_blade_area_schemas import BBThrow
-from firelane.events.bolt_and_blade_schemas import BBAim, BBAttack, BBMove, BBOverwatch, BBRally, BBReload, BBSuppress, BBTakeCover
+from firelane.engine.systems.bolt_and_blade.area_schemas import BBThrow
+from firelane.engine.systems.bolt_and_blade.schemas import BBAim, BBAttack, BBMove, BBOverwatch, BBRally, BBReload, BBSuppress, BBTakeCover
 from firelane.events.schemas import ClaimReaction, Command, EndTurn, PassReaction
 
 GOOD_SHOT = 0.45  # shoot from where you stand at these odds or better

@@ -8,7 +8,7 @@ from typing import Any
 from firelane.engine.core import SEQUENCER
 from firelane.engine.dice import FixedDice
 from firelane.engine.systems.bolt_and_blade import SYSTEM, BoltAndBladeState
-from firelane.events.bolt_and_blade_schemas import BBAttack, BBMove
+from firelane.engine.systems.bolt_and_blade.schemas import BBAttack, BBMove
 from firelane.events.schemas import (
     ClaimReaction,
     CombatantSetup,

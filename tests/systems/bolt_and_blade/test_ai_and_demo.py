@@ -12,7 +12,7 @@ from firelane.engine.simulate import run_headless
 from firelane.engine.state import copy_state
 from firelane.engine.systems.bolt_and_blade import SYSTEM, demo_setup, load_data
 from firelane.events import codec
-from firelane.events.bolt_and_blade_schemas import BB_EVENTS
+from firelane.engine.systems.bolt_and_blade.schemas import BB_EVENTS
 from firelane.events.schemas import ActionTaken, ClaimReaction, PassReaction, ReactionWindowOpened, RoundStarted
 
 from .helpers import arena, fighter, knife_only, sheet

@@ -22,7 +22,7 @@ from firelane.engine.simulate import run_headless
 from firelane.engine.systems.bolt_and_blade import SYSTEM, demo_setup, load_data, sheet_from_template
 from firelane.projections.audit import sum_problem
 from firelane.engine.systems.bolt_and_blade.areas import PersistentZone, choose_area_command, sight_blocked_by_zones
-from firelane.events.bolt_and_blade_area_schemas import (
+from firelane.engine.systems.bolt_and_blade.area_schemas import (
     BBAreaAttack,
     BBAreaPreviewed,
     BBAreaResolved,
@@ -35,7 +35,7 @@ from firelane.events.bolt_and_blade_area_schemas import (
     BBZoneExpired,
     BBZoneTicked,
 )
-from firelane.events.bolt_and_blade_schemas import BBMove
+from firelane.engine.systems.bolt_and_blade.schemas import BBMove
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,

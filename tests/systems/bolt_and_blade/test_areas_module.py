@@ -28,7 +28,7 @@ from firelane.engine.systems.bolt_and_blade.areas import (
     sight_blocked_by_zones,
 )
 from firelane.engine.systems.bolt_and_blade.rules import parse_dice
-from firelane.events.bolt_and_blade_area_schemas import (
+from firelane.engine.systems.bolt_and_blade.area_schemas import (
     BBAreaAttack,
     BBAreaPreviewed,
     BBAreaResolved,
@@ -63,7 +63,7 @@ from firelane.events.schemas import (
 )
 
 WEAPONS: dict[str, dict[str, Any]] = json.loads(
-    (Path(__file__).parents[3] / "firelane" / "data" / "bolt_and_blade.json").read_text()
+    (Path(__file__).parents[3] / "firelane" / "engine" / "systems" / "bolt_and_blade" / "sample_data.json").read_text()
 )["weapons"]
 WEAPONS = {
     **WEAPONS,

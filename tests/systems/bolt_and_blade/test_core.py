@@ -17,7 +17,7 @@ from firelane.engine.systems.bolt_and_blade.rules import (
     range_band,
     roll_d20,
 )
-from firelane.events.bolt_and_blade_schemas import (
+from firelane.engine.systems.bolt_and_blade.schemas import (
     BBAim,
     BBDisengage,
     BBHelp,
@@ -407,7 +407,7 @@ def test_damage_expressions_parse_and_reject_nonsense() -> None:
 
 def test_bad_commands_are_rejected_with_reasons() -> None:
     """BB-CORE-16: illegal actions are refused with a clear reason and change nothing."""
-    from firelane.events.bolt_and_blade_schemas import BBOverwatch, BBSuppress
+    from firelane.engine.systems.bolt_and_blade.schemas import BBOverwatch, BBSuppress
 
     setup = arena([fighter("a", "red", (1, 1), **sheet()), fighter("f", "red", (1, 3), **knife_only()), fighter("b", "blue", (5, 1), **knife_only())])
     state = start(setup, ["a", "b", "f"])
@@ -430,7 +430,7 @@ def test_bad_commands_are_rejected_with_reasons() -> None:
 def test_bb_core_17_use_power_spends_the_action_on_a_catalogue_power() -> None:
     """BB-CORE-17: Use Power: a psychic power from the sample data (psychic storm, a 10-ft burst,
     Willpower DC 13 for half) spends the Action as "use power" and resolves at the chosen point."""
-    from firelane.events.bolt_and_blade_area_schemas import BBAreaAttack
+    from firelane.engine.systems.bolt_and_blade.area_schemas import BBAreaAttack
 
     state = duel(sheet(weapons=["lasgun", "psychic storm"]), distance=6)
     events = act(state, BBAreaAttack(command_id=cid(), actor="a", weapon="psychic storm", target=state.combatants["b"].position),

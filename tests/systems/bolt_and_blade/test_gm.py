@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from firelane.engine.core import GM
 from firelane.engine.seats import ENGINE_SEAT
-from firelane.events.bolt_and_blade_schemas import BBAttack
+from firelane.engine.systems.bolt_and_blade.schemas import BBAttack
 from firelane.events.schemas import ActionTaken, CommandRejected, CoverFeature, GMAdjust, GMAdjusted, GMRule, GMRuled, Moved, TestRolled
 
 from .helpers import act, arena, claim, fighter, knife_only, of, one, rejected, sheet, start

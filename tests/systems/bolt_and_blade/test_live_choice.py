@@ -11,7 +11,7 @@ import trio.testing
 from firelane.actors.sequencer import Sequencer, create_encounter, load_seed
 from firelane.engine.systems.bolt_and_blade import SYSTEM
 from firelane.events import codec
-from firelane.events.bolt_and_blade_schemas import BBMove, BBReactiveFireChoice
+from firelane.engine.systems.bolt_and_blade.schemas import BBMove, BBReactiveFireChoice
 from firelane.events.log import EventLog
 from firelane.events.schemas import ClaimReaction, CombatantSetup, EndTurn, ReactionWindowOpened
 from firelane.projections.turn_state import TurnStateProjection

@@ -4,7 +4,7 @@ Disengage, entering cover (BB-CMB-02, -03, -05..09, -29)."""
 from __future__ import annotations
 
 from firelane.engine.grid import Grid, fire_lane_crossings, in_fire_lane
-from firelane.events.bolt_and_blade_schemas import BBDisengage
+from firelane.engine.systems.bolt_and_blade.schemas import BBDisengage
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,

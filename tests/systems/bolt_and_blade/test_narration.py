@@ -1,8 +1,8 @@
-"""The Bolt & Blade sentences of the narration (firelane/frontends/narrate_systems.py)."""
+"""The Bolt & Blade sentences of the narration (firelane/engine/systems/bolt_and_blade/narration.py)."""
 
 from __future__ import annotations
 
-from firelane.frontends.narrate import Narrator
+from firelane.projections.narration import Narrator
 
 from .helpers import act, arena, claim, fighter, knife_only, move, pass_, sheet, start
 
@@ -32,7 +32,7 @@ def test_every_roll_the_audit_explains_is_in_the_narration_line_of_its_event() -
     from firelane.engine.simulate import run_headless
     from firelane.engine.systems.bolt_and_blade import SYSTEM, demo_setup
     from firelane.events.schemas import InitiativeRolled
-    from firelane.frontends.narrate import _with_names
+    from firelane.projections.narration import _with_names
     from firelane.projections.audit import explain_roll, iter_rolls
 
     narrator = Narrator(colour=False)
@@ -57,7 +57,7 @@ def test_every_roll_the_audit_explains_is_in_the_narration_line_of_its_event() -
 
 def test_bb_cmb_25_a_scatter_reads_as_a_sentence_with_its_roll() -> None:
     """BB-CMB-25 in words: how far and which way the grenade drifted, and the drift roll (steps) as the audit writes it."""
-    from firelane.events.bolt_and_blade_area_schemas import BBScattered, BBThrow
+    from firelane.engine.systems.bolt_and_blade.area_schemas import BBScattered, BBThrow
     from firelane.projections.audit import explain_roll
 
     state = start(arena([fighter("s", "red", (2, 10), **sheet(weapons=["frag grenade"], ready_weapon="frag grenade")),

@@ -29,8 +29,8 @@ from firelane.engine.systems.bolt_and_blade import options as bb_options
 from firelane.engine.systems.bolt_and_blade.combat import plan_attack, plan_hit_chance
 from firelane.engine.systems.bolt_and_blade.rules import d20_mode
 from firelane.events import codec
-from firelane.events.bolt_and_blade_area_schemas import BBThrow, BBZoneCreated
-from firelane.events.bolt_and_blade_schemas import BBAttack, BBMove, BBOverwatch
+from firelane.engine.systems.bolt_and_blade.area_schemas import BBThrow, BBZoneCreated
+from firelane.engine.systems.bolt_and_blade.schemas import BBAttack, BBMove, BBOverwatch
 from firelane.events.options_schemas import CombatantOptions, SeatOptions
 from firelane.events.schemas import (
     AttackResolved,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from firelane.engine.core import SEQUENCER
 from firelane.engine.systems.bolt_and_blade import SYSTEM
 from firelane.engine.systems.bolt_and_blade.rules import exchange_outcome
-from firelane.events.bolt_and_blade_schemas import BBAttackRecomputed, BBExchangeResolved, BBMovementStopped, BBOverwatch, BBReactiveFireChoice, BBShotHeld
+from firelane.engine.systems.bolt_and_blade.schemas import BBAttackRecomputed, BBExchangeResolved, BBMovementStopped, BBOverwatch, BBReactiveFireChoice, BBShotHeld
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,

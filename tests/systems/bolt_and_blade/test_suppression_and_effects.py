@@ -6,7 +6,7 @@ from __future__ import annotations
 from firelane.engine.core import SEQUENCER
 from firelane.engine.dice import FixedDice
 from firelane.engine.systems.bolt_and_blade import SYSTEM
-from firelane.events.bolt_and_blade_schemas import BBAim, BBMark, BBMarkMoved, BBRally, BBSuppress, BBTakeCover
+from firelane.engine.systems.bolt_and_blade.schemas import BBAim, BBMark, BBMarkMoved, BBRally, BBSuppress, BBTakeCover
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from firelane.events.d100_degrees_schemas import (
+from firelane.engine.systems.d100_degrees.schemas import (
     D100DAllOutAttack,
     D100DBasicAttack,
     D100DControlledFire,

@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 
 from firelane.engine.core import command_json
 from firelane.engine.systems.d100_degrees import SYSTEM, ai, demo_setup, load_data, options, sheet
-from firelane.events.d100_degrees_schemas import (
+from firelane.engine.systems.d100_degrees.schemas import (
     D100DAllOutAttack,
     D100DBasicAttack,
     D100DClearJam,

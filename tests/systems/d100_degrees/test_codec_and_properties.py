@@ -8,7 +8,7 @@ from firelane.engine.dice import FixedDice
 from firelane.engine.registry import get_system
 from firelane.engine.systems.d100_degrees import rules
 from firelane.events import codec
-from firelane.events.d100_degrees_schemas import D100DBasicAttack, D100DSuppressingFire, D100DSuppressingFireResolved
+from firelane.engine.systems.d100_degrees.schemas import D100DBasicAttack, D100DSuppressingFire, D100DSuppressingFireResolved
 
 
 def test_commands_decode_from_frontend_json_with_walked_squares() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from firelane.engine.core import SEQUENCER
-from firelane.events.d100_degrees_schemas import D100DBasicAttack, D100DControlledFire
+from firelane.engine.systems.d100_degrees.schemas import D100DBasicAttack, D100DControlledFire
 from firelane.events.schemas import (
     ActionTaken,
     ClaimReaction,

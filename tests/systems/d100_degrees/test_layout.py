@@ -6,6 +6,9 @@ from __future__ import annotations
 from ..floors import floor_problems
 
 FLOORS = {
+    "schemas": 0,  # the command and event schemas
+    "narration": 0,  # the narration's sentences
+    "labels": 0,  # its words for people
     "state": 0,
     "rules": 0,
     "data": 0,

@@ -13,7 +13,7 @@ from firelane.engine.core import Rejected, command_json
 from firelane.engine.dice import Dice
 from firelane.engine.seats import ENGINE_SEAT
 from firelane.engine.systems.d100_degrees import SYSTEM
-from firelane.events.d100_degrees_schemas import D100DBasicAttack, D100DControlledFire, D100DMove
+from firelane.engine.systems.d100_degrees.schemas import D100DBasicAttack, D100DControlledFire, D100DMove
 from firelane.events.schemas import AttackResolved, ClaimReaction, Die, Moved, TestRolled
 
 from ..options_helpers import as_command, check_every_listed_command, check_moves_follow_listed_paths, decide_listed, demo_states

@@ -11,7 +11,7 @@ import pytest
 from firelane.engine.core import Rejected, command_json
 from firelane.engine.seats import ENGINE_SEAT
 from firelane.engine.systems.d100_degrees import SYSTEM, options
-from firelane.events.d100_degrees_schemas import D100DBasicAttack, D100DControlledFire
+from firelane.engine.systems.d100_degrees.schemas import D100DBasicAttack, D100DControlledFire
 from firelane.events.schemas import AttackResolved
 
 from ..options_helpers import as_command, decide_listed
@@ -96,7 +96,7 @@ def test_d100d_04_sampled_unlisted_chains_are_refused() -> None:
 
 def test_d100d_09_suppressing_fire_is_listed_at_each_rof_with_the_exact_chance() -> None:
     """D100D-09: a Hard Ballistic Skill test at +5 x the chosen RoF; the listed chance counts the d100 faces (jams miss)."""
-    from firelane.events.d100_degrees_schemas import D100DSuppressingFireResolved
+    from firelane.engine.systems.d100_degrees.schemas import D100DSuppressingFireResolved
 
     state = _crowd()
     [suppress] = [a for a in next(c for c in SYSTEM.options(state, ENGINE_SEAT).combatants if c.combatant == "a1").actions

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from firelane.engine.systems.d100_degrees import rules
-from firelane.events.d100_degrees_schemas import (
+from firelane.engine.systems.d100_degrees.schemas import (
     D100DAllOutAttack,
     D100DControlledFire,
     D100DSuppressingFire,

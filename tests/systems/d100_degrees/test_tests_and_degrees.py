@@ -6,7 +6,7 @@ import pytest
 
 from firelane.engine.dice import FixedDice
 from firelane.engine.systems.d100_degrees import rules
-from firelane.events.d100_degrees_schemas import D100DBasicAttack
+from firelane.engine.systems.d100_degrees.schemas import D100DBasicAttack
 from firelane.events.schemas import AttackResolved, Modifier, PassReaction
 
 from .helpers import act, fighter, make_setup, one, start

@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 from firelane.engine.registry import get_system
 from firelane.engine.core import command_json
 from firelane.engine.systems.d100_zones import SYSTEM, ai, demo_setup, load_data, options, sheet
-from firelane.events.d100_zones_schemas import (
+from firelane.engine.systems.d100_zones.schemas import (
     D100ZAimedShot,
     D100ZAttack,
     D100ZFirstAid,

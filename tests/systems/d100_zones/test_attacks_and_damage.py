@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from firelane.engine.systems.d100_zones import rules
-from firelane.events.d100_zones_schemas import D100ZAttack
+from firelane.engine.systems.d100_zones.schemas import D100ZAttack
 from firelane.events.schemas import AttackResolved, CombatantDown, ConditionApplied, DamageDealt
 
 from .helpers import KNIFE, KNUCKLES, PISTOL, RIFLE, act, fighter, make_setup, mods, of_type, one, rejection, start

@@ -9,7 +9,7 @@ from firelane.engine.registry import get_system
 from firelane.engine.systems.d100_zones import rules
 from firelane.engine.systems.percentile import percentile_test
 from firelane.events import codec
-from firelane.events.d100_zones_schemas import D100ZFirstAidGiven, D100ZSuppressiveFire
+from firelane.engine.systems.d100_zones.schemas import D100ZFirstAidGiven, D100ZSuppressiveFire
 from firelane.events.schemas import Modifier
 
 

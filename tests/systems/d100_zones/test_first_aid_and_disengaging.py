@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from firelane.engine.systems.d100_zones import SYSTEM, rules
-from firelane.events.d100_zones_schemas import D100ZAttack, D100ZFirstAid, D100ZFirstAidGiven, D100ZMove, D100ZRevived
+from firelane.engine.systems.d100_zones.schemas import D100ZAttack, D100ZFirstAid, D100ZFirstAidGiven, D100ZMove, D100ZRevived
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from firelane.engine.systems.d100_zones import rules
-from firelane.events.d100_zones_schemas import D100ZAttack, D100ZMove
+from firelane.engine.systems.d100_zones.schemas import D100ZAttack, D100ZMove
 from firelane.events.schemas import ActionTaken, InitiativeRolled, Moved
 
 from .helpers import act, end_turn, fighter, make_setup, of_type, one, rejection, start, start_logged

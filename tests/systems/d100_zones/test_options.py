@@ -8,7 +8,7 @@ import pytest
 from firelane.engine.core import SEQUENCER, Rejected
 from firelane.engine.dice import FixedDice
 from firelane.engine.systems.d100_zones import SYSTEM, rules
-from firelane.events.d100_zones_schemas import D100ZAimedShot, D100ZAttack, D100ZMove, D100ZSuppressiveFire
+from firelane.engine.systems.d100_zones.schemas import D100ZAimedShot, D100ZAttack, D100ZMove, D100ZSuppressiveFire
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,

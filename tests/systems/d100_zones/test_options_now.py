@@ -13,7 +13,7 @@ import pytest
 from firelane.engine.core import Rejected, command_json
 from firelane.engine.seats import ENGINE_SEAT, GM
 from firelane.engine.systems.d100_zones import SYSTEM
-from firelane.events.d100_zones_schemas import D100ZAttack, D100ZMove
+from firelane.engine.systems.d100_zones.schemas import D100ZAttack, D100ZMove
 from firelane.events.schemas import AttackResolved, GMAdjust, GMRule, GMRuled, Moved
 
 from ..options_helpers import (

@@ -18,7 +18,7 @@ from firelane.engine.grid import Grid, Square, distance
 from firelane.engine.systems.d100_degrees import actions, rules
 from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState, Weapon
 from firelane.engine.systems.percentile import occupied_squares, step_path
-from firelane.events.d100_degrees_schemas import (
+from firelane.engine.systems.d100_degrees.schemas import (
     ChainLink,
     D100DAllOutAttack,
     D100DBasicAttack,

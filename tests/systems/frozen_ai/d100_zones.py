@@ -19,7 +19,7 @@ from firelane.engine.grid import Grid, Square, distance
 from firelane.engine.systems.d100_zones import actions, rules
 from firelane.engine.systems.d100_zones.state import MELEE, UNARMED, D100ZCombatant, D100ZState, ZWeapon
 from firelane.engine.systems.percentile import occupied_squares, step_path
-from firelane.events.d100_zones_schemas import (
+from firelane.engine.systems.d100_zones.schemas import (
     D100ZAimedShot,
     D100ZAttack,
     D100ZFirstAid,

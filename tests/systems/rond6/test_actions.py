@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from firelane.engine.systems.rond6 import rules
-from firelane.events.rond6_schemas import (
+from firelane.engine.systems.rond6.schemas import (
     R6ActionDeclared,
     R6ActionLost,
     R6ActionsDeclared,

@@ -16,8 +16,8 @@ from firelane.engine.systems.rond6 import (
     sheet_from_template,
 )
 from firelane.events import codec
-from firelane.events.rond6_aux_schemas import R6Move
-from firelane.events.rond6_schemas import (
+from firelane.engine.systems.rond6.aux_schemas import R6Move
+from firelane.engine.systems.rond6.schemas import (
     R6Attack,
     R6Charge,
     R6DeclareActions,

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from firelane.engine.state import copy_state
 from firelane.engine.systems.rond6 import SYSTEM
-from firelane.events.rond6_aux_schemas import (
+from firelane.engine.systems.rond6.aux_schemas import (
     R6AreaAttack,
     R6AreaTargeted,
     R6Heal,
     R6Healed,
     R6Move,
 )
-from firelane.events.rond6_schemas import R6Attack, R6DeclareActions
+from firelane.engine.systems.rond6.schemas import R6Attack, R6DeclareActions
 from tests.systems.rond6.r6helpers import PISTOL, act, combatant, of_type, setup, start
 
 GRENADE = {"id": "grenade", "name": "fragmentation grenade", "kind": "thrown", "skill": "throwing", "damage": "5D",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from firelane.engine.systems.rond6 import rules
-from firelane.events.rond6_schemas import (
+from firelane.engine.systems.rond6.schemas import (
     R6ActionsDeclared,
     R6Attack,
     R6DeclareActions,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from firelane.engine.systems.rond6 import SYSTEM
 from firelane.engine.systems.rond6.areas import choose_area_attack
-from firelane.events.rond6_aux_schemas import R6AreaAttack, R6AreaTargeted
+from firelane.engine.systems.rond6.aux_schemas import R6AreaAttack, R6AreaTargeted
 from firelane.events.schemas import AttackResolved, DamageDealt, StateAdjusted, Terrain, Wall
 
 from tests.systems.rond6.test_aux_support import act, cid, declare, fighter, of_type, rejection, replayed, start

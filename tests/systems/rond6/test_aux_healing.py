@@ -5,7 +5,7 @@ from __future__ import annotations
 from firelane.engine.core import SEQUENCER
 from firelane.engine.systems.rond6 import SYSTEM
 from firelane.engine.systems.rond6.healing import DAY, choose_heal, recovery_time
-from firelane.events.rond6_aux_schemas import R6Heal, R6Healed
+from firelane.engine.systems.rond6.aux_schemas import R6Heal, R6Healed
 from firelane.events.schemas import ActionTaken, ConditionRemoved
 
 from tests.systems.rond6.test_aux_support import act, cid, declare, fighter, of_type, rejection, start

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from firelane.events.rond6_aux_schemas import R6HoldBreath, R6Jump, R6Move, R6Strenuous
-from firelane.events.rond6_schemas import R6ActionDeclared
+from firelane.engine.systems.rond6.aux_schemas import R6HoldBreath, R6Jump, R6Move, R6Strenuous
+from firelane.engine.systems.rond6.schemas import R6ActionDeclared
 from firelane.events.schemas import ActionTaken, ConditionApplied, Moved, Terrain, Wall
 from firelane.events.schemas import TestRolled as Rolled
 

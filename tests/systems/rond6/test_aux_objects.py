@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from firelane.events.rond6_aux_schemas import R6BreakObject, R6Move, R6ObjectDamaged
+from firelane.engine.systems.rond6.aux_schemas import R6BreakObject, R6Move, R6ObjectDamaged
 from firelane.events.schemas import ActionTaken, StateAdjusted, Terrain, Wall
 
 from tests.systems.rond6.test_aux_support import act, cid, declare, fighter, of_type, rejection, replayed, start

@@ -12,8 +12,8 @@ from firelane.engine.dice import SeededDice
 from firelane.engine.systems.rond6 import SYSTEM
 from firelane.engine.systems.rond6.areas import choose_area_attack
 from firelane.engine.systems.rond6.movement import path_towards
-from firelane.events.rond6_aux_schemas import R6AreaAttack, R6BreakObject, R6Heal, R6HoldBreath, R6Jump, R6Move
-from firelane.events.rond6_schemas import R6DeclareActions
+from firelane.engine.systems.rond6.aux_schemas import R6AreaAttack, R6BreakObject, R6Heal, R6HoldBreath, R6Jump, R6Move
+from firelane.engine.systems.rond6.schemas import R6DeclareActions
 from firelane.events.schemas import (
     CombatantSetup,
     Command,

@@ -12,7 +12,7 @@ from firelane.engine.core import SEQUENCER
 from firelane.engine.dice import FixedDice
 from firelane.engine.systems.rond6 import SYSTEM
 from firelane.engine.systems.rond6.state import RonD6State
-from firelane.events.rond6_schemas import R6DeclareActions
+from firelane.engine.systems.rond6.schemas import R6DeclareActions
 from firelane.events.schemas import (
     CombatantSetup,
     Command,

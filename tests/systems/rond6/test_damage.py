@@ -8,8 +8,8 @@ import pytest
 
 from firelane.engine.core import SEQUENCER
 from firelane.engine.systems.rond6 import rules
-from firelane.frontends.narrate import Narrator
-from firelane.events.rond6_schemas import (
+from firelane.projections.narration import Narrator
+from firelane.engine.systems.rond6.schemas import (
     R6ActionsDeclared,
     R6Attack,
     R6DamageRolled,

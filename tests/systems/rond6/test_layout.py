@@ -7,6 +7,10 @@ from __future__ import annotations
 from ..floors import floor_problems
 
 FLOORS = {
+    "schemas": 0,  # the command and event schemas (and the auxiliary rules' own)
+    "aux_schemas": 0,
+    "narration": 0,  # the narration's sentences
+    "labels": 0,  # its words for people
     "state": 0,
     "pools": 0,
     "rules": 0,

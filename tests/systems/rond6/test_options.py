@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from firelane.engine.systems.rond6 import SYSTEM, actions, rules
-from firelane.events.rond6_aux_schemas import R6Move
-from firelane.events.rond6_schemas import (
+from firelane.engine.systems.rond6.aux_schemas import R6Move
+from firelane.engine.systems.rond6.schemas import (
     R6Attack,
     R6Charge,
     R6DeclareActions,

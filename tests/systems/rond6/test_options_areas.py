@@ -18,8 +18,8 @@ from firelane.engine.seats import ENGINE_SEAT
 from firelane.engine.systems.rond6 import SYSTEM, areas, options
 from firelane.engine.systems.rond6.data import weapon_profile
 from firelane.events.options_schemas import ActionOption
-from firelane.events.rond6_aux_schemas import R6AreaAttack, R6AreaTargeted
-from firelane.events.rond6_schemas import R6Attack, R6DeclareActions, R6Wait
+from firelane.engine.systems.rond6.aux_schemas import R6AreaAttack, R6AreaTargeted
+from firelane.engine.systems.rond6.schemas import R6Attack, R6DeclareActions, R6Wait
 from firelane.events.schemas import AttackResolved, EndTurn
 
 from ..options_helpers import as_command, decide_listed, demo_states

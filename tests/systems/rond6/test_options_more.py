@@ -17,8 +17,8 @@ from firelane.engine.dice import FixedDice
 from firelane.engine.seats import ENGINE_SEAT
 from firelane.engine.systems.rond6 import SYSTEM, odds, options
 from firelane.engine.systems.rond6.pools import DieCode
-from firelane.events.rond6_aux_schemas import R6Heal, R6Move
-from firelane.events.rond6_schemas import R6Attack, R6Charge, R6DeclareActions
+from firelane.engine.systems.rond6.aux_schemas import R6Heal, R6Move
+from firelane.engine.systems.rond6.schemas import R6Attack, R6Charge, R6DeclareActions
 from firelane.events.schemas import EndTurn
 
 from ..options_helpers import check_moves_follow_listed_paths, decide_listed

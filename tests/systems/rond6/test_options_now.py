@@ -14,8 +14,8 @@ from firelane.engine.dice import Dice
 from firelane.engine.seats import ENGINE_SEAT, GM
 from firelane.engine.systems.rond6 import SYSTEM, odds
 from firelane.engine.systems.rond6.pools import DieCode, roll_pool
-from firelane.events.rond6_aux_schemas import R6Move
-from firelane.events.rond6_schemas import R6Attack, R6DeclareActions, R6MortalWoundCheck
+from firelane.engine.systems.rond6.aux_schemas import R6Move
+from firelane.engine.systems.rond6.schemas import R6Attack, R6DeclareActions, R6MortalWoundCheck
 from firelane.events.schemas import ConditionApplied, ConditionRemoved, Die, GMRule, Moved
 
 from ..options_helpers import as_command, check_listed_commands_sampling_moves, check_moves_follow_listed_paths, demo_states

@@ -12,8 +12,8 @@ from firelane.engine.core import GM
 from firelane.engine.dice import FixedDice
 from firelane.engine.systems.rond6 import SYSTEM, actions
 from firelane.engine.systems.rond6.reactions import RefusedAfterEvents
-from firelane.events.rond6_aux_schemas import R6Move
-from firelane.events.rond6_schemas import R6ActionDeclared, R6ActionLost, R6ActionsDeclared, R6Attack, R6Charge, R6DeclareActions, R6Wait
+from firelane.engine.systems.rond6.aux_schemas import R6Move
+from firelane.engine.systems.rond6.schemas import R6ActionDeclared, R6ActionLost, R6ActionsDeclared, R6Attack, R6Charge, R6DeclareActions, R6Wait
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,

@@ -29,7 +29,7 @@ from firelane.engine.systems.bolt_and_blade.reactions import resolve_declared_at
 from firelane.engine.systems.bolt_and_blade.rules import improved_cover
 from firelane.engine.systems.bolt_and_blade.combat import AttackPlan
 from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, Weapon
-from firelane.events.bolt_and_blade_schemas import (
+from firelane.engine.systems.bolt_and_blade.schemas import (
     BBAim,
     BBAttack,
     BBDisengage,

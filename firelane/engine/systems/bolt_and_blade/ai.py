@@ -46,8 +46,8 @@ from firelane.engine.systems.bolt_and_blade.reactions import dive_squares
 from firelane.engine.systems.bolt_and_blade.rules import d20_mode, range_band
 from firelane.engine.systems.bolt_and_blade.sight import cover_lookup, wall_sight
 from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, Weapon
-from firelane.events.bolt_and_blade_area_schemas import BBThrow
-from firelane.events.bolt_and_blade_schemas import BBAim, BBAttack, BBMove, BBOverwatch, BBRally, BBReload, BBSuppress, BBTakeCover
+from firelane.engine.systems.bolt_and_blade.area_schemas import BBThrow
+from firelane.engine.systems.bolt_and_blade.schemas import BBAim, BBAttack, BBMove, BBOverwatch, BBRally, BBReload, BBSuppress, BBTakeCover
 from firelane.events.schemas import ClaimReaction, Command, EndTurn, PassReaction
 
 GOOD_SHOT = 0.45  # shoot from where you stand at these odds or better

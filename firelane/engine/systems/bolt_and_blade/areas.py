@@ -78,7 +78,7 @@ from firelane.engine.templates import (
     feet_to_squares,
     split_by_line_of_effect,
 )
-from firelane.events.bolt_and_blade_area_schemas import (
+from firelane.engine.systems.bolt_and_blade.area_schemas import (
     BB_AREA_COMMANDS,
     BB_AREA_EVENTS,
     BBAreaAttack,
@@ -227,7 +227,7 @@ def _save_fields(save: Any) -> tuple[str, int, bool]:
 def area_profile(name: str, item: Mapping[str, Any]) -> AreaProfile | None:
     """Read an item's area effect from its Bolt & Blade data, or None if it has none.
 
-    The data (firelane/data/bolt_and_blade.json): ``template`` (``{"shape":
+    The data (firelane/engine/systems/bolt_and_blade/sample_data.json): ``template`` (``{"shape":
     "burst"|"cone"|"line", "size_ft": 10}``, or the short ``"burst 10"``; null
     for no template), ``range`` ([normal, maximum] ft or "30/60"), ``damage``
     ("2d6"), ``save`` (``{"attribute": "agility", "dc": 13, "half": true}``),

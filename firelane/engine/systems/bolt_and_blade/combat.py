@@ -38,7 +38,7 @@ from firelane.engine.systems.bolt_and_blade.rules import (
 from firelane.engine.systems.bolt_and_blade.sight import grid_of, wall_sight
 from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, Weapon
 from firelane.engine.systems.bolt_and_blade.zones import line_touches, sight_blocking_squares
-from firelane.events.bolt_and_blade_schemas import BBOpposedCheck
+from firelane.engine.systems.bolt_and_blade.schemas import BBOpposedCheck
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,

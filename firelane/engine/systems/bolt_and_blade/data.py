@@ -1,4 +1,4 @@
-"""Bolt & Blade sample data: the catalogue in ``firelane/data/bolt_and_blade.json``
+"""Bolt & Blade sample data: the catalogue in ``firelane/engine/systems/bolt_and_blade/sample_data.json``
 (weapons, armour, combatant templates) and the demo encounter built from it.
 
 The file is package data read once; the engine only sees plain dicts and the
@@ -20,7 +20,7 @@ from firelane.events.schemas import CombatantSetup, EncounterSetup, Terrain
 
 @lru_cache(maxsize=1)
 def _catalogue() -> dict[str, Any]:
-    text = resources.files("firelane").joinpath("data/bolt_and_blade.json").read_text(encoding="utf-8")
+    text = resources.files(__package__).joinpath("sample_data.json").read_text(encoding="utf-8")
     return json.loads(text)  # type: ignore[no-any-return]
 
 

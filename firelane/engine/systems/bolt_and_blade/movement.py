@@ -53,7 +53,7 @@ from firelane.engine.systems.bolt_and_blade.paths import (
 )
 from firelane.engine.systems.bolt_and_blade.reactions import fire_reactive_shot, move_of, plan_reactive_fire
 from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant
-from firelane.events.bolt_and_blade_schemas import BBMove
+from firelane.engine.systems.bolt_and_blade.schemas import BBMove
 from firelane.events.options_schemas import Threat
 from firelane.events.schemas import ConditionApplied, EligibleReactor, Moved, ReactionDenied
 

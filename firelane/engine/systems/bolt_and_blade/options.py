@@ -55,8 +55,8 @@ from firelane.engine.systems.bolt_and_blade.paths import cheapest_paths, occupie
 from firelane.engine.systems.bolt_and_blade.reactions import dive_offer, dive_squares, plan_reactive_fire, return_fire_problem
 from firelane.engine.systems.bolt_and_blade.rules import d20_mode
 from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant
-from firelane.events.bolt_and_blade_area_schemas import BBAreaAttack, BBThrow
-from firelane.events.bolt_and_blade_schemas import (
+from firelane.engine.systems.bolt_and_blade.area_schemas import BBAreaAttack, BBThrow
+from firelane.engine.systems.bolt_and_blade.schemas import (
     BBAim,
     BBAttack,
     BBDisengage,

@@ -29,7 +29,7 @@ from firelane.engine.systems.bolt_and_blade.combat import grid_of
 from firelane.engine.systems.bolt_and_blade.sight import steps
 from firelane.engine.systems.bolt_and_blade.constants import DISENGAGED, OVERWATCH, PINNED, STUNNED
 from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, HeldShot
-from firelane.events.bolt_and_blade_schemas import BBMovementStopped
+from firelane.engine.systems.bolt_and_blade.schemas import BBMovementStopped
 from firelane.events.schemas import ReactionDenied
 
 

@@ -61,7 +61,7 @@ from firelane.engine.systems.bolt_and_blade.paths import (
     stop_movement,
 )
 from firelane.engine.systems.bolt_and_blade.rules import exchange_outcome
-from firelane.events.bolt_and_blade_schemas import BBAttackRecomputed, BBExchangeResolved, BBReactiveFireChoice, BBShotHeld
+from firelane.engine.systems.bolt_and_blade.schemas import BBAttackRecomputed, BBExchangeResolved, BBReactiveFireChoice, BBShotHeld
 from firelane.events.schemas import (
     ActionTaken,
     ClaimReaction,

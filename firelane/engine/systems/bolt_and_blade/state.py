@@ -1,7 +1,7 @@
 """Bolt & Blade typed state: weapons, combatants and the encounter.
 
 A combatant's sheet (``CombatantSetup.sheet``) names its weapons and armour by
-their catalogue names (``firelane/data/bolt_and_blade.json``) or gives whole
+their catalogue names (``firelane/engine/systems/bolt_and_blade/sample_data.json``) or gives whole
 records; `build_sheet` resolves them so the state always holds full profiles
 and replay never depends on the catalogue file changing.
 """

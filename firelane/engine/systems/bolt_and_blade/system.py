@@ -35,7 +35,9 @@ from firelane.engine.systems.bolt_and_blade.state import (
     unknown_sheet_fields,
 )
 from firelane.events.options_schemas import AreaPreview, ReactionOption
-from firelane.events.bolt_and_blade_schemas import BB_COMMANDS, BB_EVENTS, BBMarkMoved, BBMovementStopped, BBOpposedCheck, BBShotHeld
+from firelane.engine.systems.bolt_and_blade.schemas import BB_COMMANDS, BB_EVENTS, BBMarkMoved, BBMovementStopped, BBOpposedCheck, BBShotHeld
+from firelane.engine.systems.bolt_and_blade import narration
+from firelane.engine.systems.bolt_and_blade.labels import LABELS
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,
@@ -98,6 +100,9 @@ class BoltAndBladeSystem(BaseRuleSystem):
     reaction_resets: ClassVar[str] = "own_turn"
     initiative_each_round: ClassVar[bool] = False
     previewable: ClassVar[frozenset[str]] = frozenset({"BBThrow", "BBAreaAttack"})
+    sentences = narration.SENTENCES
+    shared_event_sentences = narration.SHARED_EVENT_SENTENCES
+    labels = LABELS
     default_settings: ClassVar[dict[str, Any]] = {**BB_DEFAULT_SETTINGS, **areas.AREA_DEFAULT_SETTINGS}
     setting_ranges: ClassVar[dict[str, SettingRange]] = {
         "proficiency_table.*.*": SettingRange(0, 100),  # [level from, bonus]

@@ -29,7 +29,7 @@ from firelane.engine.systems.percentile import (
     position,
     roll_damage,
 )
-from firelane.events.d100_degrees_schemas import (
+from firelane.engine.systems.d100_degrees.schemas import (
     ChainLink,
     D100DAllOutAttack,
     D100DBasicAttack,
@@ -560,3 +560,14 @@ def clear_jam(system: BaseRuleSystem, decision: Decision, command: D100DClearJam
             rule="D100D-08",
         )
     )
+
+
+# A turn's actions, by command (the system's decide_action dispatches on these).
+ACTIONS = {
+    D100DMove: move,
+    D100DBasicAttack: melee_attack,
+    D100DAllOutAttack: melee_attack,
+    D100DControlledFire: controlled_fire,
+    D100DSuppressingFire: suppressing_fire,
+    D100DClearJam: clear_jam,
+}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from firelane.engine.systems.percentile.data import SampleData
 
-SAMPLE = SampleData("d100-degrees", "d100_degrees.json", armour_field="armour")
+SAMPLE = SampleData("d100-degrees", "firelane.engine.systems.d100_degrees", armour_field="armour")
 load_data = SAMPLE.load_data
 weapon_profile = SAMPLE.weapon_profile
 sheet = SAMPLE.sheet

@@ -54,7 +54,7 @@ from firelane.engine.systems.d100_degrees import actions, reactions, rules
 from firelane.engine.systems.d100_degrees.rules import FULL, HALF, PINNED
 from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState, Weapon
 from firelane.engine.systems.percentile import chance_at_most, d100_chance, metres, occupied_squares, position
-from firelane.events.d100_degrees_schemas import (
+from firelane.engine.systems.d100_degrees.schemas import (
     D100DAllOutAttack,
     D100DBasicAttack,
     D100DClearJam,

@@ -7,26 +7,19 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from firelane.engine.core import BaseRuleSystem, Decision, Rejected, SettingRange, TurnOptions, require
+from firelane.engine.core import Decision, Rejected, SettingRange, TurnOptions, require
 from firelane.engine.dice import Dice
 from firelane.engine.state import Combatant, EncounterState, ReactionWindow
 from firelane.engine.systems.d100_degrees import actions, ai, options, reactions, rules
 from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState, Weapon
-from firelane.engine.systems.percentile import PERCENT, SheetCheck, require_free_squares, require_square, settle_square_metres
-from firelane.events.d100_degrees_schemas import (
-    D100D_COMMANDS,
-    D100D_EVENTS,
-    D100DAllOutAttack,
-    D100DBasicAttack,
-    D100DClearJam,
-    D100DControlledFire,
-    D100DMove,
-    D100DSuppressingFire,
-)
-from firelane.events.options_schemas import AreaPreview, ReactionOption
+from firelane.engine.systems.percentile import SheetCheck
+from firelane.engine.systems.percentile.system import PercentileSystem
+from firelane.engine.systems.d100_degrees.schemas import D100D_COMMANDS, D100D_EVENTS, D100DSuppressingFire
+from firelane.engine.systems.d100_degrees import narration
+from firelane.engine.systems.d100_degrees.labels import LABELS
+from firelane.events.options_schemas import ReactionOption
 from firelane.events.schemas import (
     ActionTaken,
-    CombatantSetup,
     Command,
     ConditionRemoved,
     DamageDealt,
@@ -68,7 +61,7 @@ HOUSE_DEFAULTS: dict[str, Any] = {
 }
 
 
-class D100DegreesSystem(BaseRuleSystem):
+class D100DegreesSystem(PercentileSystem):
     name = "d100-degrees"
     title = "d100 degrees"
     command_types = D100D_COMMANDS
@@ -79,7 +72,17 @@ class D100DegreesSystem(BaseRuleSystem):
     reaction_resets = "round"  # house default: one Evasion reaction per round
     initiative_each_round = False
     previewable: ClassVar[frozenset[str]] = frozenset({"D100DSuppressingFire"})
+    sentences = narration.SENTENCES
+    shared_event_sentences = narration.SHARED_EVENT_SENTENCES
+    labels = LABELS
     default_settings: ClassVar[dict[str, Any]] = HOUSE_DEFAULTS
+    # The sheet (docs/systems/d100-degrees.md): characteristics 0-100, at least 1 wound.
+    weapon_type = Weapon
+    percent_fields = ("weapon_skill", "ballistic_skill", "agility", "willpower")
+    pool_field, pool_max_field = "wounds", "max_wounds"
+    folded_events = (TurnStarted, ActionTaken, DamageDealt, StateAdjusted)  # what evolve_folded reads
+    action_handlers = actions.ACTIONS
+    area_previewers = {D100DSuppressingFire: actions.suppressing_fire_area}
     setting_ranges: ClassVar[dict[str, SettingRange]] = {
         "square_metres": SettingRange(0.01, 1000, whole=False),
         "chain_step_metres": SettingRange(0.01, 1000, whole=False),
@@ -91,43 +94,26 @@ class D100DegreesSystem(BaseRuleSystem):
 
     # ------------------------------------------------------------ setup
 
-    def settings_for(self, setup: EncounterSetup) -> dict[str, Any]:
-        settings = super().settings_for(setup)
+    def check_settings(self, settings: dict[str, Any], setup: EncounterSetup) -> None:
         if settings["degrees_formula"] not in rules.DEGREE_FORMULAS:
             raise Rejected(f"degrees_formula must be one of {', '.join(rules.DEGREE_FORMULAS)}, not {settings['degrees_formula']!r}")
         if settings["clear_jam_action"] not in (rules.HALF, rules.FULL):
             raise Rejected(f"clear_jam_action must be 'half' or 'full', not {settings['clear_jam_action']!r}")
-        settle_square_metres(settings, setup)
-        require_free_squares(setup)
-        return settings
 
-    def build_combatant(self, setup: CombatantSetup, settings: dict[str, Any]) -> Combatant:
-        """The sheet, checked in full: known fields of the right types,
-        characteristics 0-100, at least 1 wound, no negative armour, weapons with
-        unique names, a known kind, a damage code that parses, a range, a RoF of
-        at least 1; jammed weapons that exist. One line names the field."""
-        check = SheetCheck(setup)
-        combatant: D100DCombatant = check.convert(D100DCombatant, {"weapons": Weapon})
-        require_square(combatant, setup)
-        for field in ("weapon_skill", "ballistic_skill", "agility", "willpower"):
-            check.between(field, getattr(combatant, field), *PERCENT)
-        check.at_least("wounds", combatant.wounds, 1)
-        if combatant.max_wounds != 0:  # 0: the same as wounds
-            check.at_least("max_wounds", combatant.max_wounds, combatant.wounds)
+    def check_sheet(self, check: SheetCheck, combatant: D100DCombatant) -> None:
         check.at_least("armour", combatant.armour, 0)
-        check.unique_names("weapons", [weapon.name for weapon in combatant.weapons])
-        for index, weapon in enumerate(combatant.weapons):
-            field = f"weapons[{index}]"
-            check.one_of(f"{field}.kind", weapon.kind, ("melee", "ranged"))
-            check.damage_code(f"{field}.damage", weapon.damage)
-            check.at_least(f"{field}.multiplier", weapon.multiplier, 0)
-            check.above(f"{field}.range_m", weapon.range_m, 0)
-            check.at_least(f"{field}.rof", weapon.rof, 1)
+
+    def check_weapon(self, check: SheetCheck, field: str, weapon: Weapon) -> None:
+        """A known kind, a damage code that parses, a range, a RoF of at least 1."""
+        check.one_of(f"{field}.kind", weapon.kind, ("melee", "ranged"))
+        check.damage_code(f"{field}.damage", weapon.damage)
+        check.at_least(f"{field}.multiplier", weapon.multiplier, 0)
+        check.above(f"{field}.range_m", weapon.range_m, 0)
+        check.at_least(f"{field}.rof", weapon.rof, 1)
+
+    def check_sheet_after_weapons(self, check: SheetCheck, combatant: D100DCombatant) -> None:
         check.names_weapons("jammed", combatant.jammed, [w.name for w in combatant.weapons if w.kind == "ranged"])
         check.between("half_actions_used", combatant.half_actions_used, 0, 2)
-        if combatant.max_wounds <= 0:
-            combatant.max_wounds = combatant.wounds
-        return combatant
 
     # ------------------------------------------------------------ rounds and turns
 
@@ -157,28 +143,7 @@ class D100DegreesSystem(BaseRuleSystem):
             decision.emit(ConditionRemoved(combatant=combatant, condition=rules.ALL_OUT, reason="its next turn began", rule="D100D-05"))
 
     def on_turn_end(self, decision: Decision, combatant: str, dice: Dice) -> None:
-        me = decision.state.combatants[combatant]
-        if me.conditions.get(rules.PINNED) == f"end_of_turn:{combatant}":
-            decision.emit(ConditionRemoved(combatant=combatant, condition=rules.PINNED, reason="end of its turn (house default)", rule="D100D-09"))
-
-    # ------------------------------------------------------------ actions
-
-    def decide_action(self, decision: Decision, command: Command, dice: Dice) -> None:
-        state = decision.state
-        actor = self.require_turn(state, command.actor)
-        require(not actor.out_of_fight, f"{actor.id} is out of the fight")
-        if isinstance(command, D100DMove):
-            actions.move(self, decision, command, dice)
-        elif isinstance(command, (D100DBasicAttack, D100DAllOutAttack)):
-            actions.melee_attack(self, decision, command, dice)
-        elif isinstance(command, D100DControlledFire):
-            actions.controlled_fire(self, decision, command, dice)
-        elif isinstance(command, D100DSuppressingFire):
-            actions.suppressing_fire(self, decision, command, dice)
-        elif isinstance(command, D100DClearJam):
-            actions.clear_jam(self, decision, command, dice)
-        else:
-            super().decide_action(decision, command, dice)
+        self.expire_at_turn_end(decision, combatant, rules.PINNED, "end of its turn (house default)", "D100D-09")
 
     # ------------------------------------------------------------ reactions
 
@@ -192,12 +157,7 @@ class D100DegreesSystem(BaseRuleSystem):
 
     # ------------------------------------------------------------ evolve
 
-    def evolve_event_reads(self, event_type: type[Event]) -> bool:
-        return issubclass(event_type, _FOLDED_EVENTS)
-
-    def evolve_event(self, state: EncounterState, event: Event) -> None:
-        if not isinstance(event, _FOLDED_EVENTS):
-            return  # one tuple for this gate and evolve_event_reads: a branch added below needs its type there
+    def evolve_folded(self, state: EncounterState, event: Event) -> None:
         combatants: dict[str, D100DCombatant] = state.combatants  # type: ignore[assignment]
         if isinstance(event, TurnStarted):
             combatants[event.combatant].half_actions_used = 0
@@ -224,19 +184,14 @@ class D100DegreesSystem(BaseRuleSystem):
     def reaction_options(self, state: EncounterState, window: ReactionWindow, combatant: str) -> list[ReactionOption]:
         return options.reaction_options(state, window, combatant)  # type: ignore[arg-type]
 
-    def preview_area(self, state: EncounterState, command: Command) -> AreaPreview:
-        require(isinstance(command, D100DSuppressingFire), f"{type(command).__name__} has no area")
-        self.require_free_to_act(state, command.actor)
-        return actions.suppressing_fire_area(state, command)  # type: ignore[arg-type]
-
     # ------------------------------------------------------------ the GM's adjustments
 
     def check_gm_change(self, state: EncounterState, combatant: Combatant, field: str, value: Any) -> None:
         """Ranges of the sheet fields the GM may set (docs/systems/d100-degrees.md)."""
         me: D100DCombatant = combatant  # type: ignore[assignment]
-        if field in ("weapon_skill", "ballistic_skill", "agility", "willpower"):
-            require(PERCENT[0] <= value <= PERCENT[1], f"{field} must be between 0 and 100, not {value}")
-        elif field == "wounds":
+        if self.check_percent_change(field, value):
+            return
+        if field == "wounds":
             require(0 <= value <= me.max_wounds, f"wounds must be between 0 and {me.id}'s max_wounds {me.max_wounds}, not {value}")
         elif field == "max_wounds":
             require(value >= max(1, me.wounds), f"max_wounds must be at least 1 and at least wounds {me.wounds}, not {value}")
@@ -259,7 +214,3 @@ class D100DegreesSystem(BaseRuleSystem):
 SYSTEM = D100DegreesSystem()
 
 
-# The event types evolve_event reads (each branch of its chain): the rest
-# change nothing of this system's own, and a fold need not even decode them.
-_FOLDED_EVENTS: tuple[type, ...] = (
-    TurnStarted, ActionTaken, DamageDealt, StateAdjusted)

@@ -31,7 +31,7 @@ from firelane.engine.systems.percentile import (
     percentile_test,
     position,
 )
-from firelane.events.d100_zones_schemas import (
+from firelane.engine.systems.d100_zones.schemas import (
     D100ZAimedShot,
     D100ZAttack,
     D100ZFirstAid,
@@ -611,3 +611,13 @@ def bleed(decision: Decision) -> None:
         if hp <= death_at:
             decision.emit(ConditionRemoved(combatant=combatant_id, condition=DYING, reason="died", rule="house default: dying"))
             decision.emit(ConditionApplied(combatant=combatant_id, condition=DEAD, rule="house default: dying"))
+
+
+# A turn's actions, by command (the system's decide_action dispatches on these).
+ACTIONS = {
+    D100ZMove: move,
+    D100ZAttack: attack,
+    D100ZAimedShot: aimed_shot,
+    D100ZSuppressiveFire: suppressive_fire,
+    D100ZFirstAid: first_aid,
+}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from firelane.engine.systems.percentile.data import SampleData
 
-SAMPLE = SampleData("d100-zones", "d100_zones.json", armour_field="dr")
+SAMPLE = SampleData("d100-zones", "firelane.engine.systems.d100_zones", armour_field="dr")
 load_data = SAMPLE.load_data
 weapon_profile = SAMPLE.weapon_profile
 sheet = SAMPLE.sheet

@@ -37,7 +37,7 @@ from firelane.engine.systems.d100_zones import actions, rules
 from firelane.engine.systems.d100_zones.state import MELEE, RANGED, UNARMED, D100ZCombatant, D100ZState, ZWeapon
 from firelane.engine.systems.percentile import d100_chance, metres, occupied_squares, position
 from firelane.engine.systems.percentile.probe import accepts
-from firelane.events.d100_zones_schemas import D100ZAimedShot, D100ZAttack, D100ZFirstAid, D100ZMove, D100ZSuppressiveFire
+from firelane.engine.systems.d100_zones.schemas import D100ZAimedShot, D100ZAttack, D100ZFirstAid, D100ZMove, D100ZSuppressiveFire
 from firelane.events.options_schemas import ActionOption, AttackOption, Choice, MoveOption, ReactionOption, Threat
 from firelane.events.schemas import ClaimReaction, Modifier
 

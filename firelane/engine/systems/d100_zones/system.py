@@ -7,29 +7,27 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from firelane.engine.core import BaseRuleSystem, Decision, Rejected, SettingRange, TurnOptions, require
+from firelane.engine.core import Decision, Rejected, SettingRange, TurnOptions, require
 from firelane.engine.dice import Dice
 from firelane.engine.state import Combatant, EncounterState, ReactionWindow
 from firelane.engine.systems.d100_zones import actions, ai, options, reactions, rules
 from firelane.engine.systems.d100_zones.state import MELEE, RANGED, UNARMED, D100ZCombatant, D100ZState, ZWeapon
-from firelane.engine.systems.percentile import PERCENT, SheetCheck, parse_damage, require_free_squares, require_square, settle_square_metres
-from firelane.events.d100_zones_schemas import (
+from firelane.engine.systems.percentile import SheetCheck, parse_damage
+from firelane.engine.systems.percentile.system import PercentileSystem
+from firelane.engine.systems.d100_zones.schemas import (
     D100Z_COMMANDS,
     D100Z_EVENTS,
-    D100ZAimedShot,
-    D100ZAttack,
-    D100ZFirstAid,
     D100ZFirstAidGiven,
-    D100ZMove,
     D100ZRevived,
     D100ZSuppressiveFire,
 )
-from firelane.events.options_schemas import AreaPreview, ReactionOption
+from firelane.engine.systems.d100_zones import narration
+from firelane.engine.systems.d100_zones.labels import LABELS
+from firelane.events.options_schemas import ReactionOption
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,
     ClaimReaction,
-    CombatantSetup,
     Command,
     ConditionApplied,
     ConditionRemoved,
@@ -82,7 +80,7 @@ HOUSE_DEFAULTS: dict[str, Any] = {
 }
 
 
-class D100ZonesSystem(BaseRuleSystem):
+class D100ZonesSystem(PercentileSystem):
     name = "d100-zones"
     title = "d100 zones"
     command_types = D100Z_COMMANDS
@@ -93,7 +91,17 @@ class D100ZonesSystem(BaseRuleSystem):
     reaction_resets = "round"
     initiative_each_round = True  # D100Z-01
     previewable: ClassVar[frozenset[str]] = frozenset({"D100ZSuppressiveFire"})
+    sentences = narration.SENTENCES
+    shared_event_sentences = narration.SHARED_EVENT_SENTENCES
+    labels = LABELS
     default_settings: ClassVar[dict[str, Any]] = HOUSE_DEFAULTS
+    # The sheet (docs/systems/d100-zones.md): attributes and skills 0-100 (SPD too), at least 1 HP.
+    weapon_type = ZWeapon
+    percent_fields = ("strength", "dexterity", "intelligence", "speed", "melee", "ranged", "brawling", "medicine")
+    pool_field, pool_max_field = "hp", "max_hp"
+    folded_events = (TurnStarted, ActionTaken, Moved, AttackResolved, DamageDealt, StateAdjusted, ConditionApplied, ConditionRemoved, D100ZFirstAidGiven, D100ZRevived)  # what evolve_folded reads
+    action_handlers = actions.ACTIONS
+    area_previewers = {D100ZSuppressiveFire: actions.suppressive_fire_area}
     setting_ranges: ClassVar[dict[str, SettingRange]] = {
         "square_metres": SettingRange(0.01, 1000, whole=False),
         "flanking_min_angle": SettingRange(0, 180, whole=False),
@@ -103,8 +111,7 @@ class D100ZonesSystem(BaseRuleSystem):
 
     # ------------------------------------------------------------ setup
 
-    def settings_for(self, setup: EncounterSetup) -> dict[str, Any]:
-        settings = super().settings_for(setup)
+    def check_settings(self, settings: dict[str, Any], setup: EncounterSetup) -> None:
         options = setup.settings.get("options", {})
         if not isinstance(options, dict):
             raise Rejected("settings 'options' must be an object of optional-rule switches (D100Z-16)")
@@ -124,36 +131,20 @@ class D100ZonesSystem(BaseRuleSystem):
             parse_damage(str(settings["unarmed_damage"]))
         except ValueError as exc:
             raise Rejected(f"unarmed_damage: {exc}") from None
-        settle_square_metres(settings, setup)
-        require_free_squares(setup)
-        return settings
 
-    def build_combatant(self, setup: CombatantSetup, settings: dict[str, Any]) -> Combatant:
-        """The sheet, checked in full: known fields of the right types,
-        attributes and skills 0-100 (SPD too), at least 1 HP, no negative DR,
-        weapons with unique names, a known kind, one or two hands, a damage code
-        that parses and a range. One line names the field."""
-        check = SheetCheck(setup)
-        combatant: D100ZCombatant = check.convert(D100ZCombatant, {"weapons": ZWeapon})
-        require_square(combatant, setup)
-        for field in ("strength", "dexterity", "intelligence", "speed", "melee", "ranged", "brawling", "medicine"):
-            check.between(field, getattr(combatant, field), *PERCENT)
-        check.at_least("hp", combatant.hp, 1)
-        if combatant.max_hp != 0:  # 0: the same as hp
-            check.at_least("max_hp", combatant.max_hp, combatant.hp)
+    def check_sheet(self, check: SheetCheck, combatant: D100ZCombatant) -> None:
         check.at_least("dr", combatant.dr, 0)
-        check.unique_names("weapons", [weapon.name for weapon in combatant.weapons])
-        for index, weapon in enumerate(combatant.weapons):
-            field = f"weapons[{index}]"
-            check.one_of(f"{field}.kind", weapon.kind, (MELEE, RANGED, UNARMED))
-            check.one_of(f"{field}.hands", weapon.hands, (1, 2))
-            check.damage_code(f"{field}.damage", weapon.damage)
-            check.above(f"{field}.range_m", weapon.range_m, 0)
+
+    def check_weapon(self, check: SheetCheck, field: str, weapon: ZWeapon) -> None:
+        """A known kind, one or two hands, a damage code that parses and a range."""
+        check.one_of(f"{field}.kind", weapon.kind, (MELEE, RANGED, UNARMED))
+        check.one_of(f"{field}.hands", weapon.hands, (1, 2))
+        check.damage_code(f"{field}.damage", weapon.damage)
+        check.above(f"{field}.range_m", weapon.range_m, 0)
+
+    def check_sheet_after_weapons(self, check: SheetCheck, combatant: D100ZCombatant) -> None:
         check.at_least("moved_m", combatant.moved_m, 0)
         check.names_weapons("attacks", combatant.attacks, [*(w.name for w in combatant.weapons), "unarmed"])
-        if combatant.max_hp <= 0:
-            combatant.max_hp = combatant.hp
-        return combatant
 
     # ------------------------------------------------------------ rounds and turns
 
@@ -184,27 +175,7 @@ class D100ZonesSystem(BaseRuleSystem):
         actions.bleed(decision)
 
     def on_turn_end(self, decision: Decision, combatant: str, dice: Dice) -> None:
-        me = decision.state.combatants[combatant]
-        if me.conditions.get(actions.SUPPRESSED) == f"end_of_turn:{combatant}":
-            decision.emit(ConditionRemoved(combatant=combatant, condition=actions.SUPPRESSED, reason="end of its turn", rule="D100Z-13"))
-
-    # ------------------------------------------------------------ actions
-
-    def decide_action(self, decision: Decision, command: Command, dice: Dice) -> None:
-        actor = self.require_turn(decision.state, command.actor)
-        require(not actor.out_of_fight, f"{actor.id} is out of the fight")
-        if isinstance(command, D100ZMove):
-            actions.move(self, decision, command, dice)
-        elif isinstance(command, D100ZAttack):
-            actions.attack(self, decision, command, dice)
-        elif isinstance(command, D100ZAimedShot):
-            actions.aimed_shot(self, decision, command, dice)
-        elif isinstance(command, D100ZSuppressiveFire):
-            actions.suppressive_fire(self, decision, command, dice)
-        elif isinstance(command, D100ZFirstAid):
-            actions.first_aid(self, decision, command, dice)
-        else:
-            super().decide_action(decision, command, dice)
+        self.expire_at_turn_end(decision, combatant, actions.SUPPRESSED, "end of its turn", "D100Z-13")
 
     # ------------------------------------------------------------ reactions
 
@@ -223,12 +194,7 @@ class D100ZonesSystem(BaseRuleSystem):
 
     # ------------------------------------------------------------ evolve
 
-    def evolve_event_reads(self, event_type: type[Event]) -> bool:
-        return issubclass(event_type, _FOLDED_EVENTS)
-
-    def evolve_event(self, state: EncounterState, event: Event) -> None:
-        if not isinstance(event, _FOLDED_EVENTS):
-            return  # one tuple for this gate and evolve_event_reads: a branch added below needs its type there
+    def evolve_folded(self, state: EncounterState, event: Event) -> None:
         combatants: dict[str, D100ZCombatant] = state.combatants  # type: ignore[assignment]
         if isinstance(event, TurnStarted):
             me = combatants[event.combatant]
@@ -280,12 +246,13 @@ class D100ZonesSystem(BaseRuleSystem):
     def reaction_options(self, state: EncounterState, window: ReactionWindow, combatant: str) -> list[ReactionOption]:
         return options.reaction_options(state, window, combatant)  # type: ignore[arg-type]
 
-    def preview_area(self, state: EncounterState, command: Command) -> AreaPreview:
-        require(isinstance(command, D100ZSuppressiveFire), f"{type(command).__name__} has no area")
-        self.require_free_to_act(state, command.actor)
-        return actions.suppressive_fire_area(state, command)  # type: ignore[arg-type]
-
     # ------------------------------------------------------------ the GM's calls and adjustments
+
+    def range_bands(self, state: EncounterState) -> list[dict[str, Any]]:
+        """The range bands as Chebyshev radii in squares (D100Z-02)."""
+        per_square = float(state.settings.get("square_metres", state.terrain.square_size) or 1.0)
+        return [{"name": name, "metres": limit, "squares": int(limit // per_square)}
+                for name, limit in rules.ZONES if limit != float("inf")]
 
     def gm_calls(self, state: EncounterState) -> dict[str, str]:
         """D100Z-04: each 90+ attack roll not yet ruled on ("Your GM decides the consequence")."""
@@ -303,9 +270,9 @@ class D100ZonesSystem(BaseRuleSystem):
     def check_gm_change(self, state: EncounterState, combatant: Combatant, field: str, value: Any) -> None:
         """Ranges of the sheet fields the GM may set (docs/systems/d100-zones.md)."""
         me: D100ZCombatant = combatant  # type: ignore[assignment]
-        if field in ("strength", "dexterity", "intelligence", "speed", "melee", "ranged", "brawling", "medicine"):
-            require(PERCENT[0] <= value <= PERCENT[1], f"{field} must be between 0 and 100, not {value}")
-        elif field == "hp":
+        if self.check_percent_change(field, value):
+            return
+        if field == "hp":
             low = int(state.settings["death_at_hp"])
             require(low <= value <= me.max_hp, f"hp must be between {low} (death) and {me.id}'s max_hp {me.max_hp}, not {value}")
         elif field == "max_hp":
@@ -330,8 +297,3 @@ class D100ZonesSystem(BaseRuleSystem):
 SYSTEM = D100ZonesSystem()
 
 
-# The event types evolve_event reads (each branch of its chain): the rest
-# change nothing of this system's own, and a fold need not even decode them.
-_FOLDED_EVENTS: tuple[type, ...] = (
-    TurnStarted, ActionTaken, Moved, AttackResolved, DamageDealt, StateAdjusted, ConditionApplied,
-    ConditionRemoved, D100ZFirstAidGiven, D100ZRevived)

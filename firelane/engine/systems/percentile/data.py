@@ -1,4 +1,4 @@
-"""Reading the packaged sample data (``firelane/data/*.json``).
+"""Reading a percentile system's packaged sample data (``sample_data.json`` in its own folder).
 
 This reads static files shipped inside the package; it is the only I/O in the
 percentile systems and it never runs during `decide` or `evolve`.
@@ -8,24 +8,24 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from pathlib import Path
+from importlib import resources
 from typing import Any
 
 import msgspec
 
 from firelane.events.schemas import CombatantSetup, EncounterSetup, Terrain
 
-DATA_DIR = Path(__file__).resolve().parents[3] / "data"
+SAMPLE_FILE = "sample_data.json"  # in each system's own folder
 
 
 @lru_cache(maxsize=None)
-def _read(filename: str) -> str:
-    return (DATA_DIR / filename).read_text(encoding="utf-8")
+def _read(package: str) -> str:
+    return resources.files(package).joinpath(SAMPLE_FILE).read_text(encoding="utf-8")
 
 
-def load_json(filename: str) -> dict[str, Any]:
-    """A fresh copy of a packaged JSON file (callers may modify it)."""
-    return json.loads(_read(filename))
+def load_json(package: str) -> dict[str, Any]:
+    """A fresh copy of a system package's sample data (callers may modify it)."""
+    return json.loads(_read(package))
 
 
 class SampleData:
@@ -33,14 +33,14 @@ class SampleData:
     combatant templates and the demo encounter, with sheets spelled out in full
     (so an encounter's log never depends on the data file)."""
 
-    def __init__(self, system: str, filename: str, *, armour_field: str) -> None:
+    def __init__(self, system: str, package: str, *, armour_field: str) -> None:
         self.system = system
-        self.filename = filename
+        self.package = package  # the system's folder, which holds its sample_data.json
         self.armour_field = armour_field  # the sheet field armour becomes ("armour" points, or "dr")
 
     def load_data(self) -> dict[str, Any]:
         """The sample data: ``weapons``, ``armour``, ``templates`` and ``demo`` (a fresh copy)."""
-        return load_json(self.filename)
+        return load_json(self.package)
 
     def weapon_profile(self, name: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
         data = data or self.load_data()

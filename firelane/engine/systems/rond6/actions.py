@@ -30,7 +30,7 @@ from firelane.engine.systems.rond6.movement_rules import effective_move
 from firelane.engine.systems.rond6.pools import as_code, roll_pool
 from firelane.engine.systems.rond6.rolling import DiceMod, roll_test
 from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State, Weapon
-from firelane.events.rond6_schemas import (
+from firelane.engine.systems.rond6.schemas import (
     R6Attack,
     R6Charge,
     R6DeclareActions,

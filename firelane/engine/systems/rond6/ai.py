@@ -76,8 +76,8 @@ from firelane.engine.systems.rond6.contract import SystemContract
 from firelane.engine.systems.rond6.pools import DieCode, as_code, difficulty
 from firelane.engine.systems.rond6.rolling import adjusted, condition_dice_mods, dice_mods_from, weapon_damage_code
 from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State, Weapon
-from firelane.events.rond6_aux_schemas import R6AreaAttack, R6Heal, R6Move
-from firelane.events.rond6_schemas import (
+from firelane.engine.systems.rond6.aux_schemas import R6AreaAttack, R6Heal, R6Move
+from firelane.engine.systems.rond6.schemas import (
     R6Attack,
     R6Charge,
     R6DeclareActions,

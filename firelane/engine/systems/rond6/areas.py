@@ -49,7 +49,7 @@ from firelane.engine.systems.rond6 import combat, rolling, rules
 from firelane.engine.systems.rond6.movement import require_acting
 from firelane.engine.systems.rond6.objects import require_weapon_ready, spend_round
 from firelane.events.options_schemas import AreaPreview, CaughtInArea
-from firelane.events.rond6_aux_schemas import R6AreaAttack, R6AreaTargeted
+from firelane.engine.systems.rond6.aux_schemas import R6AreaAttack, R6AreaTargeted
 from firelane.events.schemas import AttackResolved, Modifier
 
 RULE_BURST = "R6-40"

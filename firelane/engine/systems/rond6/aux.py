@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from firelane.engine.core import Rejected
 from firelane.engine.dice import Dice
 from firelane.engine.systems.rond6 import areas, healing, movement, objects
-from firelane.events.rond6_aux_schemas import (
+from firelane.engine.systems.rond6.aux_schemas import (
     R6_AUX_COMMANDS,
     R6_AUX_EVENTS,
     R6AreaAttack,

@@ -32,7 +32,7 @@ from firelane.engine.systems.rond6.rolling import (
 from firelane.engine.state import ReactionWindow
 from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State, Weapon
 from firelane.events.options_schemas import AreaPreview, CaughtInArea
-from firelane.events.rond6_schemas import R6ActionLost, R6DamageRolled, R6HeadsDown, R6InterruptsBegun
+from firelane.engine.systems.rond6.schemas import R6ActionLost, R6DamageRolled, R6HeadsDown, R6InterruptsBegun
 from firelane.events.schemas import (
     AttackResolved,
     ConditionApplied,

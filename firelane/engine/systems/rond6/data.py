@@ -1,4 +1,4 @@
-"""RonD6 sample data (firelane/data/rond6.json): weapons, armour, combatant
+"""RonD6 sample data (firelane/engine/systems/rond6/sample_data.json): weapons, armour, combatant
 templates and the demo encounter.
 
 Templates name their weapons and armour by catalogue key; `sheet_from_template`
@@ -25,7 +25,7 @@ from firelane.events.schemas import (
 
 @cache
 def _catalogue() -> dict[str, Any]:
-    text = resources.files("firelane.data").joinpath("rond6.json").read_text(encoding="utf-8")
+    text = resources.files(__package__).joinpath("sample_data.json").read_text(encoding="utf-8")
     return json.loads(text)  # type: ignore[no-any-return]
 
 

@@ -48,7 +48,7 @@ from firelane.engine.grid import distance
 from firelane.engine.systems.rond6 import combat, rolling
 from firelane.engine.systems.rond6.movement import require_acting
 from firelane.engine.systems.rond6.pools import combatant_store, difficulty
-from firelane.events.rond6_aux_schemas import R6Heal, R6Healed
+from firelane.engine.systems.rond6.aux_schemas import R6Heal, R6Healed
 from firelane.events.schemas import ConditionRemoved
 
 RULE_NATURAL = "R6-42"

@@ -55,7 +55,7 @@ from firelane.engine.systems.rond6.movement_rules import (  # re-exported: calle
     terrain_levels,
 )
 from firelane.engine.systems.rond6.pools import combatant_store, difficulty
-from firelane.events.rond6_aux_schemas import R6HoldBreath, R6Jump, R6Move, R6Strenuous
+from firelane.engine.systems.rond6.aux_schemas import R6HoldBreath, R6Jump, R6Move, R6Strenuous
 from firelane.events.schemas import ActionTaken, Command, Moved, TestRolled
 
 # Commands R6Move, R6Jump and R6HoldBreath are resolved through the main system's

@@ -38,7 +38,7 @@ from firelane.engine.grid import Grid, distance
 from firelane.engine.systems.rond6 import rolling, rules
 from firelane.engine.systems.rond6.movement import require_acting
 from firelane.engine.systems.rond6.pools import DieCode, as_code, difficulty, roll_pool, state_store
-from firelane.events.rond6_aux_schemas import R6BreakObject, R6ObjectDamaged
+from firelane.engine.systems.rond6.aux_schemas import R6BreakObject, R6ObjectDamaged
 from firelane.events.schemas import Modifier, StateAdjusted
 
 RULE_OBJECTS = "R6-25"

@@ -96,8 +96,8 @@ from firelane.engine.systems.rond6.rolling import dice_mods_from, roll_test
 from firelane.engine.systems.rond6.rules import DEFENSE_REACTIONS, INTERRUPT, RESIST
 from firelane.engine.systems.rond6.state import UNARMED, RonD6Combatant, RonD6State, Weapon
 from firelane.events.options_schemas import ActionOption, AttackOption, Choice, MoveOption, ReactionOption, Threat
-from firelane.events.rond6_aux_schemas import R6AreaAttack, R6Heal, R6Move
-from firelane.events.rond6_schemas import (
+from firelane.engine.systems.rond6.aux_schemas import R6AreaAttack, R6Heal, R6Move
+from firelane.engine.systems.rond6.schemas import (
     R6Attack,
     R6Charge,
     R6DeclareActions,

@@ -33,7 +33,7 @@ from firelane.engine.systems.rond6.contract import SystemContract
 from firelane.engine.systems.rond6.pools import DieCode, roll_pool
 from firelane.engine.systems.rond6.rules import DEFENSE_REACTIONS, INTERRUPT, RESIST
 from firelane.engine.systems.rond6.state import RonD6Combatant, RonD6State
-from firelane.events.rond6_schemas import (
+from firelane.engine.systems.rond6.schemas import (
     R6InterruptQueued,
     R6ResistanceBoosted,
     R6Wait,

@@ -82,8 +82,8 @@ from firelane.engine.systems.rond6.rolling import (
 from firelane.engine.systems.rond6.rules import DEFENSE_REACTIONS, INTERRUPT, RESIST
 from firelane.engine.systems.rond6.state import UNARMED, RonD6Combatant, RonD6State, Weapon
 from firelane.engine.systems.rond6.movement import with_route
-from firelane.events.rond6_aux_schemas import R6AreaAttack, R6Move
-from firelane.events.rond6_schemas import (
+from firelane.engine.systems.rond6.aux_schemas import R6AreaAttack, R6Move
+from firelane.engine.systems.rond6.schemas import (
     R6_COMMANDS,
     R6_EVENTS,
     R6ActionDeclared,
@@ -96,6 +96,8 @@ from firelane.events.rond6_schemas import (
     R6ResistanceBoosted,
     R6Wait,
 )
+from firelane.engine.systems.rond6 import narration
+from firelane.engine.systems.rond6.labels import LABELS
 from firelane.events.options_schemas import AreaPreview, ReactionOption
 from firelane.events.schemas import (
     ActionTaken,
@@ -204,6 +206,9 @@ class RonD6System(BaseRuleSystem):
     }
     # Heads Down (R6-32) is listed at each enemy's Space; Area Attacks (R6-40) are not in the options.
     previewable: ClassVar[frozenset[str]] = frozenset({"R6HeadsDown", "R6AreaAttack"})
+    sentences = narration.SENTENCES
+    shared_event_sentences = narration.SHARED_EVENT_SENTENCES
+    labels = LABELS
 
     # ================================================================ settings and sheets
 
@@ -578,6 +583,12 @@ class RonD6System(BaseRuleSystem):
         return combat.heads_down_area(self, state, command)  # type: ignore[arg-type]
 
     # ================================================================ the GM's calls and adjustments
+
+    def health(self, combatant: Any) -> dict[str, Any] | None:
+        """A token's health: the injury level of its Wound count (R6-21), which counts up to death at 5."""
+        wounds = int(combatant.wounds)
+        level = "dead" if getattr(combatant, "dead", False) else rules.injury_level(wounds)
+        return {"value": max(0, 5 - wounds), "max": 5, "label": level, "wounds": wounds}
 
     def gm_calls(self, state: Any) -> dict[str, str]:
         """Each Wild Die complication (R6-01) and Setback (R6-18/22) not yet ruled on."""

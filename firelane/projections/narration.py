@@ -13,6 +13,8 @@ from typing import Any, TextIO
 
 import msgspec
 
+from firelane.engine.core import BaseRuleSystem
+from firelane.engine.registry import UnknownSystem, get_system
 from firelane.engine.state import EncounterState
 from firelane.events.options_schemas import SeatOptions
 from firelane.events.schemas import (
@@ -50,12 +52,12 @@ from firelane.events.schemas import (
     TurnStarted,
     TurnTimedOut,
 )
-from firelane.frontends.narrate_systems import SENTENCES, SYSTEM_SENTENCES
-from firelane.projections.audit import explain_roll
+from firelane.engine.wording import explain_roll
 
 # What every view of a fight (or rest) whose dice come from a seed text says.
 REPRODUCIBLE_DICE_WARNING = "reproducible dice: anyone who knows the seed text can predict every roll"
 
+_NO_SYSTEM = BaseRuleSystem()  # no sentences of its own
 _CODES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34", "magenta": "35", "cyan": "36"}
 
 
@@ -94,7 +96,7 @@ class Narrator:
 
     def _describe(self, event: Event, state: EncounterState) -> str:  # noqa: C901 - one branch per event type
         n = lambda cid: self.name(state, cid)  # noqa: E731
-        own = SYSTEM_SENTENCES.get((state.system, type(event).__struct_config__.tag))
+        own = _system_of(state).shared_event_sentences.get(type(event).__struct_config__.tag)
         if own is not None:  # a shared event a system fills with its own details
             try:
                 text = own(self, event, state)
@@ -223,7 +225,7 @@ class Narrator:
 
     def _generic(self, event: Event, state: EncounterState | None = None) -> str:
         tag = type(event).__struct_config__.tag
-        sentence = SENTENCES.get(tag) if state is not None else None
+        sentence = _system_of(state).sentences.get(tag) if state is not None else None
         if sentence is not None:
             try:
                 return sentence(self, event, state)
@@ -318,12 +320,19 @@ def _until(until: str, state: EncounterState) -> str:
 
 
 def _rolls_each_round(system_name: str) -> bool:
-    from firelane.engine.registry import UnknownSystem, get_system
-
     try:
         return bool(get_system(system_name).initiative_each_round) if system_name else False
     except UnknownSystem:
         return False
+
+
+def _system_of(state: EncounterState) -> BaseRuleSystem:
+    """The rule system whose sentences narrate ``state``'s events (one with
+    none for a system this firelane does not know)."""
+    try:
+        return get_system(state.system) if state.system else _NO_SYSTEM
+    except UnknownSystem:
+        return _NO_SYSTEM
 
 
 def print_line(text: str, stream: TextIO = sys.stdout) -> None:

@@ -6,7 +6,7 @@ install its handler before anything else is imported. Three phases:
 1. Loading (imports, the command line): nothing has started, so the first
    signal raises `StopRequested` where the program is, and the entry point
    answers with one line and the exit code.
-2. Running (trio, firelane.frontends.cli): the handler only notes the signal;
+2. Running (trio, firelane.cli.main): the handler only notes the signal;
    trio's signal receiver takes over and cancels the command, so every
    ``finally`` and context manager runs: engines stop between two appends,
    workers are stopped, and the data dir's redis-server is shut down by its

@@ -25,6 +25,7 @@ from pathlib import Path
 import msgspec
 
 from firelane.events.log import EventLog
+from firelane.events.public_signing import KeyFileError, SigningKey, key_file
 from firelane.redisio import RedisClient, connect
 from firelane.redisio.datadir import DataDir, SharedServer, shared_server
 
@@ -67,6 +68,12 @@ class Store:
     socket_path: str | None = None  # the embedded server's socket, when it is one
     shared: SharedServer | None = None  # the data dir's own redis-server, when it is the store (not --redis URL)
 
+    def signing_key(self) -> SigningKey:
+        """The store's Ed25519 key (made on first use): it signs what the store exports."""
+        key = store_signing_key(self.data_dir)
+        assert key is not None
+        return key
+
     def event_log(self, campaign: str) -> EventLog:
         return EventLog(self.client, campaign, server_key=self.server_key)
 
@@ -78,6 +85,14 @@ class Store:
             return msgspec.json.decode(raw, type=ServeInfo)
         except (msgspec.DecodeError, msgspec.ValidationError):
             return None
+
+
+def store_signing_key(data_dir: DataDir, *, create: bool = True) -> SigningKey | None:
+    """The data dir's Ed25519 key (None with ``create=False`` when it has none yet); one line when it is damaged."""
+    try:
+        return key_file(data_dir.signing_key_path, create=create)
+    except KeyFileError as exc:
+        raise CliError(str(exc)) from None
 
 
 @asynccontextmanager

@@ -55,12 +55,13 @@ from firelane.events import codec
 from firelane.events.envelope import StoredEvent
 from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, json_too_deep
 from firelane.events.schemas import EncounterRewound, EncounterStarted, Event, ReactionWindowOpened, TurnStarted
-from firelane.frontends.http_guard import ApiError
-from firelane.frontends.narrate import REPRODUCIBLE_DICE_WARNING, Narrator, _with_names
+from firelane.web.access import Api, int_param, json_response, token_of
+from firelane.web.guard import ApiError
+from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING, Narrator, _with_names
 from firelane.projections.audit import iter_rolls
 from firelane.projections.turn_state import system_of
 
-ASSETS = Path(__file__).with_name("table")
+ASSETS = Path(__file__).with_name("assets")
 _CHECKPOINT_EVERY = 100  # versions between the states kept for the replay scrubber
 _CHECKPOINTS_KEPT = 400  # at most this many (about 40,000 versions); older scrubs refold from the nearest
 _LINES_PAGE = 300  # narration lines a …/lines request answers by default
@@ -167,34 +168,6 @@ def area_of(event: Event) -> dict[str, Any] | None:
     tag = type(event).__struct_config__.tag
     return {"kind": str(getattr(event, "shape", "") or "area"), "label": str(getattr(event, "weapon", "") or tag),
             "squares": squares, "preview": "Preview" in str(tag)}
-
-
-def health_of(combatant: Any) -> dict[str, Any] | None:
-    """What a token shows of a combatant's health: Bolt & Blade's vitality,
-    d100-degrees' wounds, d100-zones' hit points, RonD6's wound level."""
-    for now, most, label in (("vitality", "max_vitality", "vitality"), ("hp", "max_hp", "HP"),
-                             ("wounds", "max_wounds", "wounds")):
-        if hasattr(combatant, now) and hasattr(combatant, most):
-            value, top = int(getattr(combatant, now)), int(getattr(combatant, most) or getattr(combatant, now))
-            return {"value": value, "max": max(top, 1), "label": label}
-    if hasattr(combatant, "wounds") and hasattr(combatant, "fatigue"):  # RonD6: wounds count up to death
-        from firelane.engine.systems.rond6.rules import injury_level
-
-        wounds = int(combatant.wounds)
-        level = "dead" if getattr(combatant, "dead", False) else injury_level(wounds)
-        return {"value": max(0, 5 - wounds), "max": 5, "label": level, "wounds": wounds}
-    return None
-
-
-def range_bands(state: EncounterState) -> list[dict[str, Any]]:
-    """d100-zones' range bands as Chebyshev radii in squares (D100Z-02)."""
-    if state.system != "d100-zones":
-        return []
-    from firelane.engine.systems.d100_zones.rules import ZONES
-
-    per_square = float(state.settings.get("square_metres", state.terrain.square_size) or 1.0)
-    return [{"name": name, "metres": limit, "squares": int(limit // per_square)}
-            for name, limit in ZONES if limit != float("inf")]
 
 
 # ------------------------------------------------------------------ one encounter's fold for the page
@@ -346,8 +319,8 @@ def _zones(state: EncounterState) -> list[dict[str, Any]]:
              "blocks_sight": z.blocks_sight, "source": z.source} for z in zones]
 
 
-def _combatant_extras(state: EncounterState) -> dict[str, Any]:
-    return {cid: {"health": health_of(c)} for cid, c in state.combatants.items()}
+def _combatant_extras(system: Any, state: EncounterState) -> dict[str, Any]:
+    return {cid: {"health": system.health(c)} for cid, c in state.combatants.items()}
 
 
 # ------------------------------------------------------------------ area previews
@@ -376,7 +349,7 @@ def preview_area(system: Any, state: EncounterState, raw: dict[str, Any], seat: 
 # ------------------------------------------------------------------ routes
 
 
-def table_routes(api: Any) -> list[BaseRoute]:
+def table_routes(api: Api) -> list[BaseRoute]:
     """The page's routes, on the API's shared state (its feeds and seats)."""
     folds: dict[tuple[str, str], TableFold] = {}
     index = ASSETS / "index.html"
@@ -405,7 +378,7 @@ def table_routes(api: Any) -> list[BaseRoute]:
 
     async def view(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
-        seat, system_name = await api.seat(campaign, encounter, api_token(request))
+        seat, system_name = await api.seat(campaign, encounter, token_of(request))
         after = int_param(request, "after", 0)
         fold, feed = await caught_up(campaign, encounter)
         now = int(time.time() * 1000)
@@ -437,15 +410,15 @@ def table_routes(api: Any) -> list[BaseRoute]:
             title=fold.title, system_title=system.title, at=version, state=shown, awaiting=awaiting,
             reproducible_dice=bool(fold.dice_warning), dice_warning=fold.dice_warning,
             options=None if replay else system.options(shown, seat.id),
-            extras=_combatant_extras(shown), zones=_zones(shown), bands=range_bands(shown),
-            area=fold.area_at(version), previewable=sorted(system.previewable),
+            extras=_combatant_extras(system, shown), zones=_zones(shown), bands=system.range_bands(shown),
+            area=fold.area_at(version), previewable=sorted(system.previewable), labels=system.labels.as_dict(),
             first_line=fold.versions[0] if fold.versions else None, lines=lines,
         )
         return json_response(body)
 
     async def lines_before(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
-        await api.seat(campaign, encounter, api_token(request))
+        await api.seat(campaign, encounter, token_of(request))
         fold, feed = await caught_up(campaign, encounter)
         before = int_param(request, "before", fold.version + 1)
         limit = int_param(request, "limit", _LINES_PAGE, low=1, high=_LINES_MOST)
@@ -455,7 +428,7 @@ def table_routes(api: Any) -> list[BaseRoute]:
 
     async def preview(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
-        seat, _system = await api.seat(campaign, encounter, api_token(request))
+        seat, _system = await api.seat(campaign, encounter, token_of(request))
         raw = _preview_command(request.query_params.get("command"))
         fold, _feed = await caught_up(campaign, encounter)
         if fold.state is None:
@@ -501,20 +474,4 @@ def _preview_command(text: str | None) -> dict[str, Any]:
     return command
 
 
-def json_response(content: Any, status: int = 200) -> Response:
-    return Response(msgspec.json.encode(content), status_code=status, media_type="application/json")
-
-
-def api_token(request: Request) -> str | None:
-    from firelane.frontends.web import _token
-
-    return _token(request)
-
-
-def int_param(request: Request, name: str, default: int, *, low: int = 0, high: int = 2**62) -> int:
-    from firelane.frontends.web import _int_param
-
-    return _int_param(request, name, default, low=low, high=high)
-
-
-__all__ = ["ASSETS", "SegmentNarrator", "TableFold", "area_of", "health_of", "split_segments", "table_routes"]
+__all__ = ["ASSETS", "SegmentNarrator", "TableFold", "area_of", "split_segments", "table_routes"]

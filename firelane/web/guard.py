@@ -1,5 +1,5 @@
 """What every request to `firelane serve`'s HTTP/WebSocket API goes through
-around its route (mounted by frontends/web.py):
+around its route (mounted by web/encounters.py):
 
 - the Host check: only the names the server is reached by are answered
   (the ``--host`` it binds to, the address it announces, localhost, 127.0.0.1,

@@ -1,9 +1,12 @@
-"""The GM's campaign routes of the web API (mounted by frontends/web.py).
+"""The campaign's routes of the web API (composed in web/app.py).
 
+    GET  /api/campaigns/{c}/encounters[?page=P&per_page=N]   the roster (all of it, or one page)
+    GET  /api/campaigns/{c}/characters                       the campaign's characters, as they stand
+    GET  /api/campaigns/{c}/characters/{id}                  one character and its history
     POST /api/campaigns/{c}/characters/{id}/adjust    the GM's change to a character between fights
     POST /api/campaigns/{c}/characters/{id}/release   free it from an encounter that never started (or ended)
 
-Both take the campaign's GM token (``Authorization: Bearer <token>``; the
+The reads take no token (like the roster). The two POSTs take the campaign's GM token (``Authorization: Bearer <token>``; the
 token is made with the campaign's first character and printed by
 ``firelane campaign token``). Without it the answer is 401, with another
 token 403, and a campaign that has no token yet answers 403 saying how to
@@ -23,28 +26,48 @@ unknown character, 409 for a character in a fight.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from firelane.actors.campaign import adjust, gm_token_matches, release
+from firelane.actors.campaign import adjust, gm_token_matches
+from firelane.actors.release import release
 from firelane.engine.campaign import Adjustment, CampaignError, CharacterBusy
 from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, json_too_deep
 from firelane.events.log import EventLog, validate_id
-from firelane.frontends.http_guard import ApiError, read_body
-from firelane.projections.characters import campaign_characters
-
-if TYPE_CHECKING:
-    from firelane.frontends.web import Api
+from firelane.web.access import Api, int_param, json_response, token_of
+from firelane.web.guard import ApiError, read_body
+from firelane.projections.characters import campaign_characters, character_history
+from firelane.projections.roster import campaign_roster, roster_page
 
 COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@#-]{1,64}")  # as the engine takes them (actors/sequencer.py)
 
 
-def campaign_gm_routes(api: Api) -> list[Route]:
-    from firelane.frontends.web import _json, _token
+def campaign_routes(api: Api) -> list[Route]:
+    async def roster(request: Request) -> Response:
+        event_log = api.event_log(request.path_params["campaign"])
+        if "page" not in request.query_params and "per_page" not in request.query_params:
+            return json_response({"encounters": await campaign_roster(event_log)})
+        page = await roster_page(event_log, int_param(request, "page", 1, low=1),
+                                 int_param(request, "per_page", 100, low=1, high=1000))
+        return json_response({"encounters": page.rows, "page": page.page, "per_page": page.per_page, "pages": page.pages,
+                      "total": page.total})
+
+    async def characters(request: Request) -> Response:
+        return json_response(await campaign_characters(api.event_log(request.path_params["campaign"])))
+
+    async def character(request: Request) -> Response:
+        event_log = api.event_log(request.path_params["campaign"])
+        try:
+            found, history = await character_history(event_log, validate_id("character", request.path_params["character"]))
+        except ValueError as exc:
+            raise ApiError(400, str(exc)) from None
+        except LookupError as exc:
+            raise ApiError(404, str(exc)) from None
+        return json_response({"character": found, "history": history})
 
     async def authorised(request: Request) -> tuple[EventLog, str]:
         """The campaign's log and the character named, once the GM's token is checked."""
@@ -54,7 +77,7 @@ def campaign_gm_routes(api: Api) -> list[Route]:
             character = validate_id("character", request.path_params["character"])
         except ValueError as exc:
             raise ApiError(400, str(exc)) from None
-        token = _token(request)
+        token = token_of(request)
         if not token:
             raise ApiError(401, "this needs the campaign's GM token (Authorization: Bearer <token>; "
                                 f"firelane campaign token --campaign {campaign})")
@@ -103,7 +126,7 @@ def campaign_gm_routes(api: Api) -> list[Route]:
             written = await adjust(event_log, character, wanted, via="api", command_id=command_id)
         except CampaignError as exc:
             raise refusal(exc) from None
-        return _json({"event": written[0] if written else None, "character": await current(event_log, character)})
+        return json_response({"event": written[0] if written else None, "character": await current(event_log, character)})
 
     async def release_route(request: Request) -> Response:
         event_log, character = await authorised(request)
@@ -118,9 +141,12 @@ def campaign_gm_routes(api: Api) -> list[Route]:
             released = await release(event_log, [character], reason, via="api", finish_within_s=30.0)
         except CampaignError as exc:
             raise refusal(exc) from None
-        return _json({"released": released, "character": await current(event_log, character)})
+        return json_response({"released": released, "character": await current(event_log, character)})
 
     return [
+        Route("/api/campaigns/{campaign}/encounters", roster),
+        Route("/api/campaigns/{campaign}/characters", characters),
+        Route("/api/campaigns/{campaign}/characters/{character}", character),
         Route("/api/campaigns/{campaign}/characters/{character}/adjust", adjust_route, methods=["POST"]),
         Route("/api/campaigns/{campaign}/characters/{character}/release", release_route, methods=["POST"]),
     ]

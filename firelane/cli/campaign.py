@@ -22,20 +22,21 @@ from typing import Any
 
 import msgspec
 
-from firelane.actors.campaign import adjust, create_characters, finish_open_downtime, gm_token, release, rest
+from firelane.actors.campaign import adjust, create_characters, finish_open_downtime, gm_token, rest
+from firelane.actors.release import release
 from firelane.engine.campaign import Adjustment, CampaignState, DowntimeRequest, party
 from firelane.engine.registry import demo_setup, get_system
 from firelane.events.campaign_schemas import CharacterRested, DowntimeEnded, DowntimeStarted
 from firelane.events.limits import MAX_SETUP_BYTES, MAX_SETUP_DEPTH, json_too_deep
-from firelane.frontends.backend import CliError, open_store
-from firelane.frontends.narrate import REPRODUCIBLE_DICE_WARNING
-from firelane.projections.audit import explain_roll
+from firelane.actors.store import CliError, open_store
+from firelane.engine.wording import explain_roll
+from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING
 from firelane.projections.characters import campaign_characters, character_history, downtime_audit
 
 
 def chosen_seed(text: str | None, reproducible: bool) -> tuple[bytes | None, bool]:
     """The rest's seed (None: a random one) and whether its dice are reproducible: as for a fight."""
-    from firelane.frontends.cli import chosen_seed as fight_seed
+    from firelane.cli.common import chosen_seed as fight_seed
 
     seed, reproducible = fight_seed(text, reproducible)
     return (seed if reproducible else None), reproducible
@@ -295,11 +296,11 @@ def _signed_by(verified: Any) -> str:
 def _trust(args: argparse.Namespace) -> Any:
     """What verify accepts: the data dir's own key (if it has one; verify makes none), and --trust."""
     from firelane.events.public_signing import parse_fingerprint
-    from firelane.frontends.backend import default_data_dir
-    from firelane.frontends.campaign_io import Trust
+    from firelane.actors.store import default_data_dir, store_signing_key
+    from firelane.actors.campaign_io import Trust
     from firelane.redisio.datadir import DataDir
 
-    key = DataDir(args.data_dir or default_data_dir()).signing_key(create=False)
+    key = store_signing_key(DataDir(args.data_dir or default_data_dir()), create=False)
     try:
         trusted = frozenset(parse_fingerprint(f) for f in args.trust or [])
     except ValueError as exc:
@@ -309,7 +310,7 @@ def _trust(args: argparse.Namespace) -> Any:
 
 
 async def cmd_campaign(args: argparse.Namespace) -> int:
-    from firelane.frontends.campaign_io import export_campaign, import_campaign, store_trust, verify_export
+    from firelane.actors.campaign_io import export_campaign, import_campaign, store_trust, verify_export
 
     if args.action == "token":
         async with _store(args, announce=False) as store:

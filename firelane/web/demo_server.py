@@ -15,9 +15,9 @@ import socket
 import trio
 from hypercorn.trio import serve as hypercorn_serve
 
-from firelane.frontends.backend import Store
-from firelane.frontends.http_guard import ServedNames, hypercorn_config
-from firelane.frontends.web import Api, make_app
+from firelane.actors.store import Store
+from firelane.web.guard import ServedNames, hypercorn_config
+from firelane.web.app import Api, make_app
 
 DEFAULT_PORT = 8740
 

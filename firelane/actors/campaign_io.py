@@ -92,7 +92,7 @@ from firelane.events.schemas import EncounterStarted
 from firelane.events.public_signing import fingerprint, parse_fingerprint, signature_valid
 from firelane.events.signing import entry_mac
 from firelane.events.tokens_at_rest import token_digest
-from firelane.frontends.backend import CliError, Store
+from firelane.actors.store import CliError, Store
 from firelane.projections.audit import Verifier, revealed_seed
 from firelane.projections.characters import CampaignFold, DowntimeVerifier
 from firelane.redisio import RedisError
@@ -221,7 +221,7 @@ async def export_campaign(store: Store, campaign: str, path: str | os.PathLike[s
     """Write the campaign to ``path``, signed with the store's key (see the
     module doc); CliError names what prevents it."""
     event_log = store.event_log(validate_id("campaign", campaign))
-    key = store.data_dir.signing_key()
+    key = store.signing_key()
     assert key is not None
     stream = CampaignLog.of(event_log)
     encounters = await event_log.encounters()
@@ -699,7 +699,7 @@ class _Importer:
 def store_trust(store: Store, trusted: Iterable[str] = (), *, accept_unsigned: bool = False) -> Trust:
     """What an import into ``store`` accepts: its own key's signature, and the
     fingerprints given (ValueError names one that is not a fingerprint)."""
-    key = store.data_dir.signing_key()
+    key = store.signing_key()
     return Trust(own_key=key.fingerprint if key is not None else None,
                  trusted=frozenset(parse_fingerprint(f) for f in trusted), accept_unsigned=accept_unsigned)
 

@@ -1,11 +1,4 @@
-"""A tiny rule system used to test the shared machinery and the live runtime.
-
-"toy": initiative d6 + speed; Strike: d6 >= hit_on (default 4) hits for 1 damage;
-Step: move one square, which opens a reaction window for every enemy with its
-reaction, who may "snap" (d6 >= 5 hits) or "duck" (priority before snap).
-With the setting ``brace`` on, a snap that hits opens a nested window in which
-the target may "brace" (its own reaction) to take no damage from it.
-"""
+"""The toy's rules and AI, wired to the shared engine through `BaseRuleSystem`."""
 
 from __future__ import annotations
 
@@ -13,39 +6,24 @@ from typing import Any, ClassVar
 
 from firelane.engine.core import BaseRuleSystem, Decision, require
 from firelane.engine.dice import Dice
-from firelane.engine.state import Combatant, EncounterState, ReactionWindow
+from firelane.engine.state import EncounterState, ReactionWindow
 from firelane.events.schemas import (
     ActionTaken,
     AttackResolved,
     ClaimReaction,
-    CombatantSetup,
     Command,
     DamageDealt,
     EligibleReactor,
-    EncounterSetup,
     InitiativeEntry,
     InitiativeRolled,
     Moved,
     OrderedClaim,
     Roll,
 )
-
-
-class Strike(Command):
-    target: str
-
-
-class Step(Command):
-    to: tuple[int, int]
-
-
-class ToyCombatant(Combatant):
-    speed: int = 0
-    hp: int = 2
-
-
-class ToyState(EncounterState):
-    combatants: dict[str, ToyCombatant] = {}
+from tests.toy_system import narration
+from tests.toy_system.labels import LABELS
+from tests.toy_system.schemas import Step, Strike
+from tests.toy_system.state import ToyCombatant, ToyState
 
 
 class ToySystem(BaseRuleSystem):
@@ -55,6 +33,9 @@ class ToySystem(BaseRuleSystem):
     state_type = ToyState
     combatant_type = ToyCombatant
     reaction_priority: ClassVar[dict[str, int]] = {"duck": 0, "snap": 1}
+    sentences = narration.SENTENCES
+    shared_event_sentences = narration.SHARED_EVENT_SENTENCES
+    labels = LABELS
     default_settings: ClassVar[dict[str, Any]] = {"hit_on": 4, "brace": False}
 
     def roll_initiative(self, decision: Decision, dice: Dice) -> InitiativeRolled:
@@ -123,7 +104,11 @@ class ToySystem(BaseRuleSystem):
         if isinstance(event, DamageDealt) and event.remaining is not None:
             state.combatants[event.target].hp = event.remaining  # type: ignore[attr-defined]
 
+    def health(self, combatant: Any) -> dict[str, Any] | None:
+        return {"value": max(0, combatant.hp), "max": 2, "label": "hit points"}
+
     def choose_command(self, state: EncounterState, combatant: str) -> Command | None:
+        """The toy's AI (deterministic: it strikes on even versions, steps on every third)."""
         me = state.combatants[combatant]
         if state.window is not None:
             offered = state.window.eligible(combatant)
@@ -140,24 +125,3 @@ class ToySystem(BaseRuleSystem):
 
 
 TOY = ToySystem()
-
-
-def setup(**settings: Any) -> EncounterSetup:
-    return EncounterSetup(
-        system="toy",
-        settings=settings,
-        combatants=[
-            CombatantSetup(id="a", name="Ann", side="red", position=(0, 0), sheet={"speed": 2}),
-            CombatantSetup(id="b", name="Bo", side="blue", position=(3, 0), sheet={"speed": 0}),
-            CombatantSetup(id="c", name="Cy", side="blue", position=(4, 0), sheet={"speed": 1}),
-        ],
-    )
-
-
-
-
-def demo_setup() -> EncounterSetup:
-    return setup(brace=True)  # the demo exercises nested windows too
-
-
-SYSTEM = TOY

@@ -1,5 +1,5 @@
 """RonD6 combat-core commands and events (the non-turn rules live in
-``rond6_aux_schemas``). Tags are prefixed ``R6`` so they stay globally unique.
+``aux_schemas``). Tags are prefixed ``R6`` so they stay globally unique.
 
 Most facts use the generic events (ActionTaken spends an action with
 ``slot="action"`` or ``"full"``; AttackResolved, DamageDealt, TestRolled,
