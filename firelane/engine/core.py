@@ -24,6 +24,7 @@ from typing import Any, ClassVar, NamedTuple, Protocol
 
 import msgspec
 
+from firelane.engine import branches
 from firelane.engine.dice import Dice
 from firelane.engine.reactions import order_claims
 # SEQUENCER (the engine's own actor) and GM (the GM's) are defined with the
@@ -914,12 +915,17 @@ class BaseRuleSystem:
         require(command.actor in (SEQUENCER, GM), "only the GM rewinds an encounter")
         require(bool(command.reason.strip()), "a rewind needs a reason (it is shown in audit and replay)")
         require(state.started and not state.ended, "only a running encounter can be rewound")
-        # Where it can go: a version between two commands, before the log's end.
-        targets = sorted(v for v in resting_points if 0 < v < state.version)
+        # Where it can go: a version between two commands, before the log's end, on the branch that stands.
+        targets = self.rewind_targets(state, resting_points)
         where = (f"the versions between commands run from {targets[0]} to {targets[-1]}" if targets
                  else "no version between two commands lies before it yet")
         require(0 < command.to_version < state.version,
                 f"to_version must be between 1 and {state.version - 1} (the log is at version {state.version}); {where}")
+        undone_by = branches.undone_by(state.undone, command.to_version)
+        if undone_by is not None:
+            before = max((v for v in targets if v < command.to_version), default=None)
+            raise Rejected(f"version {command.to_version} was undone by the rewind at version {undone_by}: rewind to a "
+                           f"version that stands" + (f", such as {before}" if before is not None else f"; {where}"))
         if command.to_version not in resting_points:
             before = max((v for v in targets if v < command.to_version), default=None)
             after = min((v for v in targets if v > command.to_version), default=None)
@@ -927,6 +933,15 @@ class BaseRuleSystem:
             raise Rejected(f"version {command.to_version} falls inside a command's events; rewind to a version "
                            f"between commands: " + (f"the nearest are {nearest}" if " and " in nearest else
                                                     f"the nearest is {nearest}" if nearest else f"{where}"))
+
+    def rewind_targets(self, state: EncounterState, resting_points: set[int]) -> list[int]:
+        """The versions a rewind may take the encounter back to now, oldest
+        first: between two commands (``resting_points``), before the log's
+        end, and standing (not undone by an earlier rewind)."""
+        if not state.started or state.ended:
+            return []
+        return sorted(v for v in resting_points
+                      if 0 < v < state.version and branches.undone_by(state.undone, v) is None)
 
     def rewind_to(self, state: EncounterState, command: RewindEncounter, past: EncounterState,
                   resting_points: set[int]) -> RestoreState:
@@ -1217,13 +1232,16 @@ def _on_gm_ruled(system: BaseRuleSystem, state: EncounterState, event: GMRuled) 
 
 
 def _on_rewound(system: BaseRuleSystem, state: EncounterState, event: EncounterRewound) -> None:
-    """Become the state the event carries, keeping the count of log entries."""
-    version, windows_opened = state.version, state.windows_opened
+    """Become the state the event carries, keeping the count of log entries
+    and adding what the rewind undoes to what earlier ones undid."""
+    version, windows_opened, undone = state.version, state.windows_opened, state.undone
     restored = msgspec.convert(event.state, type(state))
     for field in state.__struct_fields__:
         setattr(state, field, getattr(restored, field))
     state.version = version
     state.branch_version = event.branch_version
+    # What came after the version rewound to is undone, with what earlier rewinds undid.
+    state.undone = branches.merged(undone, branches.undo(undone, event.to_version, version))
     # Window numbers stay unique across branches, so a late answer meant for a
     # window of the abandoned branch can never land in a new one.
     state.windows_opened = max(windows_opened, restored.windows_opened)
