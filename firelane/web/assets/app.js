@@ -9,6 +9,7 @@ import { ActionPanel, Initiative, Narration, Prompt, ReplayBar, Toasts } from ".
 import { GMPanel } from "./gm.js";
 import { CharacterPage, Landing, rememberSeat } from "./campaign.js";
 import { html, combatantName, pct, signed, sideClass } from "./util.js";
+import { rewindPoint, stepOn } from "./branches.js";
 
 function parseLocation() {
   const parts = location.pathname.split("/").filter(Boolean).map(decodeURIComponent);
@@ -115,7 +116,7 @@ function Table({ where }) {
     if (!playing || !replay || !live) return;
     const timer = setInterval(() => setReplay((r) => {
       if (!r || r.at >= live.version) { setPlaying(false); return r; }
-      return { ...r, at: r.at + 1 };
+      return { ...r, at: stepOn(live.undone, r.at, live.version) };
     }), 350);
     return () => clearInterval(timer);
   }, [playing, !!replay, live?.version]);
@@ -206,10 +207,11 @@ function Table({ where }) {
         </div>`}
         ${inReplay && html`<${ReplayBar} version=${live.version} at=${replay.at ?? live.version}
           setAt=${(at) => setReplay((r) => ({ ...r, at }))} close=${() => { setReplay(null); setPlaying(false); }}
-          playing=${playing} setPlaying=${setPlaying} />`}
+          playing=${playing} setPlaying=${setPlaying} undone=${live.undone} rewinds=${live.rewinds} />`}
       </div>
       <aside class="right">
-        <${Narration} lines=${conn.lines} upto=${inReplay ? replay.at : null} gm=${role === "gm" && !inReplay && options?.gm?.commands?.includes("RewindEncounter")}
+        <${Narration} lines=${conn.lines} upto=${inReplay ? replay.at : null} branches=${live}
+          canRewind=${role === "gm" && !inReplay && options?.gm?.commands?.includes("RewindEncounter") ? (n) => rewindPoint(conn.lines, live, n) : null}
           onRewind=${(n) => setRewindTo(n)} hasEarlier=${conn.hasEarlier} loadEarlier=${(count) => conn.loadEarlier(count)} />
       </aside>
     </main>
