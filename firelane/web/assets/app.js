@@ -187,7 +187,7 @@ function Table({ where }) {
         ${!inReplay && html`<${ActionPanel} view=${live} options=${options} selected=${selected} select=${(id) => { setSelected(id); setFocus(id); setPick(null); }}
           moveMode=${mode} setMoveMode=${setMoveMode} send=${send} busy=${busy} pick=${pick} setPick=${setPick} now=${() => conn.serverNow()}
           onPreview=${setPreviewing} />`}
-        ${!inReplay && role === "gm" && html`<${GMPanel} view=${live} gm=${options?.gm} send=${send} busy=${busy} rewindTo=${rewindTo} setRewindTo=${setRewindTo} />`}
+        ${!inReplay && role === "gm" && html`<${GMPanel} view=${live} gm=${options?.gm} send=${send} busy=${busy} rewindTo=${rewindTo} setRewindTo=${setRewindTo} lines=${conn.lines} />`}
         ${role === "spectator" && !inReplay && html`<section class="panel spectating"><h2>Spectating</h2><p>You watch the fight as it happens; the players and the GM act.</p></section>`}
       </aside>
       <div class="center">

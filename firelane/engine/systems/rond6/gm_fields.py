@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from firelane.engine.gm_fields import FieldSpec
+from firelane.engine.systems.rond6 import rules
 from firelane.events.options_schemas import GMFieldChoice
 
 
@@ -24,9 +25,10 @@ def _fatigue_limit(state: Any, me: Any) -> int:
 
 
 def _action_limit(state: Any, me: Any) -> int:
-    from firelane.engine.systems.rond6.system import SYSTEM
-
-    return SYSTEM.action_limit(state, me, True)
+    """The most actions it may declare, with a Fate Point (`RonD6System.action_limit`: R6-06, R6-23)."""
+    if "massive_damage" in me.conditions:
+        return 1
+    return rules.multi_action_limit(me.attributes.get("Agility", "2D"), me.talents.get("Quickness", 0), True)
 
 
 GM_FIELDS = (

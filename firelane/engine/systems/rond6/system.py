@@ -441,6 +441,14 @@ class RonD6System(BaseRuleSystem):
         state: RonD6State = decision.state  # type: ignore[assignment]
         if isinstance(command, R6Move):
             command = with_route(state, command)  # the declaration records the path the options showed
+        if state.combatants[command.actor].declared_actions == 0 and not self.interrupting(state, command.actor):
+            # The common case in one step (R6-05): an action taken before the
+            # round's declaration declares one action, the round's only one,
+            # then is taken; checked on a copy first, so a refusal changes nothing.
+            trial = Decision(self, state)
+            self.declare_actions(trial, command.actor, 1)
+            self.check_command(trial.state, command.actor, command)  # type: ignore[arg-type]
+            self.declare_actions(decision, command.actor, 1)
         self.check_command(state, command.actor, command)
         payload = msgspec.to_builtins(command)
         if isinstance(command, R6Move) and command.path:
