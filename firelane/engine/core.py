@@ -988,7 +988,8 @@ class BaseRuleSystem:
                           low=(lambda s, me: None if me.out_of_fight else 1) if name in health else None, vital=name in health)
                 for name, kind in types.items()
                 if name not in self.gm_fixed_fields and name not in _GENERIC_GM_FIELDS and kind in (int, bool))
-        return (*_GENERIC_GM_SPECS, *own)
+        revive, taken_out, *rest = _GENERIC_GM_SPECS
+        return (revive, *own, taken_out, *rest)
 
     def gm_fields(self, state: EncounterState, combatant: Combatant) -> list[GMField]:
         """The fields the GM's form offers for ``combatant`` now, described: a

@@ -7,6 +7,7 @@ import { Connection } from "./connection.js";
 import { GameMap } from "./map.js";
 import { ActionPanel, Initiative, Narration, Prompt, ReplayBar, Toasts } from "./panels.js";
 import { GMPanel } from "./gm.js";
+import { AttackGroups } from "./attacks.js";
 import { CharacterPage, Landing, rememberSeat } from "./campaign.js";
 import { html, combatantName, pct, signed, sideClass } from "./util.js";
 import { rewindPoint, stepOn } from "./branches.js";
@@ -197,12 +198,7 @@ function Table({ where }) {
           previewing=${inReplay ? null : stillPreviewing} />` : html`<div class="map-wrap loading">…</div>`}
         ${attackOn && attackOptions.length > 0 && html`<div class="attack-pop" data-attack-on=${attackOn}>
           <div class="pop-head">Attack <b>${combatantName(state, attackOn)}</b>?</div>
-          ${attackOptions.map((a, i) => html`<div class="pop-row" key=${i}>
-            <button class="confirm-attack" disabled=${busy} onClick=${() => send(a.command, `attack ${combatantName(state, attackOn)}`)}>
-              ${a.weapon}${a.mode ? ` (${a.mode})` : ""} <span class="odds">${pct(a.hit_chance)}</span></button>
-            <span class="mods">${a.modifiers.map((m) => `${signed(m.value)} ${m.source}`).join(", ")}${a.target_number != null ? ` · needs ${a.target_number}` : ""}</span>
-            ${a.notes.map((n) => html`<div class="note">${n}</div>`)}
-          </div>`)}
+          <${AttackGroups} state=${state} attacks=${attackOptions} send=${send} busy=${busy} showTarget=${false} mainClass="confirm-attack" />
           <button class="cancel" onClick=${() => setAttackOn(null)}>cancel</button>
         </div>`}
         ${inReplay && html`<${ReplayBar} version=${live.version} at=${replay.at ?? live.version}

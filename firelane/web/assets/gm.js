@@ -168,8 +168,12 @@ function AdjustForm({ state, fields, who, send, busy, why, confirm }) {
     if (!group) groups.push(group = { name: field.group, fields: [] });
     group.fields.push(field);
   }
-  // Once applied, the next view's values equal the edits, which then count as unchanged; a refusal keeps them.
-  const apply = () => send({ type: "GMAdjust", actor: "gm", combatant: who, changes: Object.fromEntries(changed), reason: why }, "adjust");
+  // Checked before sending, so a refusal is rare (its reason comes as a toast): the edits are cleared at once,
+  // and the form shows the values the engine keeps.
+  const apply = () => {
+    send({ type: "GMAdjust", actor: "gm", combatant: who, changes: Object.fromEntries(changed), reason: why }, "adjust");
+    reset();
+  };
   const name = combatantName(state, who);
   return html`<div class="adjust-form" data-adjust=${who}>
     ${revive && html`<button class="revive" data-gm="revive" disabled=${busy} onClick=${() => confirm({
@@ -248,7 +252,8 @@ export function GMPanel({ view, gm, send, busy, rewindTo, setRewindTo, lines }) 
       <div class="rewind">to just after event <input type="number" min="1" max=${view.version - 1} value=${rewindTo ?? ""} placeholder="⟲ in the log"
           onInput=${(e) => setRewindTo(e.currentTarget.value === "" ? null : Number(e.currentTarget.value))} />
         <button data-gm="rewind" disabled=${busy || !rewindOk} onClick=${() => confirm({
-          text: `Rewind the fight to just after event ${rewindTo}? ${capital(spanText([rewindTo + 1, view.version]))} will be undone: they stay in the log, marked as undone, and the dice from there on are the same.`,
+          text: `Rewind the fight to just after event ${rewindTo}? ${capital(spanText([rewindTo + 1, view.version]))} will be undone: ${
+            rewindTo + 1 === view.version ? "it stays" : "they stay"} in the log, marked as undone, and the dice from there on are the same.`,
           yes: "Rewind", run: () => { send({ type: "RewindEncounter", actor: "gm", to_version: rewindTo, reason: why }, `rewind to ${rewindTo}`); setRewindTo(null); } })}>Rewind…</button>
       </div>
       ${rewindWhy ? html`<div class="hint problem">${rewindWhy}</div>` : html`<div class="hint">or click ⟲ beside an event in the narration</div>`}</div>`}

@@ -3,6 +3,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "./vendor/preact-hooks.module.js";
 import { html, sideClass, combatantName, pct, signed, humanize } from "./util.js";
 import { spanText, stepBack, stepOn, undoneBy, undoneNote } from "./branches.js";
+import { AttackGroups } from "./attacks.js";
 
 // ------------------------------------------------------------ initiative
 
@@ -213,20 +214,10 @@ export function Prompt({ view, options, answered, now, send, busy, onPickSquares
 
 // ------------------------------------------------------------ the acting seat
 
-function AttackCard({ state, attack, send, busy }) {
-  const [open, setOpen] = useState(false);
-  return html`<div class="attack" data-attack=${attack.target} data-weapon=${attack.weapon}>
-    <button class="do" disabled=${busy} onClick=${() => send(attack.command, `attack ${combatantName(state, attack.target)}`)}>
-      ${combatantName(state, attack.target)} · ${attack.weapon}${attack.mode ? ` (${attack.mode})` : ""}
-      <span class="odds">${pct(attack.hit_chance)}</span>
-    </button>
-    <button class="why" title="modifiers" onClick=${() => setOpen(!open)}>${open ? "▾" : "±"}</button>
-    ${open && html`<div class="why-box">
-      ${attack.modifiers.map((m) => html`<div>${signed(m.value)} ${m.source} <span class="rule">${m.rule}</span></div>`)}
-      ${attack.target_number != null && html`<div>needs ${attack.target_number}</div>`}
-      ${attack.notes.map((n) => html`<div class="note">${n}</div>`)}
-    </div>`}
-  </div>`;
+// Notes every choice of an action carries (what the action costs, its rule): said once, above them.
+function commonNotes(choices) {
+  if (!choices.length) return [];
+  return (choices[0].notes || []).filter((note) => choices.every((ch) => (ch.notes || []).includes(note)));
 }
 
 export function ActionPanel({ view, options, selected, select, moveMode, setMoveMode, send, busy, pick, setPick, now, onPreview }) {
@@ -255,7 +246,7 @@ export function ActionPanel({ view, options, selected, select, moveMode, setMove
               <div class="hint">click a highlighted square: green is safe, amber and red could draw fire (hover for who and the odds)</div>`}
           </div>`}
           ${c.attacks.length > 0 && html`<div class="group"><h3>Attack <span class="hint">or click a target on the map</span></h3>
-            ${c.attacks.map((a, i) => html`<${AttackCard} key=${i} state=${state} attack=${a} send=${send} busy=${busy} />`)}</div>`}
+            <${AttackGroups} state=${state} attacks=${c.attacks} send=${send} busy=${busy} /></div>`}
           ${c.actions.length > 0 && html`<div class="group"><h3>Actions</h3>
             ${c.actions.map((action) => {
               const squares = action.choices.filter((ch) => ch.square);
@@ -271,6 +262,7 @@ export function ActionPanel({ view, options, selected, select, moveMode, setMove
                 <button class=${"action" + (picking ? " on" : "")} disabled=${busy} title=${action.rule}
                   onClick=${() => setPick(picking ? null : { key, combatant: c.combatant })}>${action.label} ▸</button>
                 ${picking && html`<div class="sub-choices">
+                  ${commonNotes(action.choices).map((note) => html`<div class="hint explain">${note}</div>`)}
                   ${squares.length > 0 && html`<div class="hint">pick a square on the map${squares.some((s) => (s.notes || []).some((n) => /ally|allies|friendly/i.test(n))) ? " (⚠ marks squares that catch allies)" : ""}</div>`}
                   ${action.choices.filter((ch) => !ch.square).map((ch, i) => html`<button key=${i} class="choice" disabled=${busy}
                     data-choice=${ch.label} onMouseEnter=${() => onPreview?.(ch)} onMouseLeave=${() => onPreview?.(null)}
