@@ -259,3 +259,31 @@ def test_replay_marks_the_undone_lines_and_audit_lists_their_rolls_apart(served:
     assert [line.split()[0] for line in standing.splitlines() if "AttackResolved" in line] == [f"v{rewound['struck_again']}"]
     as_json = json.loads(firelane("audit", "rewound", "--json", "--data-dir", str(served.data_dir)).stdout)
     assert [(e["version"], e["undone_by"]) for e in as_json] == [(start + 1, rewind_at), (rewound["struck_again"], None)]
+
+
+def test_a_client_following_live_learns_what_a_rewind_undoes_from_the_rewind_itself(served: Served, tmp_path: Path) -> None:
+    table = Table(served, "live-rewind", tmp_path)
+    start = table.wait(lambda s: s["active"] == "a")["version"]
+    ws = f"{table.base}/ws".replace("http://", "ws://")
+
+    async def follow() -> list[dict[str, Any]]:
+        received: list[dict[str, Any]] = []
+        async with open_websocket_url(f"{ws}?token={table.tokens['red']}&after={start}") as socket:
+            strike = await trio.to_thread.run_sync(table.send, "red", {"type": "Strike", "command_id": "k1", "actor": "a", "target": "b"})
+            assert not strike["rejected"]
+            rewind = await trio.to_thread.run_sync(table.send, "gm", {
+                "type": "RewindEncounter", "command_id": "g1", "actor": "gm", "to_version": start, "reason": "no"})
+            assert not rewind["rejected"]
+            with trio.fail_after(20):
+                while not received or received[-1]["type"] != "EncounterRewound":
+                    received.append(json.loads(await socket.get_message()))
+        return received
+
+    received = trio.run(follow)
+    # Sent as they happened, the strike's events stood; the rewind says which it undid.
+    *struck, rewind = received
+    assert struck and all(e["stands"] is True and "undone_by" not in e for e in struck)
+    assert rewind["undoes"] == [[start + 1, rewind["n"] - 1]] == [[struck[0]["n"], struck[-1]["n"]]]
+    # Read again now, the same events say they were undone, and by which rewind.
+    again = table.get("events", after=start)["events"]
+    assert [(e["n"], e.get("undone_by")) for e in again[:-1]] == [(e["n"], rewind["n"]) for e in struck]

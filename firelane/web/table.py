@@ -21,7 +21,14 @@ and zones to draw, and the narration of every event after version V. With
 for the last few hundred and fetches older ones from ``lines`` (the N lines
 before version V) when it needs them; ``first_line`` is the oldest there is.
 Each narration line is the CLI narrator's sentence as styled segments, with
-every roll found in the event in full (dice, each modifier with its rule ID).
+every roll found in the event in full (dice, each modifier with its rule ID),
+whether its event stands (``stands``; else ``undone_by``: the version of the
+GM's rewind that undid it), a rewind's ``undoes`` (the version ranges it
+undid) and ``batch_start`` (the event begins a command's answer: the version
+before it lies between two commands, where a rewind may go). The view also
+has ``undone`` (every span the GM's rewinds undid), ``rewinds`` (each one's
+target, time and reason) and ``at_undone_by`` (the version shown lies on an
+undone branch). The GM's refused commands are narrated to the GM alone.
 
 ``preview`` answers, for an area choice of the seat's options (a grenade
 thrown at a square, a flamer's cone, a killzone, a zone swept with fire), the
