@@ -586,8 +586,7 @@ class BaseRuleSystem:
         fields (``vitality``/``max_vitality``, ``hp``/``max_hp``,
         ``wounds``/``max_wounds``); a system whose health is told otherwise
         overrides it."""
-        for now, most, label in (("vitality", "max_vitality", "vitality"), ("hp", "max_hp", "HP"),
-                                 ("wounds", "max_wounds", "wounds")):
+        for now, most, label in _HEALTH_FIELDS:
             if hasattr(combatant, now) and hasattr(combatant, most):
                 value, top = int(getattr(combatant, now)), int(getattr(combatant, most) or getattr(combatant, now))
                 return {"value": value, "max": max(top, 1), "label": label}

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 import msgspec
 
-from firelane.engine.branches import undone_by, undone_by_rewind
+from firelane.engine.branches import undone_by_rewind
 from firelane.engine.core import BaseRuleSystem
 from firelane.engine.registry import UnknownSystem, get_system
 from firelane.engine.state import EncounterState
@@ -323,10 +323,6 @@ def _spans(spans: list[tuple[int, int]]) -> str:
     parts = [f"{low}" if low == high else f"{low}–{high}" for low, high in spans]
     many = len(spans) > 1 or spans[0][0] != spans[0][1]
     return f"event{'s' if many else ''} {', '.join(parts)}"
-
-
-def _undone_note(by: int) -> str:
-    return f"undone by the GM's rewind at event {by}"
 
 
 def _seconds(milliseconds: int | None) -> str:
