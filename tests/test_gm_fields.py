@@ -164,7 +164,7 @@ def test_rond6_a_dead_characters_wounds_do_not_bring_it_back_and_revive_does() -
     light = adjust(system, dead, fallen.id, {"revive": True, "wounds": 1})
     assert isinstance(light, GMAdjusted) and light.changes["wounds"] == 1 and "incapacitated" not in str(light.changes.get("conditions"))
     dying = adjust(system, dead, fallen.id, {"revive": True, "wounds": 4})
-    assert isinstance(dying, CommandRejected) and "would not be standing once revived" in dying.reason
+    assert isinstance(dying, CommandRejected) and dying.reason == f"{body.name}: Wounds must be a whole number from 0 to 3, not 4"
 
 
 def test_a_calls_rulings_are_offered_as_its_valid_choices() -> None:
@@ -174,3 +174,23 @@ def test_a_calls_rulings_are_offered_as_its_valid_choices() -> None:
     state = hit_with_cover_near()
     [call] = system.options(state, GM).gm.calls
     assert call.id == "dive_for_cover:1" and call.rulings == ["possible", "impossible"] and call.free_text is False
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_health_fields_do_not_take_a_standing_combatant_out_by_themselves(name: str) -> None:
+    """Setting a standing combatant's health to what reads as down or dead
+    (without taking it out) would leave it fighting while fallen: refused,
+    naming out_of_fight; with out_of_fight true it is taken out."""
+    system = get_system(name)
+    state = fight_with_a_fallen(name)
+    standing = next(c for c in state.combatants.values() if not c.out_of_fight)
+    health = {"bolt-and-blade": {"vitality": 0}, "d100-degrees": {"wounds": 0}, "d100-zones": {"hp": -3},
+              "rond6": {"wounds": 4}, "toy": {"hp": 0}}[name]
+    refused = adjust(system, state, standing.id, health)
+    assert isinstance(refused, CommandRejected), refused
+    if name == "rond6":
+        assert refused.reason.endswith("not 4")  # its range for one in the fight ends at 3 (R6-21)
+        dead = adjust(system, state, standing.id, {"dead": True})
+        assert isinstance(dead, CommandRejected) and dead.reason.endswith("take " + standing.name + " out with out_of_fight: true")
+    taken_out = adjust(system, state, standing.id, {"out_of_fight": True})
+    assert isinstance(taken_out, GMAdjusted)

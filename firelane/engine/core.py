@@ -904,6 +904,10 @@ class BaseRuleSystem:
             return changes
         changes = {field: self._gm_value(state, combatant, field, value) for field, value in requested.items()}
         require(bool(changes), "GMAdjust needs at least one change")
+        if not combatant.out_of_fight and changes.get("out_of_fight") is not True:
+            # Health fields do not take a combatant out by themselves: the fight would go on with it down.
+            after = self.life(self._probe(combatant, changes))
+            require(after == "up", f"{name} would be {after} but still in the fight: take {name} out with out_of_fight: true")
         if combatant.out_of_fight:
             revive_hint = f'bring {name} back with "revive": true (the GM\'s Revive)'
             require(changes.get("out_of_fight") is not False, f"{name} is out of the fight: {revive_hint}, not out_of_fight: false")

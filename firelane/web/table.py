@@ -63,7 +63,16 @@ from firelane.engine.state import EncounterState
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
 from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, json_too_deep
-from firelane.events.schemas import CommandRejected, EncounterRewound, EncounterStarted, Event, ReactionWindowOpened, TurnStarted
+from firelane.events.schemas import (
+    CommandRejected,
+    CommandRepeated,
+    CommandsDropped,
+    EncounterRewound,
+    EncounterStarted,
+    Event,
+    ReactionWindowOpened,
+    TurnStarted,
+)
 from firelane.web.access import Api, int_param, json_response, token_of
 from firelane.web.guard import ApiError
 from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING, Narrator, _with_names
@@ -242,7 +251,8 @@ class TableFold:
         self.batch_starts.append(1 if starts else 0)
         if isinstance(event, EncounterRewound):
             self.rewinds[stored.version] = {"to": event.to_version, "at": _entry_ms(stored), "reason": event.reason}
-        elif isinstance(event, CommandRejected) and event.actor == GM:
+        elif isinstance(event, (CommandRejected, CommandRepeated)) and event.actor == GM or (
+                isinstance(event, CommandsDropped) and any(s.id == event.seat and s.role == "gm" for s in state.seats)):
             self.gm_only.add(stored.version)
         if isinstance(event, EncounterStarted):
             self.title = event.setup.name or event.encounter

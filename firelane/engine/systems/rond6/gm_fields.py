@@ -32,8 +32,9 @@ def _action_limit(state: Any, me: Any) -> int:
 
 
 GM_FIELDS = (
-    FieldSpec("wounds", "number", "Health", low=0, high=4, vital=True,
-              note="R6-21: 1-2 wounded, 3 incapacitated, 4 mortally wounded; 5 is death (take it out of the fight instead)"),
+    FieldSpec("wounds", "number", "Health", low=0, high=lambda s, me: 4 if me.out_of_fight else 3, vital=True,
+              note="R6-21: 1-2 wounded, 3 incapacitated; 4 (mortally wounded) and 5 (death) take it out: "
+                   "use Out of the fight"),
     FieldSpec("fatigue", "number", "Health", low=0, high=_fatigue_limit),
     FieldSpec("declared_actions", "number", "This turn", low=0, high=_action_limit, note="0: not declared yet this round"),
     FieldSpec("actions_used", "number", "This turn", low=0, high=lambda s, me: me.declared_actions),
