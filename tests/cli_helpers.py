@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -25,6 +26,38 @@ def firelane(*args: str, env_extra: dict[str, str] | None = None, timeout: float
              cwd: Path | str = REPO) -> subprocess.CompletedProcess[str]:
     env = {**ENGINE_ENV, **(env_extra or {})}
     return subprocess.run([*FIRELANE, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout)
+
+
+def cli_ok(*args: str) -> str:
+    """Run a command that must succeed; its standard output."""
+    result = firelane(*args)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def cli_refused(*args: str) -> str:
+    """Run a command that must be refused: exit code 2 and one line saying why (returned)."""
+    result = firelane(*args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    # (A command that starts the data dir's redis-server says so on the line before.)
+    lines = [line for line in result.stderr.strip().splitlines() if not line.startswith("started Redis")]
+    assert len(lines) == 1 and lines[0].startswith("firelane: error: "), result.stderr
+    return lines[0]
+
+
+# Two toy combatants people play (Ann is quick, so hers is the first turn).
+TOY_HUMANS = {"system": "toy", "combatants": [
+    {"id": "a", "name": "Ann", "side": "red", "position": [0, 0], "policy": "human", "sheet": {"speed": 9}},
+    {"id": "b", "name": "Bo", "side": "blue", "position": [3, 0], "policy": "human"}]}
+
+
+def create_seats(served: "Served", encounter: str, tmp_path: Path, setup: dict[str, Any] = TOY_HUMANS) -> dict[str, str]:
+    """Create an encounter on a served store; each seat's token."""
+    path = tmp_path / f"{encounter}.json"
+    path.write_text(json.dumps(setup))
+    result = firelane("create", encounter, "--setup", str(path), "--data-dir", str(served.data_dir), "--json")
+    assert result.returncode == 0, result.stderr
+    return {seat["seat"]: seat["token"] for seat in json.loads(result.stdout)["seats"]}
 
 
 def spawn(*args: str, cwd: Path | str = REPO, env_extra: dict[str, str] | None = None) -> subprocess.Popen[str]:

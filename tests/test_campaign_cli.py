@@ -14,7 +14,7 @@ import httpx
 import msgspec
 
 from firelane.engine.registry import demo_setup
-from tests.cli_helpers import Served, firelane
+from tests.cli_helpers import cli_ok, cli_refused, Served
 
 
 def raid_setup(tmp_path: Path, name: str = "raid.json") -> Path:
@@ -28,21 +28,6 @@ def raid_setup(tmp_path: Path, name: str = "raid.json") -> Path:
     return path
 
 
-def ok(*args: str) -> str:
-    result = firelane(*args)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout
-
-
-def refused(*args: str) -> str:
-    result = firelane(*args)
-    assert result.returncode == 2, result.stdout + result.stderr
-    # (A command that starts the data dir's redis-server says so on the line before.)
-    lines = [line for line in result.stderr.strip().splitlines() if not line.startswith("started Redis")]
-    assert len(lines) == 1 and lines[0].startswith("firelane: error: "), result.stderr
-    return lines[0]
-
-
 def test_a_campaign_is_played_exported_and_imported_into_a_fresh_data_dir(tmp_path: Path) -> None:
     first = ["--data-dir", str(tmp_path / "first")]
     fresh = ["--data-dir", str(tmp_path / "fresh")]
@@ -51,64 +36,64 @@ def test_a_campaign_is_played_exported_and_imported_into_a_fresh_data_dir(tmp_pa
     characters.write_text(json.dumps({"characters": [
         {"id": c["id"], "name": c["name"], "system": "d100-zones", "sheet": c["sheet"]}
         for c in demo["combatants"] if c["id"] in ("rg-ives", "rg-pell")]}))
-    assert "created 2 characters in campaign default: rg-ives, rg-pell" in ok("characters", "--create", str(characters), *first)
-    ok("run", "raid", "--setup", str(raid_setup(tmp_path)), "--seed", "raid", "--reproducible-dice", "--quiet", *first)
-    listing = ok("characters", *first)
+    assert "created 2 characters in campaign default: rg-ives, rg-pell" in cli_ok("characters", "--create", str(characters), *first)
+    cli_ok("run", "raid", "--setup", str(raid_setup(tmp_path)), "--seed", "raid", "--reproducible-dice", "--quiet", *first)
+    listing = cli_ok("characters", *first)
     assert "rg-pell" in listing and "(1 fights, 0 rests)" in listing
-    history = ok("characters", "rg-pell", *first)
+    history = cli_ok("characters", "rg-pell", *first)
     assert "enlisted in encounter raid as rg-pell" in history and "came back from raid" in history
-    rested = ok("rest", "--party", "--days", "2", "--healer", "rg-pell", "--seed", "s", "--reproducible-dice", *first)
+    rested = cli_ok("rest", "--party", "--days", "2", "--healer", "rg-pell", "--seed", "s", "--reproducible-dice", *first)
     assert "downtime 1: 2 day(s) for rg-ives, rg-pell; healer rg-pell" in rested and "seed revealed" in rested
-    assert ok("audit", "--downtime", "--verify", *first).strip().splitlines()[-1].startswith(
+    assert cli_ok("audit", "--downtime", "--verify", *first).strip().splitlines()[-1].startswith(
         "verified: every rest's seed matches its commitment")
 
     exported = tmp_path / "default.firelane"
-    said = ok("campaign", "export", "default", str(exported), *first)
+    said = cli_ok("campaign", "export", "default", str(exported), *first)
     first_key = re.search(r"signed by this store's key ((?:[0-9a-f]{4}-){7}[0-9a-f]{4})", said)
     assert "exported campaign 'default'" in said and first_key, said
-    checked = ok("campaign", "verify", str(exported), *first)
+    checked = cli_ok("campaign", "verify", str(exported), *first)
     assert f"signed by key {first_key[1]} (this store's key)" in checked
     assert "hash chain intact" in checked and "all match" in checked
     # The fresh store does not know the first one's key: the user names it (as the export printed it).
-    assert f"is signed by key {first_key[1]}, not this store's" in refused("campaign", "verify", str(exported), *fresh)
-    assert f"--trust {first_key[1]}" in refused("campaign", "import", str(exported), *fresh)
-    assert "not a key fingerprint" in refused("campaign", "import", str(exported), "--trust", "12ab", *fresh)
-    imported = ok("campaign", "import", str(exported), "--trust", first_key[1].upper().replace("-", ""), *fresh)
+    assert f"is signed by key {first_key[1]}, not this store's" in cli_refused("campaign", "verify", str(exported), *fresh)
+    assert f"--trust {first_key[1]}" in cli_refused("campaign", "import", str(exported), *fresh)
+    assert "not a key fingerprint" in cli_refused("campaign", "import", str(exported), "--trust", "12ab", *fresh)
+    imported = cli_ok("campaign", "import", str(exported), "--trust", first_key[1].upper().replace("-", ""), *fresh)
     assert "imported" in imported and "1 encounters, 2 characters, 1 rests" in imported
     assert f"signed by key {first_key[1]} (a key you trust (--trust), not this store's)" in imported
     for command in (["characters", "--json"], ["characters", "rg-pell", "--json"], ["encounters", "--json"]):
-        assert json.loads(ok(*command, *first)) == json.loads(ok(*command, *fresh))
-    assert "verified: seed matches its commitment" in ok("audit", "raid", "--verify", *fresh)
-    assert ok("seats", "raid", "--json", *first) != ok("seats", "raid", "--json", *fresh)  # new tokens
+        assert json.loads(cli_ok(*command, *first)) == json.loads(cli_ok(*command, *fresh))
+    assert "verified: seed matches its commitment" in cli_ok("audit", "raid", "--verify", *fresh)
+    assert cli_ok("seats", "raid", "--json", *first) != cli_ok("seats", "raid", "--json", *fresh)  # new tokens
     # And back: the fresh store's export, signed by its own key, imports into the first under another name.
     again = tmp_path / "again.firelane"
-    fresh_key = re.search(r"signed by this store's key (\S+);", ok("campaign", "export", "default", str(again), *fresh))
+    fresh_key = re.search(r"signed by this store's key (\S+);", cli_ok("campaign", "export", "default", str(again), *fresh))
     assert fresh_key and fresh_key[1] != first_key[1]
     assert again.read_bytes().splitlines()[:-1] == exported.read_bytes().splitlines()[:-1]
-    ok("campaign", "import", str(again), "--as", "back", "--trust", fresh_key[1], *first)
-    assert json.loads(ok("characters", "--json", "--campaign", "back", *first))["characters"] == json.loads(
-        ok("characters", "--json", *first))["characters"]
+    cli_ok("campaign", "import", str(again), "--as", "back", "--trust", fresh_key[1], *first)
+    assert json.loads(cli_ok("characters", "--json", "--campaign", "back", *first))["characters"] == json.loads(
+        cli_ok("characters", "--json", *first))["characters"]
 
     # Bad input: one line, exit 2, nothing half done.
-    assert "campaign 'default' already exists" in refused("campaign", "import", str(exported), "--trust", first_key[1],
+    assert "campaign 'default' already exists" in cli_refused("campaign", "import", str(exported), "--trust", first_key[1],
                                                           *fresh)
     broken = tmp_path / "broken.firelane"
     broken.write_bytes(exported.read_bytes().replace(b'"days":2', b'"days":20'))
-    assert "the hash chain breaks here" in refused("campaign", "import", str(broken), "--as", "other",
+    assert "the hash chain breaks here" in cli_refused("campaign", "import", str(broken), "--as", "other",
                                                    "--trust", first_key[1], *fresh)
-    assert json.loads(ok("characters", "--json", "--campaign", "other", *fresh))["characters"] == []
-    assert "no character 'nobody' in campaign 'default'" in refused("rest", "nobody", "--days", "1", *first)
-    assert "--days must be a whole number of days from 1 to 3650" in refused("rest", "rg-ives", "--days", "0", *first)
-    assert "character 'rg-ives' already exists" in refused("characters", "--create", str(characters), *first)
+    assert json.loads(cli_ok("characters", "--json", "--campaign", "other", *fresh))["characters"] == []
+    assert "no character 'nobody' in campaign 'default'" in cli_refused("rest", "nobody", "--days", "1", *first)
+    assert "--days must be a whole number of days from 1 to 3650" in cli_refused("rest", "rg-ives", "--days", "0", *first)
+    assert "character 'rg-ives' already exists" in cli_refused("characters", "--create", str(characters), *first)
     bad_sheet = tmp_path / "bad.json"
     bad_sheet.write_text(json.dumps({"id": "zed", "system": "d100-zones", "sheet": {"hp": 0}}))
-    assert "sheet field 'hp' must be at least 1" in refused("characters", "--create", str(bad_sheet), *first)
-    assert "not a firelane campaign export" in refused("campaign", "verify", str(characters))
-    assert "give an ENCOUNTER, or --downtime" in refused("audit", *first)
+    assert "sheet field 'hp' must be at least 1" in cli_refused("characters", "--create", str(bad_sheet), *first)
+    assert "not a firelane campaign export" in cli_refused("campaign", "verify", str(characters))
+    assert "give an ENCOUNTER, or --downtime" in cli_refused("audit", *first)
     busy = raid_setup(tmp_path, "again.json")
-    ok("create", "second", "--setup", str(busy), *first)
-    assert "is in encounter 'second', which has not ended" in refused("create", "third", "--setup", str(busy), *first)
-    assert "encounter second has not ended" in refused("campaign", "export", "default", str(tmp_path / "x"), *first)
+    cli_ok("create", "second", "--setup", str(busy), *first)
+    assert "is in encounter 'second', which has not ended" in cli_refused("create", "third", "--setup", str(busy), *first)
+    assert "encounter second has not ended" in cli_refused("campaign", "export", "default", str(tmp_path / "x"), *first)
     assert not (tmp_path / "x").exists()
 
 
@@ -116,8 +101,8 @@ def test_the_api_shows_characters_and_their_history(tmp_path: Path) -> None:
     served = Served(tmp_path / "served")
     try:
         store = ["--data-dir", str(served.data_dir)]
-        ok("characters", "--create-demo", "d100-zones", "--side", "rangers", *store)
-        ok("run", "raid", "--setup", str(raid_setup(tmp_path)), "--quiet", *store)  # firelane serve runs it
+        cli_ok("characters", "--create-demo", "d100-zones", "--side", "rangers", *store)
+        cli_ok("run", "raid", "--setup", str(raid_setup(tmp_path)), "--quiet", *store)  # firelane serve runs it
         with httpx.Client(base_url=served.api, timeout=10) as http:
             listing = http.get("/api/campaigns/default/characters").json()
             ids = [c["id"] for c in listing["characters"]]
@@ -140,33 +125,33 @@ def test_the_api_shows_characters_and_their_history(tmp_path: Path) -> None:
 
 def test_the_gm_adjusts_and_releases_characters_from_the_command_line(tmp_path: Path) -> None:
     store = ["--data-dir", str(tmp_path / "gm")]
-    ok("characters", "--create-demo", "rond6", "--side", "agents", *store)
-    answer = ok("character", "adjust", "vance", "--set", "fate_points=2", "--set", "name=Kell the Bold",
+    cli_ok("characters", "--create-demo", "rond6", "--side", "agents", *store)
+    answer = cli_ok("character", "adjust", "vance", "--set", "fate_points=2", "--set", "name=Kell the Bold",
                 "--add", "character_points=3", "--reason", "end of session", *store)
     assert answer.strip() == ("adjusted vance (Kell the Bold): name 'Agent Vance' -> 'Kell the Bold'; "
                               "character_points 2 -> 5; fate_points 0 -> 2; now ready")
     # --set values are JSON when they are JSON: a number, an object, a quoted string.
-    ok("character", "adjust", "okoro", "--set", 'reloads={"rifle": 3, "pistol": 2}', "--set", 'armor_name="plate"',
+    cli_ok("character", "adjust", "okoro", "--set", 'reloads={"rifle": 3, "pistol": 2}', "--set", 'armor_name="plate"',
        "--reason", "resupplied", *store)
-    okoro = json.loads(ok("characters", "okoro", "--json", *store))
+    okoro = json.loads(cli_ok("characters", "okoro", "--json", *store))
     assert okoro["character"]["sheet"]["reloads"] == {"rifle": 3, "pistol": 2}
     assert okoro["character"]["sheet"]["armor_name"] == "plate"
     assert okoro["history"][-1]["text"].startswith("adjusted by the GM (resupplied): ready; armor_name")
-    history = ok("characters", "vance", *store)
+    history = cli_ok("characters", "vance", *store)
     assert "adjusted by the GM (end of session): ready; name 'Agent Vance' -> 'Kell the Bold'" in history
-    assert "Kell the Bold" in ok("characters", *store)
+    assert "Kell the Bold" in cli_ok("characters", *store)
 
     # Each refusal: one line, exit 2, nothing written.
-    assert refused("character", "adjust", "vance", "--set", "fate_points=-1", "--reason", "x", *store) == (
+    assert cli_refused("character", "adjust", "vance", "--set", "fate_points=-1", "--reason", "x", *store) == (
         "firelane: error: character 'vance': combatant 'vance': sheet field 'fate_points' must be at least 0 (got -1)")
-    assert refused("character", "adjust", "vance", "--add", "fate_points=lots", "--reason", "x", *store) == (
+    assert cli_refused("character", "adjust", "vance", "--add", "fate_points=lots", "--reason", "x", *store) == (
         "firelane: error: --add 'fate_points=lots': the amount must be a number")
-    assert refused("character", "adjust", "vance", "--set", "fate_points", "--reason", "x", *store) == (
+    assert cli_refused("character", "adjust", "vance", "--set", "fate_points", "--reason", "x", *store) == (
         "firelane: error: --set 'fate_points': give FIELD=VALUE")
-    assert refused("character", "adjust", "vance", "--add", "fate_points=1", *store) == (
+    assert cli_refused("character", "adjust", "vance", "--add", "fate_points=1", *store) == (
         "firelane: error: give a reason (--reason TEXT): it goes into the character's history")
-    assert refused("character", "adjust", "vance", "--reason", "x", *store).startswith("firelane: error: nothing to adjust")
-    assert refused("character", "adjust", "nobody", "--add", "fate_points=1", "--reason", "x", *store).startswith(
+    assert cli_refused("character", "adjust", "vance", "--reason", "x", *store).startswith("firelane: error: nothing to adjust")
+    assert cli_refused("character", "adjust", "nobody", "--add", "fate_points=1", "--reason", "x", *store).startswith(
         "firelane: error: no character 'nobody' in campaign 'default' (known: ")
 
     # An encounter created and never run: busy, then released, and ended unplayed.
@@ -176,40 +161,40 @@ def test_the_gm_adjusts_and_releases_characters_from_the_command_line(tmp_path: 
               for c in demo["combatants"] if c["id"] in ("vance", "okoro")]
     foe = next(c for c in demo["combatants"] if c["side"] != "agents")
     setup.write_text(json.dumps({**demo, "combatants": heroes + [foe]}))
-    ok("create", "raid", "--setup", str(setup), *store)
-    assert refused("character", "adjust", "vance", "--add", "fate_points=1", "--reason", "x", *store) == (
+    cli_ok("create", "raid", "--setup", str(setup), *store)
+    assert cli_refused("character", "adjust", "vance", "--add", "fate_points=1", "--reason", "x", *store) == (
         "firelane: error: 'vance' is in encounter 'raid', which has not ended: adjust it after the fight "
         "(one that never started can free it: firelane character release vance)")
-    assert refused("character", "release", "vance", *store) == (
+    assert cli_refused("character", "release", "vance", *store) == (
         "firelane: error: give a reason (--reason TEXT): it goes into the character's history")
-    answer = ok("character", "release", "vance", "--reason", "we ran out of time", *store)
+    answer = cli_ok("character", "release", "vance", "--reason", "we ran out of time", *store)
     assert answer.splitlines() == ["released vance from raid before it started: ready",
                                    "encounter raid was ended before its first turn; its seed is revealed"]
-    assert refused("character", "release", "vance", "--reason", "again", *store) == (
+    assert cli_refused("character", "release", "vance", "--reason", "again", *store) == (
         "firelane: error: 'vance' is in no encounter: nothing to release it from")
-    listing = json.loads(ok("characters", "--json", *store))
+    listing = json.loads(cli_ok("characters", "--json", *store))
     assert {c["id"]: c["engaged_in"] for c in listing["characters"]}["okoro"] == ""  # its aftermath freed it
-    assert "raid" in ok("encounters", *store) and "ended" in ok("encounters", *store)
-    ok("campaign", "export", "default", str(tmp_path / "saga.firelane"), *store)  # nothing left unrevealed
+    assert "raid" in cli_ok("encounters", *store) and "ended" in cli_ok("encounters", *store)
+    cli_ok("campaign", "export", "default", str(tmp_path / "saga.firelane"), *store)  # nothing left unrevealed
 
     # The GM token: the same until renewed.
-    token = ok("campaign", "token", *store).strip()
-    assert len(token) >= 32 and ok("campaign", "token", *store).strip() == token
-    renewed = ok("campaign", "token", "--new", *store).strip()
-    assert renewed != token and ok("campaign", "token", *store).strip() == renewed
+    token = cli_ok("campaign", "token", *store).strip()
+    assert len(token) >= 32 and cli_ok("campaign", "token", *store).strip() == token
+    renewed = cli_ok("campaign", "token", "--new", *store).strip()
+    assert renewed != token and cli_ok("campaign", "token", *store).strip() == renewed
 
 
 def test_the_api_adjusts_and_releases_characters_only_with_the_campaign_gm_token(tmp_path: Path) -> None:
     served = Served(tmp_path / "served")
     try:
         store = ["--data-dir", str(served.data_dir)]
-        ok("characters", "--create-demo", "d100-zones", "--side", "rangers", *store)
-        token = ok("campaign", "token", *store).strip()
+        cli_ok("characters", "--create-demo", "d100-zones", "--side", "rangers", *store)
+        token = cli_ok("campaign", "token", *store).strip()
         # A fight serve runs and that waits for its human players: Ives and Pell are in it.
         setup = json.loads(raid_setup(tmp_path).read_text())
         setup["combatants"] = [{**c, "policy": "human"} for c in setup["combatants"]]
         (tmp_path / "humans.json").write_text(json.dumps(setup))
-        seats = json.loads(ok("create", "raid", "--setup", str(tmp_path / "humans.json"), "--json", *store))["seats"]
+        seats = json.loads(cli_ok("create", "raid", "--setup", str(tmp_path / "humans.json"), "--json", *store))["seats"]
         encounter_gm_token = next(row["token"] for row in seats if row["role"] == "gm")
         adjust_url = "/api/campaigns/default/characters/rg-moss/adjust"
         award = {"add": {"medicine": 5}, "set": {"name": "Moss the Medic"}, "reason": "field training",
@@ -275,11 +260,11 @@ def test_the_documented_campaign_example_runs_and_brings_its_characters_back(tmp
     """docs/campaigns.md's first commands as written (from the repository's root):
     the RonD6 demo's agents as characters, then docs/examples/rond6-raid.json naming them."""
     data = ["--data-dir", str(tmp_path / "data")]
-    created = ok("characters", "--create-demo", "rond6", "--side", "agents", *data)
+    created = cli_ok("characters", "--create-demo", "rond6", "--side", "agents", *data)
     assert "created 4 characters in campaign default: vance, okoro, reyes, brandt" in created
-    ok("run", "raid", "--setup", "docs/examples/rond6-raid.json", "--seed", "doc", "--reproducible-dice", "--quiet", *data)
-    listing = {line.split()[0]: line for line in ok("characters", *data).splitlines()}
+    cli_ok("run", "raid", "--setup", "docs/examples/rond6-raid.json", "--seed", "doc", "--reproducible-dice", "--quiet", *data)
+    listing = {line.split()[0]: line for line in cli_ok("characters", *data).splitlines()}
     assert sorted(listing) == ["brandt", "okoro", "reyes", "vance"]
     assert all(line.endswith("(1 fights, 0 rests)") for line in listing.values()), listing
-    history = ok("characters", "vance", *data)
+    history = cli_ok("characters", "vance", *data)
     assert "enlisted in encounter raid as vance" in history and "came back from raid" in history

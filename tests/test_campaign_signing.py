@@ -26,24 +26,10 @@ from firelane.actors.store import CliError, Store, store_signing_key
 from firelane.actors.campaign_io import Trust, export_campaign, signed_message, verify_export
 from firelane.redisio import connect
 from firelane.redisio.datadir import DataDir
-from tests.cli_helpers import REPO, firelane
+from tests.cli_helpers import cli_ok, cli_refused, REPO
 from tests.toy_system import TOY
 
 GENESIS = hashlib.blake2b(b"firelane-campaign-export", digest_size=32).digest()
-
-
-def ok(*args: str) -> str:
-    result = firelane(*args)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout
-
-
-def refused(*args: str) -> str:
-    result = firelane(*args)
-    assert result.returncode == 2, result.stdout + result.stderr
-    lines = [line for line in result.stderr.strip().splitlines() if not line.startswith("started Redis")]
-    assert len(lines) == 1 and lines[0].startswith("firelane: error: "), result.stderr
-    return lines[0]
 
 
 # ------------------------------------------------------------------ what an attacker can do without the key
@@ -94,9 +80,9 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Path,
     """A store with a fight that ended with a winner and a combatant down, exported: (its --data-dir, the file, its key)."""
     directory = tmp_path_factory.mktemp("signed")
     store = ["--data-dir", str(directory / "data")]
-    ok("run", "raid", "--demo-setup", "toy", "--quiet", *store)
+    cli_ok("run", "raid", "--demo-setup", "toy", "--quiet", *store)
     path = directory / "default.firelane"
-    said = ok("campaign", "export", "default", str(path), *store)
+    said = cli_ok("campaign", "export", "default", str(path), *store)
     key = store_signing_key(DataDir(directory / "data"), create=False)
     assert key is not None and f"signed by this store's key {key.fingerprint}" in said
     return store, path, key.fingerprint
@@ -106,13 +92,13 @@ def test_the_issues_forgery_is_refused_by_verify_and_import(exported, tmp_path: 
     store, path, _key = exported
     forged = tmp_path / "forged.firelane"
     winner = forge_winner_and_reason(path, forged)
-    assert winner not in ok("encounters", *store)
+    assert winner not in cli_ok("encounters", *store)
     for command in (["campaign", "verify", str(forged)], ["campaign", "import", str(forged), "--as", "forged"]):
-        line = refused(*command, *store)
+        line = cli_refused(*command, *store)
         assert line.endswith("the signature does not match the file: it was changed after it was signed"), line
-    assert json.loads(ok("encounters", "--json", "--campaign", "forged", *store))["total"] == 0
+    assert json.loads(cli_ok("encounters", "--json", "--campaign", "forged", *store))["total"] == 0
     # The genuine file still verifies, naming this store's key.
-    assert "(this store's key)" in ok("campaign", "verify", str(path), *store)
+    assert "(this store's key)" in cli_ok("campaign", "verify", str(path), *store)
 
 
 def test_a_file_signed_again_by_another_key_is_refused_unless_that_key_is_trusted(exported, tmp_path: Path) -> None:
@@ -121,21 +107,21 @@ def test_a_file_signed_again_by_another_key_is_refused_unless_that_key_is_truste
     resigned = tmp_path / "resigned.firelane"
     resigned.write_bytes(path.read_bytes())
     resign(resigned, other)
-    line = refused("campaign", "verify", str(resigned), *store)
+    line = cli_refused("campaign", "verify", str(resigned), *store)
     assert f"is signed by key {other.fingerprint}, not this store's ({own})" in line and f"--trust {other.fingerprint}" in line
-    assert f"is signed by key {other.fingerprint}" in refused("campaign", "import", str(resigned), "--as", "copy", *store)
-    assert "not this store's" in refused("campaign", "import", str(resigned), "--as", "copy",
+    assert f"is signed by key {other.fingerprint}" in cli_refused("campaign", "import", str(resigned), "--as", "copy", *store)
+    assert "not this store's" in cli_refused("campaign", "import", str(resigned), "--as", "copy",
                                          "--trust", SigningKey.generate().fingerprint, *store)  # another key trusted: no
-    checked = ok("campaign", "verify", str(resigned), "--trust", other.fingerprint, *store)
+    checked = cli_ok("campaign", "verify", str(resigned), "--trust", other.fingerprint, *store)
     assert f"signed by key {other.fingerprint} (a key you trust (--trust), not this store's)" in checked
-    ok("campaign", "import", str(resigned), "--as", "copy", "--trust", other.fingerprint, *store)
-    assert json.loads(ok("encounters", "--json", "--campaign", "copy", *store))["rows"][0]["winner"] == \
-        json.loads(ok("encounters", "--json", *store))["rows"][0]["winner"]
+    cli_ok("campaign", "import", str(resigned), "--as", "copy", "--trust", other.fingerprint, *store)
+    assert json.loads(cli_ok("encounters", "--json", "--campaign", "copy", *store))["rows"][0]["winner"] == \
+        json.loads(cli_ok("encounters", "--json", *store))["rows"][0]["winner"]
     # The forgery signed by the attacker's key: refused as theirs, whatever the chain says.
     forged = tmp_path / "forged.firelane"
     forge_winner_and_reason(path, forged)
     resign(forged, other)
-    assert f"is signed by key {other.fingerprint}, not this store's" in refused("campaign", "verify", str(forged), *store)
+    assert f"is signed by key {other.fingerprint}, not this store's" in cli_refused("campaign", "verify", str(forged), *store)
 
 
 def test_a_stripped_signature_makes_an_unsigned_file_refused_as_such(exported, tmp_path: Path) -> None:
@@ -144,15 +130,15 @@ def test_a_stripped_signature_makes_an_unsigned_file_refused_as_such(exported, t
     lines[0]["version"] = 1  # the downgrade: a format-1 file has no signature line
     stripped = tmp_path / "stripped.firelane"
     write_chained(stripped, [encoded(item) for item in lines[:-1]])
-    line = refused("campaign", "import", str(stripped), "--as", "stripped", *store)
+    line = cli_refused("campaign", "import", str(stripped), "--as", "stripped", *store)
     assert "is an unsigned export (format 1, made before firelane signed its exports)" in line
     assert line.endswith("accept it anyway with --accept-unsigned")
-    checked = ok("campaign", "verify", str(stripped), "--accept-unsigned", *store)
+    checked = cli_ok("campaign", "verify", str(stripped), "--accept-unsigned", *store)
     assert "UNSIGNED (accepted with --accept-unsigned: anyone could have made or changed it)" in checked
     # Cut after the end line of a format-2 file: cut short, refused.
     cut = tmp_path / "cut.firelane"
     cut.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:-1]))
-    assert "without its signature line (cut short?)" in refused("campaign", "verify", str(cut), *store)
+    assert "without its signature line (cut short?)" in cli_refused("campaign", "verify", str(cut), *store)
 
 
 @pytest.fixture

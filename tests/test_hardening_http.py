@@ -13,11 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.cli_helpers import Served, firelane
+from tests.cli_helpers import create_seats, Served
 
-HUMANS = {"system": "toy", "combatants": [
-    {"id": "a", "name": "Ann", "side": "red", "position": [0, 0], "policy": "human", "sheet": {"speed": 9}},
-    {"id": "b", "name": "Bo", "side": "blue", "position": [3, 0], "policy": "human"}]}
 
 
 @pytest.fixture
@@ -37,14 +34,6 @@ def redis(served: Served, *args: str | int) -> object:
     from firelane.redisio.server import request_sync
 
     return request_sync(str(served.data_dir / "redis.sock"), *args, password=DataDir(served.data_dir).secrets().admin_password)
-
-
-def create(served: Served, encounter: str, tmp_path: Path) -> dict[str, str]:
-    setup = tmp_path / f"{encounter}.json"
-    setup.write_text(json.dumps(HUMANS))
-    result = firelane("create", encounter, "--setup", str(setup), "--data-dir", str(served.data_dir), "--json")
-    assert result.returncode == 0, result.stderr
-    return {seat["seat"]: seat["token"] for seat in json.loads(result.stdout)["seats"]}
 
 
 def url(served: Served, encounter: str, what: str) -> str:
@@ -70,7 +59,7 @@ def test_after_600_fast_posts_a_valid_command_is_taken_and_answered_within_2_s(s
     """The issue's case: 600 fast POSTs from one seat (refused: red does not
     control Bo), then a valid EndTurn: it is accepted and answered within 2 s
     (never 429 for good), and the seat's inbox is empty after."""
-    tokens = create(served, "flood", tmp_path)
+    tokens = create_seats(served, "flood", tmp_path)
     wait_until_active(served, "flood", tokens["red"])
 
     def post(first: int) -> list[int]:
@@ -97,7 +86,7 @@ def test_after_600_fast_posts_a_valid_command_is_taken_and_answered_within_2_s(s
 
 
 def test_a_tampered_log_stops_its_engine_with_one_line_and_the_api_says_it(served: Served, tmp_path: Path) -> None:
-    tokens = create(served, "moved", tmp_path)
+    tokens = create_seats(served, "moved", tmp_path)
     version = wait_until_active(served, "moved", tokens["red"])["version"]
     redis(served, "INCRBY", "firelane:{default}:enc:moved:version", 5)
     with httpx.Client(timeout=30) as http:

@@ -41,7 +41,7 @@ from firelane.events.sealing import open_seed
 from firelane.actors.store import open_store
 from firelane.projections.audit import iter_rolls, verify
 from firelane.redisio import connect
-from tests.cli_helpers import firelane, spawn
+from tests.cli_helpers import cli_ok, cli_refused, firelane, spawn
 from tests.toy_system import TOY
 from tests.toy_system import setup as toy_setup
 
@@ -50,20 +50,6 @@ get_system("bolt-and-blade")  # its events decode here
 
 SERVER_KEY = b"k" * 32
 CANDIDATES = 10_000  # the player's brute force: every text "0" .. "9999"
-
-
-def ok(*args: str) -> str:
-    result = firelane(*args)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout + result.stderr
-
-
-def refused(*args: str) -> str:
-    result = firelane(*args)
-    assert result.returncode == 2, result.stdout + result.stderr
-    lines = [line for line in result.stderr.strip().splitlines() if not line.startswith("started Redis")]
-    assert len(lines) == 1 and lines[0].startswith("firelane: error: "), result.stderr
-    return lines[0]
 
 
 async def log_of(data_dir: Path, encounter: str) -> list:
@@ -140,7 +126,7 @@ async def test_no_fight_made_without_asking_for_reproducible_dice_can_be_guessed
 def test_the_brute_force_finds_a_reproducible_seed_text(tmp_path: Path) -> None:
     """The check above is a real attack: it finds the seed of a fight whose creator asked for reproducible dice."""
     data = tmp_path / "data"
-    ok("run", "open", "--demo-setup", "bolt-and-blade", "--seed", "7341", "--reproducible-dice", "--quiet",
+    cli_ok("run", "open", "--demo-setup", "bolt-and-blade", "--seed", "7341", "--reproducible-dice", "--quiet",
        "--data-dir", str(data))
     stored = trio.run(log_of, data, "open")
     assert guessed(codec.decode_event(stored[0]).seed_commitment, public_dice(stored)) == ["7341"]
@@ -153,40 +139,40 @@ def test_a_seed_text_is_refused_without_the_flag_and_shown_everywhere_with_it(tm
     store = ["--data-dir", str(tmp_path / "data")]
     for command in (["create", "e", "--demo-setup", "toy"], ["run", "e", "--demo-setup", "toy", "--quiet"],
                     ["rest", "--party", "--days", "1"]):
-        line = refused(*command, "--seed", "7341", *store)
+        line = cli_refused(*command, "--seed", "7341", *store)
         assert "--seed TEXT makes dice anyone who knows or guesses the text can predict: add --reproducible-dice" in line
-    assert "--reproducible-dice needs --seed TEXT" in refused("create", "e", "--demo-setup", "toy", "--reproducible-dice",
+    assert "--reproducible-dice needs --seed TEXT" in cli_refused("create", "e", "--demo-setup", "toy", "--reproducible-dice",
                                                                 *store)
-    assert json.loads(ok("encounters", "--json", *store).splitlines()[-1])["total"] == 0  # nothing was created
+    assert json.loads(cli_ok("encounters", "--json", *store).splitlines()[-1])["total"] == 0  # nothing was created
 
     warning = "reproducible dice: anyone who knows the seed text can predict every roll"
     created = firelane("create", "waits", "--demo-setup", "toy", "--seed", "7341", "--reproducible-dice", *store)
     assert created.returncode == 0 and warning in created.stderr, created.stderr
     assert warning in firelane("run", "fight", "--demo-setup", "toy", "--seed", "7341", "--reproducible-dice",
                                "--quiet", *store).stderr
-    ok("run", "plain", "--demo-setup", "toy", "--quiet", *store)
+    cli_ok("run", "plain", "--demo-setup", "toy", "--quiet", *store)
     # The log: the start records it; an ordinary start is written as ever (no such field).
     stored = trio.run(log_of, tmp_path / "data", "fight")
     assert b'"reproducible_dice":true' in stored[0].data
     assert codec.decode_event(stored[0]).seed_commitment == commit_seed(text_seeds("7341")[0])  # anyone can check it
     assert b"reproducible_dice" not in trio.run(log_of, tmp_path / "data", "plain")[0].data
     # The roster, waiting or run; the narration; the audit.
-    rows = {row["encounter"]: row for row in json.loads(ok("encounters", "--json", *store).splitlines()[-1])["rows"]}
+    rows = {row["encounter"]: row for row in json.loads(cli_ok("encounters", "--json", *store).splitlines()[-1])["rows"]}
     assert (rows["waits"]["reproducible_dice"], rows["fight"]["reproducible_dice"], rows["plain"]["reproducible_dice"]) \
         == (True, True, False)
-    listing = {line.split()[0]: line for line in ok("encounters", *store).splitlines() if line.strip()}
+    listing = {line.split()[0]: line for line in cli_ok("encounters", *store).splitlines() if line.strip()}
     assert warning in listing["fight"] and warning in listing["waits"] and warning not in listing["plain"]
-    assert warning in ok("replay", "fight", *store).splitlines()[0]
-    assert warning not in ok("replay", "plain", *store)
-    audit = ok("audit", "fight", "--verify", *store)
+    assert warning in cli_ok("replay", "fight", *store).splitlines()[0]
+    assert warning not in cli_ok("replay", "plain", *store)
+    audit = cli_ok("audit", "fight", "--verify", *store)
     assert audit.startswith(warning) and f"all match ({warning})" in audit
-    assert warning not in ok("audit", "plain", "--verify", *store)
+    assert warning not in cli_ok("audit", "plain", "--verify", *store)
     # A rest with a seed text: its start records it, and the rest says so.
-    ok("characters", "--create-demo", "d100-zones", "--side", "rangers", *store)
-    rested = ok("rest", "--party", "--days", "1", "--seed", "7341", "--reproducible-dice", *store)
+    cli_ok("characters", "--create-demo", "d100-zones", "--side", "rangers", *store)
+    rested = cli_ok("rest", "--party", "--days", "1", "--seed", "7341", "--reproducible-dice", *store)
     assert warning in rested
-    assert "reproducible" not in ok("rest", "--party", "--days", "1", *store)
-    audited = ok("audit", "--downtime", "--verify", *store).strip().splitlines()
+    assert "reproducible" not in cli_ok("rest", "--party", "--days", "1", *store)
+    audited = cli_ok("audit", "--downtime", "--verify", *store).strip().splitlines()
     assert audited[0] == f"downtime 1: {warning}" and audited[-1].endswith(f"all match (downtime 1: {warning})")
 
 
@@ -195,7 +181,7 @@ def test_a_demo_seed_asks_for_reproducible_dice_and_says_so(tmp_path: Path) -> N
     seeded = firelane("demo", "--system", "toy", "--seed", "7341", "--encounter", "shown", *store)
     assert seeded.returncode == 0 and "reproducible dice: anyone who knows the seed text" in seeded.stderr + seeded.stdout
     assert codec.decode_event(trio.run(log_of, tmp_path / "data", "shown")[0]).reproducible_dice
-    ok("demo", "--system", "toy", "--encounter", "secret", "--quiet", *store)
+    cli_ok("demo", "--system", "toy", "--encounter", "secret", "--quiet", *store)
     assert not codec.decode_event(trio.run(log_of, tmp_path / "data", "secret")[0]).reproducible_dice
 
 
@@ -210,7 +196,7 @@ def files_holding(directory: Path, *secrets: bytes) -> list[str]:
 def test_a_running_fights_seed_is_in_no_file_of_the_data_dir_and_the_fight_still_verifies(tmp_path: Path) -> None:
     data = tmp_path / "data"
     store = ["--data-dir", str(data)]
-    ok("create", "waiting", "--demo-setup", "toy", *store)  # waiting for an engine: its seed is secret, in Redis
+    cli_ok("create", "waiting", "--demo-setup", "toy", *store)  # waiting for an engine: its seed is secret, in Redis
     # A fight under way (paced, so it is still running while the files are read).
     running = spawn("run", "running", "--demo-setup", "bolt-and-blade", "--pace", "0.02", "--quiet", *store)
 
@@ -235,9 +221,9 @@ def test_a_running_fights_seed_is_in_no_file_of_the_data_dir_and_the_fight_still
         if running.poll() is None:
             running.kill()
             running.communicate()
-    ok("run", "waiting", "--quiet", *store)
+    cli_ok("run", "waiting", "--quiet", *store)
     for encounter, seed in seeds.items():
-        verdict = ok("audit", encounter, "--verify", *store).splitlines()[-1]
+        verdict = cli_ok("audit", encounter, "--verify", *store).splitlines()[-1]
         assert verdict.startswith("verified: seed matches its commitment"), verdict
         revealed = codec.decode_event(trio.run(log_of, data, encounter)[-1])
         assert isinstance(revealed, SeedRevealed) and revealed.seed == seed.hex()

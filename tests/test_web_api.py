@@ -14,11 +14,8 @@ import pytest
 import trio
 from trio_websocket import ConnectionClosed, open_websocket_url
 
-from tests.cli_helpers import REPO, Served, firelane
+from tests.cli_helpers import create_seats, REPO, Served, firelane
 
-HUMANS = {"system": "toy", "combatants": [
-    {"id": "a", "name": "Ann", "side": "red", "position": [0, 0], "policy": "human", "sheet": {"speed": 9}},
-    {"id": "b", "name": "Bo", "side": "blue", "position": [3, 0], "policy": "human"}]}
 
 
 @pytest.fixture(scope="module")
@@ -30,15 +27,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     finally:
         code, stderr = server.stop()
         assert code == 0, stderr
-
-
-def create(served: Served, encounter: str, tmp_path: Path) -> dict[str, str]:
-    setup = tmp_path / f"{encounter}.json"
-    setup.write_text(json.dumps(HUMANS))
-    result = firelane("create", encounter, "--setup", str(setup), "--data-dir", str(served.data_dir), "--json")
-    assert result.returncode == 0, result.stderr
-    seats = json.loads(result.stdout)["seats"]
-    return {seat["seat"]: seat["token"] for seat in seats}
 
 
 def url(served: Served, encounter: str, what: str) -> str:
@@ -61,7 +49,7 @@ def wait_for_state(served: Served, encounter: str, token: str, predicate, timeou
 
 
 def test_a_seat_token_opens_its_seat_and_nothing_else(served: Served, tmp_path: Path) -> None:
-    tokens = create(served, "auth", tmp_path)
+    tokens = create_seats(served, "auth", tmp_path)
     with httpx.Client(timeout=10) as http:
         seat = http.get(url(served, "auth", "seat"), headers=bearer(tokens["red"])).json()
         assert seat["seat"]["id"] == "red" and seat["seat"]["combatants"] == ["a"] and seat["system"] == "toy"
@@ -70,7 +58,7 @@ def test_a_seat_token_opens_its_seat_and_nothing_else(served: Served, tmp_path: 
         assert http.get(url(served, "auth", "seat"), params={"token": tokens["gm"]}).json()["seat"]["role"] == "gm"
         missing = http.get(url(served, "nope", "seat"), headers=bearer(tokens["red"]))
         assert missing.status_code == 404 and "does not exist" in missing.json()["error"]
-        other = http.get(url(served, "auth", "events"), headers=bearer(create(served, "auth2", tmp_path)["red"]))
+        other = http.get(url(served, "auth", "events"), headers=bearer(create_seats(served, "auth2", tmp_path)["red"]))
         assert other.status_code == 403  # a token of another encounter opens nothing here
         spectator = http.post(url(served, "auth", "commands"), headers=bearer(tokens["spectator"]),
                               content=b'{"type":"EndTurn","command_id":"s","actor":"a"}')
@@ -78,7 +66,7 @@ def test_a_seat_token_opens_its_seat_and_nothing_else(served: Served, tmp_path: 
 
 
 def test_commands_go_through_the_seat_that_sent_them(served: Served, tmp_path: Path) -> None:
-    tokens = create(served, "cmds", tmp_path)
+    tokens = create_seats(served, "cmds", tmp_path)
     body = wait_for_state(served, "cmds", tokens["red"], lambda b: b["state"]["active"] == "a")
     assert body["awaiting"]["kind"] == "turn" and body["awaiting"]["combatants"] == ["a"]
     with httpx.Client(timeout=20) as http:
@@ -117,7 +105,7 @@ def test_commands_go_through_the_seat_that_sent_them(served: Served, tmp_path: P
 def test_the_first_read_of_an_encounters_events_has_all_of_them(served: Served, tmp_path: Path) -> None:
     # The API follows an encounter's log from the first request about it: that
     # request's answer must not be the little the follower has read so far.
-    tokens = create(served, "first-read", tmp_path)
+    tokens = create_seats(served, "first-read", tmp_path)
     give_up = time.monotonic() + 20
     while True:  # the fight has begun, seen without the web API
         options = firelane("options", "first-read", "--seat", "red", "--json", "--data-dir", str(served.data_dir))
@@ -136,7 +124,7 @@ def test_a_resent_command_gets_its_first_answer_at_once(served: Served, tmp_path
     # The README: "re-sending the same command with the same id is safe (applied
     # once)": a frontend whose POST lost its answer sends it again and must get
     # that answer, not a wait for events the engine never writes for a duplicate.
-    tokens = create(served, "resend", tmp_path)
+    tokens = create_seats(served, "resend", tmp_path)
     wait_for_state(served, "resend", tokens["red"], lambda b: b["state"]["active"] == "a")
     end_turn = b'{"type":"EndTurn","command_id":"r1","actor":"a"}'
     with httpx.Client(timeout=20) as http:
@@ -168,7 +156,7 @@ def test_a_used_id_sent_again_for_a_combatant_not_the_seats_is_refused(served: S
     # The README: "the same id with another body is rejected". Here red re-uses
     # an id for a command for Bo, whom red does not control: an answer of some
     # kind must come, or the frontend waits for nothing.
-    tokens = create(served, "reuse", tmp_path)
+    tokens = create_seats(served, "reuse", tmp_path)
     wait_for_state(served, "reuse", tokens["red"], lambda b: b["state"]["active"] == "a")
     with httpx.Client(timeout=20) as http:
         first = http.post(url(served, "reuse", "commands"), params={"wait": 10}, headers=bearer(tokens["red"]),
@@ -222,7 +210,7 @@ async def collect(ws, until_version: int) -> list[dict]:
 
 
 async def test_the_websocket_resumes_after_a_reconnect_with_nothing_lost_or_doubled(served: Served, tmp_path: Path) -> None:
-    tokens = await trio.to_thread.run_sync(create, served, "ws", tmp_path)
+    tokens = await trio.to_thread.run_sync(create_seats, served, "ws", tmp_path)
     ws_url = url(served, "ws", "ws").replace("http://", "ws://")
     async with httpx.AsyncClient(timeout=20) as http:
         async def version() -> int:

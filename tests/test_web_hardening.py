@@ -36,11 +36,8 @@ from firelane.web.guard import ServedNames, hypercorn_config
 from firelane.web.app import Api, make_app
 from firelane.web.feed import LOST_LOG, REPLACED, SEAT_WATCHERS, SPECTATOR_WATCHERS, EncounterFeed
 from firelane.redisio import RedisError
-from tests.cli_helpers import ENGINE_ENV, Served, firelane
+from tests.cli_helpers import create_seats, ENGINE_ENV, Served, firelane
 
-HUMANS = {"system": "toy", "combatants": [
-    {"id": "a", "name": "Ann", "side": "red", "position": [0, 0], "policy": "human", "sheet": {"speed": 9}},
-    {"id": "b", "name": "Bo", "side": "blue", "position": [3, 0], "policy": "human"}]}
 ALLOWED = "table.example"  # the served store's --allowed-host
 
 
@@ -52,14 +49,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     finally:
         code, stderr = server.stop()
         assert code == 0, stderr
-
-
-def create(served: Served, encounter: str, tmp_path: Path) -> dict[str, str]:
-    setup = tmp_path / f"{encounter}.json"
-    setup.write_text(json.dumps(HUMANS))
-    result = firelane("create", encounter, "--setup", str(setup), "--data-dir", str(served.data_dir), "--json")
-    assert result.returncode == 0, result.stderr
-    return {seat["seat"]: seat["token"] for seat in json.loads(result.stdout)["seats"]}
 
 
 def url(served: Served, encounter: str, what: str) -> str:
@@ -150,7 +139,7 @@ async def test_a_thousand_closed_connections_leave_every_seat_room(served: Serve
     seat connects within 1 s. Closed connections free their places at once:
     the spectator's connections that stayed open all along are never pushed
     out by the ones that came and went."""
-    tokens = await trio.to_thread.run_sync(create, served, "churn", tmp_path)
+    tokens = await trio.to_thread.run_sync(create_seats, served, "churn", tmp_path)
     async with httpx.AsyncClient(timeout=20) as http:
         version = await until_started(http, served, "churn", tokens["gm"])
         async with trio.open_nursery() as nursery:
@@ -186,7 +175,7 @@ async def test_a_flood_from_one_seat_never_keeps_another_seat_out(served: Served
     """The spectator's token opens three times its cap, a player's token twice
     its own: each seat keeps its newest connections, its oldest are closed with
     4409 and a reason, and the GM and both players still get in and follow."""
-    tokens = await trio.to_thread.run_sync(create, served, "flood", tmp_path)
+    tokens = await trio.to_thread.run_sync(create_seats, served, "flood", tmp_path)
     async with httpx.AsyncClient(timeout=20) as http:
         version = await until_started(http, served, "flood", tokens["gm"])
         async with trio.open_nursery() as nursery:
@@ -347,7 +336,7 @@ async def test_a_feed_that_fails_closes_its_clients_and_the_server_goes_on(redis
 
 
 def test_a_deeply_nested_preview_command_is_a_400_not_a_500(served: Served, tmp_path: Path) -> None:
-    tokens = create(served, "deep-preview", tmp_path)
+    tokens = create_seats(served, "deep-preview", tmp_path)
     with httpx.Client(timeout=10) as http:
         answer = http.get(url(served, "deep-preview", "preview") + "?command=" + "%5B" * 5000, headers=bearer(tokens["red"]))
     assert answer.status_code == 400 and answer.json() == {"error": "the command nests deeper than 32 levels"}
@@ -404,7 +393,7 @@ def test_a_malformed_request_gets_a_4xx_with_one_line(served: Served, shared: di
 def shared(served: Served, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The seats' tokens of one encounter ("malformed") the request tests share, started
     (so a preview has a state to read) and never played: red never sends a command."""
-    tokens = create(served, "malformed", tmp_path_factory.mktemp("shared"))
+    tokens = create_seats(served, "malformed", tmp_path_factory.mktemp("shared"))
     with httpx.Client(timeout=10) as http:
         give_up = time.monotonic() + 30
         while http.get(url(served, "malformed", "state"), headers=bearer(tokens["gm"])).json()["version"] < 4:

@@ -22,7 +22,9 @@ import trio
 from firelane.events.log import EventLog
 from firelane.redisio.server import pid_alive
 
-_TAKE_OVER = """
+# Set KEYS[1] to ARGV[2] (for ARGV[3] ms) only if it still holds ARGV[1]: taking over
+# from a holder found gone, never from one that renewed or took it meanwhile.
+TAKE_OVER_IF_UNCHANGED = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
   return 1
@@ -78,7 +80,7 @@ class SequencerLease:
                 if holder is not None and holder.decode() == self.value:
                     return  # our SET landed but its reply was lost (a cluster client retried it)
                 if holder is not None and self._held_by_a_dead_local_process(holder.decode()):
-                    if await client.evalsha_or_load(_TAKE_OVER, (self.key,), (holder, self.value, self.ttl_ms)):
+                    if await client.evalsha_or_load(TAKE_OVER_IF_UNCHANGED, (self.key,), (holder, self.value, self.ttl_ms)):
                         return
                 await trio.sleep(0.1)
         holder = await client.execute("GET", self.key)

@@ -49,6 +49,7 @@ from firelane.logs import get_logger
 from firelane.redisio import RedisError, RedisServerError
 from firelane.redisio.datadir import StoreSettings
 from firelane.redisio.server import identity_alive, pid_alive, process_identity
+from firelane.actors.lease import TAKE_OVER_IF_UNCHANGED
 from firelane.actors.host import REDIS_AWAY, EngineHost
 
 log = get_logger("firelane.serve")
@@ -66,14 +67,6 @@ def _say(message: str) -> None:
 ServeError = CliError
 
 
-# Replace a registration only if it is still the one read (that of a serve found gone).
-_TAKE_OVER = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-  return 1
-end
-return 0
-"""
 
 
 def _gone(other: ServeInfo) -> bool:
@@ -104,7 +97,8 @@ async def _register(store: Store, info: ServeInfo) -> None:
         except (msgspec.DecodeError, msgspec.ValidationError):
             other = None
         if other is not None and _gone(other):
-            if await store.client.evalsha_or_load(_TAKE_OVER, (SERVE_KEY,), (raw, payload, _REGISTRATION_TTL_MS)):
+            # Replaced only if it is still the one read (that of a serve found gone).
+            if await store.client.evalsha_or_load(TAKE_OVER_IF_UNCHANGED, (SERVE_KEY,), (raw, payload, _REGISTRATION_TTL_MS)):
                 log.info("took the place of a firelane serve that is gone", pid=other.pid, host=other.host)
                 return
             continue  # it changed meanwhile: look again

@@ -15,13 +15,7 @@ import msgspec
 
 from firelane.engine.registry import demo_setup
 from tests.browser.table_helpers import Table, wait_until
-from tests.cli_helpers import firelane
-
-
-def ok(*args: str) -> str:
-    result = firelane(*args)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout
+from tests.cli_helpers import cli_ok
 
 
 def raid_setup(tmp_path: Path) -> Path:
@@ -76,9 +70,9 @@ def expected_characters(listing: dict[str, Any]) -> dict[str, dict[str, str]]:
 def test_the_landing_lists_the_characters_and_a_character_page_shows_its_history_and_opens_the_replay(
         table: Table, tmp_path: Path) -> None:
     store = ["--data-dir", str(table.served.data_dir), "--campaign", "heroes"]
-    ok("characters", "--create-demo", "d100-zones", "--side", "rangers", *store)
-    ok("run", "raid", "--setup", str(raid_setup(tmp_path)), "--seed", "raid", "--reproducible-dice", "--quiet", *store)  # serve runs it to its end
-    seats = {row["seat"]: row for row in json.loads(ok("seats", "raid", "--json", *store))["seats"]}
+    cli_ok("characters", "--create-demo", "d100-zones", "--side", "rangers", *store)
+    cli_ok("run", "raid", "--setup", str(raid_setup(tmp_path)), "--seed", "raid", "--reproducible-dice", "--quiet", *store)  # serve runs it to its end
+    seats = {row["seat"]: row for row in json.loads(cli_ok("seats", "raid", "--json", *store))["seats"]}
 
     # A spectator watched the fight (the table remembers the seat), then goes to the campaign's page.
     page = table.open(seats["spectator"]["link"])
@@ -92,7 +86,7 @@ def test_the_landing_lists_the_characters_and_a_character_page_shows_its_history
     assert all(c["engaged_in"] == "" for c in hurt.values()) and page.locator("[data-engaged]").count() == 0
     table.shot(page, "table-campaign")
 
-    rested = ok("rest", "--party", "--days", "2", "--healer", "rg-pell", "--seed", "s", "--reproducible-dice", *store)
+    rested = cli_ok("rest", "--party", "--days", "2", "--healer", "rg-pell", "--seed", "s", "--reproducible-dice", *store)
     assert "seed revealed" in rested
     page.reload()
     page.wait_for_selector(".character-list tbody tr")
@@ -143,7 +137,7 @@ def test_the_landing_lists_the_characters_and_a_character_page_shows_its_history
 
 def test_an_unknown_character_is_one_line_and_the_way_back(table: Table, tmp_path: Path) -> None:
     store = ["--data-dir", str(table.served.data_dir), "--campaign", "lonely"]
-    ok("characters", "--create-demo", "bolt-and-blade", *store)
+    cli_ok("characters", "--create-demo", "bolt-and-blade", *store)
     page = open_page(table, f"{table.served.api}/characters/lonely/nobody", ".character-page [data-error]")
     error = page.text_content(".character-page [data-error]")
     answer = table.http.get(f"{table.served.api}/api/campaigns/lonely/characters/nobody")
@@ -160,8 +154,8 @@ def test_the_encounters_list_pages_and_each_row_opens_its_replay(table: Table, t
     store = ["--data-dir", str(table.served.data_dir), "--campaign", "many"]
     names = [f"skirmish-{i}" for i in range(5)]
     for name in names:
-        ok("create", name, "--demo-setup", "d100-degrees", *store)
-    seats = {row["seat"]: row for row in json.loads(ok("seats", names[3], "--json", *store))["seats"]}
+        cli_ok("create", name, "--demo-setup", "d100-degrees", *store)
+    seats = {row["seat"]: row for row in json.loads(cli_ok("seats", names[3], "--json", *store))["seats"]}
     page = table.open(seats["spectator"]["link"])  # this browser sat at skirmish-3
     page.goto(f"{table.served.api}/?campaign=many&per_page=2")
     page.wait_for_selector(".encounter-list tbody tr")
@@ -190,14 +184,14 @@ def test_the_encounters_list_pages_and_each_row_opens_its_replay(table: Table, t
 
 def test_the_gm_adjusts_and_is_refused_in_one_line_with_the_campaign_token_in_the_link(table: Table, tmp_path: Path) -> None:
     store = ["--data-dir", str(table.served.data_dir), "--campaign", "guild"]
-    ok("characters", "--create-demo", "d100-zones", "--side", "rangers", *store)
-    token = ok("campaign", "token", *store).strip()
+    cli_ok("characters", "--create-demo", "d100-zones", "--side", "rangers", *store)
+    token = cli_ok("campaign", "token", *store).strip()
     # Quinn is in a fight that waits for its player: the release is refused while it is under way.
     demo = msgspec.to_builtins(demo_setup("d100-zones"))
     quinn = {"id": "rg-quinn", "character": "rg-quinn", "side": "rangers", "position": [1, 1], "policy": "human"}
     foe = next(c for c in demo["combatants"] if c["id"] == "rd-vex")
     (tmp_path / "hold.json").write_text(json.dumps({**demo, "combatants": [quinn, foe]}))
-    ok("create", "hold", "--setup", str(tmp_path / "hold.json"), *store)
+    cli_ok("create", "hold", "--setup", str(tmp_path / "hold.json"), *store)
 
     plain = open_page(table, f"{table.served.api}/characters/guild/rg-moss", ".character-page .history .entry")
     assert plain.locator(".gm-hand").count() == 0  # no GM token in the link: nothing to change with
