@@ -287,3 +287,53 @@ def test_a_client_following_live_learns_what_a_rewind_undoes_from_the_rewind_its
     # Read again now, the same events say they were undone, and by which rewind.
     again = table.get("events", after=start)["events"]
     assert [(e["n"], e.get("undone_by")) for e in again[:-1]] == [(e["n"], rewind["n"]) for e in struck]
+
+
+# -- the stored log: undone spans from a snapshot and the rewinds after it ----------
+
+
+async def test_the_undone_spans_of_a_stored_log_come_from_its_snapshot_and_the_rewinds_after_it(redis_url: str) -> None:
+    """`firelane replay` and `audit` learn what was undone before printing a
+    line: from the engine's snapshot (its state keeps the spans) and a pass
+    over the rest of the log, or over all of it without a snapshot."""
+    from firelane.events import codec
+    from firelane.events.log import Batch, EventLog
+    from firelane.projections.replay import undone_spans
+    from firelane.projections.snapshots import save_snapshot, snapshot_key
+    from firelane.redisio import connect
+
+    state, events, ids = _started_toy()
+    for round_ in range(3):  # strike, end the turn, rewind to before the strike: three times over
+        before = state.version
+        _run(state, events, Strike(command_id=f"k{round_}", actor="a", target="c"), ids)
+        _run(state, events, EndTurn(command_id=f"e{round_}", actor="a"), ids)
+        _rewind(state, events, ids, before, f"r{round_}")
+    assert len(state.undone) == 3 and undone_in(events) == state.undone
+    client = await connect(redis_url)
+    try:
+        log = EventLog(client, "spans")
+        entries = [codec.encode_event(e) for e in events]
+        written = 0
+        for command_id in dict.fromkeys(ids):  # one batch per command, in order
+            batch = [entry for entry, cid in zip(entries, ids) if cid == command_id]
+            await log.append_batches("enc", written, [Batch(entries=batch, command_id=command_id)])
+            written += len(batch)
+        assert await undone_spans(log, "enc") == state.undone  # no snapshot: the whole log
+        # A snapshot after the second rewind: its spans, then the third rewind from the tail.
+        second = [i for i, e in enumerate(events, start=1) if type(e).__name__ == "EncounterRewound"][1]
+        at = TOY.initial_state()
+        at.encounter = "enc"
+        for event in events[:second]:
+            TOY.evolve(at, event)
+        stored = await log.read("enc")
+        await save_snapshot(log, snapshot_key("spans", "enc"), TOY, at, stored[second - 1].entry_id)
+        at.encounter = "enc"  # what the engine's state of this encounter says (the pure start above names none)
+        assert len(at.undone) == 2
+        assert await undone_spans(log, "enc") == state.undone
+        # The snapshot is what is read before its entry (the engine's own, checked against the log):
+        # a span only it holds shows, so the log before it was not read again.
+        at.undone = [(1, 1, 2), *at.undone]
+        await save_snapshot(log, snapshot_key("spans", "enc"), TOY, at, stored[second - 1].entry_id)
+        assert await undone_spans(log, "enc") == [(1, 1, 2), *state.undone]
+    finally:
+        await client.aclose()

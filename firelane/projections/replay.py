@@ -25,6 +25,7 @@ from firelane.events.log import EventLog
 from firelane.events.codec import event_tag
 from firelane.events.log import FIELD_DATA, FIELD_TYPE, FIELD_VERSION
 from firelane.events.schemas import EncounterRewound, Event
+from firelane.projections.snapshots import load_snapshot, snapshot_key
 from firelane.projections.turn_state import fold_stream, log_system, system_of
 
 
@@ -102,12 +103,17 @@ def undone_in(events: list[Event]) -> list[Span]:
     return found.spans
 
 
-async def undone_spans(event_log: EventLog, encounter: str, *, upto: int | None = None) -> list[Span]:
-    """The undone spans of the stored log's first ``upto`` events (all if
-    None), from one pass over it that decodes nothing but the rewinds."""
-    found = Branches()
+async def undone_spans(event_log: EventLog, encounter: str) -> list[Span]:
+    """The undone spans of the stored log: those of the engine's snapshot
+    (its state keeps them, `EncounterState.undone`) when there is one that
+    matches the log (`load_snapshot`), and the rewinds after it, from one pass
+    over the rest of the log that decodes nothing but the rewinds."""
+    found, after = Branches(), "0-0"
+    resumed, _why = await load_snapshot(event_log, encounter, snapshot_key(event_log.campaign, encounter))
+    if resumed is not None:
+        found, after = Branches(resumed.state.undone), resumed.entry_id
     rewind = event_tag(EncounterRewound).encode()
-    async with aclosing(event_log.iter_pages(encounter, count=upto)) as pages:
+    async with aclosing(event_log.iter_pages(encounter, after)) as pages:
         async for rows in pages:
             for _entry_id, fields in rows:
                 if fields[FIELD_TYPE] == rewind:
