@@ -185,8 +185,11 @@ def test_a_rewind_into_an_open_window_restores_it_and_the_dice_there_are_the_sam
     for event in events[: index + 1]:
         TOY.evolve(after, event)
     assert after.window is not None and after.window.window == at_point.window.window
-    same = {f: getattr(after, f) for f in after.__struct_fields__ if f not in ("version", "branch_version", "windows_opened")}
-    assert same == {f: getattr(at_point, f) for f in at_point.__struct_fields__ if f not in ("version", "branch_version", "windows_opened")}
+    kept = ("version", "branch_version", "windows_opened", "undone")
+    same = {f: getattr(after, f) for f in after.__struct_fields__ if f not in kept}
+    assert same == {f: getattr(at_point, f) for f in at_point.__struct_fields__ if f not in kept}
+    # What came after `point`, up to the rewind, is undone by it (the rewind is version index + 1).
+    assert after.undone == [(point + 1, index, index + 1)] and at_point.undone == []
     assert after.branch_version == point and after.version == index + 1
     # Whatever is rolled first after the rewind is what was rolled first after `point`: no fishing.
     def first_die_after(batch_events):

@@ -35,7 +35,8 @@ from firelane.events.options_schemas import SeatOptions
 from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING, Narrator, colour_enabled, describe_options, print_line
 from firelane.web.demo_server import DEFAULT_PORT, serve_table, table_link
 from firelane.projections.audit import Verifier, audit_entries, revealed_seed, verify
-from firelane.projections.replay import stream_frames
+from firelane.engine.branches import Branches
+from firelane.projections.replay import stream_frames, undone_spans
 from firelane.projections.roster import roster_page
 from firelane.projections.turn_state import fold_stream, log_system, system_of
 from firelane.cli.common import chosen_seed, cli_store, stderr_line
@@ -240,12 +241,16 @@ async def cmd_replay(args: argparse.Namespace) -> int:
         if not 0 <= upto <= length:
             raise CliError(f"--at {upto} is outside the log (0..{length})")
         narrator = _narrator(args)
+        # What the GM's rewinds undid, the later ones too: a line is marked
+        # as it is printed, before the rewind that undoes it comes.
+        undone = Branches(await undone_spans(event_log, args.encounter))
         # Streamed page by page: a log of any length replays in bounded memory.
         state = None
         async with aclosing(stream_frames(event_log, args.encounter, upto=upto)) as frames:
             async for stored_event, event, state in frames:
                 if not args.state_only:
-                    print_line(narrator.line(stored_event.version, event, state))
+                    print_line(narrator.line(stored_event.version, event, state,
+                                             undone_by=undone.undone_by(stored_event.version)))
                     if args.pace:
                         await trio.sleep(args.pace)
         if state is None:  # --at 0: the state before the first event
@@ -253,6 +258,13 @@ async def cmd_replay(args: argparse.Namespace) -> int:
             state.encounter = args.encounter
     for line in _state_table(state):
         print(line)
+    undone_by = undone.undone_by(state.version)
+    if undone_by is not None:
+        print(f"  (version {state.version} is on a branch the GM's rewind at version {undone_by} undid: "
+              f"this state no longer counts)")
+    if undone.spans and upto == length:
+        print("undone by the GM's rewinds: " + "; ".join(
+            f"{f'{low}-{high}' if high > low else low} (rewind at {by})" for low, high, by in undone.spans))
     return 0
 
 
@@ -277,6 +289,8 @@ async def cmd_audit(args: argparse.Namespace) -> int:
         await _check_stored(event_log, args.encounter)
         # Streamed page by page; verification keeps only the dice positions seen.
         verifier = Verifier(await revealed_seed(event_log, args.encounter)) if args.verify else None
+        undone = Branches(await undone_spans(event_log, args.encounter))
+        set_apart: list[Any] = []  # the rolls the GM's rewinds undid, listed after the rest
         first = True
         out = sys.stdout.buffer
         if args.json:
@@ -289,10 +303,12 @@ async def cmd_audit(args: argparse.Namespace) -> int:
                 events = [codec.decode_event(s) for s in trusted]
                 if not args.json and events and isinstance(events[0], EncounterStarted) and events[0].reproducible_dice:
                     print(REPRODUCIBLE_DICE_WARNING)  # (with --json, the verdict says it)
-                for entry in audit_entries(trusted, events):
+                for entry in audit_entries(trusted, events, undone):
                     if args.json:
                         out.write((b"" if first else b",") + msgspec.json.encode(entry))
                         first = False
+                    elif entry.undone_by is not None:
+                        set_apart.append(entry)
                     else:
                         print(entry.explain())
                 if verifier is not None:
@@ -300,6 +316,15 @@ async def cmd_audit(args: argparse.Namespace) -> int:
         if args.json:
             out.write(b"]\n")
             out.flush()
+        elif undone.spans:
+            print(f"\nundone by the GM's rewinds ({len(set_apart)} rolls; they no longer count, and their dice are "
+                  f"verified like the others):")
+            for low, high, by in undone.spans:
+                print(f"  events {low}-{high}, undone by the rewind at v{by}:" if high > low
+                      else f"  event {low}, undone by the rewind at v{by}:")
+                for entry in set_apart:
+                    if low <= entry.version <= high:
+                        print(f"    {entry.explain()}")
     if verifier is None:
         return 0
     report = verifier.report()

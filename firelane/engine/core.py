@@ -24,7 +24,9 @@ from typing import Any, ClassVar, NamedTuple, Protocol
 
 import msgspec
 
+from firelane.engine import branches
 from firelane.engine.dice import Dice
+from firelane.engine.gm_fields import GROUPS, FieldSpec, describe, value_problem
 from firelane.engine.reactions import order_claims
 # SEQUENCER (the engine's own actor) and GM (the GM's) are defined with the
 # seats, which decide who may use them; re-exported here for the systems.
@@ -39,6 +41,8 @@ from firelane.events.options_schemas import (
     Choice,
     CombatantOptions,
     GMCall,
+    GMField,
+    GMFieldChoice,
     GMOptions,
     MoveOption,
     ReactionOption,
@@ -582,8 +586,7 @@ class BaseRuleSystem:
         fields (``vitality``/``max_vitality``, ``hp``/``max_hp``,
         ``wounds``/``max_wounds``); a system whose health is told otherwise
         overrides it."""
-        for now, most, label in (("vitality", "max_vitality", "vitality"), ("hp", "max_hp", "HP"),
-                                 ("wounds", "max_wounds", "wounds")):
+        for now, most, label in _HEALTH_FIELDS:
             if hasattr(combatant, now) and hasattr(combatant, most):
                 value, top = int(getattr(combatant, now)), int(getattr(combatant, most) or getattr(combatant, now))
                 return {"value": value, "max": max(top, 1), "label": label}
@@ -602,6 +605,11 @@ class BaseRuleSystem:
     def gm_calls(self, state: EncounterState) -> dict[str, str]:
         """Calls the rules leave to the GM that wait for a ruling: id -> what to settle."""
         return {}
+
+    def gm_call_rulings(self, state: EncounterState, call: str) -> dict[str, Any]:
+        """The rulings a pending call takes, for its `GMCall`: ``{"rulings":
+        [...], "free_text": bool}`` (see there). The default: any words."""
+        return {"rulings": [], "free_text": True}
 
     def settle_gm_call(self, decision: Decision, call: str, ruling: str, dice: Dice) -> None:
         """Carry out a GM ruling on a pending call (after GMRuled is recorded)."""
@@ -659,11 +667,13 @@ class BaseRuleSystem:
                         | {f for f in c.__struct_fields__ if f not in self.gm_fixed_fields})
             for cid, c in state.combatants.items()
         }
-        calls = [GMCall(id=call, text=text) for call, text in self.gm_calls(state).items()]
+        calls = [msgspec.structs.replace(GMCall(id=call, text=text), **self.gm_call_rulings(state, call))
+                 for call, text in self.gm_calls(state).items()]
         return GMOptions(
             commands=["GMAdjust", "GMSkipTurn", "GMRule", "RewindEncounter", "EndEncounter"],
             calls=calls, adjustable=adjustable, can_skip=state.window is not None or state.active is not None,
-            sides=sorted({c.side for c in state.combatants.values()}))
+            sides=sorted({c.side for c in state.combatants.values()}),
+            fields={cid: self.gm_fields(state, c) for cid, c in state.combatants.items()})
 
     # ------------------------------------------------------------ helpers for systems
 
@@ -839,8 +849,7 @@ class BaseRuleSystem:
         if isinstance(command, GMAdjust):
             require(bool(command.reason.strip()), "a GM adjustment needs a reason (it is shown in audit and replay)")
             combatant = self.require_combatant(state, command.combatant)
-            changes = {field: self._gm_value(state, combatant, field, value) for field, value in command.changes.items()}
-            require(bool(changes), "GMAdjust needs at least one change")
+            changes = self._gm_changes(state, combatant, dict(command.changes))
             decision.emit(GMAdjusted(combatant=combatant.id, changes=changes, reason=command.reason))
             if changes.get("out_of_fight") is True and state.active == combatant.id:
                 self.end_turn(decision, dice)
@@ -871,9 +880,159 @@ class BaseRuleSystem:
             # `check_rewind`, folds the log there and sends RestoreState.
             raise Rejected("a rewind is carried out by the engine: send RewindEncounter through the GM seat")
 
+    def _gm_changes(self, state: EncounterState, combatant: Combatant, requested: dict[str, Any]) -> dict[str, Any]:
+        """A GMAdjust's changes, checked: each value (`_gm_value`), and a fallen
+        combatant comes back into the fight only through ``"revive": true``:
+        its health fields and ``out_of_fight`` are not set alive by hand, and a
+        dead one's not at all (`life`). A revival is the system's
+        (`revive_changes`), with the other fields asked for on top of it."""
+        name = combatant.name or combatant.id
+        revive = requested.pop("revive", None)
+        if revive is not None:
+            require(revive is True, "revive must be true")
+            require(combatant.out_of_fight, f"{name} is in the fight: there is no one to revive")
+            revival = self.revive_changes(state, combatant, requested)
+            probe = self._probe(combatant, revival)
+            checked = {field: self._gm_value(state, probe, field, value) for field, value in requested.items()}
+            probe = self._probe(probe, checked)
+            require(not probe.out_of_fight and self.life(probe) == "up",
+                    f"{name} would not be standing once revived ({self.life(probe)}): choose values of a standing combatant")
+            changes = {**revival, **checked}
+            if "conditions" in revival and "conditions" in checked:
+                changes["conditions"] = {key: list(dict.fromkeys(revival["conditions"].get(key, []) + checked["conditions"].get(key, [])))
+                                         for key in ("add", "remove")}
+            return changes
+        changes = {field: self._gm_value(state, combatant, field, value) for field, value in requested.items()}
+        require(bool(changes), "GMAdjust needs at least one change")
+        if not combatant.out_of_fight and changes.get("out_of_fight") is not True:
+            # Health fields do not take a combatant out by themselves: the fight would go on with it down.
+            after = self.life(self._probe(combatant, changes))
+            require(after == "up", f"{name} would be {after} but still in the fight: take {name} out with out_of_fight: true")
+        if combatant.out_of_fight:
+            revive_hint = f'bring {name} back with "revive": true (the GM\'s Revive)'
+            require(changes.get("out_of_fight") is not False, f"{name} is out of the fight: {revive_hint}, not out_of_fight: false")
+            before = self.life(combatant)
+            vital = [field for field in changes if field in self.gm_vital_fields()]
+            removed = [c for c in changes.get("conditions", {}).get("remove", []) if c in self.gm_vital_conditions]
+            if before == "dead":
+                require(not vital and not removed,
+                        f"{name} is dead: {', '.join(vital + removed)} cannot change until {name} is revived; {revive_hint}")
+            after = self.life(self._probe(combatant, changes))
+            require(_LIFE_RANK[after] <= _LIFE_RANK[before],
+                    f"{name} is out of the fight ({before}): setting {', '.join(vital + removed) or 'that'} would bring "
+                    f"{name} back ({after}); {revive_hint}")
+        return changes
+
+    def _probe(self, combatant: Combatant, changes: dict[str, Any]) -> Combatant:
+        """A copy of ``combatant`` with checked GM ``changes`` applied (as GMAdjusted's evolve applies them)."""
+        probe = msgspec.convert(msgspec.to_builtins(combatant), type(combatant))
+        scratch = self.state_type()
+        scratch.combatants = {probe.id: probe}
+        _on_gm_adjusted(self, scratch, GMAdjusted(combatant=probe.id, changes=changes, reason=""))
+        return probe
+
+    # ------------------------------------------------------------ a combatant's life, for the GM's hand
+
+    # Conditions a dead combatant keeps until revived (their removal is a revival).
+    gm_vital_conditions: ClassVar[frozenset[str]] = frozenset({"dead"})
+    # Conditions a revival ends (`revive_changes`).
+    revive_removes: ClassVar[tuple[str, ...]] = ("dead", "unconscious", "dying")
+
+    def gm_vital_fields(self) -> set[str]:
+        """The health fields: a fallen combatant's are not set alive by hand
+        (the specs marked ``vital``; without specs, the fields `health` reads)."""
+        specs = self.gm_field_specs
+        if specs:
+            return {spec.field for spec in specs if spec.vital}
+        return {now for now, _most, _label in _HEALTH_FIELDS if now in self.combatant_type.__struct_fields__}
+
+    def life(self, combatant: Combatant) -> str:
+        """How a combatant's health fields read: "up", "down" (out of the fight
+        by its injuries) or "dead". The default reads the fields `health` reads
+        (down at 0 or less) and a "dead" condition."""
+        if "dead" in combatant.conditions:
+            return "dead"
+        health = self.health(combatant)
+        if health is not None and health["value"] <= 0:
+            return "down"
+        return "up"
+
+    def revive_changes(self, state: EncounterState, combatant: Combatant, requested: dict[str, Any]) -> dict[str, Any]:
+        """The changes that bring a fallen ``combatant`` back into the fight,
+        given the other changes the GM asks for with it (``requested``, not
+        yet checked): the default ends the conditions of `revive_removes`
+        ("dead", "unconscious", "dying") and lifts the health field `health` reads to 1
+        when it is at 0 or less (unless the GM sets it)."""
+        changes: dict[str, Any] = {"out_of_fight": False}
+        gone = [c for c in self.revive_removes if c in combatant.conditions]
+        if gone:
+            changes["conditions"] = {"add": [], "remove": gone}
+        for now, _most, _label in _HEALTH_FIELDS:
+            if now in combatant.__struct_fields__:
+                if now not in requested and int(getattr(combatant, now)) <= 0:
+                    changes[now] = 1
+                break
+        return changes
+
+    # ------------------------------------------------------------ the GM's form
+
+    # The system's adjustable fields, described (engine/gm_fields.py); none: every
+    # whole-number and yes/no field of the combatant, unbounded.
+    gm_field_specs: ClassVar[tuple[FieldSpec, ...]] = ()
+
+    def gm_specs(self, combatant: Combatant) -> tuple[FieldSpec, ...]:
+        """The generic fields and the system's own (or, without specs, the combatant's plain fields)."""
+        own = self.gm_field_specs
+        if not own:
+            types = field_types(type(combatant))
+            health = {now for now, _most, _label in _HEALTH_FIELDS}
+            own = tuple(
+                FieldSpec(field=name, kind="yes_no" if kind is bool else "number", group="Health" if name in health else "Other",
+                          low=(lambda s, me: None if me.out_of_fight else 1) if name in health else None, vital=name in health)
+                for name, kind in types.items()
+                if name not in self.gm_fixed_fields and name not in _GENERIC_GM_FIELDS and kind in (int, bool))
+        revive, taken_out, *rest = _GENERIC_GM_SPECS
+        return (revive, *own, taken_out, *rest)
+
+    def gm_fields(self, state: EncounterState, combatant: Combatant) -> list[GMField]:
+        """The fields the GM's form offers for ``combatant`` now, described: a
+        standing one's, or a fallen one's Revive and what is not its health."""
+        fallen = combatant.out_of_fight
+        vital = self.gm_vital_fields()
+        found = []
+        for spec in self.gm_specs(combatant):
+            if fallen and (spec.field in vital or spec.field == "out_of_fight"):
+                continue
+            if not fallen and spec.kind == "revive":
+                continue
+            field = describe(spec, state, combatant, self.labels)
+            if field.label == spec.field.replace("_", " ") and spec.field in _GENERIC_GM_LABELS:
+                field = msgspec.structs.replace(field, label=_GENERIC_GM_LABELS[spec.field])
+            if spec.kind == "conditions":
+                known = dict(self.labels.conditions)
+                field = msgspec.structs.replace(field, choices=[
+                    GMFieldChoice(value=name, label=known.get(name) or name.replace("_", " "))
+                    for name in sorted(set(known) | set(combatant.conditions))])
+            if spec.kind == "revive":
+                field = msgspec.structs.replace(field, note=self.revive_note(state, combatant))
+            found.append(field)
+        order = {group: index for index, group in enumerate(GROUPS)}
+        return sorted(found, key=lambda f: order.get(f.group, len(order)))
+
+    def revive_note(self, state: EncounterState, combatant: Combatant) -> str:
+        """What Revive does to ``combatant``, in words (the form shows it)."""
+        changes = self.revive_changes(state, combatant, {})
+        said = [f"{self.labels.word('fields', k)} {v}" for k, v in changes.items() if k not in ("out_of_fight", "conditions")]
+        gone = changes.get("conditions", {}).get("remove", [])
+        added = changes.get("conditions", {}).get("add", [])
+        return "back in the fight" + (f", {', '.join(said)}" if said else "") + (
+            f"; no longer {', '.join(self.labels.word('conditions', c) for c in gone)}" if gone else "") + (
+            f"; {', '.join(self.labels.word('conditions', c) for c in added)}" if added else "")
+
     def _gm_value(self, state: EncounterState, combatant: Combatant, field: str, value: Any) -> Any:
         """The value the GM sets, checked: the generic fields here, the system's
-        own by their type and the system's ranges (`check_gm_change`)."""
+        own by their type, their description (`gm_fields`: the same check the
+        GM's form runs) and the system's own rules (`check_gm_change`)."""
         if field == "position":
             square = tuple(value) if isinstance(value, (list, tuple)) else None
             require(square is not None and len(square) == 2 and all(isinstance(v, int) for v in square),
@@ -906,6 +1065,11 @@ class BaseRuleSystem:
         except msgspec.ValidationError as exc:
             raise Rejected(f"{field}: {exc}") from None
         self.check_gm_change(state, combatant, field, converted)
+        spec = next((s for s in self.gm_specs(combatant) if s.field == field), None)
+        if spec is not None:
+            # The value as sent (a form sends typed values: "3" is no number here).
+            problem = value_problem(describe(spec, state, combatant, self.labels), value)
+            require(problem is None, f"{combatant.name or combatant.id}: {problem}")
         return msgspec.to_builtins(converted)
 
     def check_rewind(self, state: EncounterState, command: RewindEncounter, resting_points: set[int]) -> None:
@@ -914,12 +1078,17 @@ class BaseRuleSystem:
         require(command.actor in (SEQUENCER, GM), "only the GM rewinds an encounter")
         require(bool(command.reason.strip()), "a rewind needs a reason (it is shown in audit and replay)")
         require(state.started and not state.ended, "only a running encounter can be rewound")
-        # Where it can go: a version between two commands, before the log's end.
-        targets = sorted(v for v in resting_points if 0 < v < state.version)
+        # Where it can go: a version between two commands, before the log's end, on the branch that stands.
+        targets = self.rewind_targets(state, resting_points)
         where = (f"the versions between commands run from {targets[0]} to {targets[-1]}" if targets
                  else "no version between two commands lies before it yet")
         require(0 < command.to_version < state.version,
                 f"to_version must be between 1 and {state.version - 1} (the log is at version {state.version}); {where}")
+        undone_by = branches.undone_by(state.undone, command.to_version)
+        if undone_by is not None:
+            before = max((v for v in targets if v < command.to_version), default=None)
+            raise Rejected(f"version {command.to_version} was undone by the rewind at version {undone_by}: rewind to a "
+                           f"version that stands" + (f", such as {before}" if before is not None else f"; {where}"))
         if command.to_version not in resting_points:
             before = max((v for v in targets if v < command.to_version), default=None)
             after = min((v for v in targets if v > command.to_version), default=None)
@@ -927,6 +1096,15 @@ class BaseRuleSystem:
             raise Rejected(f"version {command.to_version} falls inside a command's events; rewind to a version "
                            f"between commands: " + (f"the nearest are {nearest}" if " and " in nearest else
                                                     f"the nearest is {nearest}" if nearest else f"{where}"))
+
+    def rewind_targets(self, state: EncounterState, resting_points: set[int]) -> list[int]:
+        """The versions a rewind may take the encounter back to now, oldest
+        first: between two commands (``resting_points``), before the log's
+        end, and standing (not undone by an earlier rewind)."""
+        if not state.started or state.ended:
+            return []
+        return sorted(v for v in resting_points
+                      if 0 < v < state.version and branches.undone_by(state.undone, v) is None)
 
     def rewind_to(self, state: EncounterState, command: RewindEncounter, past: EncounterState,
                   resting_points: set[int]) -> RestoreState:
@@ -1217,13 +1395,16 @@ def _on_gm_ruled(system: BaseRuleSystem, state: EncounterState, event: GMRuled) 
 
 
 def _on_rewound(system: BaseRuleSystem, state: EncounterState, event: EncounterRewound) -> None:
-    """Become the state the event carries, keeping the count of log entries."""
-    version, windows_opened = state.version, state.windows_opened
+    """Become the state the event carries, keeping the count of log entries
+    and adding what the rewind undoes to what earlier ones undid."""
+    version, windows_opened, undone = state.version, state.windows_opened, state.undone
     restored = msgspec.convert(event.state, type(state))
     for field in state.__struct_fields__:
         setattr(state, field, getattr(restored, field))
     state.version = version
     state.branch_version = event.branch_version
+    # What came after the version rewound to is undone, with what earlier rewinds undid.
+    state.undone = branches.merged(undone, branches.undo(undone, event.to_version, version))
     # Window numbers stay unique across branches, so a late answer meant for a
     # window of the abandoned branch can never land in a new one.
     state.windows_opened = max(windows_opened, restored.windows_opened)
@@ -1256,6 +1437,19 @@ _GENERIC_EVOLVERS: dict[type, Any] = {
     GMRuled: _on_gm_ruled,
     EncounterRewound: _on_rewound,
 }
+
+
+# The fields `health` reads: (the value, its maximum, its label).
+_HEALTH_FIELDS = (("vitality", "max_vitality", "vitality"), ("hp", "max_hp", "HP"), ("wounds", "max_wounds", "wounds"))
+_LIFE_RANK = {"dead": 0, "down": 1, "up": 2}
+_GENERIC_GM_FIELDS = frozenset({"position", "conditions", "out_of_fight", "revive"})
+_GENERIC_GM_SPECS = (
+    FieldSpec(field="revive", kind="revive", group="Health"),
+    FieldSpec(field="out_of_fight", kind="yes_no", group="Health", note="taking a combatant out ends its turn"),
+    FieldSpec(field="position", kind="square", group="Place"),
+    FieldSpec(field="conditions", kind="conditions", group="Conditions"),
+)
+_GENERIC_GM_LABELS = {"revive": "Revive", "out_of_fight": "Out of the fight", "position": "Position", "conditions": "Conditions"}
 
 
 def next_command_id(state: EncounterState, combatant: str) -> str:

@@ -137,6 +137,49 @@ class GMCall(msgspec.Struct, frozen=True, kw_only=True):
     text: str
     combatant: str = ""
     rule: str = ""
+    # The rulings the call takes: with ``free_text`` False, one of these and
+    # nothing else; with it True, these are the ones the rules name (each
+    # with its effect) and any other words are recorded as the GM's ruling.
+    rulings: list[str] = []
+    free_text: bool = True
+
+
+class GMFieldChoice(msgspec.Struct, frozen=True, kw_only=True):
+    """One value a GM field may take (a weapon, a combatant, a condition), with
+    its label; for a "counts" field, each key and its own ``high``."""
+
+    value: Any
+    label: str
+    high: float | None = None
+
+
+class GMField(msgspec.Struct, frozen=True, kw_only=True):
+    """A field the GM may set with GMAdjust, described for a form: what the
+    engine checks it against is exactly this (`firelane.engine.gm_fields`).
+
+    ``kind`` says what the value is:
+    - "number": from ``low`` to ``high`` (None: no bound), a whole number unless ``whole`` is False;
+    - "yes_no": true or false;
+    - "choice": one of ``choices`` (or null if ``nullable``);
+    - "choices": a list of distinct values of ``choices``, at most ``most``;
+    - "counts": an object mapping values of ``choices`` to numbers from ``low`` to each choice's ``high``;
+    - "square": [x, y] on the map, not in a wall, not where another standing combatant is;
+    - "conditions": {"add": [names], "remove": [names it has]} (``choices``: the system's conditions);
+    - "revive": true, to bring a fallen combatant back into the fight (``note`` says how it stands then).
+    """
+
+    field: str  # the key of GMAdjust's ``changes``
+    label: str
+    kind: str
+    group: str
+    value: Any = None  # what it is now
+    low: float | None = None
+    high: float | None = None
+    whole: bool = True
+    choices: list[GMFieldChoice] = []
+    most: int | None = None
+    nullable: bool = False
+    note: str = ""
 
 
 class GMOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -145,6 +188,9 @@ class GMOptions(msgspec.Struct, frozen=True, kw_only=True):
     adjustable: dict[str, list[str]] = {}  # combatant -> fields GMAdjust accepts
     can_skip: bool = False  # a turn runs, or a window waits
     sides: list[str] = []  # who may be named winner
+    # combatant -> the fields a GM's form offers, grouped and described (a
+    # fallen combatant's health fields are left out: it is revived instead).
+    fields: dict[str, list[GMField]] = {}
 
 
 class Waiting(msgspec.Struct, frozen=True, kw_only=True):

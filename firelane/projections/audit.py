@@ -25,6 +25,7 @@ from typing import Any
 
 import msgspec
 
+from firelane.engine.branches import Branches
 from firelane.engine.dice import commit_seed, derive_face
 from firelane.engine.wording import explain_roll
 from firelane.events import codec
@@ -40,9 +41,12 @@ class AuditEntry(msgspec.Struct, frozen=True, kw_only=True):
     event_type: str
     field: str
     roll: Roll
+    # The version of the GM's rewind that undid this roll's event (None: it stands).
+    undone_by: int | None = None
 
     def explain(self) -> str:
-        return f"v{self.version} {self.event_type}.{self.field}: {explain_roll(self.roll)}"
+        undone = f" [undone by the rewind at v{self.undone_by}]" if self.undone_by is not None else ""
+        return f"v{self.version} {self.event_type}.{self.field}{undone}: {explain_roll(self.roll)}"
 
 
 class VerificationReport(msgspec.Struct, kw_only=True):
@@ -99,14 +103,17 @@ def sum_problem(roll: Roll) -> str | None:
     return None
 
 
-def audit_entries(stored_events: list[StoredEvent], events: list[Event] | None = None) -> list[AuditEntry]:
+def audit_entries(stored_events: list[StoredEvent], events: list[Event] | None = None,
+                  undone: Branches | None = None) -> list[AuditEntry]:
+    """Every roll of these entries; ``undone``: the log's undone spans, to mark
+    the rolls of events a GM's rewind undid (`projections.replay.undone_spans`)."""
     decoded = events if events is not None else [codec.decode_event(s) for s in stored_events]
     entries = []
     for stored, event in zip(stored_events, decoded):
+        undone_by = undone.undone_by(stored.version) if undone is not None else None
         for field, roll in iter_rolls(event):
-            entries.append(
-                AuditEntry(version=stored.version, entry_id=stored.entry_id, event_type=stored.type, field=field, roll=roll)
-            )
+            entries.append(AuditEntry(version=stored.version, entry_id=stored.entry_id, event_type=stored.type,
+                                      field=field, roll=roll, undone_by=undone_by))
     return entries
 
 

@@ -8,11 +8,13 @@ Colour follows the NO_COLOR convention and is off when output is not a terminal.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import Any, TextIO
 
 import msgspec
 
+from firelane.engine.branches import undone_by_rewind
 from firelane.engine.core import BaseRuleSystem
 from firelane.engine.registry import UnknownSystem, get_system
 from firelane.engine.state import EncounterState
@@ -87,11 +89,15 @@ class Narrator:
         side_colour = "cyan" if sorted({x.side for x in state.combatants.values()}).index(c.side) == 0 else "magenta"
         return self.paint(c.name, side_colour, "bold")
 
-    def line(self, version: int, event: Event, state: EncounterState) -> str:
-        """Narrate ``event`` given ``state`` AFTER it was applied."""
+    def line(self, version: int, event: Event, state: EncounterState, *, undone_by: int | None = None) -> str:
+        """Narrate ``event`` given ``state`` AFTER it was applied; ``undone_by``:
+        the version of the GM's rewind that undid it, if one did (the line says so)."""
         text = self._describe(event, state)
         if not text:
             return ""
+        if undone_by is not None:
+            return (self.paint(f"{version:>5} ", "dim") + self.paint(f"[undone at {undone_by}] ", "yellow")
+                    + self.paint(_with_names(_unpainted(text), state), "dim"))
         return self.paint(f"{version:>5} ", "dim") + _with_names(text, state)
 
     def _describe(self, event: Event, state: EncounterState) -> str:  # noqa: C901 - one branch per event type
@@ -177,7 +183,9 @@ class Narrator:
             on = f" on {event.call}" if event.call else ""
             return self.paint("GM rules", "bold", "magenta") + f"{on}: {event.ruling}{f' ({event.reason})' if event.reason else ''}"
         if isinstance(event, EncounterRewound):
-            return self.paint(f"⟲ GM rewinds the encounter to version {event.to_version} (from {event.from_version}): "
+            undone = _spans(undone_by_rewind(state.undone, state.version))
+            undoes = f": {undone} undone" if undone else ""
+            return self.paint(f"⟲ GM rewinds the fight to event {event.to_version}{undoes} — "
                               f"{event.reason}", "bold", "magenta")
         if isinstance(event, ReactionWindowOpened):
             reactors = ", ".join(f"{n(r.combatant)} ({' or '.join(x.replace('_', ' ') for x in r.reactions)})"
@@ -241,6 +249,14 @@ class Narrator:
         return f"{_words(tag)}: " + ", ".join(parts)
 
 
+_ANSI = re.compile("\x1b\\[[0-9;]*m")
+
+
+def _unpainted(text: str) -> str:
+    """Text without its colours (an undone line is drawn dim as a whole)."""
+    return _ANSI.sub("", text)
+
+
 _ID_CHARS = "A-Za-z0-9_.-"
 _patterns: dict[tuple[str, ...], Any] = {}
 
@@ -298,6 +314,15 @@ def _readable(value: Any, state: EncounterState | None = None, depth: int = 0) -
 
 def _fields(mapping: dict[str, Any], state: EncounterState | None = None) -> str:
     return ", ".join(f"{k.replace('_', ' ')} {_readable(v, state)}" for k, v in mapping.items())
+
+
+def _spans(spans: list[tuple[int, int]]) -> str:
+    """Version ranges as a person reads them: "events 77–92", "event 80"."""
+    if not spans:
+        return ""
+    parts = [f"{low}" if low == high else f"{low}–{high}" for low, high in spans]
+    many = len(spans) > 1 or spans[0][0] != spans[0][1]
+    return f"event{'s' if many else ''} {', '.join(parts)}"
 
 
 def _seconds(milliseconds: int | None) -> str:

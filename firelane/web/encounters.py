@@ -28,6 +28,7 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from firelane.actors.sequencer import body_digest, command_key
+from firelane.engine.branches import Branches
 from firelane.engine.registry import get_system
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
@@ -85,7 +86,7 @@ async def _send_events(socket: WebSocket, feed: EncounterFeed, watcher: Watcher,
     it, until the feed lets the watcher go."""
     try:
         for stored in await feed.after(sent):
-            await socket.send_text(event_message(stored).decode())
+            await socket.send_text(event_message(stored, feed.undone).decode())
             sent = stored.version
         async for stored in watcher.events:
             if stored.version <= sent:
@@ -94,18 +95,18 @@ async def _send_events(socket: WebSocket, feed: EncounterFeed, watcher: Watcher,
                 for missing in await feed.after(sent):
                     if missing.version >= stored.version:
                         break
-                    await socket.send_text(event_message(missing).decode())
+                    await socket.send_text(event_message(missing, feed.undone).decode())
                     sent = missing.version
-            await socket.send_text(event_message(stored).decode())
+            await socket.send_text(event_message(stored, feed.undone).decode())
             sent = stored.version
     except WebSocketDisconnect:
         return
 
-def _answer(seat: str, inbox_id: str, events: list[StoredEvent]) -> Response:
+def _answer(seat: str, inbox_id: str, events: list[StoredEvent], undone: Branches | None = None) -> Response:
     rejected = any(s.type == codec.event_tag(CommandRejected) for s in events)
     body = (b'{"seat":' + msgspec.json.encode(seat) + b',"inbox_id":' + msgspec.json.encode(inbox_id)
             + b',"rejected":' + (b"true" if rejected else b"false")
-            + b',"events":[' + b",".join(event_message(s) for s in events) + b"]}")
+            + b',"events":[' + b",".join(event_message(s, undone) for s in events) + b"]}")
     return Response(body, status_code=200, media_type="application/json")
 
 
@@ -125,7 +126,7 @@ def encounter_routes(api: Api) -> list[BaseRoute]:
             # just started has read little yet, and the answer's "version" is the current one.
             await feed.wait_until(await api.event_log(campaign).version(encounter))
         page = (await feed.after(after))[:limit]
-        body = b'{"version":%d,"events":[' % feed.version + b",".join(event_message(s) for s in page) + b"]}"
+        body = b'{"version":%d,"events":[' % feed.version + b",".join(event_message(s, feed.undone) for s in page) + b"]}"
         return Response(body, media_type="application/json")
 
     async def state(request: Request) -> Response:
@@ -183,7 +184,8 @@ def encounter_routes(api: Api) -> list[BaseRoute]:
         if earlier is not None and _is_resend(body, earlier[1], system):
             # The engine applies a command once and writes nothing for a copy
             # sent again (a retry after a lost answer): its answer is the first one's.
-            return _answer(seat.id, inbox_id, await event_log.batch_ending_at(encounter, earlier[0], key))
+            feed = await api.feed(campaign, encounter)
+            return _answer(seat.id, inbox_id, await event_log.batch_ending_at(encounter, earlier[0], key), feed.undone)
         wanted = {command_key(seat.id, f"inbox:{inbox_id}")} | ({key} if key else set())
         feed = await api.feed(campaign, encounter)
         with trio.move_on_after(wait):
@@ -191,7 +193,7 @@ def encounter_routes(api: Api) -> list[BaseRoute]:
                 found = [s for s in await feed.after(after) if s.command_id in wanted]
                 if found:
                     # A window answer shows up with the rest of the window's answers.
-                    return _answer(seat.id, inbox_id, found)
+                    return _answer(seat.id, inbox_id, found, feed.undone)
                 await feed.wait_until(feed.version + 1)
         answer["answered"] = False
         return json_response(answer, status=202)

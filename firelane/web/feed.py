@@ -6,15 +6,19 @@ from __future__ import annotations
 
 
 from contextlib import aclosing
+from typing import Any
 
 import msgspec
 import trio
 
+from firelane.engine.branches import Branches, undone_by_rewind
 from firelane.events import codec
+from firelane.events.codec import event_tag
 from firelane.events.envelope import StoredEvent
 from firelane.events.log import EventLog
-from firelane.events.schemas import SeatSetup
+from firelane.events.schemas import EncounterRewound, SeatSetup
 from firelane.logs import get_logger
+from firelane.projections.replay import rewind_target
 from firelane.projections.turn_state import system_of
 from firelane.redisio import RedisConnectionError, RedisError
 
@@ -46,10 +50,23 @@ GOING_AWAY = 1001  # the server is stopping: reconnect once it is back
 def watcher_cap(seat: SeatSetup) -> int:
     return SPECTATOR_WATCHERS if seat.role == "spectator" else SEAT_WATCHERS
 
-def event_message(stored: StoredEvent) -> bytes:
-    """One event as the API sends it (built from the stored JSON body, not re-encoded)."""
-    head = msgspec.json.encode({"n": stored.version, "type": stored.type, "c": stored.command_id, "k": stored.causation})
-    return head[:-1] + b',"data":' + stored.data + b"}"
+def event_message(stored: StoredEvent, undone: Branches | None = None) -> bytes:
+    """One event as the API sends it (built from the stored JSON body, not re-encoded).
+    With ``undone`` (what the GM's rewinds in the log so far undid): whether it
+    stands, ``undone_by`` the rewind's version when it does not, and for a
+    rewind, ``undoes``: the version ranges it undid."""
+    head: dict[str, Any] = {"n": stored.version, "type": stored.type, "c": stored.command_id, "k": stored.causation}
+    if undone is not None:
+        by = undone.undone_by(stored.version)
+        head["stands"] = by is None
+        if by is not None:
+            head["undone_by"] = by
+        if stored.type == _REWIND:
+            head["undoes"] = undone_by_rewind(undone.spans, stored.version)
+    return msgspec.json.encode(head)[:-1] + b',"data":' + stored.data + b"}"
+
+
+_REWIND = event_tag(EncounterRewound)
 
 class Watcher:
     """One WebSocket client of a feed: the events queued for it, and the scope
@@ -81,6 +98,7 @@ class EncounterFeed:
         self.stopped = False  # its follower ended (it failed, or the server is stopping): the API starts another
         self._system = None
         self._state = None  # folded up to the events seen, so state and options cost no refold
+        self.undone = Branches()  # what the GM's rewinds among the events seen undid
 
     async def state(self):
         """(state, system) folded to the newest event seen, (None, None) before
@@ -135,6 +153,8 @@ class EncounterFeed:
                     if stored.version != self.version + 1:
                         continue  # a re-read overlap
                     self.events.append(stored)
+                    if stored.type == _REWIND:
+                        self.undone.rewound(stored.version, rewind_target(stored.data))
                     if len(self.events) > _FEED_BACKLOG:
                         drop = len(self.events) - _FEED_BACKLOG
                         del self.events[:drop]

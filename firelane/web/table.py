@@ -21,7 +21,14 @@ and zones to draw, and the narration of every event after version V. With
 for the last few hundred and fetches older ones from ``lines`` (the N lines
 before version V) when it needs them; ``first_line`` is the oldest there is.
 Each narration line is the CLI narrator's sentence as styled segments, with
-every roll found in the event in full (dice, each modifier with its rule ID).
+every roll found in the event in full (dice, each modifier with its rule ID),
+whether its event stands (``stands``; else ``undone_by``: the version of the
+GM's rewind that undid it), a rewind's ``undoes`` (the version ranges it
+undid) and ``batch_start`` (the event begins a command's answer: the version
+before it lies between two commands, where a rewind may go). The view also
+has ``undone`` (every span the GM's rewinds undid), ``rewinds`` (each one's
+target, time and reason) and ``at_undone_by`` (the version shown lies on an
+undone branch). The GM's refused commands are narrated to the GM alone.
 
 ``preview`` answers, for an area choice of the seat's options (a grenade
 thrown at a square, a flamer's cone, a killzone, a zone swept with fire), the
@@ -49,12 +56,23 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from firelane.engine.branches import undone_by, undone_by_rewind
 from firelane.engine.core import Rejected
+from firelane.engine.seats import GM
 from firelane.engine.state import EncounterState
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
 from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, json_too_deep
-from firelane.events.schemas import EncounterRewound, EncounterStarted, Event, ReactionWindowOpened, TurnStarted
+from firelane.events.schemas import (
+    CommandRejected,
+    CommandRepeated,
+    CommandsDropped,
+    EncounterRewound,
+    EncounterStarted,
+    Event,
+    ReactionWindowOpened,
+    TurnStarted,
+)
 from firelane.web.access import Api, int_param, json_response, token_of
 from firelane.web.guard import ApiError
 from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING, Narrator, _with_names
@@ -197,6 +215,13 @@ class TableFold:
         self.dice_warning = ""  # what the page says when the start recorded reproducible dice
         self.checkpoints: dict[int, bytes] = {}
         self.marks: list[tuple[int, dict[str, Any] | None]] = []  # (version, its area, or None where a turn starts)
+        # 1 at each version whose event begins the answer to a command (or is the
+        # engine's own): the version before it lies between two commands, where
+        # a rewind may go (engine/core.py, `resting_points`). Index 0 is unused.
+        self.batch_starts = bytearray(1)
+        self._last_command: str | None = None
+        self.rewinds: dict[int, dict[str, Any]] = {}  # each GM rewind: where to, when, why
+        self.gm_only: set[int] = set()  # the GM's refused commands: narrated to the GM alone
 
     @property
     def version(self) -> int:
@@ -221,6 +246,14 @@ class TableFold:
         if stored.version != state.version + 1:
             return  # already folded (a re-read overlap)
         self.system.evolve(state, event)
+        starts = not stored.command_id or stored.command_id != self._last_command
+        self._last_command = stored.command_id
+        self.batch_starts.append(1 if starts else 0)
+        if isinstance(event, EncounterRewound):
+            self.rewinds[stored.version] = {"to": event.to_version, "at": _entry_ms(stored), "reason": event.reason}
+        elif isinstance(event, (CommandRejected, CommandRepeated)) and event.actor == GM or (
+                isinstance(event, CommandsDropped) and any(s.id == event.seat and s.role == "gm" for s in state.seats)):
+            self.gm_only.add(stored.version)
         if isinstance(event, EncounterStarted):
             self.title = event.setup.name or event.encounter
             self.dice_warning = REPRODUCIBLE_DICE_WARNING if event.reproducible_dice else ""
@@ -246,11 +279,32 @@ class TableFold:
         except (AttributeError, KeyError, TypeError, ValueError):
             segments = [[stored.type, ""]]  # a sentence that does not know this schema: name the event
         rolls = [_roll_json(field, roll) for field, roll in iter_rolls(event)]
-        line = {"n": stored.version, "type": stored.type, "at": _entry_ms(stored), "segs": segments, "rolls": rolls}
+        line = {"n": stored.version, "type": stored.type, "at": _entry_ms(stored), "segs": segments, "rolls": rolls,
+                "batch_start": bool(self.batch_starts[stored.version]) if stored.version < len(self.batch_starts) else True}
         area = area_of(event)
         if area is not None:
             line["area"] = {**area, "n": stored.version}
         return line
+
+    def for_seat(self, lines: list[dict[str, Any]], gm: bool) -> list[dict[str, Any]]:
+        """``lines`` as a seat reads them now: each says whether its event
+        stands (``stands``; else ``undone_by``, the version of the GM's rewind
+        that undid it), a rewind's line which versions it undid (``undoes``),
+        and the GM's refused commands are the GM's alone."""
+        spans = self.state.undone if self.state is not None else []
+        shown = []
+        for line in lines:
+            version = line["n"]
+            if not gm and version in self.gm_only:
+                continue
+            by = undone_by(spans, version) if spans else None
+            marked = {**line, "stands": by is None}
+            if by is not None:
+                marked["undone_by"] = by
+            if version in self.rewinds:
+                marked["undoes"] = undone_by_rewind(spans, version)
+            shown.append(marked)
+        return shown
 
     def versions_after(self, after: int, tail: int = 0) -> list[int]:
         """The versions with a line after ``after`` (only the newest ``tail``, if given)."""
@@ -391,6 +445,7 @@ def table_routes(api: Api) -> list[BaseRoute]:
         if request.query_params.get("lines", "1") != "0":
             # With tail (a page's first view): the newest lines only, the older ones on demand (…/lines).
             lines = await lines_of(fold, feed, fold.versions_after(after, int_param(request, "tail", 0)))
+            lines = fold.for_seat(lines, seat.role == "gm")
         at = request.query_params.get("at")
         replay = at is not None
         if replay:
@@ -413,16 +468,19 @@ def table_routes(api: Api) -> list[BaseRoute]:
             extras=_combatant_extras(system, shown), zones=_zones(shown), bands=system.range_bands(shown),
             area=fold.area_at(version), previewable=sorted(system.previewable), labels=system.labels.as_dict(),
             first_line=fold.versions[0] if fold.versions else None, lines=lines,
+            # The GM's rewinds and what they undid (the whole log's, whatever `at` is), and
+            # whether the version shown is on an undone branch (its rewind's version).
+            undone=state.undone, rewinds=fold.rewinds, at_undone_by=undone_by(state.undone, version),
         )
         return json_response(body)
 
     async def lines_before(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
-        await api.seat(campaign, encounter, token_of(request))
+        seat, _system = await api.seat(campaign, encounter, token_of(request))
         fold, feed = await caught_up(campaign, encounter)
         before = int_param(request, "before", fold.version + 1)
         limit = int_param(request, "limit", _LINES_PAGE, low=1, high=_LINES_MOST)
-        lines = await lines_of(fold, feed, fold.versions_before(before, limit))
+        lines = fold.for_seat(await lines_of(fold, feed, fold.versions_before(before, limit)), seat.role == "gm")
         return json_response({"version": fold.version, "first_line": fold.versions[0] if fold.versions else None,
                               "lines": lines})
 

@@ -179,6 +179,7 @@ def test_the_gm_rewinds_from_the_page(table: Table) -> None:
     line.locator(".rewind-here").click()
     gm.fill(".gm label.reason input", "a misread of the map")
     gm.click("[data-gm='rewind']")
+    gm.click(".gm .confirm [data-confirm-yes='Rewind']")  # a rewind asks first
     rewound = wait_until(lambda: next((e for e in table.events("rewind", token) if e["type"] == "EncounterRewound"), None),
                          what="EncounterRewound")
     assert rewound["data"]["to_version"] == first_turn["n"]

@@ -7,8 +7,10 @@ import { Connection } from "./connection.js";
 import { GameMap } from "./map.js";
 import { ActionPanel, Initiative, Narration, Prompt, ReplayBar, Toasts } from "./panels.js";
 import { GMPanel } from "./gm.js";
+import { AttackGroups } from "./attacks.js";
 import { CharacterPage, Landing, rememberSeat } from "./campaign.js";
 import { html, combatantName, pct, signed, sideClass } from "./util.js";
+import { rewindPoint, stepOn } from "./branches.js";
 
 function parseLocation() {
   const parts = location.pathname.split("/").filter(Boolean).map(decodeURIComponent);
@@ -115,7 +117,7 @@ function Table({ where }) {
     if (!playing || !replay || !live) return;
     const timer = setInterval(() => setReplay((r) => {
       if (!r || r.at >= live.version) { setPlaying(false); return r; }
-      return { ...r, at: r.at + 1 };
+      return { ...r, at: stepOn(live.undone, r.at, live.version) };
     }), 350);
     return () => clearInterval(timer);
   }, [playing, !!replay, live?.version]);
@@ -186,7 +188,7 @@ function Table({ where }) {
         ${!inReplay && html`<${ActionPanel} view=${live} options=${options} selected=${selected} select=${(id) => { setSelected(id); setFocus(id); setPick(null); }}
           moveMode=${mode} setMoveMode=${setMoveMode} send=${send} busy=${busy} pick=${pick} setPick=${setPick} now=${() => conn.serverNow()}
           onPreview=${setPreviewing} />`}
-        ${!inReplay && role === "gm" && html`<${GMPanel} view=${live} gm=${options?.gm} send=${send} busy=${busy} rewindTo=${rewindTo} setRewindTo=${setRewindTo} />`}
+        ${!inReplay && role === "gm" && html`<${GMPanel} view=${live} gm=${options?.gm} send=${send} busy=${busy} rewindTo=${rewindTo} setRewindTo=${setRewindTo} lines=${conn.lines} />`}
         ${role === "spectator" && !inReplay && html`<section class="panel spectating"><h2>Spectating</h2><p>You watch the fight as it happens; the players and the GM act.</p></section>`}
       </aside>
       <div class="center">
@@ -196,20 +198,16 @@ function Table({ where }) {
           previewing=${inReplay ? null : stillPreviewing} />` : html`<div class="map-wrap loading">…</div>`}
         ${attackOn && attackOptions.length > 0 && html`<div class="attack-pop" data-attack-on=${attackOn}>
           <div class="pop-head">Attack <b>${combatantName(state, attackOn)}</b>?</div>
-          ${attackOptions.map((a, i) => html`<div class="pop-row" key=${i}>
-            <button class="confirm-attack" disabled=${busy} onClick=${() => send(a.command, `attack ${combatantName(state, attackOn)}`)}>
-              ${a.weapon}${a.mode ? ` (${a.mode})` : ""} <span class="odds">${pct(a.hit_chance)}</span></button>
-            <span class="mods">${a.modifiers.map((m) => `${signed(m.value)} ${m.source}`).join(", ")}${a.target_number != null ? ` · needs ${a.target_number}` : ""}</span>
-            ${a.notes.map((n) => html`<div class="note">${n}</div>`)}
-          </div>`)}
+          <${AttackGroups} state=${state} attacks=${attackOptions} send=${send} busy=${busy} showTarget=${false} mainClass="confirm-attack" />
           <button class="cancel" onClick=${() => setAttackOn(null)}>cancel</button>
         </div>`}
         ${inReplay && html`<${ReplayBar} version=${live.version} at=${replay.at ?? live.version}
           setAt=${(at) => setReplay((r) => ({ ...r, at }))} close=${() => { setReplay(null); setPlaying(false); }}
-          playing=${playing} setPlaying=${setPlaying} />`}
+          playing=${playing} setPlaying=${setPlaying} undone=${live.undone} rewinds=${live.rewinds} />`}
       </div>
       <aside class="right">
-        <${Narration} lines=${conn.lines} upto=${inReplay ? replay.at : null} gm=${role === "gm" && !inReplay && options?.gm?.commands?.includes("RewindEncounter")}
+        <${Narration} lines=${conn.lines} upto=${inReplay ? replay.at : null} branches=${live}
+          canRewind=${role === "gm" && !inReplay && options?.gm?.commands?.includes("RewindEncounter") ? (n) => rewindPoint(conn.lines, live, n) : null}
           onRewind=${(n) => setRewindTo(n)} hasEarlier=${conn.hasEarlier} loadEarlier=${(count) => conn.loadEarlier(count)} />
       </aside>
     </main>

@@ -2,6 +2,8 @@
 // actions, reaction and decision prompts with their countdown, the replay bar.
 import { useEffect, useLayoutEffect, useRef, useState } from "./vendor/preact-hooks.module.js";
 import { html, sideClass, combatantName, pct, signed, humanize } from "./util.js";
+import { spanText, stepBack, stepOn, undoneBy, undoneNote } from "./branches.js";
+import { AttackGroups } from "./attacks.js";
 
 // ------------------------------------------------------------ initiative
 
@@ -48,7 +50,7 @@ function RollTable({ roll }) {
   </div>`;
 }
 
-function Line({ line, open, toggle, future, current, gm, onRewind }) {
+function Line({ line, open, toggle, future, current, rewindable, onRewind, undone }) {
   const empty = line.segs.every(([text, cls]) => !text.trim() || cls.includes("detail"));
   const expandable = line.rolls.length > 0 || line.segs.some(([, cls]) => cls.includes("detail"));
   const classes = ["line"];
@@ -57,13 +59,15 @@ function Line({ line, open, toggle, future, current, gm, onRewind }) {
   if (current) classes.push("current");
   if (empty && !expandable) classes.push("quiet");
   if (line.type === "RoundStarted") classes.push("round");
-  return html`<div class=${classes.join(" ")} data-n=${line.n} data-type=${line.type}>
+  if (undone) classes.push("undone");
+  return html`<div class=${classes.join(" ")} data-n=${line.n} data-type=${line.type} title=${undone || undefined}>
     <span class="n" title="log version">${line.n}</span>
     <span class="text" onClick=${expandable ? toggle : undefined}>
+      ${undone && html`<span class="undone-tag">undone</span> `}
       ${line.segs.map(([text, cls], i) => html`<span key=${i} class=${cls}>${text}</span>`)}
       ${expandable && html`<span class="more" title="show the rolls">${open ? "▾" : line.rolls.length ? `⚄${line.rolls.length > 1 ? " " + line.rolls.length : ""}` : "…"}</span>`}
     </span>
-    ${gm && html`<button class="rewind-here" title=${`rewind the fight to just after event ${line.n}`} onClick=${() => onRewind(line.n)}>⟲</button>`}
+    ${rewindable && html`<button class="rewind-here" title=${`rewind the fight to just after event ${line.n}`} onClick=${() => onRewind(line.n)}>⟲</button>`}
     ${open && line.rolls.length > 0 && html`<div class="rolls">${line.rolls.map((roll, i) => html`<${RollTable} key=${i} roll=${roll} />`)}</div>`}
   </div>`;
 }
@@ -85,7 +89,9 @@ function indexAtOrBefore(lines, n) {
   return found;
 }
 
-export function Narration({ lines, upto, gm, onRewind, hasEarlier, loadEarlier }) {
+// `canRewind(n)`: whether the GM may rewind to just after line n now (null: not the GM);
+// `branches`: the view's `undone` spans and `rewinds`, to mark the undone lines.
+export function Narration({ lines, upto, canRewind, onRewind, hasEarlier, loadEarlier, branches }) {
   const [open, setOpen] = useState(() => new Set());
   const [size, setSize] = useState(WINDOW);
   const box = useRef(null);
@@ -141,8 +147,12 @@ export function Narration({ lines, upto, gm, onRewind, hasEarlier, loadEarlier }
     <h2>Narration <span class="count" data-events=${last}>${last} events${shown.length < last ? ` · ${shown.length} shown` : ""}</span></h2>
     <div class="lines" ref=${box} onScroll=${onScroll}>
       ${earlier && html`<button class="show-earlier" onClick=${showEarlier}>show earlier events</button>`}
-      ${shown.map((line) => html`<${Line} key=${line.n} line=${line} open=${open.has(line.n)} toggle=${() => toggle(line.n)}
-        future=${replaying && line.n > upto} current=${replaying && line.n === upto} gm=${gm} onRewind=${onRewind} />`)}
+      ${shown.map((line) => {
+        const by = undoneBy(branches?.undone, line.n);
+        return html`<${Line} key=${line.n} line=${line} open=${open.has(line.n)} toggle=${() => toggle(line.n)}
+          future=${replaying && line.n > upto} current=${replaying && line.n === upto} rewindable=${!!canRewind?.(line.n)}
+          onRewind=${onRewind} undone=${by !== null ? undoneNote(branches.rewinds, by) : null} />`;
+      })}
     </div>
   </section>`;
 }
@@ -204,20 +214,10 @@ export function Prompt({ view, options, answered, now, send, busy, onPickSquares
 
 // ------------------------------------------------------------ the acting seat
 
-function AttackCard({ state, attack, send, busy }) {
-  const [open, setOpen] = useState(false);
-  return html`<div class="attack" data-attack=${attack.target} data-weapon=${attack.weapon}>
-    <button class="do" disabled=${busy} onClick=${() => send(attack.command, `attack ${combatantName(state, attack.target)}`)}>
-      ${combatantName(state, attack.target)} · ${attack.weapon}${attack.mode ? ` (${attack.mode})` : ""}
-      <span class="odds">${pct(attack.hit_chance)}</span>
-    </button>
-    <button class="why" title="modifiers" onClick=${() => setOpen(!open)}>${open ? "▾" : "±"}</button>
-    ${open && html`<div class="why-box">
-      ${attack.modifiers.map((m) => html`<div>${signed(m.value)} ${m.source} <span class="rule">${m.rule}</span></div>`)}
-      ${attack.target_number != null && html`<div>needs ${attack.target_number}</div>`}
-      ${attack.notes.map((n) => html`<div class="note">${n}</div>`)}
-    </div>`}
-  </div>`;
+// Notes every choice of an action carries (what the action costs, its rule): said once, above them.
+function commonNotes(choices) {
+  if (!choices.length) return [];
+  return (choices[0].notes || []).filter((note) => choices.every((ch) => (ch.notes || []).includes(note)));
 }
 
 export function ActionPanel({ view, options, selected, select, moveMode, setMoveMode, send, busy, pick, setPick, now, onPreview }) {
@@ -246,7 +246,7 @@ export function ActionPanel({ view, options, selected, select, moveMode, setMove
               <div class="hint">click a highlighted square: green is safe, amber and red could draw fire (hover for who and the odds)</div>`}
           </div>`}
           ${c.attacks.length > 0 && html`<div class="group"><h3>Attack <span class="hint">or click a target on the map</span></h3>
-            ${c.attacks.map((a, i) => html`<${AttackCard} key=${i} state=${state} attack=${a} send=${send} busy=${busy} />`)}</div>`}
+            <${AttackGroups} state=${state} attacks=${c.attacks} send=${send} busy=${busy} /></div>`}
           ${c.actions.length > 0 && html`<div class="group"><h3>Actions</h3>
             ${c.actions.map((action) => {
               const squares = action.choices.filter((ch) => ch.square);
@@ -262,6 +262,7 @@ export function ActionPanel({ view, options, selected, select, moveMode, setMove
                 <button class=${"action" + (picking ? " on" : "")} disabled=${busy} title=${action.rule}
                   onClick=${() => setPick(picking ? null : { key, combatant: c.combatant })}>${action.label} ▸</button>
                 ${picking && html`<div class="sub-choices">
+                  ${commonNotes(action.choices).map((note) => html`<div class="hint explain">${note}</div>`)}
                   ${squares.length > 0 && html`<div class="hint">pick a square on the map${squares.some((s) => (s.notes || []).some((n) => /ally|allies|friendly/i.test(n))) ? " (⚠ marks squares that catch allies)" : ""}</div>`}
                   ${action.choices.filter((ch) => !ch.square).map((ch, i) => html`<button key=${i} class="choice" disabled=${busy}
                     data-choice=${ch.label} onMouseEnter=${() => onPreview?.(ch)} onMouseLeave=${() => onPreview?.(null)}
@@ -278,17 +279,27 @@ export function ActionPanel({ view, options, selected, select, moveMode, setMove
 
 // ------------------------------------------------------------ replay
 
-export function ReplayBar({ version, at, setAt, close, playing, setPlaying }) {
+// The steps follow the branch that stands (what the GM's rewinds undid is
+// stepped over); an undone branch is reached from its chip, or the slider, and
+// stepped through on its own, with a banner saying whose rewind undid it.
+export function ReplayBar({ version, at, setAt, close, playing, setPlaying, undone = [], rewinds = {} }) {
+  const by = undoneBy(undone, at);
   return html`<div class="replay-bar" data-replay-at=${at}>
     <span class="label">Replay</span>
     <button title="start" onClick=${() => setAt(0)}>⏮</button>
-    <button title="one back" onClick=${() => setAt(Math.max(0, at - 1))}>◀</button>
+    <button title="one back" onClick=${() => setAt(stepBack(undone, at))}>◀</button>
     <button title=${playing ? "pause" : "play"} class="play" onClick=${() => setPlaying(!playing)}>${playing ? "❚❚" : "▶"}</button>
-    <button title="one on" onClick=${() => setAt(Math.min(version, at + 1))}>▶︎|</button>
+    <button title="one on" onClick=${() => setAt(stepOn(undone, at, version))}>▶︎|</button>
     <button title="end" onClick=${() => setAt(version)}>⏭</button>
     <input type="range" min="0" max=${version} value=${at} onInput=${(e) => setAt(Number(e.currentTarget.value))} />
     <span class="at">version <b>${at}</b> / ${version}</span>
     ${close && html`<button class="close" onClick=${close}>back to live</button>`}
+    ${undone.length > 0 && html`<div class="undone-branches">${by !== null
+      ? html`<span class="undone-banner" data-undone-by=${by}>⟲ This is an undone branch: ${undoneNote(rewinds, by)}.</span>
+          <button class="to-standing" onClick=${() => setAt(by)}>go to the rewind</button>`
+      : html`<span class="hint">undone branches (stepped over):</span>${undone.map(([first, last, rewind]) => html`
+          <button class="undone-chip" key=${first} data-undone=${`${first}-${last}`} title=${undoneNote(rewinds, rewind)}
+            onClick=${() => setAt(first)}>${spanText([first, last])}</button>`)}`}</div>`}
   </div>`;
 }
 

@@ -19,6 +19,7 @@ FLOORS: dict[str, int] = {
     "schemas": -1,
     "area_schemas": -1,
     "labels": -1,  # its words for people
+    "gm_fields": -1,  # the fields the GM may set, described (imports nothing of the package)
     # state, constants and pure rules
     "rules": 0,
     "zones": 0,

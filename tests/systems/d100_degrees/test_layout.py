@@ -9,6 +9,7 @@ FLOORS = {
     "schemas": 0,  # the command and event schemas
     "narration": 0,  # the narration's sentences
     "labels": 0,  # its words for people
+    "gm_fields": 0,  # the fields the GM may set, described
     "state": 0,
     "rules": 0,
     "data": 0,

@@ -93,11 +93,12 @@ def test_r6_05_initiative_is_never_reduced_by_multiple_actions() -> None:
 
 
 def test_r6_05_declare_first_and_only_once() -> None:
-    """R6-05: the number of actions is declared before any roll, once per round."""
+    """R6-05: the number of actions is declared before any roll, once per round
+    (an action sent before the declaration declares one action first)."""
+    first = duel()
+    events = act(first, cmd(R6Attack, "a", target="b"))
+    assert type(events[0]).__name__ == "R6ActionsDeclared" and events[0].count == 1
     state = duel()
-    assert rejection(act(state, cmd(R6Attack, "a", target="b"))) == (
-        "a has not declared its number of actions this round: send R6DeclareActions first (R6-05)"
-    )
     assert rejection(act(state, cmd(R6DeclareActions, "a", count=0))) == "declare at least one action, not 0 (R6-05)"
     act(state, cmd(R6DeclareActions, "a", count=1))
     assert rejection(act(state, cmd(R6DeclareActions, "a", count=1))) == "a already declared 1 actions this round (R6-05)"

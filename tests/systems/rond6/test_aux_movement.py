@@ -94,11 +94,13 @@ def test_r6_09_athletics_or_fortitude_3d_gives_move_six() -> None:
 
 
 def test_r6_09_bad_moves_are_rejected_with_reasons() -> None:
-    """R6-09: out of turn, undeclared, broken paths, walls, occupied Spaces, the map's edge, bad modes."""
+    """R6-09: out of turn, undeclared (nothing declared by a refused move), broken paths, walls, occupied Spaces, the map's edge, bad modes."""
     terrain = Terrain(width=30, height=20, walls=[Wall(1, 1)])
     state = start([walker("a", "red", (0, 0)), walker("b", "blue", (2, 0))], terrain=terrain)
     assert rejection(move(state, "b", [(3, 0)])).startswith("it is not b's turn (active: a)")
-    assert "has not declared its number of actions" in rejection(move(state, "a", [(1, 0)]))
+    # Undeclared, a move declares one action with it (R6-05); a refused one declares nothing.
+    assert rejection(move(state, "a", [(2, 2)])) == "move: (2, 2) is not adjacent to (0, 0)"
+    assert state.combatants["a"].declared_actions == 0
     declare(state, "a", 2)
     assert rejection(move(state, "a", [(2, 2)])) == "move: (2, 2) is not adjacent to (0, 0)"
     assert rejection(move(state, "a", [(1, 1)])) == "move: (1, 1) is a wall"

@@ -11,6 +11,7 @@ FLOORS = {
     "aux_schemas": 0,
     "narration": 0,  # the narration's sentences
     "labels": 0,  # its words for people
+    "gm_fields": 0,  # the fields the GM may set, described
     "state": 0,
     "pools": 0,
     "rules": 0,

@@ -87,13 +87,26 @@ def _duel(**b):
     return start(setup(combatant("a", "red", (1, 1)), combatant("b", "blue", (4, 1), **b)), [5, 5, 5, 2, 2, 2])
 
 
-def test_before_declaring_the_options_are_the_declarations() -> None:
-    """R6-05/06: the first thing on a turn is the number of actions; Fate Point doubles the limit."""
+def test_before_declaring_one_action_is_taken_in_one_step_and_more_are_declared_with_their_penalty() -> None:
+    """R6-05/06: before the round's declaration the options are what one action
+    can do (each taken in one step: the engine declares the one action with it)
+    and declaring more, each labelled with the penalty it brings (issue 19:
+    nothing could be done before choosing "declare 1/2/3 actions")."""
     state = _duel()
     mine = _opts(state, "a")
     declare = next(a for a in mine.actions if a.action == "R6DeclareActions")
     counts = [(c.command["count"], c.command["fate_point"]) for c in declare.choices]
-    assert counts[:3] == [(1, False), (2, False), (3, False)] and mine.attacks == []
+    assert counts[:2] == [(2, False), (3, False)]
+    assert [c.label for c in declare.choices[:2]] == ["declare 2 actions: every roll this round at -1D",
+                                                      "declare 3 actions: every roll this round at -2D"]
+    assert declare.choices[0].notes and "R6-05" in declare.choices[0].notes[0]
+    shot = next(a for a in mine.attacks if a.target == "b" and a.weapon == "pistol" and a.mode == "normal")
+    assert mine.moves and shot.command["type"] == "R6Attack"
+    # The listed attack's odds are those of one declared action: the same as after declaring one by hand.
+    declared = _duel()
+    act(declared, cmd(R6DeclareActions, "a", count=1))
+    same = next(a for a in _opts(declared, "a").attacks if a.target == "b" and a.weapon == "pistol" and a.mode == "normal")
+    assert (shot.hit_chance, shot.target_number, shot.modifiers) == (same.hit_chance, same.target_number, same.modifiers)
 
 
 def test_attack_options_match_the_engine_roll_and_carry_the_exact_chance() -> None:

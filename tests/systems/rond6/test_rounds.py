@@ -105,3 +105,27 @@ def test_r6_04_surprise_only_costs_the_first_round() -> None:
     assert state.round == 2 and state.active == "b"
     assert one(events, InitiativeRolled).entries[1].total == 15
     assert any(isinstance(e, TurnStarted) and e.combatant == "b" for e in events)
+
+
+def test_r6_05_an_action_before_the_declaration_declares_one_action_and_is_taken() -> None:
+    """R6-05 (issue 19, the common case in one tap): an attack sent before the
+    round's declaration records the declaration of one action (no penalty),
+    then the attack, in one answer; a second action that round is refused, as
+    after declaring one by hand; a refused first action declares nothing."""
+    from firelane.engine.systems.rond6.schemas import R6ActionsDeclared, R6Attack
+    from firelane.events.schemas import ActionTaken, CommandRejected, PassReaction
+
+    state = start(setup(combatant("a", "red", (1, 1)), combatant("b", "blue", (4, 1))), [5, 5, 5, 2, 2, 2])
+    refused = act(state, cmd(R6Attack, "a", target="nobody", weapon="pistol"))
+    assert isinstance(refused[0], CommandRejected) and state.combatants["a"].declared_actions == 0
+    events = act(state, cmd(R6Attack, "a", target="b", weapon="pistol"), [3] * 4, exact=False)
+    declared = one(events, R6ActionsDeclared)
+    assert (declared.count, declared.penalty_dice, declared.fate_point) == (1, 0, False)
+    assert events.index(declared) == 0
+    taken = one(events, ActionTaken)
+    assert taken.details["declared"] == 1 and taken.details["penalty_dice"] == 0
+    assert (state.combatants["a"].declared_actions, state.combatants["a"].actions_used) == (1, 1)
+    act(state, PassReaction(command_id="b-pass", actor="b", window=state.window.window), [3] * 12, exact=False)
+    again = act(state, cmd(R6Attack, "a", target="b", weapon="pistol"))
+    assert isinstance(again[0], CommandRejected)
+    assert again[0].reason == "a has 0 of its 1 declared actions left this round, needs 1 (R6-05)"

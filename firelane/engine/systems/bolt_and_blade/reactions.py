@@ -179,6 +179,13 @@ def pending_gm_calls(state: EncounterState) -> dict[str, str]:
     return calls
 
 
+def gm_call_rulings(call: str) -> dict[str, Any]:
+    """The rulings a call takes (for the GM's options): a dive's, only these."""
+    if call.startswith(f"{DIVE_CALL}:"):
+        return {"rulings": list(DIVE_RULINGS), "free_text": False}
+    return {"rulings": [], "free_text": True}
+
+
 def check_gm_ruling(call: str, ruling: str) -> str:
     """The ruling, normalised, or Rejected naming the rulings the call takes."""
     if call.startswith(f"{DIVE_CALL}:"):

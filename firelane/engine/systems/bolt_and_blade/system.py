@@ -37,6 +37,7 @@ from firelane.engine.systems.bolt_and_blade.state import (
 from firelane.events.options_schemas import AreaPreview, ReactionOption
 from firelane.engine.systems.bolt_and_blade.schemas import BB_COMMANDS, BB_EVENTS, BBMarkMoved, BBMovementStopped, BBOpposedCheck, BBShotHeld
 from firelane.engine.systems.bolt_and_blade import narration
+from firelane.engine.systems.bolt_and_blade.gm_fields import GM_FIELDS
 from firelane.engine.systems.bolt_and_blade.labels import LABELS
 from firelane.events.schemas import (
     ActionTaken,
@@ -103,6 +104,7 @@ class BoltAndBladeSystem(BaseRuleSystem):
     sentences = narration.SENTENCES
     shared_event_sentences = narration.SHARED_EVENT_SENTENCES
     labels = LABELS
+    gm_field_specs = GM_FIELDS  # the GM's form, and what GMAdjust checks (gm_fields.py)
     default_settings: ClassVar[dict[str, Any]] = {**BB_DEFAULT_SETTINGS, **areas.AREA_DEFAULT_SETTINGS}
     setting_ranges: ClassVar[dict[str, SettingRange]] = {
         "proficiency_table.*.*": SettingRange(0, 100),  # [level from, bonus]
@@ -288,6 +290,10 @@ class BoltAndBladeSystem(BaseRuleSystem):
 
     def gm_calls(self, state: EncounterState) -> dict[str, str]:
         return reactions.pending_gm_calls(state)
+
+    def gm_call_rulings(self, state: EncounterState, call: str) -> dict[str, Any]:
+        """A Dive for Cover call takes "possible" or "impossible" and nothing else (BB-CMB-17)."""
+        return reactions.gm_call_rulings(call)
 
     def settle_gm_call(self, decision: Decision, call: str, ruling: str, dice: Dice) -> None:
         """The GM's ruling on a pending call, checked (the recorded `GMRuled` is

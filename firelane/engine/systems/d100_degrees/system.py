@@ -16,6 +16,7 @@ from firelane.engine.systems.percentile import SheetCheck
 from firelane.engine.systems.percentile.system import PercentileSystem
 from firelane.engine.systems.d100_degrees.schemas import D100D_COMMANDS, D100D_EVENTS, D100DSuppressingFire
 from firelane.engine.systems.d100_degrees import narration
+from firelane.engine.systems.d100_degrees.gm_fields import GM_FIELDS
 from firelane.engine.systems.d100_degrees.labels import LABELS
 from firelane.events.options_schemas import ReactionOption
 from firelane.events.schemas import (
@@ -75,6 +76,7 @@ class D100DegreesSystem(PercentileSystem):
     sentences = narration.SENTENCES
     shared_event_sentences = narration.SHARED_EVENT_SENTENCES
     labels = LABELS
+    gm_field_specs = GM_FIELDS  # the GM's form, and what GMAdjust checks (gm_fields.py)
     default_settings: ClassVar[dict[str, Any]] = HOUSE_DEFAULTS
     # The sheet (docs/systems/d100-degrees.md): characteristics 0-100, at least 1 wound.
     weapon_type = Weapon

@@ -22,6 +22,7 @@ from firelane.engine.systems.d100_zones.schemas import (
     D100ZSuppressiveFire,
 )
 from firelane.engine.systems.d100_zones import narration
+from firelane.engine.systems.d100_zones.gm_fields import GM_FIELDS
 from firelane.engine.systems.d100_zones.labels import LABELS
 from firelane.events.options_schemas import ReactionOption
 from firelane.events.schemas import (
@@ -94,6 +95,7 @@ class D100ZonesSystem(PercentileSystem):
     sentences = narration.SENTENCES
     shared_event_sentences = narration.SHARED_EVENT_SENTENCES
     labels = LABELS
+    gm_field_specs = GM_FIELDS  # the GM's form, and what GMAdjust checks (gm_fields.py)
     default_settings: ClassVar[dict[str, Any]] = HOUSE_DEFAULTS
     # The sheet (docs/systems/d100-zones.md): attributes and skills 0-100 (SPD too), at least 1 HP.
     weapon_type = ZWeapon
@@ -266,6 +268,9 @@ class D100ZonesSystem(PercentileSystem):
     def settle_gm_call(self, decision: Decision, call: str, ruling: str, dice: Dice) -> None:
         """The text names no effect for a 90+: the GMRuled event records the ruling;
         any change it makes to a combatant is a GMAdjust (docs/systems/d100-zones.md)."""
+
+    # A revival (the GM's Revive) ends the dying too, and a stabilisation.
+    revive_removes = ("dead", "unconscious", "dying", "stabilised")
 
     def check_gm_change(self, state: EncounterState, combatant: Combatant, field: str, value: Any) -> None:
         """Ranges of the sheet fields the GM may set (docs/systems/d100-zones.md)."""

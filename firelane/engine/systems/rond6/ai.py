@@ -306,7 +306,7 @@ def choose_command(system: SystemContract, state: RonD6State, cid: str) -> Comma
         return None
     if me.declared_actions == 0:
         count = plan_count(system, state, me)
-        for option in listing.turn_options(system, state, cid).actions:
+        for option in listing.declare_options(system, state, me, more_only=False):
             for choice in option.choices:
                 if option.action == "R6DeclareActions" and choice.command["count"] == count and not choice.command.get("fate_point"):
                     return _as_command(system, choice.command, command_id)

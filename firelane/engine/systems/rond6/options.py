@@ -81,7 +81,7 @@ from typing import Any
 
 import msgspec
 
-from firelane.engine.core import Rejected, TurnOptions, command_json
+from firelane.engine.core import Decision, Rejected, TurnOptions, command_json
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid, distance
 from firelane.engine.routes import reachable, route
@@ -303,18 +303,54 @@ def turn_options(system: SystemContract, state: RonD6State, combatant_id: str) -
     me = state.combatants[combatant_id]
     if system.cannot_act_reason(state, me) is not None:  # type: ignore[attr-defined]
         return TurnOptions()
-    found_actions: list[ActionOption] = []
     if me.declared_actions == 0:
-        limit = system.action_limit(state, me)
-        choices = [Choice(label=f"declare {n} action{'s' if n > 1 else ''} (-{max(0, n - 1)}D to each)", rule=rules.R_MULTI,
-                          command=command_json(R6DeclareActions(command_id="", actor=me.id, count=n))) for n in range(1, limit + 1)]
-        if me.fate_points > 0 and "confused" not in me.conditions:
-            doubled = system.action_limit(state, me, True)
-            choices += [Choice(label=f"spend a Fate Point and declare {n} actions", rule=rules.R_LIMIT,
-                               command=command_json(R6DeclareActions(command_id="", actor=me.id, count=n, fate_point=True)))
-                        for n in range(limit + 1, doubled + 1)]
-        found_actions.append(ActionOption(action="R6DeclareActions", label="declare the round's actions", rule=rules.R_MULTI, choices=choices))
-        return TurnOptions(actions=found_actions + non_action_options(system, state, me))
+        # Before the round's declaration (R6-05): what one action can do, each
+        # taken in one step (the engine declares the one action with it), and
+        # declaring more, with the penalty each brings.
+        trial = Decision(system, state)  # type: ignore[arg-type]
+        try:
+            system.declare_actions(trial, me.id, 1)
+        except Rejected:
+            return TurnOptions(actions=[*declare_options(system, state, me, more_only=False), *non_action_options(system, state, me)])
+        one = declared_options(system, trial.state, combatant_id)  # type: ignore[arg-type]
+        more = declare_options(system, state, me, more_only=True)
+        return TurnOptions(moves=one.moves, attacks=one.attacks, actions=[*more, *one.actions])
+    return declared_options(system, state, combatant_id)
+
+
+def declare_options(system: SystemContract, state: RonD6State, me: RonD6Combatant, *, more_only: bool) -> list[ActionOption]:
+    """Declaring the round's actions (R6-05/06): each count up to the
+    Multi-Action Limit (from 2 when ``more_only``: one action is declared by
+    taking it), and beyond it with a Fate Point; each label says the penalty."""
+    limit = system.action_limit(state, me)
+
+    def label(n: int, fate_point: bool = False) -> str:
+        spend = "spend a Fate Point and " if fate_point else ""
+        if n == 1:
+            return f"{spend}declare 1 action (no penalty)"
+        return f"{spend}declare {n} actions: every roll this round at -{rules.multi_action_penalty(n)}D"
+
+    choices = [Choice(label=label(n), rule=rules.R_MULTI, command=command_json(R6DeclareActions(command_id="", actor=me.id, count=n)),
+                      notes=[MULTI_ACTION_NOTE] if n > 1 else [])
+               for n in range(2 if more_only else 1, limit + 1)]
+    if me.fate_points > 0 and "confused" not in me.conditions:
+        doubled = system.action_limit(state, me, True)
+        choices += [Choice(label=label(n, True), rule=rules.R_LIMIT, notes=[MULTI_ACTION_NOTE],
+                           command=command_json(R6DeclareActions(command_id="", actor=me.id, count=n, fate_point=True)))
+                    for n in range(limit + 1, doubled + 1)]
+    if not choices:
+        return []
+    title = "take more actions this round" if more_only else "declare the round's actions"
+    return [ActionOption(action="R6DeclareActions", label=title, rule=rules.R_MULTI, choices=choices)]
+
+
+MULTI_ACTION_NOTE = ("R6-05: each action beyond the first takes 1D from every roll this round, "
+                     "the first action's too (2 actions: -1D each; 3: -2D each)")
+
+
+def declared_options(system: SystemContract, state: RonD6State, combatant_id: str) -> TurnOptions:
+    """What a combatant that has declared its actions may do with them."""
+    me = state.combatants[combatant_id]
     attacks = [o for o in (attack_option(system, state, c) for c in attack_candidates(system, state, me)) if o is not None]
     for command, on_ally in extra_attack_candidates(system, state, me):
         option = attack_option(system, state, command)

@@ -97,6 +97,7 @@ from firelane.engine.systems.rond6.schemas import (
     R6Wait,
 )
 from firelane.engine.systems.rond6 import narration
+from firelane.engine.systems.rond6.gm_fields import GM_FIELDS
 from firelane.engine.systems.rond6.labels import LABELS
 from firelane.events.options_schemas import AreaPreview, ReactionOption
 from firelane.events.schemas import (
@@ -209,6 +210,7 @@ class RonD6System(BaseRuleSystem):
     sentences = narration.SENTENCES
     shared_event_sentences = narration.SHARED_EVENT_SENTENCES
     labels = LABELS
+    gm_field_specs = GM_FIELDS  # the GM's form, and what GMAdjust checks (gm_fields.py)
 
     # ================================================================ settings and sheets
 
@@ -439,6 +441,14 @@ class RonD6System(BaseRuleSystem):
         state: RonD6State = decision.state  # type: ignore[assignment]
         if isinstance(command, R6Move):
             command = with_route(state, command)  # the declaration records the path the options showed
+        if state.combatants[command.actor].declared_actions == 0 and not self.interrupting(state, command.actor):
+            # The common case in one step (R6-05): an action taken before the
+            # round's declaration declares one action, the round's only one,
+            # then is taken; checked on a copy first, so a refusal changes nothing.
+            trial = Decision(self, state)
+            self.declare_actions(trial, command.actor, 1)
+            self.check_command(trial.state, command.actor, command)  # type: ignore[arg-type]
+            self.declare_actions(decision, command.actor, 1)
         self.check_command(state, command.actor, command)
         payload = msgspec.to_builtins(command)
         if isinstance(command, R6Move) and command.path:
@@ -594,6 +604,15 @@ class RonD6System(BaseRuleSystem):
         """Each Wild Die complication (R6-01) and Setback (R6-18/22) not yet ruled on."""
         return {flag["id"]: flag["text"] for flag in state.gm_flags if flag["id"] not in state.gm_rulings}
 
+    def gm_call_rulings(self, state: Any, call: str) -> dict[str, Any]:
+        """A Setback's rulings with an effect: "drops its weapon" empties its
+        hands, "resolved" ends it (R6-22); any other words are recorded. A
+        complication's consequence is the GM's own words (R6-01)."""
+        flag = next((f for f in state.gm_flags if f["id"] == call), None)
+        if flag is not None and flag["kind"] == "setback":
+            return {"rulings": ["drops its weapon", "resolved"], "free_text": True}
+        return {"rulings": [], "free_text": True}
+
     def settle_gm_call(self, decision: Decision, call: str, ruling: str, dice: Dice) -> None:
         """GMRuled records the ruling. A Setback "lasts only until the complication
         has been resolved" (R6-22): a ruling that starts with "resolved" ends it,
@@ -608,6 +627,37 @@ class RonD6System(BaseRuleSystem):
             decision.emit(StateAdjusted(combatant=combatant.id, changes={"readied": []}, reason=f"Setback: {ruling}", rule=rules.R_CONDITIONS))
         if words.startswith("resolved") and "setback" in combatant.conditions:
             decision.emit(ConditionRemoved(combatant=combatant.id, condition="setback", reason=f"the GM: {ruling}", rule=rules.R_CONDITIONS))
+
+    # A revival (the GM's Revive) ends what the injuries brought (R6-21).
+    revive_removes = ("dead", "unconscious", "mortally_wounded", "incapacitation_test")
+    gm_vital_conditions = frozenset({"dead", "mortally_wounded"})
+
+    def gm_vital_fields(self) -> set[str]:
+        return super().gm_vital_fields() | {"dead", "mortal_minutes"}
+
+    def life(self, combatant: Any) -> str:
+        """R6-21: dead at 5 Wounds (or once killed), down when Mortally Wounded (4)."""
+        if combatant.dead or "dead" in combatant.conditions or combatant.wounds >= 5:
+            return "dead"
+        return "down" if combatant.wounds >= 4 else "up"
+
+    def revive_changes(self, state: Any, combatant: Any, requested: dict[str, Any]) -> dict[str, Any]:
+        """Back in the fight at 3 Wounds, Incapacitated (the house default the
+        campaign's revival uses, R6-21), or at the Wounds the GM sets with it."""
+        changes = super().revive_changes(state, combatant, requested)
+        asked = requested.get("wounds")
+        wounds = asked if isinstance(asked, int) and not isinstance(asked, bool) else min(combatant.wounds, 3)
+        changes.update({"dead": False, "mortal_minutes": 0})
+        if "wounds" not in requested and wounds != combatant.wounds:
+            changes["wounds"] = wounds
+        conditions = changes.setdefault("conditions", {"add": [], "remove": []})
+        if wounds >= 3 and "incapacitated" not in combatant.conditions:
+            conditions["add"].append("incapacitated")
+        elif wounds < 3 and "incapacitated" in combatant.conditions:
+            conditions["remove"].append("incapacitated")
+        if not conditions["add"] and not conditions["remove"]:
+            del changes["conditions"]
+        return changes
 
     def check_gm_change(self, state: Any, combatant: Any, field: str, value: Any) -> None:
         """Ranges of the fields the GM may set (docs/systems/rond6.md)."""
