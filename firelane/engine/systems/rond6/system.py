@@ -588,6 +588,12 @@ class RonD6System(BaseRuleSystem):
     def preview_area(self, state: Any, command: Command) -> AreaPreview:
         require(isinstance(command, (R6HeadsDown, R6AreaAttack)), f"{type(command).__name__} has no area to preview")
         self.require_free_to_act(state, command.actor)
+        if state.combatants[command.actor].declared_actions == 0 and not self.interrupting(state, command.actor):
+            # Previewed as it would be taken: in one step, declaring the round's
+            # only action first (R6-05, see `declare`); on a copy, nothing changes.
+            trial = Decision(self, state)
+            self.declare_actions(trial, command.actor, 1)
+            state = trial.state
         if isinstance(command, R6AreaAttack):
             return areas.area_preview(self, state, command)
         return combat.heads_down_area(self, state, command)  # type: ignore[arg-type]
