@@ -89,7 +89,9 @@ function Editor({ campaign, draft }) {
   const coverLevels = COVER_LEVELS[system] || [];
   const [coverLevel, setCoverLevel] = useState(coverLevels[0]?.[0] || "light");
   const [facing, setFacing] = useState([[1, 0]]);
-  const [zoom, setZoom] = useState(() => Math.max(8, Math.min(40, Math.floor(760 / Math.max(terrainOf(draft.setup).width, 1)))));
+  // At first the map fits the width it has (a phone's whole width; between the side panels on a wide screen).
+  const [zoom, setZoom] = useState(() => Math.max(6, Math.min(40, Math.floor((window.innerWidth < 900 ? window.innerWidth - 16 : window.innerWidth - 660)
+    / Math.max(terrainOf(draft.setup).width, 1)))));
   const [selected, setSelected] = useState(null);
   const [tab, setTab] = useState("tokens");
   const [notice, setNotice] = useState(null);
@@ -280,10 +282,10 @@ function NumberBox({ label, value, set, min, max, step = 1, unit, field, problem
   const local = text.trim() === "" || !Number.isFinite(number) ? `${label} must be a number`
     : (min !== undefined && number < min) || (max !== undefined && number > max) ? `${label} must be from ${min} to ${max}` : null;
   return html`<div class=${"ws-field" + (local || problems.length ? " bad" : "")} data-field=${field}>
-    <label>${label}${unit ? html`<span class="range">${unit}</span>` : ""}
-      <input type="number" inputmode="decimal" min=${min} max=${max} step=${step} value=${text}
-        onInput=${(e) => { setText(e.currentTarget.value); const n = Number(e.currentTarget.value);
-          if (e.currentTarget.value.trim() !== "" && Number.isFinite(n) && (min === undefined || n >= min) && (max === undefined || n <= max)) set(n); }} /></label>
+    <label for=${`nb-${field}`}>${label}${unit ? html`<span class="range">${unit}</span>` : ""}</label>
+    <input id=${`nb-${field}`} type="number" inputmode="decimal" min=${min} max=${max} step=${step} value=${text}
+      onInput=${(e) => { setText(e.currentTarget.value); const n = Number(e.currentTarget.value);
+        if (e.currentTarget.value.trim() !== "" && Number.isFinite(n) && (min === undefined || n >= min) && (max === undefined || n <= max)) set(n); }} />
     ${[...(local ? [local] : []), ...problems].map((line) => html`<div class="problem">${line}</div>`)}
   </div>`;
 }

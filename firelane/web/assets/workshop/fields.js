@@ -39,8 +39,15 @@ export function rangeHint(field) {
 }
 
 // What is wrong with a value before the server's checks say it (a quick first line; the server has the last word).
+const DIE_CODE = /^\d+D(\+[12])?$/i; // RonD6: dice and pips (3D, 4D+2)
+
 export function localProblem(field, value) {
   if (value === undefined || value === null || value === "") return null;
+  if (field.kind === "die_code" && !DIE_CODE.test(String(value))) return `${field.label} must be a die code such as 3D or 4D+2`;
+  if (field.kind === "die_codes") {
+    const wrong = Object.entries(value || {}).find(([, code]) => !DIE_CODE.test(String(code)));
+    if (wrong) return `${field.label}: ${wrong[0]} must be a die code such as 3D or 4D+2`;
+  }
   if (field.kind === "number") {
     if (typeof value !== "number" || !Number.isFinite(value)) return `${field.label} must be a number`;
     if (field.whole && !Number.isInteger(value)) return `${field.label} must be a whole number`;
@@ -82,6 +89,21 @@ export function FieldInput({ field, value, set, catalogues, id }) {
         ${addable.length > 0 && html`<select class="ws-add" value="" aria-label=${`add to ${field.label}`}
           onChange=${(e) => { if (e.currentTarget.value) set([...chosen, e.currentTarget.value]); e.currentTarget.value = ""; }}>
           <option value="">add…</option>${addable.map((c) => html`<option value=${c.id} title=${c.summary || ""}>${c.label}</option>`)}</select>`}
+      </div>`;
+    }
+    case "die_code":
+      return html`<input id=${id} type="text" class="ws-die" placeholder=${field.default ?? "3D+1"} value=${value ?? ""}
+        onInput=${(e) => set(e.currentTarget.value.trim() === "" ? undefined : e.currentTarget.value.trim())} />`;
+    case "die_codes": {
+      // A skill (or any name) to its die code: one row each, and a row to add one.
+      const codes = value && typeof value === "object" ? value : {};
+      return html`<div class="ws-codes" id=${id}>
+        ${Object.entries(codes).map(([name, code]) => html`<div class="ws-row" key=${name}><span class="ws-code-name">${name}</span>
+          <input class="ws-die" aria-label=${`${name} die code`} value=${code} onInput=${(e) => set({ ...codes, [name]: e.currentTarget.value.trim() })} />
+          <button type="button" class="ws-chip-x" aria-label=${`remove ${name}`} onClick=${() => { const next = { ...codes }; delete next[name]; set(next); }}>×</button></div>`)}
+        <div class="ws-row"><input name="name" placeholder="skill" aria-label="new skill" /><input name="code" class="ws-die" placeholder="4D" aria-label="its die code" />
+          <button type="button" onClick=${(e) => { const row = e.currentTarget.parentElement; const name = row.querySelector("[name=name]").value.trim();
+            const code = row.querySelector("[name=code]").value.trim(); if (name && code) set({ ...codes, [name]: code }); }}>add</button></div>
       </div>`;
     }
     default:

@@ -30,8 +30,13 @@ export function Lobby({ campaign, encounter }) {
   const [copied, setCopied] = useState(null);
   const [starting, setStarting] = useState(false);
   const [confirming, setConfirming] = useState(false);
+  const [title, setTitle] = useState(encounter);
   useEffect(() => {
     api.seats(campaign, encounter).then((body) => { setSeats(body.seats); setState(body.state); }).catch((e) => setError(e.message));
+    api.encounters(campaign).then((lists) => {
+      const row = Object.values(lists).flat().find((r) => r.id === encounter);
+      if (row?.name) setTitle(row.name);
+    }).catch(() => {});
   }, []);
   useEffect(() => {
     let gone = false;
@@ -69,11 +74,11 @@ export function Lobby({ campaign, encounter }) {
   const gmSeat = seats.find((s) => s.role === "gm");
   return html`<div class="ws-page ws-lobby" data-state=${state}>
     <p><a class="back" href=${home}>← ${campaign}</a></p>
-    <h1>Lobby: ${encounter}</h1>
+    <h1>Lobby: ${title}</h1>
     <p class="ws-lobby-state">${state === "lobby" ? html`Waiting to start: <b data-present=${present}>${present} of ${players.length}</b> player seat${players.length === 1 ? "" : "s"} present.
       Nothing is rolled and no AI acts until you press Start.` : state === "running" ? html`<b class="ok">The fight is on.</b>` : `The encounter is ${state}.`}</p>
     ${error && html`<p class="bad one-line">${error}</p>`}
-    <ul class="ws-seat-links">${seats.map((seat) => {
+    <ul class="ws-list ws-seat-links">${seats.map((seat) => {
       const link = location.origin + seat.link;
       const here = (presence[seat.id] || 0) > 0;
       return html`<li key=${seat.id} data-seat=${seat.name || seat.id} data-present=${here ? 1 : 0} class=${here ? "present" : ""}>
