@@ -46,6 +46,15 @@ export async function signOut(campaign = null) {
   return answer;
 }
 
+async function either(path, otherPath) {
+  try {
+    return await call("GET", path);
+  } catch (error) {
+    if (error.status === 404 || error.status === 405) return call("GET", otherPath);
+    throw error;
+  }
+}
+
 const camp = (c) => `/api/workshop/campaigns/${enc(c)}`;
 
 export const api = {
@@ -67,8 +76,9 @@ export const api = {
   presence: (c, e) => call("GET", `${camp(c)}/encounters/${enc(e)}/presence`),
   start: (c, e) => call("POST", `${camp(c)}/encounters/${enc(e)}/start`),
   move: (c, e, body) => call("POST", `${camp(c)}/encounters/${enc(e)}/move`, body),
-  systems: () => call("GET", "/api/workshop/systems"),
-  form: (s) => call("GET", `/api/workshop/systems/${enc(s)}/form`),
+  // The systems and their forms, under the campaign (as served) or at the top (as the API document first had them).
+  systems: (c) => either(`${camp(c)}/systems`, "/api/workshop/systems"),
+  form: (c, s) => either(`${camp(c)}/systems/${enc(s)}/form`, `/api/workshop/systems/${enc(s)}/form`),
   characters: (c) => call("GET", `/api/campaigns/${enc(c)}/characters`),
   createCharacter: (c, body) => call("POST", `${camp(c)}/characters`, body),
   editCharacter: (c, id, body) => call("POST", `${camp(c)}/characters/${enc(id)}/edit`, body),

@@ -109,7 +109,7 @@ function Editor({ campaign, draft }) {
   const say = (text, kind = "info") => { setNotice({ text, kind }); setTimeout(() => setNotice((n) => (n && n.text === text ? null : n)), 5000); };
 
   useEffect(() => {
-    api.form(system).then(setForm).catch((e) => say(`The ${system} form: ${e.message}`, "bad"));
+    api.form(campaign, system).then(setForm).catch((e) => say(`The ${system} form: ${e.message}`, "bad"));
     api.characters(campaign).then((body) => setCharacters(body.characters || [])).catch(() => {});
     api.archetypes(campaign, system).then((body) => setArchetypes(body.archetypes || [])).catch(() => {});
   }, [system]);
@@ -202,6 +202,8 @@ function Editor({ campaign, draft }) {
   };
 
   const t = terrainOf(setup);
+  const selectedCombatantForBands = (setup.combatants || []).find((c) => c.id === selected);
+  const bands = system === "d100-zones" && Array.isArray(selectedCombatantForBands?.position) ? zoneBands(setup, selectedCombatantForBands.position) : null;
   const selectedCombatant = (setup.combatants || []).find((c) => c.id === selected);
   const general = problems.filter((p) => !/^(combatants\[|terrain|settings|seats)/.test(p.path));
 
@@ -248,7 +250,7 @@ function Editor({ campaign, draft }) {
             offset_x: background.offset?.[0] || 0, offset_y: background.offset?.[1] || 0,
             width_squares: background.width ? background.width / (background.scale || 1) : null,
             aspect: background.width && background.height ? background.height / background.width : 1 }}
-          selected=${selected} onSelect=${setSelected} mapRef=${mapRef} say=${(text) => say(text, "bad")} coverLabel=${coverLabel} onEmptySquare=${onEmptySquare} />
+          selected=${selected} onSelect=${setSelected} mapRef=${mapRef} say=${(text) => say(text, "bad")} coverLabel=${coverLabel} onEmptySquare=${onEmptySquare} bands=${bands} />
         <${Palette} setup=${setup} characters=${characters} archetypes=${archetypes} system=${system} dropAt=${dropAt} pick=${setPlacing} />
       </div>
       <aside class="ws-panels">
@@ -265,6 +267,18 @@ function Editor({ campaign, draft }) {
       </aside>
     </div>
   </div>`;
+}
+
+// d100-zones measures range in zones (D100Z-02: Engaged up to 2 m, Close up to
+// 15 m, Far up to 50 m), counted in squares of `square_metres` (the setting; a
+// map measured in metres gives its square size; else the house default, 2 m).
+// Drawn round the selected token, so the GM sees who starts in whose zone.
+const ZONES = [["engaged", 2], ["close", 15], ["far", 50]];
+
+function zoneBands(setup, at) {
+  const t = terrainOf(setup);
+  const metres = Number(setup.settings?.square_metres ?? (t.unit === "m" ? t.square_size : 2)) || 2;
+  return { at, list: [...ZONES].reverse().map(([name, limit]) => ({ name, metres: limit, squares: Math.floor(limit / metres + 1e-9) })) };
 }
 
 function nextName(setup, name) {
@@ -306,7 +320,7 @@ function MapSettings({ setup, change, endStep, problems, zoom, setZoom }) {
         ${[...new Set(["ft", "m", "yd", t.unit])].map((u) => html`<option value=${u}>${{ ft: "feet", m: "metres", yd: "yards" }[u] || u}</option>`)}</select></label></div>
     </div>
     ${problemsUnder(problems, "terrain").filter((p) => !/^terrain\.(width|height|square_size)/.test(p)).map((line) => html`<div class="problem">${line}</div>`)}
-    <label class="ws-zoom">Zoom <input type="range" min="6" max="64" value=${zoom} onInput=${(e) => setZoom(Number(e.currentTarget.value))} /> <span>${zoom} px a square</span></label>
+    <label class="ws-zoom">Zoom <input type="range" min="6" max="64" value=${zoom} onInput=${(e) => setZoom(Number(e.currentTarget.value))} /> <span>${zoom} px</span></label>
   </section>`;
 }
 
@@ -397,7 +411,7 @@ function Palette({ setup, characters, archetypes, system, dropAt, pick }) {
       </${Carryable}>`)}</div>
     <div class="ws-palette-group"><h4>Archetypes</h4>${archetypes.length === 0 ? html`<span class="hint">none</span>` : archetypes.map((a) => html`
       <${Carryable} key=${a.id} item=${{ kind: "archetype", archetype: a, label: a.name }} dropAt=${dropAt} pick=${pick}>
-        <span class="ws-token-chip enemy">${initials(a.name)}</span><span>${a.name}</span>${a.source === "campaign" ? html` <span class="hint">yours</span>` : ""}
+        <span class="ws-token-chip">${initials(a.name)}</span><span>${a.name}</span>${a.source === "campaign" ? html` <span class="hint">yours</span>` : ""}
       </${Carryable}>`)}</div>
     ${unplaced.length > 0 && html`<div class="ws-palette-group"><h4>Not on the map</h4>${unplaced.map((c) => html`
       <${Carryable} key=${c.id} item=${{ kind: "placed", id: c.id, label: c.name || c.id }} dropAt=${dropAt} pick=${pick}>

@@ -12,16 +12,16 @@ import { Field, getPath, setPath } from "./fields.js";
 const enc = encodeURIComponent;
 const STATES = [["draft", "Drafts"], ["lobby", "In the lobby"], ["running", "Running"], ["ended", "Ended"], ["archived", "Archived"]];
 
-function useSystems() {
+function useSystems(campaign) {
   const [systems, setSystems] = useState([]);
-  useEffect(() => { api.systems().then((b) => setSystems(b.systems)).catch(() => {}); }, []);
+  useEffect(() => { api.systems(campaign).then((b) => setSystems(b.systems)).catch(() => {}); }, []);
   return systems;
 }
 
 const titleOf = (systems, name) => systems.find((s) => s.name === name)?.title || name;
 
 export function Home({ campaign, campaigns }) {
-  const systems = useSystems();
+  const systems = useSystems(campaign);
   const [reloads, setReloads] = useState(0);
   const reload = () => setReloads((n) => n + 1);
   return html`<div class="ws-page ws-home" data-campaign=${campaign}>
@@ -156,7 +156,11 @@ function Characters({ campaign, systems, reloads, reload }) {
   const [error, setError] = useState(null);
   const [editing, setEditing] = useState(null); // "new" or a character's id
   const [resting, setResting] = useState(false);
-  useEffect(() => { api.characters(campaign).then(setListing).catch((e) => setError(e.message)); }, [reloads]);
+  const [names, setNames] = useState({}); // encounter id -> its name, to say where a character is
+  useEffect(() => {
+    api.characters(campaign).then(setListing).catch((e) => setError(e.message));
+    api.encounters(campaign).then((lists) => setNames(Object.fromEntries(Object.values(lists).flat().map((r) => [r.id, r.name || r.id])))).catch(() => {});
+  }, [reloads]);
   const characters = listing?.characters || [];
   return html`<section class="ws-characters">
     <h2>Characters</h2>
@@ -168,7 +172,7 @@ function Characters({ campaign, systems, reloads, reload }) {
     ${!listing ? !error && html`<p>…</p>` : characters.length === 0 ? html`<p class="hint">None yet.</p>` : html`<ul class="ws-list">${characters.map((c) => html`
       <li key=${c.id} data-character=${c.name} data-status=${c.status}>
         <div class="ws-enc-line"><a href=${`/characters/${enc(campaign)}/${enc(c.id)}`}><b>${c.name}</b></a>
-          <span class="hint">${titleOf(systems, c.system)} · ${c.retired ? "retired" : c.status}${c.engaged_in ? ` · in ${c.engaged_in}` : ""}</span></div>
+          <span class="hint">${titleOf(systems, c.system)} · ${c.retired ? "retired" : c.status}${c.engaged_in ? ` · in ${names[c.engaged_in] || c.engaged_in}` : ""}</span></div>
         <div class="ws-summary">${c.summary}</div>
         <div class="ws-row">
           <button data-do="edit" onClick=${() => setEditing(editing === c.id ? null : c.id)}>Edit…</button>
@@ -212,7 +216,7 @@ function CharacterForm({ campaign, systems, character = null, done }) {
   const [busy, setBusy] = useState(false);
   useEffect(() => {
     if (!system) return;
-    api.form(system).then((f) => {
+    api.form(campaign, system).then((f) => {
       setForm(f);
       if (!character && f.archetypes?.length) setSheet(JSON.parse(JSON.stringify(f.archetypes[0].sheet)));
     }).catch((e) => setError(e.message));

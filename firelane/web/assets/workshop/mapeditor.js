@@ -59,7 +59,7 @@ export function sideIndex(setup, side) {
 
 let strokes = 0;
 
-export function MapEditor({ setup, change, endStep, tool, cover, zoom, background, selected, onSelect, mapRef, say, coverLabel, onEmptySquare }) {
+export function MapEditor({ setup, change, endStep, tool, cover, zoom, background, selected, onSelect, mapRef, say, coverLabel, onEmptySquare, bands }) {
   const svgRef = useRef(null);
   const [drag, setDrag] = useState(null); // {id, square, moved}
   const [hover, setHover] = useState(null);
@@ -137,6 +137,12 @@ export function MapEditor({ setup, change, endStep, tool, cover, zoom, backgroun
       <path class="wall" d=${squaresPath(t.walls.map(wallXY))} />
       ${t.cover.map((c) => html`<g key=${`c${c.x},${c.y}`} class=${"cover cover-" + c.level} data-cover=${`${c.x},${c.y}`} data-level=${c.level}
         data-facing=${(c.facing || []).map((f) => f.join(",")).join(" ")}>${coverMarks(c)}</g>`)}
+      ${bands && bands.at && bands.list.map((band) => {
+        const r = band.squares, [ax, ay] = bands.at;
+        const x0 = Math.max(0, ax - r), y0 = Math.max(0, ay - r), x1 = Math.min(width, ax + r + 1), y1 = Math.min(height, ay + r + 1);
+        return html`<g key=${band.name} class=${"band band-" + band.name} data-band=${band.name}><rect x=${x0} y=${y0} width=${x1 - x0} height=${y1 - y0} rx="0.2" />
+          <text x=${x0 + 0.1} y=${y0 + 0.4}>${band.name} ≤ ${band.metres} m</text></g>`;
+      })}
       ${hover && html`<rect class="hover" x=${hover[0]} y=${hover[1]} width="1" height="1" />`}
       ${tokens.map((c) => {
         const at = drag && drag.id === c.id ? drag.square : c.position;

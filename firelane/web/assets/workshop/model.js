@@ -146,8 +146,11 @@ export function setSeats(setup, seats) {
 export function seatCombatant(setup, id, seatId) {
   const seats = seatsOf(setup).map((s) => ({ ...s, combatants: (s.combatants || []).filter((c) => c !== id) }))
     .map((s) => (s.id === seatId ? { ...s, combatants: [...s.combatants, id] } : s));
+  // A seat the engine would have made for a side (named after it) goes once it plays no one: it was never the GM's.
+  const sides = new Set((setup.combatants || []).map((c) => c.side));
+  const kept = seats.filter((s) => !(s.role === "player" && !(s.combatants || []).length && s.id === s.name && sides.has(s.id)) || s.id === seatId);
   const policy = seatId ? "human" : "ai";
-  return { ...updateCombatant(setup, id, { policy }), seats };
+  return { ...updateCombatant(setup, id, { policy }), seats: kept };
 }
 
 export function setupText(setup) {
