@@ -89,9 +89,17 @@ function Editor({ campaign, draft }) {
   const coverLevels = COVER_LEVELS[system] || [];
   const [coverLevel, setCoverLevel] = useState(coverLevels[0]?.[0] || "light");
   const [facing, setFacing] = useState([[1, 0]]);
-  // At first the map fits the width it has (a phone's whole width; between the side panels on a wide screen).
-  const [zoom, setZoom] = useState(() => Math.max(6, Math.min(40, Math.floor((window.innerWidth < 900 ? window.innerWidth - 16 : window.innerWidth - 660)
-    / Math.max(terrainOf(draft.setup).width, 1)))));
+  // The map fits the width it has (a phone's whole width; between the side panels on a wide screen) until the GM zooms.
+  const fit = (width) => Math.max(6, Math.min(40, Math.floor((window.innerWidth < 900 ? window.innerWidth - 16 : window.innerWidth - 660) / Math.max(width, 1))));
+  const [zoomed, setZoomed] = useState(null);
+  const zoom = zoomed ?? fit(terrainOf(setup).width);
+  const setZoom = (value) => setZoomed(value);
+  const [, setWindowWidth] = useState(window.innerWidth);
+  useEffect(() => {
+    const resized = () => setWindowWidth(window.innerWidth);
+    window.addEventListener("resize", resized);
+    return () => window.removeEventListener("resize", resized);
+  }, []);
   const [selected, setSelected] = useState(null);
   const [tab, setTab] = useState("tokens");
   const [notice, setNotice] = useState(null);
