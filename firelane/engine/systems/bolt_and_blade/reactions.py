@@ -54,7 +54,7 @@ from firelane.engine.systems.bolt_and_blade import combat
 from firelane.engine.systems.bolt_and_blade.combat import AttackOutcome, AttackPlan, grid_of
 from firelane.engine.systems.bolt_and_blade.constants import EVADING, FIRE_CHOICES, PINNED, STUNNED
 from firelane.engine.systems.bolt_and_blade.paths import (
-    occupant,
+    end_taken,
     on_overwatch_over,
     opportunity_problem,
     reactive_fire_problem,
@@ -74,7 +74,7 @@ from firelane.events.schemas import (
     Roll,
 )
 
-MOVE_KEYS = ("kind", "mover", "rest", "mode", "choice", "offered_rf", "offered_os")
+MOVE_KEYS = ("kind", "mover", "rest", "mode", "choice", "offered_rf", "offered_os", "back_to")
 
 
 def move_of(continuation: dict[str, Any]) -> dict[str, Any]:
@@ -136,11 +136,12 @@ def dive_squares(state: EncounterState, target_id: str, attacker_square: Square)
     grid = grid_of(state)
     here: Square = target.position  # type: ignore[assignment]
     current = cover_rank(combat.cover_against(state, target, attacker_square)[0])
+    taken = end_taken(state, besides=target_id)  # a dive ends on no one's square, standing or down
     options: list[tuple[int, Square]] = []
     for dx in (-1, 0, 1):
         for dy in (-1, 0, 1):
             square = (here[0] + dx, here[1] + dy)
-            if square == here or step_allowed(grid, here, square) is not None or occupant(state, square, besides=target_id):
+            if square == here or step_allowed(grid, here, square) is not None or square in taken:
                 continue
             rank = cover_rank(cover_level_against(grid, square, attacker_square))
             if rank > current:

@@ -385,7 +385,11 @@ class BoltAndBladeSystem(BaseRuleSystem):
                 held = state.held_shots  # type: ignore[attr-defined]
                 held[:] = [shot for shot in held if (shot.reactor, shot.window) != (event.combatant, event.window)]
         elif isinstance(event, BBMovementStopped):
-            combat.combatant(state, event.combatant).movement_halted = True
+            me = combat.combatant(state, event.combatant)
+            me.movement_halted = True
+            # Where it stops: its square, or, when that was another's, the last
+            # square of its path it may end on (`paths.stop_square`).
+            me.position = (int(event.at[0]), int(event.at[1]))
         elif isinstance(event, GMRuled):
             if event.call.startswith(f"{reactions.DIVE_CALL}:"):
                 state.gm_calls_settled[event.call] = event.ruling.strip().lower()  # type: ignore[attr-defined]
