@@ -41,7 +41,6 @@ from firelane.engine.systems.bolt_and_blade.gm_fields import GM_FIELDS
 from firelane.engine.systems.bolt_and_blade.labels import LABELS
 from firelane.events.schemas import (
     ActionTaken,
-    AttackResolved,
     CombatantSetup,
     Command,
     ConditionRemoved,
@@ -222,8 +221,10 @@ class BoltAndBladeSystem(BaseRuleSystem):
     def spend_action(self, decision: Decision, combatant_id: str, slot: str = "action", *, action: str = "use wargear", rule: str = "BB-CORE-16", details: dict[str, Any] | None = None) -> None:
         combat.spend_action(decision, combatant_id, slot, action=action, rule=rule, details=details)
 
-    def resolve_weapon_attack(self, decision: Decision, attacker_id: str, target_id: str, weapon_name: str, dice: Dice, *, kind: str = "attack") -> AttackResolved | None:
-        return combat.resolve_weapon_attack(decision, attacker_id, target_id, weapon_name, dice, kind=kind)
+    def resolve_weapon_attack(self, decision: Decision, attacker_id: str, target_id: str, weapon_name: str, dice: Dice, *, kind: str = "attack") -> None:
+        """The areas module's krak grenade: a ranged attack on one creature,
+        with its Return Fire and Dive for Cover windows (BB-CMB-14, -17, -28)."""
+        reactions.declare_thrown_attack(decision, attacker_id, target_id, weapon_name, dice)
 
     def area_item(self, state: EncounterState, combatant_id: str, name: str) -> dict[str, Any] | None:
         return combat.area_item(state, combatant_id, name)
