@@ -42,12 +42,25 @@ from firelane.projections.turn_state import fold_stream, log_system, system_of
 from firelane.cli.common import chosen_seed, cli_store, stderr_line
 
 
+def _progress_line(state: Any, events: int) -> str:
+    sides: dict[str, list[int]] = {}
+    for c in state.combatants.values():
+        counts = sides.setdefault(c.side, [0, 0])
+        counts[0] += not c.out_of_fight
+        counts[1] += 1
+    standing = ", ".join(f"{side} {up} of {total}" for side, (up, total) in sorted(sides.items()))
+    return f"round {state.round or 0} · {events} events · standing: {standing}"
+
+
 async def _narrate_live(event_log: EventLog, encounter: str, narrator: Narrator, pace: float, *, print_from: int = 0,
-                        quiet: bool = False) -> Any:
+                        quiet: bool = False, progress: bool = False) -> Any:
     """Follow the log and print each event (from version ``print_from`` on)
-    until the seed is revealed; returns the final state."""
+    until the seed is revealed; returns the final state. With ``progress``
+    (a demo in a terminal), one line, rewritten as each round starts, instead
+    of every event: a fight is hundreds of lines, `firelane replay` has them."""
     system = None
     state = None
+    shown_round = -1
     async with aclosing(event_log.follow(encounter, "0-0", block_ms=500)) as batches:
         async for batch in batches:
             for stored in batch:
@@ -57,7 +70,13 @@ async def _narrate_live(event_log: EventLog, encounter: str, narrator: Narrator,
                     state = system.initial_state()
                     state.encounter = encounter
                 system.evolve(state, event)
-                if stored.version >= print_from and not quiet:
+                if progress and not quiet:
+                    if state.round != shown_round or isinstance(event, SeedRevealed):
+                        shown_round = state.round
+                        sys.stdout.write("\r\x1b[K" + _progress_line(state, stored.version))
+                        sys.stdout.write("\n" if isinstance(event, SeedRevealed) else "")
+                        sys.stdout.flush()
+                elif stored.version >= print_from and not quiet:
                     print_line(narrator.line(stored.version, event, state))
                     if pace:
                         await trio.sleep(pace)
@@ -88,9 +107,10 @@ async def _run_live(args: argparse.Namespace, store: Store, event_log: EventLog,
     narrator = _narrator(args)
     began = time.perf_counter()
     serve = await store.serve_info()
+    progress = getattr(args, "progress", False)
     if serve is not None:
         stderr_line(f"firelane serve (pid {serve.pid}) runs it; watch it in a browser: {_watch_link(serve, event_log, encounter, await seat_tokens(event_log, encounter))}")
-        state = await _narrate_live(event_log, encounter, narrator, args.pace, quiet=quiet)
+        state = await _narrate_live(event_log, encounter, narrator, args.pace, quiet=quiet, progress=progress)
     else:
         start = await encounter_setup(event_log, encounter)
         policies = default_policies(system, {c.id: c.policy for c in start.combatants})
@@ -104,13 +124,15 @@ async def _run_live(args: argparse.Namespace, store: Store, event_log: EventLog,
                 state = await run_encounter(event_log, encounter, system, policies, observers=observers, pace=args.pace)
                 web.cancel_scope.cancel()
         else:
-            observers = [] if quiet else [lambda: _narrate_live(event_log, encounter, narrator, args.pace)]
+            observers = [] if quiet else [lambda: _narrate_live(event_log, encounter, narrator, args.pace, progress=progress)]
             state = await run_encounter(event_log, encounter, system, policies, observers=observers)
     elapsed = time.perf_counter() - began
     print(_summary(state, state.version, elapsed), flush=True)
     spectator = (await seat_tokens(event_log, encounter)).get("spectator", "")
     if serve is not None:
         print(f"replay it in a browser: {table_link(serve.api, event_log.campaign, encounter, spectator, replay=True)}", flush=True)
+    elif getattr(args, "serve_after", False):
+        pass  # the demo serves the table itself once the fight is over, and prints its live link then (cmd_demo)
     else:
         print(f"replay it in a browser: firelane serve, then open "
               f"{table_link(f'http://127.0.0.1:{DEFAULT_PORT}', event_log.campaign, encounter, spectator, replay=True)}"
@@ -137,6 +159,11 @@ def _read_setup(path: str) -> EncounterSetup:
 
 
 async def cmd_demo(args: argparse.Namespace) -> int:
+    # In a terminal a demo shows its progress in one line (--narrate: every event) and then
+    # serves its replay until Ctrl-C; piped, it prints every event and where to replay it.
+    interactive = sys.stdout.isatty() and sys.stdin.isatty()
+    args.progress = interactive and not args.narrate and not args.pace
+    args.serve_after = interactive and not args.pace
     system = get_system(args.system)
     setup = demo_setup(args.system)
     # A demo is a showcase of the AI against itself: its --seed asks for a fight anyone can replay.
@@ -156,7 +183,21 @@ async def cmd_demo(args: argparse.Namespace) -> int:
         print(f"audit: {report.rolls} rolls, {report.dice} dice recomputed from the revealed seed: "
               f"{'all verified' if report.ok else 'PROBLEMS: ' + '; '.join(report.problems[:5])}")
         print(f"replay: firelane replay {encounter} --campaign {args.campaign}   audit: firelane audit {encounter} --verify --campaign {args.campaign}")
+        if args.serve_after and await store.serve_info() is None:
+            args.serving_replay = True  # Ctrl-C now only stops the serving (main.py, _stopped)
+            await _serve_replay(store, event_log, encounter)
         return code if report.ok else 1
+
+
+async def _serve_replay(store: Store, event_log: EventLog, encounter: str) -> None:
+    """Serve the table until Ctrl-C, so the replay link printed is live (a
+    demo in a terminal: a link to a port where nothing runs helps no one)."""
+    spectator = (await seat_tokens(event_log, encounter)).get("spectator", "")
+    async with trio.open_nursery() as web:
+        api = await serve_table(store, web)
+        print(f"replay it in a browser: {table_link(api, event_log.campaign, encounter, spectator, replay=True)}", flush=True)
+        print("serving the table until you press Ctrl-C", flush=True)
+        await trio.sleep_forever()
 
 
 async def cmd_run(args: argparse.Namespace) -> int:

@@ -98,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--pace", type=seconds, default=0.0,
                       help="seconds between the AI's commands; the fight is then served in a browser while it runs")
     demo.add_argument("--quiet", action="store_true", help="only the summary")
+    demo.add_argument("--narrate", action="store_true", help="in a terminal, print every event (piped output always has them) "
+                                                               "instead of one line of progress")
     demo.set_defaults(handler=cmd_demo)
 
     run = sub.add_parser("run", parents=[common], help="create (or resume) an encounter and run it to the end")
@@ -291,6 +293,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _stopped(args: argparse.Namespace | None, argv: list[str] | None) -> int:
     """One line (serve says its own) and the documented exit code, after a stop signal."""
+    if args is not None and getattr(args, "serving_replay", False):
+        print("firelane: stopped serving the table; the fight is over and stored", file=sys.stderr)
+        return 0
     words = sys.argv[1:] if argv is None else argv
     command = args.command if args is not None else (words[0] if words else None)
     resume = "; resume with: firelane run ENCOUNTER" if command in ("run", "demo") else ""
