@@ -1,4 +1,4 @@
-"""The encounter commands of `firelane`: demo, run, create, seats, options, replay, watch, audit,
+"""The encounter commands of `firelane`: demo, run, create, start, seats, options, replay, watch, audit,
 encounters, submit and schema (the parser is firelane/cli/main.py)."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import trio
 
 from firelane.actors.runtime import default_policies, run_encounter
 from firelane.actors.seating import acl_user
+from firelane.actors.workshop import in_lobby, start_lobby
 from firelane.actors.sequencer import (
     EncounterExists,
     command_key,
@@ -103,6 +104,9 @@ async def _run_live(args: argparse.Namespace, store: Store, event_log: EventLog,
     meta = await event_log.encounter_meta(encounter)
     if meta is None:
         raise CliError(f"encounter {encounter!r} does not exist in campaign {event_log.campaign!r}")
+    if await in_lobby(event_log, encounter):
+        raise CliError(f"encounter {encounter!r} waits in its lobby: start it first with "
+                       f"firelane start {encounter} --campaign {event_log.campaign}")
     system = get_system(msgspec.json.decode(meta)["system"])
     narrator = _narrator(args)
     began = time.perf_counter()
@@ -231,12 +235,32 @@ async def cmd_create(args: argparse.Namespace) -> int:
     async with cli_store(args) as store:
         event_log = store.event_log(args.campaign)
         try:
-            await create_encounter(event_log, args.encounter, setup, seed, reproducible_dice=reproducible)
+            await create_encounter(event_log, args.encounter, setup, seed, reproducible_dice=reproducible,
+                                   lobby=args.lobby)
         except EncounterExists as exc:
             raise CliError(str(exc)) from None
     stderr_line(f"created encounter {args.encounter} in campaign {args.campaign}"
-            + (f"; {REPRODUCIBLE_DICE_WARNING}" if reproducible else ""))
+                + (f"; it waits in the lobby until: firelane start {args.encounter} --campaign {args.campaign}"
+                   if args.lobby else "")
+                + (f"; {REPRODUCIBLE_DICE_WARNING}" if reproducible else ""))
     return await cmd_seats(args)
+
+
+async def cmd_start(args: argparse.Namespace) -> int:
+    """Start an encounter waiting in its lobby: `firelane serve` takes it up at once."""
+    async with cli_store(args, announce=False) as store:
+        event_log = store.event_log(args.campaign)
+        if await event_log.encounter_meta(args.encounter) is None:
+            raise CliError(f"encounter {args.encounter!r} does not exist in campaign {args.campaign!r}")
+        if not await start_lobby(event_log, args.encounter):
+            raise CliError(f"encounter {args.encounter!r} is not in the lobby: it has started already")
+        serve = await store.serve_info()
+    if serve is not None:
+        print(f"started encounter {args.encounter}; firelane serve (pid {serve.pid}) runs it")
+    else:
+        print(f"started encounter {args.encounter}; run it with firelane serve, or here: firelane run {args.encounter}"
+              f" --campaign {args.campaign}")
+    return 0
 
 
 async def _check_stored(event_log: EventLog, encounter: str) -> tuple[int, Any]:

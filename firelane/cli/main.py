@@ -49,6 +49,7 @@ from firelane.cli.encounters import (
     cmd_demo,
     cmd_run,
     cmd_create,
+    cmd_start,
     cmd_replay,
     cmd_watch,
     cmd_audit,
@@ -163,7 +164,15 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--seed", help="seed text; needs --reproducible-dice (default: secret random dice)")
     create.add_argument("--reproducible-dice", action="store_true", help=_REPRODUCIBLE_HELP)
     create.add_argument("--json", action="store_true", help="print the seats as JSON")
+    create.add_argument("--lobby", action="store_true",
+                        help="wait in the lobby: the seats can join, nothing is rolled until firelane start ENCOUNTER "
+                             "(without it the fight starts at once, as scripts expect)")
     create.set_defaults(handler=cmd_create)
+
+    start = sub.add_parser("start", parents=[common], help="start an encounter waiting in its lobby (firelane create --lobby, "
+                                                           "or the workshop page)")
+    start.add_argument("encounter")
+    start.set_defaults(handler=cmd_start)
 
     options = sub.add_parser("options", parents=[common], help="what a seat may do now, with the command for each option")
     options.add_argument("encounter")

@@ -5,6 +5,7 @@ by hypercorn): one module of routes per concern, composed here.
     GET  /api/schema?system=S[&events=1]                     JSON Schema of commands (or events)
     GET/POST /api/campaigns/{c}/encounters, characters, ...  the campaign (web/campaign.py)
     GET/POST/WS /api/campaigns/{c}/encounters/{e}/...        an encounter's seat (web/encounters.py)
+    /api/workshop/...                                        the GM's workshop (web/workshop.py, docs/workshop-api.md)
     GET  /, /table/..., /characters/..., …/view, …/lines, …/preview   the table page (web/table.py)
 
 An event, on HTTP and on the WebSocket alike, is
@@ -41,6 +42,7 @@ from firelane.web.access import Api, json_response
 from firelane.web.campaign import campaign_routes
 from firelane.web.encounters import encounter_routes
 from firelane.web.table import table_routes
+from firelane.web.workshop import workshop_routes
 
 
 def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
@@ -95,6 +97,7 @@ def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
         Route("/api/schema", schema),
         *campaign_routes(api),  # the roster, the characters, the GM's hand (web/campaign.py)
         *encounter_routes(api),  # a seat's view, commands and WebSocket (web/encounters.py)
+        *workshop_routes(api),  # the GM's workshop: drafts, lobby, characters (web/workshop.py, docs/workshop-api.md)
         *table_routes(api),  # the page at / and /table/..., its assets, and GET …/view (web/table.py)
     ]
     return Starlette(routes=routes,
