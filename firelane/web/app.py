@@ -7,6 +7,7 @@ by hypercorn): one module of routes per concern, composed here.
     GET/POST/WS /api/campaigns/{c}/encounters/{e}/...        an encounter's seat (web/encounters.py)
     /api/workshop/...                                        the GM's workshop (web/workshop.py, docs/workshop-api.md)
     GET  /, /table/..., /characters/..., …/view, …/lines, …/preview   the table page (web/table.py)
+    GET  /workshop/...                                       the GM's workshop pages (web/workshop_pages.py)
 
 An event, on HTTP and on the WebSocket alike, is
 ``{"n": version, "type": tag, "c": command key, "k": causation, "data": {...}}``.
@@ -43,6 +44,7 @@ from firelane.web.campaign import campaign_routes
 from firelane.web.encounters import encounter_routes
 from firelane.web.table import table_routes
 from firelane.web.workshop import workshop_routes
+from firelane.web.workshop_pages import workshop_page_routes
 
 
 def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
@@ -99,6 +101,7 @@ def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
         *encounter_routes(api),  # a seat's view, commands and WebSocket (web/encounters.py)
         *workshop_routes(api),  # the GM's workshop: drafts, lobby, characters (web/workshop.py, docs/workshop-api.md)
         *table_routes(api),  # the page at / and /table/..., its assets, and GET …/view (web/table.py)
+        *workshop_page_routes(),  # the GM's workshop pages at /workshop/... (web/workshop_pages.py)
     ]
     return Starlette(routes=routes,
                      exception_handlers={ApiError: api_error, LogTampered: tampered, HTTPException: http_error,
