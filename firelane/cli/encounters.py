@@ -22,6 +22,7 @@ from firelane.actors.sequencer import (
     ensure_encounter,
     seat_tokens,
 )
+from firelane.engine.command_schema import command_schema
 from firelane.engine.registry import demo_setup, get_system
 from firelane.engine.seats import ENGINE_SEAT, GM, default_seats, seat_by_id, seat_controlling
 from firelane.engine.setup_check import decode_setup
@@ -485,9 +486,12 @@ async def cmd_schema(args: argparse.Namespace) -> int:
 
         types = tuple(GENERIC_EVENTS) + tuple(system.event_types)
         target: Any = Union[types]  # noqa: UP007 - a runtime union for msgspec
-    else:
-        target = codec.command_union(system.command_types)
-    if args.options:
+    elif args.options:
         target = SeatOptions
+    else:
+        # The commands a seat may send (the engine's own left out), window answers' options typed per reaction.
+        document = command_schema([system])
+        sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(document)) + b"\n")
+        return 0
     sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(msgspec.json.schema(target))) + b"\n")
     return 0

@@ -87,6 +87,7 @@ from firelane.events.schemas import (
     ReactionPassed,
     ReactionsOrdered,
     ReactionWindowClosed,
+    ReactionOptions,
     ReactionWindowOpened,
     ReactionWindowResumed,
     RestoreState,
@@ -321,6 +322,10 @@ class BaseRuleSystem:
     combatant_type: ClassVar[type[Combatant]] = Combatant
     # Lower numbers resolve first when several reactions claim one window.
     reaction_priority: ClassVar[dict[str, int]] = {}
+    # What a ClaimReaction's ``options`` carry, per reaction (a ReactionOptions
+    # struct: NoReactionOptions for none). Claims are checked against it before
+    # the rules see them; a reaction left out here (a plugin's) is not checked.
+    reaction_options_types: ClassVar[Mapping[str, type[ReactionOptions]]] = {}
     # "own_turn": a combatant regains its reaction when its turn starts;
     # "round": everyone regains it when a round starts.
     reaction_resets: ClassVar[str] = "own_turn"
@@ -536,6 +541,19 @@ class BaseRuleSystem:
 
     def decide_action(self, decision: Decision, command: Command, dice: Dice) -> None:
         raise Rejected(f"{type(command).__name__} is not a {self.title} command")
+
+    def check_reaction_options(self, claim: ClaimReaction) -> None:
+        """Refuse, in one line, a claim whose ``options`` are not of its
+        reaction's type (`reaction_options_types`): an unknown field, a wrong type."""
+        kind = self.reaction_options_types.get(claim.reaction)
+        if kind is None:
+            return
+        try:
+            msgspec.convert(claim.options, kind)
+        except msgspec.ValidationError as exc:
+            fields = ", ".join(kind.__struct_fields__) or "none: send {}"
+            where = str(exc).replace("`$.", "`options.").replace("`$`", "`options`")
+            raise Rejected(f"the options of {claim.reaction}: {where} (it takes {fields})") from None
 
     def validate_claim(self, state: EncounterState, window: ReactionWindow, claim: ClaimReaction) -> None:
         """Check a claim's options when it is made; raise Rejected if they are wrong."""
@@ -1176,6 +1194,16 @@ class BaseRuleSystem:
                 command.reaction in reactor.reactions,
                 f"{actor} cannot use {command.reaction!r} here; offered: {', '.join(reactor.reactions)}",
             )
+            try:
+                self.check_reaction_options(command)
+            except Rejected as misshapen:
+                try:  # the system's own words, where it checks that shape itself
+                    self.validate_claim(state, window, command)
+                except Rejected:
+                    raise
+                except Exception:  # noqa: BLE001 - a shape the system does not check: the typed refusal says it
+                    pass
+                raise misshapen from None
             self.validate_claim(state, window, command)
             decision.emit(ReactionClaimed(window=window.window, combatant=actor, reaction=command.reaction, options=command.options))
         else:

@@ -204,6 +204,10 @@ class TurnStarted(Event):
 
 
 class TurnSkipped(Event):
+    """A combatant's turn passed over because it cannot act (down, stunned,
+    out of actions...): the engine's, with the reason. A GM's GMSkipTurn is
+    not this: it answers GMRuled, then TurnEnded."""
+
     round: int
     combatant: str
     reason: str
@@ -493,9 +497,23 @@ class EndTurn(Command):
 
 
 class ClaimReaction(Command):
+    """Claim a reaction the open window offers this combatant. ``options``
+    depends on ``reaction``: each rule system types it per reaction
+    (``reaction_options_types``; the schema of commands says which with
+    if/then on ``reaction``); a reaction that takes none takes ``{}``."""
+
     window: int
     reaction: str
     options: dict[str, Any] = {}
+
+
+class ReactionOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Base of the ``options`` a ClaimReaction carries for one reaction (each
+    system's own subclasses). Unknown fields are refused."""
+
+
+class NoReactionOptions(ReactionOptions):
+    """A reaction that takes no options: ``{}``."""
 
 
 class PassReaction(Command):
@@ -530,7 +548,10 @@ class GMAdjust(Command):
 
 
 class GMSkipTurn(Command):
-    """End the active combatant's turn now (a stalled player...)."""
+    """End the active combatant's turn now (a stalled player...). Answered by
+    GMRuled (the skip, with the reason) then TurnEnded and the next TurnStarted;
+    while a reaction window is open it closes that window instead: GMRuled, then
+    the window's closing (its silent reactors pass). TurnSkipped is not used for it."""
 
     authority: ClassVar[str] = "gm"
 

@@ -31,8 +31,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.websockets import WebSocket
 
+from firelane.engine.command_schema import command_schema
 from firelane.engine.registry import UnknownSystem, get_system
-from firelane.events import codec
 from firelane.events.log import LogTampered
 from firelane.events.schemas import GENERIC_EVENTS
 from firelane.web.guard import ApiError, Guard, ServedNames
@@ -56,7 +56,7 @@ def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
         if request.query_params.get("events"):
             target: Any = Union[tuple(GENERIC_EVENTS) + tuple(system.event_types)]  # noqa: UP007
         else:
-            target = codec.command_union(system.command_types)
+            return json_response(command_schema([system]))  # the seats' commands (engine/command_schema.py)
         return json_response(msgspec.json.schema(target))
 
     async def api_error(request: Request, exc: Exception) -> Response:
