@@ -9,7 +9,8 @@
   actor ``"gm"``).
 - ClaimReaction's ``options`` is typed per reaction (the system's
   ``reaction_options_types``): an ``allOf`` of ``if reaction is R then options
-  is R's type``, and ``reaction`` lists the reactions the system has.
+  is R's type``, and ``reaction`` lists the reactions the system has (a
+  plugin system that types none of its reactions leaves both open).
 
 JSON Schema 2020-12 (msgspec's), which OpenAPI 3.1 takes as it is.
 """
@@ -52,7 +53,8 @@ def command_schema_components(systems: Iterable[Any], ref_template: str = DEFS) 
         defs[kind.__name__]["x-authority"] = kind.authority
     claim = defs["ClaimReaction"]
     if options:
-        claim["properties"]["reaction"] = {"type": "string", "enum": sorted(options)}
+        if all(system.reaction_options_types for system in systems):  # else a system's reactions are not all known
+            claim["properties"]["reaction"] = {"type": "string", "enum": sorted(options)}
         claim["allOf"] = [
             {"if": {"properties": {"reaction": {"const": reaction}}, "required": ["reaction"]},
              "then": {"properties": {"options": _one_of([{"$ref": ref_template.format(name=k.__name__)} for k in kinds])}}}

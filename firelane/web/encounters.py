@@ -5,7 +5,8 @@
     GET  /api/campaigns/{c}/encounters/{e}/state             the seat's view of the state
     GET  /api/campaigns/{c}/encounters/{e}/options           what the seat may do now (SeatOptions)
     POST /api/campaigns/{c}/encounters/{e}/commands[?wait=S] submit a command; with wait, its answer
-    WS   /api/campaigns/{c}/encounters/{e}/ws?token=T&after=V  every event after V, then live
+    WS   /api/campaigns/{c}/encounters/{e}/ws?token=T&after=V  every event after V (default 0), then live;
+                                                              V beyond the current version: closed, 4400
 
 Every one takes the seat's secret token (``Authorization: Bearer <token>``,
 or ``?token=`` where a browser cannot set headers, as on a WebSocket). The
@@ -203,6 +204,13 @@ def encounter_routes(api: Api) -> list[BaseRoute]:
         try:
             seat, _system = await api.seat(campaign, encounter, token_of(socket))
             after = int_param(socket, "after", 0)
+            current = await api.event_log(campaign).version(encounter)
+            if after > current:
+                # Nobody can have seen a version the log has not reached: a client's
+                # mistake (another encounter's n, a store made again), said at once
+                # rather than waited on in silence.
+                raise ApiError(400, f"after={after} is beyond this encounter's version ({current}): "
+                                    "reconnect with the last n you saw, or 0")
         except ApiError as exc:
             # Accepted, then closed with a code and reason a browser can read
             # (a refused handshake tells it nothing).
