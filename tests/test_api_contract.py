@@ -47,6 +47,10 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+def gm_version(http: httpx.Client, served: Served, tokens: dict[str, str]) -> int:
+    return http.get(url(served, "documented", "options"), headers=bearer(tokens["gm"])).json()["version"]
+
+
 def schema_validator(document: dict, name: str) -> jsonschema.Draft202012Validator:
     """A validator for ``document``'s component schema ``name`` (its $refs resolved in the document)."""
     return jsonschema.Draft202012Validator({"$ref": f"#/components/schemas/{name}", "components": document["components"]})
@@ -84,6 +88,11 @@ def test_every_route_a_seat_uses_answers_as_documented(served: Served, tmp_path:
         answered = http.post(url(served, "documented", "commands"), params={"wait": 10}, headers=bearer(tokens["red"]),
                              content=json.dumps({**ann["end_turn"], "command_id": "doc-1"}))
         assert answered.status_code == 200 and answered.json()["rejected"] is False
+        gm = http.get(url(served, "documented", "options"), headers=bearer(tokens["gm"])).json()["gm"]
+        events = http.get(url(served, "documented", "events"), headers=bearer(tokens["gm"])).json()["events"]
+        # Where a rewind may go: the last version of each command's events, before the newest.
+        ends = [e["n"] for i, e in enumerate(events) if i + 1 == len(events) or events[i + 1]["c"] != e["c"]]
+        assert gm["rewind_targets"] == [n for n in ends if n < gm_version(http, served, tokens)]
         accepted = http.post(url(served, "documented", "commands"), headers=bearer(tokens["gm"]),
                              content=json.dumps({"type": "GMSkipTurn", "command_id": "doc-2", "actor": "gm", "reason": "r"}))
         assert accepted.status_code == 202

@@ -31,7 +31,7 @@ from firelane.events.log import EventLog, InboxClosed, InboxFull
 from firelane.events.schemas import CommandRejected, EncounterSetup, EncounterStarted, SeatSetup, SeedRevealed
 from firelane.cli import campaign as campaign_cli
 from firelane.actors.store import CliError, ServeInfo, Store
-from firelane.engine.core import Rejected
+from firelane.engine.core import Rejected, resting_points_of
 from firelane.events.options_schemas import SeatOptions
 from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING, Narrator, colour_enabled, describe_options, print_line
 from firelane.web.demo_server import DEFAULT_PORT, serve_table, table_link
@@ -466,10 +466,14 @@ async def cmd_options(args: argparse.Namespace) -> int:
         state = system.initial_state()
         state.encounter = args.encounter
         await fold_stream(system, state, event_log, args.encounter)
-    try:
-        options = system.options(state, args.seat)
-    except Rejected as exc:
-        raise CliError(exc.reason) from None
+        try:
+            options = system.options(state, args.seat)
+        except Rejected as exc:
+            raise CliError(exc.reason) from None
+        if options.gm is not None:  # where a rewind may go, among the newest 20,000 versions (as the API says)
+            tail = await event_log.read_from_version(args.encounter, max(0, state.version - 20_000))
+            held = [(s.version, s.command_id) for s in tail if s.version <= state.version]
+            options = system.with_rewind_targets(options, state, resting_points_of(held))
     if args.json:
         sys.stdout.buffer.write(msgspec.json.encode(options) + b"\n")
         return 0

@@ -299,6 +299,17 @@ def resting_points(batch_command_ids: list[str]) -> set[int]:
     return points
 
 
+def resting_points_of(entries: list[tuple[int, str]]) -> set[int]:
+    """`resting_points` of a stretch of the log: (version, command id) of
+    consecutive entries; the last entry counts as one (nothing follows it yet)."""
+    points = set()
+    for index, (version, command_id) in enumerate(entries):
+        following = entries[index + 1][1] if index + 1 < len(entries) else None
+        if not command_id or following != command_id:
+            points.add(version)
+    return points
+
+
 def command_json(command: Command) -> dict[str, Any]:
     """A command as an option shows it: its JSON without ``command_id`` (the sender adds one)."""
     body = msgspec.to_builtins(command)
@@ -1124,6 +1135,13 @@ class BaseRuleSystem:
         return sorted(v for v in resting_points
                       if 0 < v < state.version and branches.undone_by(state.undone, v) is None)
 
+    def with_rewind_targets(self, options: SeatOptions, state: EncounterState, resting_points: set[int]) -> SeatOptions:
+        """``options`` with the GM's ``rewind_targets`` filled (a GM seat's only)."""
+        if options.gm is None:
+            return options
+        return msgspec.structs.replace(options, gm=msgspec.structs.replace(
+            options.gm, rewind_targets=self.rewind_targets(state, resting_points)))
+
     def rewind_to(self, state: EncounterState, command: RewindEncounter, past: EncounterState,
                   resting_points: set[int]) -> RestoreState:
         """The engine's half of a GM's rewind: check it, and the command that
@@ -1137,9 +1155,12 @@ class BaseRuleSystem:
     def _restore(self, decision: Decision, command: RestoreState) -> None:
         state = decision.state
         restored = msgspec.convert(command.state, self.state_type)
+        reopened = {w.window for w in (*restored.suspended_windows, *([restored.window] if restored.window else []))}
+        left_open = [w.window for w in (*state.suspended_windows, *([state.window] if state.window else []))
+                     if w.window not in reopened]
         decision.emit(EncounterRewound(to_version=command.to_version, from_version=command.from_version,
                                        branch_version=restored.branch_version, reason=command.reason,
-                                       state=command.state))
+                                       state=command.state, closed_windows=left_open))
         del state  # the decision's scratch state is now the restored one
 
     def _settle(self, decision: Decision, dice: Dice) -> None:

@@ -447,7 +447,7 @@ class GMRuled(Event):
     combatant: str = ""
 
 
-class EncounterRewound(Event):
+class EncounterRewound(Event, omit_defaults=True):
     """The GM took the encounter back to how it stood at log version
     ``to_version``. The log stays append-only: what came after stays in it
     (replay and audit show that branch) and ``state`` is the state at
@@ -460,6 +460,11 @@ class EncounterRewound(Event):
     branch_version: int
     reason: str
     state: dict[str, Any]
+    # The reaction windows open on the abandoned branch when it was left (the
+    # running one and those it suspended): closed by the rewind, their held
+    # answers dropped. A window open in ``state`` is open again, from the rewind
+    # (and not listed). omit_defaults: a rewind that closes none is written as before.
+    closed_windows: list[int] = []
 
 
 class SeedRevealed(Event):

@@ -30,6 +30,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from firelane.actors.sequencer import body_digest, command_key
 from firelane.engine.branches import Branches
+from firelane.engine.core import resting_points_of
 from firelane.engine.registry import get_system
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
@@ -144,7 +145,12 @@ def encounter_routes(api: Api) -> list[BaseRoute]:
         folded, system = await current_state(campaign, encounter)
         if folded is None:
             return json_response({"seat": seat.id, "version": 0, "options": None})
-        return json_response(system.options(folded, seat.id))
+        answer = system.options(folded, seat.id)
+        if answer.gm is not None:  # where a rewind may go: from the entries the feed holds (the newest 20,000)
+            feed = await api.feed(campaign, encounter)
+            held = [(s.version, s.command_id) for s in feed.events if s.version <= folded.version]
+            answer = system.with_rewind_targets(answer, folded, resting_points_of(held))
+        return json_response(answer)
 
     async def current_state(campaign: str, encounter: str):
         feed = await api.feed(campaign, encounter)
