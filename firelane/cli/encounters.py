@@ -23,6 +23,7 @@ from firelane.actors.sequencer import (
     ensure_encounter,
     seat_tokens,
 )
+from firelane.engine.command_schema import command_schema
 from firelane.engine.registry import demo_setup, get_system
 from firelane.engine.seats import ENGINE_SEAT, GM, default_seats, seat_by_id, seat_controlling
 from firelane.engine.setup_check import decode_setup
@@ -31,7 +32,7 @@ from firelane.events.log import EventLog, InboxClosed, InboxFull
 from firelane.events.schemas import CommandRejected, EncounterSetup, EncounterStarted, SeatSetup, SeedRevealed
 from firelane.cli import campaign as campaign_cli
 from firelane.actors.store import CliError, ServeInfo, Store
-from firelane.engine.core import Rejected
+from firelane.engine.core import Rejected, resting_points_of
 from firelane.events.options_schemas import SeatOptions
 from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING, Narrator, colour_enabled, describe_options, print_line
 from firelane.web.demo_server import DEFAULT_PORT, serve_table, table_link
@@ -530,10 +531,14 @@ async def cmd_options(args: argparse.Namespace) -> int:
         state = system.initial_state()
         state.encounter = args.encounter
         await fold_stream(system, state, event_log, args.encounter)
-    try:
-        options = system.options(state, args.seat)
-    except Rejected as exc:
-        raise CliError(exc.reason) from None
+        try:
+            options = system.options(state, args.seat)
+        except Rejected as exc:
+            raise CliError(exc.reason) from None
+        if options.gm is not None:  # where a rewind may go, among the newest 20,000 versions (as the API says)
+            tail = await event_log.read_from_version(args.encounter, max(0, state.version - 20_000))
+            held = [(s.version, s.command_id) for s in tail if s.version <= state.version]
+            options = system.with_rewind_targets(options, state, resting_points_of(held))
     if args.json:
         sys.stdout.buffer.write(msgspec.json.encode(options) + b"\n")
         return 0
@@ -550,9 +555,12 @@ async def cmd_schema(args: argparse.Namespace) -> int:
 
         types = tuple(GENERIC_EVENTS) + tuple(system.event_types)
         target: Any = Union[types]  # noqa: UP007 - a runtime union for msgspec
-    else:
-        target = codec.command_union(system.command_types)
-    if args.options:
+    elif args.options:
         target = SeatOptions
+    else:
+        # The commands a seat may send (the engine's own left out), window answers' options typed per reaction.
+        document = command_schema([system])
+        sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(document)) + b"\n")
+        return 0
     sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(msgspec.json.schema(target))) + b"\n")
     return 0

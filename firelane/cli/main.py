@@ -79,15 +79,29 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def _add_common_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+    def default(value: object) -> object:
+        return value if defaults else argparse.SUPPRESS
+
+    parser.add_argument("--campaign", default=default("default"), help="campaign name (default: default)")
+    parser.add_argument("--redis", metavar="URL", default=default(None),
+                        help="Redis URL (redis://host:port/db or unix:///path); default: embedded server")
+    parser.add_argument("--data-dir", metavar="DIR", default=default(None), help="embedded server's data directory")
+    parser.add_argument("--no-color", action="store_true", default=default(False), help="plain output")
+    parser.add_argument("--log", metavar="LEVEL", default=default(None),
+                        help="engine log level on stderr (debug, info, warning)")
+    parser.add_argument("--details", action="store_true", default=default(False),
+                        help="show each roll's details in the narration")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="firelane", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    # The common options go before the subcommand (`firelane --campaign x characters`) or after it.
+    # The top-level parser holds their defaults; each subcommand's copy leaves an option it was
+    # not given unset (SUPPRESS), so a value given before the subcommand is not overwritten.
+    _add_common_options(parser, defaults=True)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--campaign", default="default", help="campaign name (default: default)")
-    common.add_argument("--redis", metavar="URL", help="Redis URL (redis://host:port/db or unix:///path); default: embedded server")
-    common.add_argument("--data-dir", metavar="DIR", help="embedded server's data directory")
-    common.add_argument("--no-color", action="store_true", help="plain output")
-    common.add_argument("--log", metavar="LEVEL", help="engine log level on stderr (debug, info, warning)")
-    common.add_argument("--details", action="store_true", help="show each roll's details in the narration")
+    _add_common_options(common, defaults=False)
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", parents=[common], help="run a fight between two AI squads")
