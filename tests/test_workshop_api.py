@@ -428,3 +428,124 @@ async def test_archetypes_saved_by_the_gm_rests_and_campaigns(shop: Shop) -> Non
         names = [c["name"] for c in (await http.get("/api/workshop/campaigns")).json()["campaigns"]]
         assert names == ["copy", "home", "second"]
         assert (await http.get("/api/workshop/campaigns/second/encounters")).status_code == 200
+
+
+# ------------------------------------------------------------------ with a real `firelane serve`
+
+
+def test_firelane_serve_leaves_a_lobby_alone_until_it_is_started(tmp_path: Path) -> None:
+    """A lobby made by `firelane create --lobby` is not run by `firelane serve`
+    (its log stays empty: nothing rolled, no AI acted) until `firelane start`;
+    the sign-in link `firelane campaign token` prints signs a browser in to that server."""
+    import time
+
+    from tests.cli_helpers import Served, firelane
+
+    served = Served(tmp_path / "data")
+    try:
+        store = ["--data-dir", str(served.data_dir)]
+        assert firelane("create", "brawl", "--demo-setup", "toy", "--lobby", *store).returncode == 0
+        time.sleep(1.5)  # serve has long found it (it polls its lobby every 0.25 s)
+        roster = json.loads(firelane("encounters", "--json", *store).stdout)["rows"]
+        assert [(r["encounter"], r["events"]) for r in roster] == [("brawl", 0)]
+        link = firelane("campaign", "token", *store).stdout.splitlines()[0]
+        assert link.startswith(f"GM sign-in link: {served.api}/workshop/default#gm=")
+        token = link.partition("#gm=")[2]
+        with httpx.Client(base_url=served.api, timeout=20) as http:
+            signed = http.post("/api/workshop/session", json={"campaign": "default", "token": token})
+            assert signed.status_code == 200
+            lobby = http.get("/api/workshop/campaigns/default/encounters").json()["lobby"]
+            assert [row["id"] for row in lobby] == ["brawl"]
+            started = http.post("/api/workshop/campaigns/default/encounters/brawl/start",
+                                headers={"X-Firelane-CSRF": signed.json()["csrf"]})
+            assert started.json() == {"encounter": "brawl", "state": "running"}
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                ended = http.get("/api/workshop/campaigns/default/encounters").json()["ended"]
+                if ended:
+                    break
+                time.sleep(0.2)
+            assert [row["id"] for row in ended] == ["brawl"] and ended[0]["events"] > 3  # played to its end
+            csrf = {"X-Firelane-CSRF": signed.json()["csrf"]}
+            assert http.post("/api/workshop/campaigns/default/encounters/brawl/archive", headers=csrf).json() == {
+                "encounter": "brawl", "archived": True}
+            listed = http.get("/api/workshop/campaigns/default/encounters").json()
+            assert listed["ended"] == [] and [row["id"] for row in listed["archived"]] == ["brawl"]
+            http.post("/api/workshop/campaigns/default/encounters/brawl/unarchive", headers=csrf)
+            assert [row["id"] for row in http.get("/api/workshop/campaigns/default/encounters").json()["ended"]] == ["brawl"]
+            again = http.post("/api/workshop/campaigns/default/encounters/brawl/duplicate", headers=csrf, json={})
+            assert again.status_code == 201 and again.json()["setup"]["system"] == "toy"
+    finally:
+        code, stderr = served.stop()
+    assert code == 0, stderr
+
+
+# ------------------------------------------------------------------ bad bodies, one line each
+
+JSON_ROUTES = [("POST", "/drafts"), ("PUT", "/drafts/raid"), ("POST", "/drafts/raid/lobby"), ("POST", "/checks"),
+               ("POST", "/encounters/raid/duplicate"), ("POST", "/encounters/fight/move"), ("POST", "/characters"),
+               ("POST", "/characters/kell/edit"), ("POST", "/characters/kell/retire"),
+               ("POST", "/characters/kell/revive"), ("POST", "/archetypes"), ("POST", "/rest")]
+
+
+async def test_every_json_body_that_is_no_object_is_refused_with_one_line(shop: Shop) -> None:
+    async with shop.browser() as http:
+        await new_draft(http, shop, humans(), "fight")
+        assert (await http.post(shop.url("/drafts/fight/lobby"), json={"version": 1})).status_code == 200
+        await new_draft(http, shop, humans())
+        for method, path in JSON_ROUTES:
+            for body, error in ((b"{not json", "the request is not valid JSON: "),
+                                (b"[1, 2]", "the request must be a JSON object"),
+                                (b"[" * 80 + b"]" * 80, "the request nests deeper than 64 levels")):
+                answer = await http.request(method, shop.url(path), content=body)
+                assert answer.status_code == 400, (method, path, answer.text)
+                assert answer.json()["error"].startswith(error) and "\n" not in answer.json()["error"]
+            if path not in ("/checks",):
+                unknown = await http.request(method, shop.url(path), json={"bogus": 1})
+                assert unknown.status_code == 400 and unknown.json()["error"].startswith("bogus: unknown field"), (
+                    method, path, unknown.text)
+
+
+async def test_refusals_of_each_route_name_the_field(shop: Shop) -> None:
+    async with shop.browser() as http:
+        await new_draft(http, shop, humans())
+        cases = [
+            ("POST", "/drafts", {"id": "bad id!", "system": "rond6"},
+             400, "id: 'bad id!' must be 1-64 characters of A-Z a-z 0-9 _ . -"),
+            ("POST", "/drafts", {"setup": "x"}, 400, "setup: must be a setup (a JSON object, as firelane create --setup takes)"),
+            ("POST", "/drafts", {"name": "x"}, 400, "system: missing"),
+            ("PUT", "/drafts/raid", {"version": "1", "setup": humans()}, 400, "version: must be a whole number from 1 to 9007199254740992"),
+            ("PUT", "/drafts/nothing", {"version": 1, "setup": humans()}, 404, "no draft 'nothing' in campaign 'home'"),
+            ("POST", "/drafts/raid/lobby", {}, 400, "version: must be a whole number from 1 to 9007199254740992"),
+            ("POST", "/encounters/nothing/duplicate", {}, 404, "no draft or encounter 'nothing' in campaign 'home'"),
+            ("POST", "/encounters/raid/archive", None, 404, "no encounter 'raid' in campaign 'home'"),
+            ("POST", "/encounters/raid/start", None, 404,
+             "no encounter 'raid' in campaign 'home' (a draft has no seats yet: open its lobby)"),
+            ("GET", "/encounters/raid/seats", None, 404,
+             "no encounter 'raid' in campaign 'home' (a draft has no seats yet: open its lobby)"),
+            ("POST", "/characters", {"name": "", "system": "rond6"}, 400, "name: must not be empty"),
+            ("POST", "/characters", {"name": "A", "system": "rond6", "sheet": []}, 400, "sheet: must be a JSON object"),
+            ("POST", "/characters/kell/edit", {"set": [], "reason": "r"}, 400, "set: must be an object of sheet fields"),
+            ("POST", "/characters/kell/edit", {"add": {"x": "1"}, "reason": "r"}, 400,
+             "add: must be an object of sheet fields and numbers"),
+            ("POST", "/archetypes", {"name": "A", "system": "rond6", "sheet": {}}, 400, "id: missing"),
+            ("POST", "/rest", {"days": 2}, 400, "characters: name who rests, or give party: true (not both)"),
+            ("POST", "/rest", {"party": "yes", "days": 2}, 400, "party: must be true or false"),
+            ("GET", "/images/xyz", None, 400, "image: not an image id"),
+            ("GET", "/systems/chess/form", None, 404, "unknown rule system 'chess'; known: bolt-and-blade, d100-degrees, "
+                                                      "d100-zones, rond6"),
+        ]
+        for method, path, body, status, error in cases:
+            answer = await http.request(method, shop.url(path), json=body)
+            assert (answer.status_code, answer.json()) == (status, {"error": error}), (method, path)
+        # A running or lobby encounter cannot be archived; an ended one can, and comes back.
+        await http.post(shop.url("/drafts/raid/lobby"), json={"version": 1})
+        early = await http.post(shop.url("/encounters/raid/archive"))
+        assert early.status_code == 409 and early.json() == {
+            "error": "encounter 'raid' has not ended: only an ended encounter is archived"}
+        move = await http.post(shop.url("/encounters/raid/move"), json={"combatant": "rg-ives", "to": [1, 1], "reason": "r"})
+        assert move.status_code == 409 and move.json() == {"error": "encounter 'raid' is not running (it is lobby)"}
+        bad_to = await http.post(shop.url("/encounters/raid/move"), json={"combatant": "rg-ives", "to": [1], "reason": "r"})
+        assert bad_to.json() == {"error": "to: must be a square [x, y] of whole numbers"}
+        one = await http.delete("/api/workshop/session", params={"campaign": "home"})
+        assert one.json() == {"signed_in": False, "campaigns": []}

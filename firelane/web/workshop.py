@@ -385,10 +385,10 @@ def workshop_routes(api: Api) -> list[Route]:  # noqa: C901 - one closure per ro
     # -------------------------------------------------------------- encounters and drafts
 
     async def state_of(event_log: Any, encounter: str, status: str) -> str:
+        if status == "ended":  # (a lobby whose characters were released is ended without a start)
+            return "ended"
         if await shop.in_lobby(event_log, encounter):
             return "lobby"
-        if status == "ended":
-            return "ended"
         return "running"
 
     async def encounters(request: Request) -> Response:
@@ -578,11 +578,11 @@ def workshop_routes(api: Api) -> list[Route]:  # noqa: C901 - one closure per ro
         return rows
 
     async def encounter_state(event_log: Any, encounter: str) -> str:
-        if await shop.in_lobby(event_log, encounter):
-            return "lobby"
         length = await event_log.version(encounter)
         tail = await event_log.read_from_version(encounter, max(0, length - 3)) if length else []
-        return "ended" if any(s.type in ("EncounterEnded", "SeedRevealed") for s in tail) else "running"
+        if any(s.type in ("EncounterEnded", "SeedRevealed") for s in tail):
+            return "ended"
+        return "lobby" if await shop.in_lobby(event_log, encounter) else "running"
 
     async def registered(request: Request) -> tuple[Any, str, str]:
         campaign = await gm(request)
