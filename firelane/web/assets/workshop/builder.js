@@ -45,6 +45,16 @@ function problemsUnder(problems, prefix) {
   return problems.filter((p) => p.path === prefix || p.path.startsWith(prefix + ".") || p.path.startsWith(prefix + "[")).map((p) => p.message);
 }
 
+// A problem in words: where it is (a combatant by its name, the map, a setting) and what is wrong.
+function problemWords(problem, setup) {
+  if (!problem.path) return problem.message;
+  const where = problem.path
+    .replace(/^combatants\[(\d+)\]/, (_, i) => setup.combatants?.[Number(i)]?.name || `combatant ${Number(i) + 1}`)
+    .replace(/^terrain\.?/, "the map ").replace(/^settings\./, "setting ").replace(/^seats\[(\d+)\]/, (_, i) => `seat ${Number(i) + 1}`)
+    .replace(/\.sheet\./, "'s ").replace(/\./g, " ").replace(/_/g, " ").trim();
+  return `${where}: ${problem.message}`;
+}
+
 function useDebounced(value, ms) {
   const [settled, setSettled] = useState(value);
   useEffect(() => {
@@ -188,7 +198,8 @@ function Editor({ campaign, draft }) {
       await api.openLobby(campaign, draft.id, at);
       location.href = `/workshop/${enc(campaign)}/lobby/${enc(draft.id)}`;
     } catch (e) {
-      setSaveError(e.message);
+      const first = e.body?.problems?.[0];
+      setSaveError(first ? `The lobby cannot open yet: ${problemWords(first, history.value.setup)}` : e.message);
       if (e.body?.problems) setProblems(e.body.problems);
     }
   };
@@ -281,7 +292,7 @@ function Editor({ campaign, draft }) {
           <button key=${id} class=${tab === id ? "on" : ""} data-tab=${id} onClick=${() => setTab(id)}>${label}${
             id === "tokens" && problems.some((p) => p.path.startsWith("combatants")) ? html` <span class="dot bad">●</span>` : ""}</button>`)}</nav>
         <div class="ws-checks" data-problems=${problems.length} data-checking=${checking ? 1 : 0}>${checking ? "checking…" : problems.length ? `${problems.length} problem${problems.length > 1 ? "s" : ""} to fix before the lobby` : html`<span class="ok">ready for the lobby</span>`}</div>
-        ${general.length > 0 && html`<ul class="ws-problems">${general.map((p) => html`<li>${p.line || p.message}</li>`)}</ul>`}
+        ${general.length > 0 && html`<ul class="ws-problems">${general.map((p) => html`<li>${problemWords(p, setup)}</li>`)}</ul>`}
         ${tab === "tokens" && html`<${CombatantsPanel} setup=${setup} change=${change} endStep=${() => history.endStep()} form=${form}
           selected=${selectedCombatant} select=${setSelected} problems=${problems} characters=${characters} campaign=${campaign} say=${say} />`}
         ${tab === "seats" && html`<${SeatsPanel} setup=${setup} change=${change} endStep=${() => history.endStep()} problems=${problems} />`}
