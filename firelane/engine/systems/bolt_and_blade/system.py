@@ -10,7 +10,7 @@ module's host interface (`areas.AreaHost`) and callers holding the system ask fo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import msgspec
@@ -35,11 +35,22 @@ from firelane.engine.systems.bolt_and_blade.state import (
     unknown_sheet_fields,
 )
 from firelane.events.options_schemas import AreaPreview, ReactionOption
-from firelane.engine.systems.bolt_and_blade.schemas import BB_COMMANDS, BB_EVENTS, BBMarkMoved, BBMovementStopped, BBOpposedCheck, BBShotHeld
+from firelane.engine.systems.bolt_and_blade.schemas import (
+    BB_COMMANDS,
+    BB_EVENTS,
+    BBDiveForCoverOptions,
+    BBMarkMoved,
+    BBMovementStopped,
+    BBOpposedCheck,
+    BBReactiveFireOptions,
+    BBShotHeld,
+)
 from firelane.engine.systems.bolt_and_blade import narration
 from firelane.engine.systems.bolt_and_blade.gm_fields import GM_FIELDS
 from firelane.engine.systems.bolt_and_blade.labels import LABELS
 from firelane.events.schemas import (
+    NoReactionOptions,
+    ReactionOptions,
     ActionTaken,
     CombatantSetup,
     Command,
@@ -94,6 +105,14 @@ class BoltAndBladeSystem(BaseRuleSystem):
         # the choice under fire is the mover's alone: one reactor, no order to settle
         "continue": 4,
         "stop": 4,
+    }
+    reaction_options_types: ClassVar[Mapping[str, type[ReactionOptions]]] = {
+        "reactive_fire": BBReactiveFireOptions,
+        "dive_for_cover": BBDiveForCoverOptions,
+        "return_fire": NoReactionOptions,
+        "opportunity_strike": NoReactionOptions,
+        "continue": NoReactionOptions,
+        "stop": NoReactionOptions,
     }
     # BB-CMB-01: regained at the start of its own turn; evolve_event keeps one
     # spent earlier in the same round spent until the next round (BB-CMB-03).
