@@ -542,7 +542,7 @@ async def cmd_options(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.buffer.write(msgspec.json.encode(options) + b"\n")
         return 0
-    for line in describe_options(options):
+    for line in describe_options(options, state):
         print(line)
     return 0
 

@@ -52,6 +52,7 @@ from firelane.events.options_schemas import (
 )
 from firelane.engine.state import Claim, Combatant, EncounterState, ReactionWindow, copy_state
 from firelane.engine.labels import Labels
+from firelane.engine.wording import combatant_names, plain_words, with_names, worded_options
 from firelane.engine.wording import OptionalSentence, Sentence
 from firelane.events.schemas import (
     ActionTaken,
@@ -664,6 +665,10 @@ class BaseRuleSystem:
         return SeatOptions(seat=seat_id, role=role, version=state.version, waiting=waiting, combatants=combatants, gm=gm)
 
     def combatant_options(self, state: EncounterState, combatant_id: str) -> CombatantOptions:
+        """What one combatant may do now, with everything a person reads in words (engine/wording.py)."""
+        return worded_options(self._combatant_options(state, combatant_id), state, self.labels)
+
+    def _combatant_options(self, state: EncounterState, combatant_id: str) -> CombatantOptions:
         combatant = state.combatants[combatant_id]
         if not state.started:
             return CombatantOptions(combatant=combatant_id, why_not="the encounter has not started")
@@ -696,7 +701,9 @@ class BaseRuleSystem:
                         | {f for f in c.__struct_fields__ if f not in self.gm_fixed_fields})
             for cid, c in state.combatants.items()
         }
-        calls = [msgspec.structs.replace(GMCall(id=call, text=text), **self.gm_call_rulings(state, call))
+        names = combatant_names(state)
+        calls = [msgspec.structs.replace(GMCall(id=call, text=plain_words(with_names(text, names), self.labels)),
+                                         **self.gm_call_rulings(state, call))
                  for call, text in self.gm_calls(state).items()]
         return GMOptions(
             commands=["GMAdjust", "GMSkipTurn", "GMRule", "RewindEncounter", "EndEncounter"],
