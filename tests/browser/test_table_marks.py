@@ -95,10 +95,10 @@ def test_allies_offered_as_targets_are_marked_and_attacked_only_once_confirmed(t
     assert "friendly fire" in pop.locator(".ally-note").first.text_content()
     pop.locator(".confirm-attack").first.click()
     pop.locator("[data-confirm='friendly-fire']").wait_for()
+    table.shot(page, f"table-friendly-fire-{system}")
     pop.locator("[data-confirm-no='friendly-fire']").click()
     page.wait_for_timeout(700)
     assert len(table.events(encounter, token)) == before
-    table.shot(page, f"table-friendly-fire-{system}")
     pop.locator(".confirm-attack").first.click()
     pop.locator("[data-confirm-yes='friendly-fire']").click()
     landed = wait_until(lambda: [e for e in table.events(encounter, token)[before:] if f"'target': '{ally}'" in str(e["data"])],
