@@ -160,6 +160,8 @@ function usePanZoom(full) {
     setBox(next.w >= full.w - 0.5 ? null : next);
   };
   const down = (e) => {
+    // The GM drags tokens to move them (gmdrag.js): a press on one is no pan.
+    if (e.target.closest?.(".role-gm svg.map g.token")) return;
     pointers.current.set(e.pointerId, [e.clientX, e.clientY]);
     const points = [...pointers.current.values()];
     if (points.length === 1) {
