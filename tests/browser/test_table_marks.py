@@ -226,3 +226,19 @@ def test_an_overwatch_shows_its_area_when_its_watcher_is_hovered(table: Table) -
     page.mouse.move(2, 2)
     wait_until(lambda: "shown" not in area.get_attribute("class"), what="the area back to its outline")
     assert not table.errors, table.errors
+
+
+def test_two_combatants_with_one_name_are_told_apart(table: Table) -> None:
+    setup = table_setup(reaction_deadline_ms=60_000)
+    for combatant in setup["combatants"]:
+        if combatant["id"] in ("ash", "mott"):
+            combatant["name"] = "Cultist"
+    seats = table.create("namesakes", setup, seed="namesakes-1")
+    page = table.open(seats["spectator"]["link"])
+    page.wait_for_selector("svg.map [data-token='mott']")
+    marks = {cid: page.locator(f"svg.map [data-token='{cid}'] .initials").text_content() for cid in ("ash", "mott", "kell")}
+    assert marks == {"ash": "C1", "mott": "C2", "kell": "SK"}, marks
+    names = {cid: page.locator(f".initiative [data-initiative='{cid}'] .who").text_content() for cid in ("ash", "mott")}
+    assert names == {"ash": "Cultist 1", "mott": "Cultist 2"}, names
+    assert page.locator("svg.map [data-token='mott'] title").text_content().startswith("Cultist 2")
+    assert not table.errors, table.errors
