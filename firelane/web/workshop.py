@@ -31,7 +31,7 @@ from firelane.engine.dice import new_seed
 from firelane.engine.forms import character_form, bestiary
 from firelane.engine.registry import UnknownSystem, get_system, system_names
 from firelane.engine.seats import GM, default_seats
-from firelane.engine.setup_check import SetupError, check_setup, decode_setup
+from firelane.engine.setup_check import SetupError, check_setup, convert_setup, decode_setup
 from firelane.events import codec
 from firelane.events.limits import MAX_SETUP_BYTES, MAX_SETUP_DEPTH, json_too_deep
 from firelane.events.log import validate_id
@@ -158,8 +158,10 @@ def setup_object(body: dict[str, Any], name: str = "setup") -> tuple[dict[str, A
     value = body.get(name)
     if not isinstance(value, dict):
         raise ApiError(400, f"{name}: must be a setup (a JSON object, as firelane create --setup takes)")
+    if len(msgspec.json.encode(value)) > MAX_SETUP_BYTES:
+        raise ApiError(413, f"{name}: larger than {MAX_SETUP_BYTES:,} bytes")
     try:
-        decoded = decode_setup(msgspec.json.encode(value), source=name)
+        decoded = convert_setup(value, source=name)  # the body's depth and size are checked already
     except SetupError as exc:
         message = str(exc)
         raise ApiError(400, message if message.startswith(name) else f"{name}: {message}") from None
