@@ -418,6 +418,9 @@ async def test_archetypes_saved_by_the_gm_rests_and_campaigns(shop: Shop) -> Non
         rested = await http.post(shop.url("/rest"), json={"party": True, "days": 2})
         assert rested.status_code == 200, rested.text
         assert rested.json()["lines"][0] == "downtime 1: 2 day(s) for rook"
+        garbage = await http.post("/api/workshop/campaigns/import", content=b"not an export\n")
+        assert garbage.status_code == 400
+        assert garbage.json() == {"error": "the file is not a firelane campaign export (its lines are '<chain> <json>')"}
         exported = await http.get(shop.url("/export"))
         assert exported.status_code == 200 and exported.headers["content-disposition"].endswith('.firelane"')
         imported = await http.post("/api/workshop/campaigns/import", params={"as": "copy"}, content=exported.content)
@@ -429,6 +432,13 @@ async def test_archetypes_saved_by_the_gm_rests_and_campaigns(shop: Shop) -> Non
         names = [c["name"] for c in (await http.get("/api/workshop/campaigns")).json()["campaigns"]]
         assert names == ["copy", "home", "second"]
         assert (await http.get("/api/workshop/campaigns/second/encounters")).status_code == 200
+        empty = await http.get("/api/workshop/campaigns/second/export")
+        assert empty.status_code == 409 and empty.json() == {
+            "error": "campaign 'second' has no encounters and no characters in this store: nothing to export"}
+        bad_name = await http.post("/api/workshop/campaigns", json={"name": "no spaces"})
+        assert bad_name.json() == {"error": "name: 'no spaces' must be 1-64 characters of A-Z a-z 0-9 _ . -"}
+        no_csrf = await http.delete("/api/workshop/session", headers={"X-Firelane-CSRF": ""})
+        assert no_csrf.status_code == 403  # signing out is a change too: a foreign page cannot sign the GM out
 
 
 # ------------------------------------------------------------------ with a real `firelane serve`

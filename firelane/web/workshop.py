@@ -868,7 +868,8 @@ def workshop_routes(api: Api) -> list[Route]:  # noqa: C901 - one closure per ro
                 name, verified = await import_campaign(api.store, path, as_name, trust=store_trust(api.store),
                                                        progress=False)
             except (CliError, ValueError) as exc:
-                raise ApiError(400, str(exc).splitlines()[0][:400]) from None
+                line = str(exc).splitlines()[0].replace(str(path), "the file")  # not this server's scratch path
+                raise ApiError(400, line[:400]) from None
         token = await gm_token(api.event_log(name), renew=True)
         await shop.sign_in(client, found[0], name, token_digest(token))
         return json_response({"name": name, "encounters": verified.encounters, "characters": verified.characters,
