@@ -382,6 +382,11 @@ async def test_characters_from_archetypes_edited_retired_and_revived(shop: Shop)
             "character 'ash': combatant 'ash': sheet field 'armour' names no armour of RonD6: 'chainmail'")
         edited = await http.post(shop.url("/characters/kell/edit"), json={"set": {"willpower": 44}, "reason": "trained"})
         assert edited.status_code == 200 and edited.json()["character"]["sheet"]["willpower"] == 44
+        # The form picks armour by name in an edit too: the sheet keeps its points and its name.
+        armoured = await http.post(shop.url("/characters/kell/edit"), json={"set": {"armour": "carapace"}, "reason": "loot"})
+        assert armoured.status_code == 200, armoured.text
+        assert {k: armoured.json()["character"]["sheet"][k] for k in ("armour", "armour_name")} == {
+            "armour": 5, "armour_name": "carapace"}
         no_reason = await http.post(shop.url("/characters/kell/retire"), json={})
         assert no_reason.status_code == 400 and no_reason.json()["error"].startswith("reason:")
         retired = await http.post(shop.url("/characters/kell/retire"), json={"reason": "went home"})
