@@ -6,7 +6,8 @@
     GET  /api/campaigns/{c}/encounters/{e}/state             the seat's view of the state
     GET  /api/campaigns/{c}/encounters/{e}/options           what the seat may do now (SeatOptions)
     POST /api/campaigns/{c}/encounters/{e}/commands[?wait=S] submit a command; with wait, its answer
-    WS   /api/campaigns/{c}/encounters/{e}/ws?token=T&after=V  every event after V, then live
+    WS   /api/campaigns/{c}/encounters/{e}/ws?token=T&after=V  every event after V (default 0), then live;
+                                                              V beyond the current version: closed, 4400
 
 Every one takes the seat's secret token (``Authorization: Bearer <token>``,
 or ``?token=`` where a browser cannot set headers, as on a WebSocket). The
@@ -31,6 +32,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from firelane.actors.sequencer import body_digest, command_key
 from firelane.actors.workshop import get_background, image_meta
 from firelane.engine.branches import Branches
+from firelane.engine.core import resting_points_of
 from firelane.engine.registry import get_system
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
@@ -167,7 +169,12 @@ def encounter_routes(api: Api) -> list[BaseRoute]:
         folded, system = await current_state(campaign, encounter)
         if folded is None:
             return json_response({"seat": seat.id, "version": 0, "options": None})
-        return json_response(system.options(folded, seat.id))
+        answer = system.options(folded, seat.id)
+        if answer.gm is not None:  # where a rewind may go: from the entries the feed holds (the newest 20,000)
+            feed = await api.feed(campaign, encounter)
+            held = [(s.version, s.command_id) for s in feed.events if s.version <= folded.version]
+            answer = system.with_rewind_targets(answer, folded, resting_points_of(held))
+        return json_response(answer)
 
     async def current_state(campaign: str, encounter: str):
         feed = await api.feed(campaign, encounter)
@@ -229,6 +236,13 @@ def encounter_routes(api: Api) -> list[BaseRoute]:
         try:
             seat, _system = await api.seat(campaign, encounter, token_of(socket))
             after = int_param(socket, "after", 0)
+            current = await api.event_log(campaign).version(encounter)
+            if after > current:
+                # Nobody can have seen a version the log has not reached: a client's
+                # mistake (another encounter's n, a store made again), said at once
+                # rather than waited on in silence.
+                raise ApiError(400, f"after={after} is beyond this encounter's version ({current}): "
+                                    "reconnect with the last n you saw, or 0")
         except ApiError as exc:
             # Accepted, then closed with a code and reason a browser can read
             # (a refused handshake tells it nothing).

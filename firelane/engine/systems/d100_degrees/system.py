@@ -5,6 +5,7 @@ See the package docstring for the rules and house defaults.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from firelane.engine.core import Decision, Rejected, SettingRange, TurnOptions, require
@@ -22,6 +23,8 @@ from firelane.engine.systems.d100_degrees.forms import SHEET_FIELDS
 from firelane.engine.systems.d100_degrees.labels import LABELS
 from firelane.events.options_schemas import ReactionOption
 from firelane.events.schemas import (
+    NoReactionOptions,
+    ReactionOptions,
     ActionTaken,
     Command,
     ConditionRemoved,
@@ -72,6 +75,8 @@ class D100DegreesSystem(PercentileSystem):
     state_type = D100DState
     combatant_type = D100DCombatant
     reaction_priority: ClassVar[dict[str, int]] = {rules.PARRY: 0, rules.DODGE: 0}
+    reaction_options_types: ClassVar[Mapping[str, type[ReactionOptions]]] = {
+        rules.PARRY: NoReactionOptions, rules.DODGE: NoReactionOptions}
     reaction_resets = "round"  # house default: one Evasion reaction per round
     initiative_each_round = False
     previewable: ClassVar[frozenset[str]] = frozenset({"D100DSuppressingFire"})

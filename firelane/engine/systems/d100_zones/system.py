@@ -5,6 +5,7 @@ See the package docstring for the rules and house defaults.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from firelane.engine.core import Decision, Rejected, SettingRange, TurnOptions, require
@@ -15,6 +16,7 @@ from firelane.engine.systems.d100_zones.state import MELEE, RANGED, UNARMED, D10
 from firelane.engine.systems.percentile import SheetCheck, parse_damage
 from firelane.engine.systems.percentile.system import PercentileSystem
 from firelane.engine.systems.d100_zones.schemas import (
+    D100ZFreeAttackOptions,
     D100Z_COMMANDS,
     D100Z_EVENTS,
     D100ZFirstAidGiven,
@@ -28,6 +30,7 @@ from firelane.engine.systems.d100_zones.forms import SHEET_FIELDS
 from firelane.engine.systems.d100_zones.labels import LABELS
 from firelane.events.options_schemas import ReactionOption
 from firelane.events.schemas import (
+    ReactionOptions,
     ActionTaken,
     AttackResolved,
     ClaimReaction,
@@ -91,6 +94,7 @@ class D100ZonesSystem(PercentileSystem):
     state_type = D100ZState
     combatant_type = D100ZCombatant
     reaction_priority: ClassVar[dict[str, int]] = {actions.FREE_ATTACK: 0}  # then initiative order (D100Z-15)
+    reaction_options_types: ClassVar[Mapping[str, type[ReactionOptions]]] = {actions.FREE_ATTACK: D100ZFreeAttackOptions}
     reaction_resets = "round"
     initiative_each_round = True  # D100Z-01
     previewable: ClassVar[frozenset[str]] = frozenset({"D100ZSuppressiveFire"})
