@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from firelane.engine.core import SEQUENCER, BaseRuleSystem, Rejected, next_command_id, reject, resting_points
-from firelane.engine.dice import SeededDice, commit_seed
+from firelane.engine.dice import SeededDice, commit_seed, dice_key
 from firelane.engine.state import EncounterState
 from firelane.events.schemas import (
     Command,
@@ -146,7 +146,7 @@ def run_headless(
                 continue
         # Decided in place (nothing copied); a refusal after events were applied
         # spoils the state, which is then rebuilt from the history.
-        applied = system.apply(state, command, SeededDice(seed, state.branch_version), in_place=True)
+        applied = system.apply(state, command, SeededDice(dice_key(seed, state.client_seeds), state.branch_version), in_place=True)
         events = applied.events
         if applied.spoiled:
             state = system.initial_state()
@@ -166,7 +166,7 @@ def run_headless(
             return
     if not state.ended:
         stop = EndEncounter(command_id="stop", actor=SEQUENCER, reason=f"command limit ({max_commands}) reached")
-        events = system.decide_or_reject(state, stop, SeededDice(seed, state.branch_version))
+        events = system.decide_or_reject(state, stop, SeededDice(dice_key(seed, state.client_seeds), state.branch_version))
         for event in events:
             system.evolve(state, event)
         yield stop, events, state
