@@ -126,8 +126,10 @@ def audit_entries(stored_events: list[StoredEvent], events: list[Event] | None =
     return entries
 
 
-def verify(stored_events: list[StoredEvent], events: list[Event] | None = None) -> VerificationReport:
-    """Check every die of a log held in memory (see `Verifier` for a stream).
+def verify(stored_events: list[StoredEvent], events: list[Event] | None = None, *,
+           campaign: str | None = None) -> VerificationReport:
+    """Check every die of a log held in memory (see `Verifier` for a stream);
+    with ``campaign``, its signatures too.
     Entries read with ``include_invalid`` that the engine did not write (or
     that cannot be read) are reported, never decoded."""
     reveal = None
@@ -135,7 +137,7 @@ def verify(stored_events: list[StoredEvent], events: list[Event] | None = None) 
         if not stored.problem and stored.type == event_tag(SeedRevealed):
             reveal = codec.decode_event(stored)
             break
-    verifier = Verifier(bytes.fromhex(reveal.seed) if reveal is not None else None)  # type: ignore[attr-defined]
+    verifier = Verifier(bytes.fromhex(reveal.seed) if reveal is not None else None, campaign)  # type: ignore[attr-defined]
     verifier.feed(stored_events, events if events is not None and len(events) == len(stored_events) else None)
     return verifier.report()
 
