@@ -34,6 +34,7 @@ from firelane.engine.core import Rejected
 from firelane.events.options_schemas import SeatOptions
 from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING, Narrator, colour_enabled, describe_options, print_line
 from firelane.web.demo_server import DEFAULT_PORT, serve_table, table_link
+from firelane.actors.fairness import key_description, published_log_key
 from firelane.projections.audit import VerificationReport, Verifier, audit_entries, revealed_seed, verify
 from firelane.engine.branches import Branches
 from firelane.projections.replay import stream_frames, undone_spans
@@ -394,6 +395,7 @@ async def cmd_seats(args: argparse.Namespace) -> int:
         serve = await store.serve_info()
         redis_where = (serve.redis if serve is not None and serve.redis else
                        (f"unix://{store.socket_path}" if store.socket_path else store.redis_display))
+        log_key = key_description(await published_log_key(event_log, args.encounter))
     seats = default_seats(setup)
     rows = []
     for seat in seats:
@@ -404,9 +406,12 @@ async def cmd_seats(args: argparse.Namespace) -> int:
                      "log": event_log.log_key(args.encounter),
                      "inbox": event_log.inbox_key(args.encounter, seat.id) if seat.role != "spectator" else None})
     if args.json:
-        sys.stdout.buffer.write(msgspec.json.encode({"redis": redis_where, "seats": rows}) + b"\n")
+        sys.stdout.buffer.write(msgspec.json.encode({"redis": redis_where, "seats": rows,
+                                                     "log_signing_key": log_key}) + b"\n")
         return 0
     print(f"encounter {args.encounter} in campaign {args.campaign}; Redis for direct clients: {redis_where}")
+    print(f"  the log is signed with the Ed25519 key {log_key['fingerprint']} ({log_key['public_key']})"
+          if log_key["public_key"] else "  the log is not signed (started by an older firelane)")
     for row in rows:
         controls = ", ".join(row["combatants"]) or ("-" if row["role"] != "gm" else "GM commands")
         print(f"  {row['seat']:<12} {row['role']:<9} controls: {controls}")

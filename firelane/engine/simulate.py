@@ -94,6 +94,7 @@ def run_headless(
     people: People | None = None,
     gm: Callable[[EncounterState], Command | None] | None = None,
     reproducible_dice: bool = False,
+    log_public_key: str = "",
 ) -> Iterator[tuple[Command, list[Event], EncounterState]]:
     """Yield (command, events, state after) for every command until the encounter ends.
 
@@ -102,12 +103,13 @@ def run_headless(
     commands (a command it returns goes first). A GM's RewindEncounter is
     carried out as the live sequencer does (the state folded to the version
     asked for, restored). ``reproducible_dice``: the start says so, as a live
-    fight created with a seed text does.
+    fight created with a seed text does. ``log_public_key``: the key the
+    start publishes, as a live fight's does (the store's: its log is signed).
     """
     state = system.initial_state()
     state.encounter = encounter
     start = StartEncounter(command_id="start", actor=SEQUENCER, setup=setup, seed_commitment=commit_seed(seed),
-                           reproducible_dice=reproducible_dice)
+                           reproducible_dice=reproducible_dice, log_public_key=log_public_key)
     pending: Command | None = start
     rejected_last: set[str] = set()
     queued: list[Command] = []
