@@ -11,6 +11,7 @@ import { AttackGroups } from "./attacks.js";
 import { CharacterPage, Landing, rememberSeat } from "./campaign.js";
 import { html, combatantName, pct, signed, sideClass } from "./util.js";
 import { rewindPoint, stepOn } from "./branches.js";
+import { FairnessPanel } from "./verify.js";
 
 function parseLocation() {
   const parts = location.pathname.split("/").filter(Boolean).map(decodeURIComponent);
@@ -190,6 +191,7 @@ function Table({ where }) {
           onPreview=${setPreviewing} />`}
         ${!inReplay && role === "gm" && html`<${GMPanel} view=${live} gm=${options?.gm} send=${send} busy=${busy} rewindTo=${rewindTo} setRewindTo=${setRewindTo} lines=${conn.lines} />`}
         ${role === "spectator" && !inReplay && html`<section class="panel spectating"><h2>Spectating</h2><p>You watch the fight as it happens; the players and the GM act.</p></section>`}
+        ${!inReplay && html`<${FairnessPanel} where=${where} view=${live} seat=${seat} send=${send} busy=${busy} />`}
       </aside>
       <div class="center">
         ${!inReplay && html`<${Prompt} view=${live} options=${options} answered=${answered} now=${() => conn.serverNow()} send=${send} busy=${busy} onPickSquares=${setPromptPicks} />`}

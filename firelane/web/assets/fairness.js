@@ -282,5 +282,7 @@ export async function fetchAndVerify({ campaign, encounter, token, fetchImpl = g
     if (page.entries.length < 10000) break;
     after = page.entries[page.entries.length - 1].id;
   }
-  return verifyLog({ campaign, encounter, entries, publishedKey: published.public_key });
+  const report = await verifyLog({ campaign, encounter, entries, publishedKey: published.public_key });
+  report.fingerprint = published.fingerprint;
+  return report;
 }
