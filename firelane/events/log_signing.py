@@ -43,7 +43,7 @@ from firelane.events.public_signing import SigningKey, signature_valid
 
 GROUP_CONTEXT = b"firelane-log-group:1"
 SIGNATURE_CONTEXT = b"firelane-log-signature:1:"
-SIGN_EVERY_ENTRIES = 16
+SIGN_EVERY_ENTRIES = 32
 SIGN_EVERY_SECONDS = 1.0
 _LENGTH = struct.Struct(">I")
 
@@ -56,7 +56,10 @@ def field_bytes(value: bytes) -> bytes:
 def entry_bytes(version: bytes, type_: bytes, schema: bytes, command: bytes, causation: bytes,
                 inbox_cursor: bytes, data: bytes) -> bytes:
     """One entry's part of the group bytes: n, t, s, c, k, q, d (as the stream stores them)."""
-    return b"".join(field_bytes(value) for value in (version, type_, schema, command, causation, inbox_cursor, data))
+    pack = _LENGTH.pack
+    return b"".join((pack(len(version)), version, pack(len(type_)), type_, pack(len(schema)), schema,
+                     pack(len(command)), command, pack(len(causation)), causation,
+                     pack(len(inbox_cursor)), inbox_cursor, pack(len(data)), data))
 
 
 def group_header(campaign: str, encounter: str, first_version: int) -> bytes:
@@ -118,27 +121,24 @@ class LogSigner:
     def plan(self, campaign: str, encounter: str, entries: Sequence[bytes], *, seal: bool = False) -> tuple[str, object]:
         """The signature (hex) for the last of ``entries`` about to be appended
         after the open group ("" when none is due yet), and what `commit`
-        takes once they are in the log."""
+        takes once they are in the log. The open group takes the entries at
+        once (no copy of the running digest per append): an append that does
+        not land as planned must be followed by `forget`."""
         pending = self._pending[(campaign, encounter)]
-        digest = pending.digest.copy()  # type: ignore[attr-defined]
+        digest = pending.digest
         for entry in entries:
-            digest.update(entry)
-        count = pending.entries + len(entries)
-        due = seal or count >= SIGN_EVERY_ENTRIES or time.monotonic() - pending.since >= SIGN_EVERY_SECONDS
+            digest.update(entry)  # type: ignore[attr-defined]
+        pending.entries += len(entries)
+        due = seal or pending.entries >= SIGN_EVERY_ENTRIES or time.monotonic() - pending.since >= SIGN_EVERY_SECONDS
         if not due or not entries:
-            return "", (digest, count, False)
-        signature = self.key.sign(signed_message(digest.digest())).hex()
-        return signature, (digest, count, True)
+            return "", False
+        return self.key.sign(signed_message(digest.digest())).hex(), True  # type: ignore[attr-defined]
 
     def commit(self, campaign: str, encounter: str, appended: int, plan: object) -> None:
         """The planned entries are in the log (``appended``: the log's version after them)."""
-        digest, count, signed = plan  # type: ignore[misc]
-        if signed:
+        if plan:  # signed: the next group begins after them
             self._pending[(campaign, encounter)] = _Pending(
                 appended + 1, hashlib.sha256(group_header(campaign, encounter, appended + 1)))
-        else:
-            pending = self._pending[(campaign, encounter)]
-            pending.digest, pending.entries = digest, count
 
 
 class GroupCheck:
