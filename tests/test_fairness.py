@@ -190,3 +190,27 @@ def test_the_demo_fights_are_unchanged_by_client_seeds() -> None:
     dice = [die for _c, events, _s in batches for e in events for _f, roll in iter_rolls(e) for die in roll.dice]
     assert dice and all(die.face == derive_face(SEED, die.at, die.k, die.sides) for die in dice)
     assert commit_seed(SEED) == msgspec.json.decode(codec.encode_event(batches[0][1][0]).data)["seed_commitment"]
+
+
+def test_the_cli_publishes_the_key_and_audit_verifies_the_signatures(tmp_path) -> None:
+    """`seats --json` publishes the store's key when the encounter is created;
+    the log's start carries the same; `audit --verify` checks every signature."""
+    import json
+
+    from tests.cli_helpers import firelane
+
+    data = str(tmp_path / "data")
+    created = firelane("create", "signed", "--demo-setup", "toy", "--data-dir", data, "--json")
+    assert created.returncode == 0, created.stderr
+    seats = json.loads(firelane("seats", "signed", "--data-dir", data, "--json").stdout)
+    published = seats["log_signing_key"]
+    assert published["algorithm"] == "Ed25519" and len(published["public_key"]) == 64
+    ran = firelane("run", "signed", "--demo-setup", "toy", "--data-dir", data, "--quiet")
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(firelane("seats", "signed", "--data-dir", data, "--json").stdout)["log_signing_key"] == published
+    audit = firelane("audit", "signed", "--verify", "--data-dir", data)
+    assert audit.returncode == 0, audit.stderr
+    verdict = audit.stdout.strip().splitlines()[-1]
+    assert verdict.startswith("verified: seed matches its commitment")
+    assert f"key {published['fingerprint']} (this store's key)" in verdict and "signatures: " in verdict
+    assert "not signed" not in verdict
