@@ -21,7 +21,7 @@ from firelane.events.log import EventLog
 from firelane.events.log_signing import GroupCheck, LogSigner
 from firelane.events.public_signing import SigningKey
 from firelane.events.schemas import (AddClientSeed, ClientSeedAdded, CombatantSetup, EncounterSetup, EncounterStarted,
-                                     EndEncounter, EndTurn, SeatSetup)
+                                     EndEncounter, EndTurn, RewindEncounter, SeatSetup)
 from firelane.projections.audit import iter_rolls, verify
 from firelane.redisio import connect
 from tests.test_runtime import wait_for_state
@@ -109,6 +109,46 @@ async def test_a_player_seat_adds_a_client_seed_and_every_later_die_mixes_it_in(
     assert report.ok, report.problems
     assert report.client_seeds == [(at, "alice", "alice's own")]
     assert report.signatures >= 1 and report.signed_through == stored[-1].version and not report.unsigned
+
+
+async def play_with_a_rewind(event_log: EventLog, encounter: str) -> list[StoredEvent]:
+    """Alice adds a client seed and strikes with it next round; the GM
+    rewinds to before her seed; the fight goes on, and the GM ends it."""
+    await create_encounter(event_log, encounter, table_setup(), SEED)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(run_encounter, event_log, encounter, TOY, {c: AIPolicy(TOY) for c in ("b", "c")})
+        await wait_for_state(event_log, encounter, lambda s: s.active == "a")
+        await send(event_log, encounter, "alice", AddClientSeed(command_id="seed", actor="alice", client_seed="x"))
+        added = await wait_for_state(event_log, encounter, lambda s: bool(s.client_seeds))
+        await send(event_log, encounter, "alice", EndTurn(command_id="e1", actor="a"))
+        turn = await wait_for_state(event_log, encounter, lambda s: s.active == "a" and s.round == 2)
+        await send(event_log, encounter, "alice", Strike(command_id="x2", actor="a", target="c"))
+        await wait_for_state(event_log, encounter, lambda s: s.version > turn.version)
+        await send(event_log, encounter, "gm", RewindEncounter(command_id="back", actor="gm", to_version=added.version - 1,
+                                                               reason="before the seed"))
+        await wait_for_state(event_log, encounter, lambda s: s.undone and not s.client_seeds)
+        await send(event_log, encounter, "alice", Strike(command_id="x1", actor="a", target="c"))
+        await send(event_log, encounter, "alice", EndTurn(command_id="e1b", actor="a"))
+        await wait_for_state(event_log, encounter, lambda s: s.ended or (s.active == "a" and s.round == 2))
+        await send(event_log, encounter, "gm", EndEncounter(command_id="end", actor="gm"))
+    return await event_log.read(encounter)
+
+
+async def test_a_rewind_to_before_a_client_seed_undoes_it_for_the_dice(signed_log: EventLog) -> None:
+    stored = await play_with_a_rewind(signed_log, "rewound")
+    events = [codec.decode_event(s) for s in stored]
+    rewind = next(s.version for s, e in zip(stored, events) if type(e).__name__ == "EncounterRewound")
+    added = next(s.version for s, e in zip(stored, events) if isinstance(e, ClientSeedAdded))
+    mixed = dice_key(SEED, [("alice", "x")])
+    dice = [(s.version, die) for s, e in zip(stored, events) for _f, roll in iter_rolls(e) for die in roll.dice]
+    between = [die for version, die in dice if added < version < rewind]
+    after = [die for version, die in dice if version > rewind]
+    assert between and after
+    assert all(die.face == derive_face(mixed, die.at, die.k, die.sides) for die in between)
+    assert all(die.face == derive_face(SEED, die.at, die.k, die.sides) for die in after)  # the seed undone with its branch
+    report = verify(stored, events, campaign="fair")
+    assert report.ok, report.problems
+    assert report.signed_through == stored[-1].version
 
 
 def test_a_client_seed_changes_the_dice_after_it_and_not_before() -> None:

@@ -28,7 +28,7 @@ from firelane.events.public_signing import SigningKey
 from firelane.projections.audit import verify
 from firelane.redisio import connect
 from tests.cli_helpers import REPO
-from tests.test_fairness import SERVER_KEY, play_with_client_seeds
+from tests.test_fairness import SERVER_KEY, play_with_a_rewind, play_with_client_seeds
 
 NODE = shutil.which("node")
 RUNNER = REPO / "tests" / "node" / "verify_log.mjs"
@@ -53,7 +53,7 @@ def as_log(encounter: str, stored, public_key: str) -> dict:
 
 @pytest.fixture(scope="module")
 def fights(redis_server, tmp_path_factory) -> tuple[list[dict], list]:
-    """The four demo fights and one with a client seed, each as the API's
+    """The four demo fights, one with a client seed undone by a rewind and one with a client seed, each as the API's
     ``…/log`` hands it out, with the Python audit's report."""
     async def play() -> tuple[list[dict], list]:
         client = await connect(redis_server.url)
@@ -70,6 +70,9 @@ def fights(redis_server, tmp_path_factory) -> tuple[list[dict], list]:
                 stored = await event_log.read(encounter)
                 logs.append(as_log(encounter, stored, key.public_key.hex()))
                 reports.append(verify(stored, campaign=CAMPAIGN))
+            stored = await play_with_a_rewind(event_log, "rewound")
+            logs.append(as_log("rewound", stored, key.public_key.hex()))
+            reports.append(verify(stored, campaign=CAMPAIGN))
             stored = await play_with_client_seeds(event_log, "with-client-seed")
             logs.append(as_log("with-client-seed", stored, key.public_key.hex()))
             reports.append(verify(stored, campaign=CAMPAIGN))
