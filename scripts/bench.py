@@ -17,6 +17,10 @@ What each key measures (docs/benchmarks.md says how to read them):
   seeds, identical logs) in the pure in-memory loop. Redis's own CPU is not in
   it (``redis_cpu_over_engine_cpu`` gives it). ``live_decodes_per_event`` and
   ``live_evolves_per_event`` count codec.decode_body and evolve calls.
+- ``live_signed_over_unsigned_cpu``: the same live fights with the log signed
+  as a store signs it (an Ed25519 signature per group of entries,
+  events/log_signing.py) over unsigned, CPU per event; the median over the
+  systems and runs (target: at most 1.05).
 - ``copy_share_pure_<system>`` / ``_bb_128`` / ``_max``: the share of the pure
   loop's CPU spent in ``copy_state``.
 - ``bb_ai_ms_per_command_128`` (and ``_8``): CPU ms in Bolt & Blade's
@@ -97,6 +101,8 @@ from firelane.engine.registry import demo_setup, get_system, register_system  # 
 from firelane.engine.simulate import fallback_command, run_headless  # noqa: E402
 from firelane.events import codec  # noqa: E402
 from firelane.events.log import Batch, EventLog  # noqa: E402
+from firelane.events.log_signing import LogSigner  # noqa: E402
+from firelane.events.public_signing import SigningKey  # noqa: E402
 from firelane.events.schemas import (  # noqa: E402
     CombatantSetup, EncounterEnded, EncounterSetup, RoundStarted, SeatSetup, Terrain)
 from firelane.projections.snapshots import encode_snapshot, snapshot_key  # noqa: E402
@@ -206,10 +212,13 @@ async def redis_cpu(client) -> float:
 # --------------------------------------------------------------------------- live vs pure
 
 
-async def live_fights(url: str, campaign: str, system_name: str, fights: int) -> dict[str, float]:
+async def live_fights(url: str, campaign: str, system_name: str, fights: int, *,
+                      signer: LogSigner | None = None) -> dict[str, float]:
     """The system's demo fights on the live runtime. The CPU is measured on a
     plain pass, as the pure loop's is; a second, instrumented pass (another
-    campaign) counts the decodes and evolves."""
+    campaign) counts the decodes and evolves. With ``signer``, the log is
+    signed as a store's is (events/log_signing.py) and the second pass is
+    left out."""
     client = await connect(url, max_connections=64)
     system = get_system(system_name)
     setup = demo_setup(system_name)
@@ -226,13 +235,14 @@ async def live_fights(url: str, campaign: str, system_name: str, fights: int) ->
                 nursery.start_soon(run_encounter, event_log, encounter, system, policies)
         return encounters, time.process_time() - cpu_began, time.perf_counter() - wall_began
 
-    event_log = EventLog(client, campaign)
+    event_log = EventLog(client, campaign, signer=signer)
     redis_before = await redis_cpu(client)
     encounters, cpu, wall = await play(event_log)
     redis = await redis_cpu(client) - redis_before
     counters = Counters()
-    with instrumented([system], counters):
-        await play(EventLog(client, f"{campaign}-counted"))
+    if signer is None:
+        with instrumented([system], counters):
+            await play(EventLog(client, f"{campaign}-counted"))
     logs = [[s.data for s in await event_log.read(e)] for e in encounters]
     await client.aclose()
     events = sum(len(log) for log in logs)
@@ -687,6 +697,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         # 1. live vs pure, per system; copy share; decodes and evolves per event; Redis memory
         if wanted("live"):
             ratios: dict[str, list[float]] = {s: [] for s in SYSTEMS}
+            signed_ratios: list[float] = []
             detail: dict[str, dict[str, Any]] = {}
             memory_events = 0
             # One unmeasured fight of each system on both first: the modules the
@@ -705,6 +716,10 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                         raise SystemExit(f"bench: the live {system_name} logs differ from the pure loop's")
                     ratio = (live["cpu"] / live["events"]) / (pure["cpu"] / pure["events"])
                     ratios[system_name].append(ratio)
+                    # The same fights with the log signed, right after the unsigned ones.
+                    signed = await live_fights(server.url, f"signed{repeat}", system_name, fights,
+                                               signer=LogSigner(SigningKey.generate()))
+                    signed_ratios.append((signed["cpu"] / signed["events"]) / (live["cpu"] / live["events"]))
                     if repeat == 0:
                         memory_events += live["events"]
                         body_bytes = [len(body) for log in live["logs"] for body in log]
@@ -726,6 +741,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             for system_name in SYSTEMS:
                 result[f"live_over_pure_cpu_{key_of(system_name)}"] = round(statistics.median(ratios[system_name]), 2)
             result["live_over_pure_cpu_max"] = max(result[f"live_over_pure_cpu_{key_of(s)}"] for s in SYSTEMS)
+            result["live_signed_over_unsigned_cpu"] = round(statistics.median(signed_ratios), 3)
             all_bodies = [b for d in detail.values() for b in d.pop("body_bytes")]
             result["event_body_bytes_mean"] = round(statistics.fmean(all_bodies))
             result["live_decodes_per_event"] = round(
