@@ -387,8 +387,9 @@ LOG_FIELDS = {
          "(the engine's own player, e.g. player:ash), deadline:window-N (window N's deadline passed), deadline:turn-V "
          "(the turn started at version V ran out of time), timeout:ai-plays-COMBATANT (the AI plays the rest of "
          "that turn), encounter-ended (the seed's reveal)",
-    "q": "the inbox cursor: SEAT=ENTRY_ID, the last inbox entry of that seat the engine had handled when it wrote "
-         "this (how a restarted engine knows where to read on); a reader may ignore it",
+    "q": "the engine's bookmark: SEAT=ENTRY_ID (several joined by ';' after a rewind), the last inbox entry of that "
+         "seat the engine had handled when it wrote this (how a restarted engine knows where to read on); often "
+         "empty; a reader may ignore it",
     "h": "the engine's MAC over the entry (a key only the server holds): an entry whose h does not match was not "
          "written by the engine",
 }
