@@ -235,7 +235,7 @@ async def _store_tokens(event_log: EventLog, encounter: str, setup: EncounterSet
 
 
 async def create_encounter(event_log: EventLog, encounter: str, setup: EncounterSetup, seed: bytes, *,
-                           reproducible_dice: bool = False) -> EncounterSetup:
+                           reproducible_dice: bool = False, lobby: bool = False) -> EncounterSetup:
     """Check the setup in full, then register the encounter, keep its secret
     seed (sealed), give each seat a token and queue its StartEncounter.
 
@@ -246,6 +246,10 @@ async def create_encounter(event_log: EventLog, encounter: str, setup: Encounter
     A setup that cannot be played raises SetupError before anything is stored;
     an encounter ID that is already taken is refused, so a campaign's history is
     never mixed with a new fight. Returns the setup as it will start.
+
+    ``lobby``: the encounter waits in the lobby (its seats can connect) until
+    the GM starts it (actors/workshop.py: `start_lobby`); no engine takes it up
+    before, so nothing is rolled and no AI acts.
     """
     enlisting = await enlistment(event_log, encounter, setup)  # campaign characters' sheets written in
     setup = enlisting.setup
@@ -266,6 +270,8 @@ async def create_encounter(event_log: EventLog, encounter: str, setup: Encounter
     # takes up a registered encounter at once, and reads its setup from it.
     record = SeedRecord(seed=seed.hex(), reproducible_dice=reproducible_dice)
     await event_log.submit(encounter, _start_command(setup, record), seat=ENGINE_SEAT)
+    if lobby:  # before it is registered: an engine that sees it registered sees it waiting
+        await event_log.client.execute("SET", event_log.encounter_key(encounter, "lobby"), b"1")
     await event_log.register_encounter(encounter, _meta(encounter, setup, record))
     return resolved
 

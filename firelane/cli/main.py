@@ -49,6 +49,7 @@ from firelane.cli.encounters import (
     cmd_demo,
     cmd_run,
     cmd_create,
+    cmd_start,
     cmd_replay,
     cmd_watch,
     cmd_audit,
@@ -112,6 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--pace", type=seconds, default=0.0,
                       help="seconds between the AI's commands; the fight is then served in a browser while it runs")
     demo.add_argument("--quiet", action="store_true", help="only the summary")
+    demo.add_argument("--narrate", action="store_true", help="in a terminal, print every event (piped output always has them) "
+                                                               "instead of one line of progress")
     demo.set_defaults(handler=cmd_demo)
 
     run = sub.add_parser("run", parents=[common], help="create (or resume) an encounter and run it to the end")
@@ -175,7 +178,15 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--seed", help="seed text; needs --reproducible-dice (default: secret random dice)")
     create.add_argument("--reproducible-dice", action="store_true", help=_REPRODUCIBLE_HELP)
     create.add_argument("--json", action="store_true", help="print the seats as JSON")
+    create.add_argument("--lobby", action="store_true",
+                        help="wait in the lobby: the seats can join, nothing is rolled until firelane start ENCOUNTER "
+                             "(without it the fight starts at once, as scripts expect)")
     create.set_defaults(handler=cmd_create)
+
+    start = sub.add_parser("start", parents=[common], help="start an encounter waiting in its lobby (firelane create --lobby, "
+                                                           "or the workshop page)")
+    start.add_argument("encounter")
+    start.set_defaults(handler=cmd_start)
 
     options = sub.add_parser("options", parents=[common], help="what a seat may do now, with the command for each option")
     options.add_argument("encounter")
@@ -305,6 +316,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _stopped(args: argparse.Namespace | None, argv: list[str] | None) -> int:
     """One line (serve says its own) and the documented exit code, after a stop signal."""
+    if args is not None and getattr(args, "serving_replay", False):
+        print("firelane: stopped serving the table; the fight is over and stored", file=sys.stderr)
+        return 0
     words = sys.argv[1:] if argv is None else argv
     command = args.command if args is not None else (words[0] if words else None)
     resume = "; resume with: firelane run ENCOUNTER" if command in ("run", "demo") else ""

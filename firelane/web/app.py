@@ -6,7 +6,9 @@ by hypercorn): one module of routes per concern, composed here.
     GET  /api/openapi.json, /api/asyncapi.json               the published contract (web/contract.py)
     GET/POST /api/campaigns/{c}/encounters, characters, ...  the campaign (web/campaign.py)
     GET/POST/WS /api/campaigns/{c}/encounters/{e}/...        an encounter's seat (web/encounters.py)
+    /api/workshop/...                                        the GM's workshop (web/workshop.py, docs/workshop-api.md)
     GET  /, /table/..., /characters/..., …/view, …/lines, …/preview   the table page (web/table.py)
+    GET  /workshop/...                                       the GM's workshop pages (web/workshop_pages.py)
 
 An event, on HTTP and on the WebSocket alike, is
 ``{"n": version, "type": tag, "c": command key, "k": causation, "data": {...}}``.
@@ -43,6 +45,8 @@ from firelane.web.access import Api, json_response
 from firelane.web.campaign import campaign_routes
 from firelane.web.encounters import encounter_routes
 from firelane.web.table import table_routes
+from firelane.web.workshop import workshop_routes
+from firelane.web.workshop_pages import workshop_page_routes
 
 
 def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
@@ -107,7 +111,9 @@ def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
         Route("/api/asyncapi.json", asyncapi),
         *campaign_routes(api),  # the roster, the characters, the GM's hand (web/campaign.py)
         *encounter_routes(api),  # a seat's view, commands and WebSocket (web/encounters.py)
+        *workshop_routes(api),  # the GM's workshop: drafts, lobby, characters (web/workshop.py, docs/workshop-api.md)
         *table_routes(api),  # the page at / and /table/..., its assets, and GET …/view (web/table.py)
+        *workshop_page_routes(),  # the GM's workshop pages at /workshop/... (web/workshop_pages.py)
     ]
     app = Starlette(routes=routes,
                      exception_handlers={ApiError: api_error, LogTampered: tampered, HTTPException: http_error,

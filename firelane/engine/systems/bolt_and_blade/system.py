@@ -52,7 +52,6 @@ from firelane.events.schemas import (
     NoReactionOptions,
     ReactionOptions,
     ActionTaken,
-    AttackResolved,
     CombatantSetup,
     Command,
     ConditionRemoved,
@@ -241,8 +240,10 @@ class BoltAndBladeSystem(BaseRuleSystem):
     def spend_action(self, decision: Decision, combatant_id: str, slot: str = "action", *, action: str = "use wargear", rule: str = "BB-CORE-16", details: dict[str, Any] | None = None) -> None:
         combat.spend_action(decision, combatant_id, slot, action=action, rule=rule, details=details)
 
-    def resolve_weapon_attack(self, decision: Decision, attacker_id: str, target_id: str, weapon_name: str, dice: Dice, *, kind: str = "attack") -> AttackResolved | None:
-        return combat.resolve_weapon_attack(decision, attacker_id, target_id, weapon_name, dice, kind=kind)
+    def resolve_weapon_attack(self, decision: Decision, attacker_id: str, target_id: str, weapon_name: str, dice: Dice, *, kind: str = "attack") -> None:
+        """The areas module's krak grenade: a ranged attack on one creature,
+        with its Return Fire and Dive for Cover windows (BB-CMB-14, -17, -28)."""
+        reactions.declare_thrown_attack(decision, attacker_id, target_id, weapon_name, dice)
 
     def area_item(self, state: EncounterState, combatant_id: str, name: str) -> dict[str, Any] | None:
         return combat.area_item(state, combatant_id, name)
@@ -404,7 +405,11 @@ class BoltAndBladeSystem(BaseRuleSystem):
                 held = state.held_shots  # type: ignore[attr-defined]
                 held[:] = [shot for shot in held if (shot.reactor, shot.window) != (event.combatant, event.window)]
         elif isinstance(event, BBMovementStopped):
-            combat.combatant(state, event.combatant).movement_halted = True
+            me = combat.combatant(state, event.combatant)
+            me.movement_halted = True
+            # Where it stops: its square, or, when that was another's, the last
+            # square of its path it may end on (`paths.stop_square`).
+            me.position = (int(event.at[0]), int(event.at[1]))
         elif isinstance(event, GMRuled):
             if event.call.startswith(f"{reactions.DIVE_CALL}:"):
                 state.gm_calls_settled[event.call] = event.ruling.strip().lower()  # type: ignore[attr-defined]

@@ -18,6 +18,8 @@ from firelane.engine.systems.percentile.system import PercentileSystem
 from firelane.engine.systems.d100_degrees.schemas import D100D_COMMANDS, D100D_EVENTS, D100DSuppressingFire
 from firelane.engine.systems.d100_degrees import narration
 from firelane.engine.systems.d100_degrees.gm_fields import GM_FIELDS
+from firelane.engine.systems.d100_degrees.data import SAMPLE
+from firelane.engine.systems.d100_degrees.forms import SHEET_FIELDS
 from firelane.engine.systems.d100_degrees.labels import LABELS
 from firelane.events.options_schemas import ReactionOption
 from firelane.events.schemas import (
@@ -81,6 +83,8 @@ class D100DegreesSystem(PercentileSystem):
     sentences = narration.SENTENCES
     shared_event_sentences = narration.SHARED_EVENT_SENTENCES
     labels = LABELS
+    sample = SAMPLE  # the catalogue sheets may name (resolve_setup)
+    sheet_fields = tuple(f.path for f in SHEET_FIELDS if "." not in f.path)  # listed in a refusal
     gm_field_specs = GM_FIELDS  # the GM's form, and what GMAdjust checks (gm_fields.py)
     default_settings: ClassVar[dict[str, Any]] = HOUSE_DEFAULTS
     # The sheet (docs/systems/d100-degrees.md): characteristics 0-100, at least 1 wound.

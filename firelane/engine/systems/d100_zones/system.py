@@ -25,6 +25,8 @@ from firelane.engine.systems.d100_zones.schemas import (
 )
 from firelane.engine.systems.d100_zones import narration
 from firelane.engine.systems.d100_zones.gm_fields import GM_FIELDS
+from firelane.engine.systems.d100_zones.data import SAMPLE
+from firelane.engine.systems.d100_zones.forms import SHEET_FIELDS
 from firelane.engine.systems.d100_zones.labels import LABELS
 from firelane.events.options_schemas import ReactionOption
 from firelane.events.schemas import (
@@ -99,6 +101,8 @@ class D100ZonesSystem(PercentileSystem):
     sentences = narration.SENTENCES
     shared_event_sentences = narration.SHARED_EVENT_SENTENCES
     labels = LABELS
+    sample = SAMPLE  # the catalogue sheets may name (resolve_setup)
+    sheet_fields = tuple(f.path for f in SHEET_FIELDS if "." not in f.path)  # listed in a refusal
     gm_field_specs = GM_FIELDS  # the GM's form, and what GMAdjust checks (gm_fields.py)
     default_settings: ClassVar[dict[str, Any]] = HOUSE_DEFAULTS
     # The sheet (docs/systems/d100-zones.md): attributes and skills 0-100 (SPD too), at least 1 HP.

@@ -102,6 +102,7 @@ from firelane.engine.systems.rond6.schemas import (
 )
 from firelane.engine.systems.rond6 import narration
 from firelane.engine.systems.rond6.gm_fields import GM_FIELDS
+from firelane.engine.systems.rond6.forms import resolve_sheet
 from firelane.engine.systems.rond6.labels import LABELS
 from firelane.events.options_schemas import AreaPreview, ReactionOption
 from firelane.events.schemas import (
@@ -232,6 +233,18 @@ class RonD6System(BaseRuleSystem):
         sheets.check_positions(setup)
         return settings
 
+
+    def resolve_setup(self, setup: EncounterSetup) -> EncounterSetup:
+        """Spell out the catalogue entries sheets name (``"armour": "tactical_vest"``,
+        ``"weapons": ["rifle"]``), so the log carries the records themselves (forms.py)."""
+        combatants = []
+        for combatant in setup.combatants:
+            try:
+                sheet = resolve_sheet(combatant.sheet)
+            except ValueError as exc:
+                raise Rejected(f"combatant {combatant.id!r}: {exc}") from None
+            combatants.append(combatant if sheet is combatant.sheet else msgspec.structs.replace(combatant, sheet=sheet))
+        return msgspec.structs.replace(setup, combatants=combatants)
 
     def build_combatant(self, setup: CombatantSetup, settings: dict[str, Any]) -> RonD6Combatant:
         """The sheet, checked in full (`sheets`): one line names the combatant and the field."""
