@@ -470,7 +470,8 @@ async def cmd_seats(args: argparse.Namespace) -> int:
         rows.append({"seat": seat.id, "role": seat.role, "name": seat.name, "combatants": seat.combatants,
                      "token": token, "link": link, "redis_user": acl_user(args.campaign, args.encounter, seat.id),
                      "log": event_log.log_key(args.encounter),
-                     "inbox": event_log.inbox_key(args.encounter, seat.id) if seat.role != "spectator" else None})
+                     "inbox": event_log.inbox_key(args.encounter, seat.id) if seat.role != "spectator" else None,
+                     "options": event_log.options_key(args.encounter, seat.id)})
     if args.json:
         sys.stdout.buffer.write(msgspec.json.encode({"redis": redis_where, "seats": rows,
                                                      "log_signing_key": log_key}) + b"\n")
@@ -483,7 +484,7 @@ async def cmd_seats(args: argparse.Namespace) -> int:
         print(f"  {row['seat']:<12} {row['role']:<9} controls: {controls}")
         print(f"      token: {row['token']}")
         print(f"      join:  {row['link'] or '(start firelane serve for the web link)'}")
-        print(f"      redis: user {row['redis_user']!r}, password = the token; read {row['log']}"
+        print(f"      redis: user {row['redis_user']!r}, password = the token; read {row['log']} and {row['options']}"
               + (f", write {row['inbox']}" if row["inbox"] else ""))
     return 0
 
