@@ -609,7 +609,7 @@ def workshop_routes(api: Api) -> list[Route]:  # noqa: C901 - one closure per ro
 
     async def start(request: Request) -> Response:
         event_log, _campaign, encounter = await registered(request)
-        if not await shop.start_lobby(event_log, encounter):
+        if await encounter_state(event_log, encounter) == "ended" or not await shop.start_lobby(event_log, encounter):
             state = await encounter_state(event_log, encounter)
             raise ApiError(409, f"encounter {encounter!r} is not in the lobby (it is {state})")
         api.started.add((event_log.campaign, encounter))
