@@ -123,7 +123,8 @@ def test_sheet_problems_as_typed_and_the_background_image(table: Table, tmp_path
     deadline = gm.locator(".ws-settings .ws-field[data-field=reaction_deadline_ms]")
     assert "Reaction deadline" in deadline.inner_text() and "seconds" in deadline.inner_text()
     deadline.locator("input").fill("45")
-    assert "Max rounds" in gm.locator(".ws-settings .ws-field[data-field=max_rounds]").inner_text()
+    rounds = gm.locator(".ws-settings .ws-field[data-field=max_rounds] label").inner_text()
+    assert "rounds" in rounds and "_" not in rounds  # a label in words, with its unit
     assert json.loads(exported(gm))["settings"]["reaction_deadline_ms"] == 45000
     gm.click("[data-tab=tokens]")
 
