@@ -102,6 +102,7 @@ def test_sheet_problems_as_typed_and_the_background_image(table: Table, tmp_path
     wait_until(lambda: level.locator(".problem").count() > 0, what="the level's problem")
     assert all("level" in line.lower() for line in level.locator(".problem").all_inner_texts())
     assert card.locator(".ws-field[data-field=vitality] .problem").count() == 0
+    table.shot(gm, "workshop-builder-problem")
     level.locator("input").fill("2")
     wait_until(lambda: level.locator(".problem").count() == 0, what="the level's problem to go")
     # Weapons picked by name from the catalogue.
@@ -125,6 +126,7 @@ def test_sheet_problems_as_typed_and_the_background_image(table: Table, tmp_path
     deadline.locator("input").fill("45")
     rounds = gm.locator(".ws-settings .ws-field[data-field=max_rounds] label").inner_text()
     assert "rounds" in rounds and "_" not in rounds  # a label in words, with its unit
+    table.shot(gm, "workshop-builder-settings")
     assert json.loads(exported(gm))["settings"]["reaction_deadline_ms"] == 45000
     gm.click("[data-tab=tokens]")
 
