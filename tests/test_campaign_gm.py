@@ -82,8 +82,8 @@ def test_r6_20_the_gm_awards_character_and_fate_points_and_renames_between_fight
     vance = state.characters["vance"]
     assert (vance.name, vance.sheet["character_points"], vance.sheet["fate_points"]) == ("Kell the Bold", 5, 2)
     assert vance.changed_at == state.version == 2
-    assert history_text(event, "vance") == ("adjusted by the GM (end of session): ready; name 'Agent Vance' -> "
-                                            "'Kell the Bold', character_points 2 -> 5, fate_points 0 -> 2")
+    assert history_text(event, "vance") == ("adjusted by the GM (end of session): ready; renamed from Agent Vance to "
+                                            "Kell the Bold, character points from 2 to 5, fate points from 0 to 2")
     assert history_text(event, "okoro") is None
     # Spending is adding a negative amount; the sheet's other fields stay as they were, in their order.
     event = adjusted(state, "vance", add={"fate_points": -1})
@@ -277,7 +277,7 @@ def test_a_character_released_from_an_ended_encounter_comes_back_with_what_the_f
     assert outcome.sheet["wounds"] == 2 and outcome.status == "hurt"
     assert {c.field for c in outcome.changes} >= {"wounds", "character_points"}
     assert history_text(event, "vance").startswith(
-        "released by the GM from raid, which had ended (the engine died): hurt; character_points 2 -> 0")
+        "released by the GM from raid, which had ended (the engine died): hurt; character points from 2 to 0")
     evolve(state, event)
     assert state.characters["vance"].sheet["wounds"] == 2 and state.characters["vance"].rested_days == 0
 

@@ -25,7 +25,7 @@ from typing import Any, ClassVar, NamedTuple, Protocol
 import msgspec
 
 from firelane.engine import branches
-from firelane.engine.dice import Dice
+from firelane.engine.dice import MAX_CLIENT_SEED_CHARS, Dice
 from firelane.engine.gm_fields import GROUPS, FieldSpec, describe, value_problem
 from firelane.engine.reactions import order_claims
 # SEQUENCER (the engine's own actor) and GM (the GM's) are defined with the
@@ -54,6 +54,7 @@ from firelane.events.options_schemas import (
 from firelane.engine.grid import Grid, Square, distance
 from firelane.engine.state import Claim, Combatant, EncounterState, ReactionWindow, copy_state
 from firelane.engine.labels import Labels
+from firelane.engine.wording import combatant_names, plain_words, with_names, worded_options
 from firelane.engine.wording import OptionalSentence, Sentence
 from firelane.events.schemas import (
     ActionTaken,
@@ -96,6 +97,8 @@ from firelane.events.schemas import (
     RewindEncounter,
     RoundStarted,
     SeedRevealed,
+    ClientSeedAdded,
+    AddClientSeed,
     StartEncounter,
     TimeOutTurn,
     TurnEnded,
@@ -666,6 +669,10 @@ class BaseRuleSystem:
         return SeatOptions(seat=seat_id, role=role, version=state.version, waiting=waiting, combatants=combatants, gm=gm)
 
     def combatant_options(self, state: EncounterState, combatant_id: str) -> CombatantOptions:
+        """What one combatant may do now, with everything a person reads in words (engine/wording.py)."""
+        return worded_options(self._combatant_options(state, combatant_id), state, self.labels)
+
+    def _combatant_options(self, state: EncounterState, combatant_id: str) -> CombatantOptions:
         combatant = state.combatants[combatant_id]
         if not state.started:
             return CombatantOptions(combatant=combatant_id, why_not="the encounter has not started")
@@ -758,7 +765,9 @@ class BaseRuleSystem:
                         | {f for f in c.__struct_fields__ if f not in self.gm_fixed_fields})
             for cid, c in state.combatants.items()
         }
-        calls = [msgspec.structs.replace(GMCall(id=call, text=text), **self.gm_call_rulings(state, call))
+        names = combatant_names(state)
+        calls = [msgspec.structs.replace(GMCall(id=call, text=plain_words(with_names(text, names), self.labels)),
+                                         **self.gm_call_rulings(state, call))
                  for call, text in self.gm_calls(state).items()]
         return GMOptions(
             commands=["GMAdjust", "GMSkipTurn", "GMRule", "RewindEncounter", "EndEncounter"],
@@ -902,6 +911,9 @@ class BaseRuleSystem:
             require(command.actor == SEQUENCER, "only the engine restores a state")
             self._restore(decision, command)
             return
+        if isinstance(command, AddClientSeed):
+            self._add_client_seed(decision, command)
+            return
         if isinstance(command, TimeOutTurn):
             require(command.actor == SEQUENCER, "only the engine times a turn out")
             require(state.active == command.combatant and state.window is None,
@@ -932,6 +944,21 @@ class BaseRuleSystem:
             return
         self.decide_action(decision, command, dice)
         self._settle(decision, dice)
+
+    def _add_client_seed(self, decision: Decision, command: AddClientSeed) -> None:
+        """A player seat's seed, mixed into every die drawn after it
+        (engine/dice.py `dice_key`). The sequencer has checked that the actor
+        is the seat the command came from (engine/seats.py `authorize`)."""
+        state = decision.state
+        seat = next((s for s in state.seats if s.id == command.actor), None)
+        require(seat is not None and seat.role == "player",
+                f"only a player seat adds a client seed, not {command.actor[:64]!r}")
+        require(all(added != command.actor for added, _seed in state.client_seeds),
+                "this seat has added its client seed already (one each)")
+        text = command.client_seed
+        require(1 <= len(text) <= MAX_CLIENT_SEED_CHARS and text.isprintable(),
+                f"a client seed is 1 to {MAX_CLIENT_SEED_CHARS} printable characters")
+        decision.emit(ClientSeedAdded(seat=command.actor, client_seed=text))
 
     # ------------------------------------------------------------ the GM's commands
 
@@ -1253,7 +1280,8 @@ class BaseRuleSystem:
         # The log records the seats in full (a GM and a spectator seat are always there).
         setup = msgspec.structs.replace(setup, seats=default_seats(setup))
         decision.emit(EncounterStarted(encounter=state.encounter or "", setup=setup, seed_commitment=command.seed_commitment,
-                                       reproducible_dice=command.reproducible_dice))
+                                       reproducible_dice=command.reproducible_dice,
+                                       log_public_key=command.log_public_key))
         self.advance(decision, dice)
 
     def _require_window(self, state: EncounterState, window: int) -> ReactionWindow:
@@ -1474,6 +1502,10 @@ def _on_ended(system: BaseRuleSystem, state: EncounterState, event: EncounterEnd
     state.suspended_windows = []
 
 
+def _on_client_seed(system: BaseRuleSystem, state: EncounterState, event: ClientSeedAdded) -> None:
+    state.client_seeds = [*state.client_seeds, (event.seat, event.client_seed)]
+
+
 def _on_seed(system: BaseRuleSystem, state: EncounterState, event: SeedRevealed) -> None:
     state.seed_revealed = event.seed
 
@@ -1543,6 +1575,7 @@ _GENERIC_EVOLVERS: dict[type, Any] = {
     CommandsDropped: _on_dropped,
     EncounterEnded: _on_ended,
     SeedRevealed: _on_seed,
+    ClientSeedAdded: _on_client_seed,
     TurnTimedOut: _on_turn_timed_out,
     GMAdjusted: _on_gm_adjusted,
     GMRuled: _on_gm_ruled,

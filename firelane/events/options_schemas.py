@@ -32,6 +32,7 @@ class Threat(msgspec.Struct, frozen=True, kw_only=True):
     at: Square | None = None  # the first square of the path where it could trigger
     hit_chance: float | None = None  # the reactor's chance to hit the mover there
     rule: str = ""
+    label: str = ""  # the reaction in words ("Reactive Fire")
 
 
 class MoveOption(msgspec.Struct, frozen=True, kw_only=True):
@@ -53,6 +54,8 @@ class AttackOption(msgspec.Struct, frozen=True, kw_only=True):
     notes: list[str] = []  # e.g. "Disadvantage: target in smoke (BB-CORE-05)"
     rule: str = ""
     command: dict[str, Any]
+    label: str = ""  # the weapon and mode in words ("marksman rifle (full auto)")
+    chance_of: str = "the attack hits"  # what ``hit_chance`` is the chance of, from the attacker's side
 
 
 class Choice(msgspec.Struct, frozen=True, kw_only=True):
@@ -64,6 +67,9 @@ class Choice(msgspec.Struct, frozen=True, kw_only=True):
     hit_chance: float | None = None
     rule: str = ""
     notes: list[str] = []
+    # What ``hit_chance`` is the chance of, and from whose side ("your shot
+    # hits", "the hit still lands"); "" before the words are filled in.
+    chance_of: str = ""
 
 
 class ActionOption(msgspec.Struct, frozen=True, kw_only=True):
@@ -116,6 +122,7 @@ class WindowOptions(msgspec.Struct, frozen=True, kw_only=True):
     awaited: list[str]  # every combatant the window still waits for
     reactions: list[ReactionOption]
     pass_command: dict[str, Any]
+    prompt: str = ""  # what it is about, in words: "a ranged attack by Cultist Mott"
 
 
 class Untargetable(msgspec.Struct, frozen=True, kw_only=True):
