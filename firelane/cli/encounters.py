@@ -546,9 +546,12 @@ async def cmd_submit(args: argparse.Namespace) -> int:
 
 def _seat_for(seats: list[SeatSetup], actor: object) -> str:
     """The seat a trusted terminal speaks through for ``actor``: the GM's for
-    "gm", the controlling seat of a human combatant, the engine's otherwise."""
+    "gm", a player seat for its own id, the controlling seat of a human
+    combatant, the engine's otherwise."""
     if actor == GM:
         return next(seat.id for seat in seats if seat.role == "gm")
+    if any(seat.id == actor and seat.role == "player" for seat in seats):
+        return str(actor)  # a seat acting as itself (AddClientSeed)
     seat = seat_controlling(seats, actor) if isinstance(actor, str) else None
     if seat is not None:
         return seat.id
