@@ -46,6 +46,7 @@ import msgspec
 import trio
 
 from firelane.actors.campaign import enlistment, record_aftermath
+from firelane.actors.clock import WallClock, deadlines_key, system_wall_clock
 from firelane.actors.lease import SequencerLease
 from firelane.actors.seating import close_seats, provision_seat_users
 from firelane.actors.policies import AIPolicy, Policy
@@ -55,6 +56,7 @@ from firelane.engine.registry import get_system
 from firelane.engine.seats import ENGINE_SEAT, authorize, default_seats
 from firelane.engine.setup_check import check_setup
 from firelane.engine.state import EncounterState, copy_state
+from firelane.engine.timeouts import window_timeout
 from firelane.events import codec
 from firelane.events.limits import (
     MAX_COMMAND_BYTES,
@@ -444,7 +446,12 @@ class Sequencer:
     """
 
     def __init__(self, event_log: EventLog, encounter: str, system: BaseRuleSystem, seed: bytes, *, lease_wait_s: float = 6.0,
-                 snapshot_every: int = 1000, players: Mapping[str, Policy] | None = None, pace: float = 0.0) -> None:
+                 snapshot_every: int = 1000, players: Mapping[str, Policy] | None = None, pace: float = 0.0,
+                 wall_clock: WallClock | None = None) -> None:
+        # The wall clock the deadlines are kept on across restarts (`deadlines_key`);
+        # tests pass one that follows trio's MockClock (actors/clock.py).
+        self.wall_clock = wall_clock or system_wall_clock
+        self._deadlines_to_record: dict[str, str] = {}
         self.lease_wait_s = lease_wait_s
         self.snapshot_every = snapshot_every  # events between snapshots (0: none)
         self._snapshot_version = 0
@@ -524,16 +531,51 @@ class Sequencer:
         if turn is None and window is None:
             return
         try:
+            recorded = await self.log.client.execute("HGETALL", deadlines_key(self.log.campaign, self.encounter)) or []
+        except RedisError as exc:
+            log.warning("cannot read the recorded deadlines", error=str(exc)[:200])
+            recorded = []
+        kept = {recorded[i].decode(): recorded[i + 1].decode() for i in range(0, len(recorded), 2)}
+        now_ms = self.wall_clock()
+        if turn is not None and kept.get("turn", "").startswith(f"{turn}:"):
+            # The deadline the engine recorded when the turn began: a restart
+            # (hours or days later) keeps it, by the wall clock.
+            self._turn_deadline = trio.current_time() + (int(kept["turn"].split(":")[1]) - now_ms) / 1000
+            self._deadlines_to_record.pop("turn", None)
+            turn = None
+        if window is not None and kept.get("window", "").startswith(f"{window}:"):
+            self._window_deadline = trio.current_time() + (int(kept["window"].split(":")[1]) - now_ms) / 1000
+            self._deadlines_to_record.pop("window", None)
+            window = None
+        if turn is None and window is None:
+            return
+        try:
             turn_ms, window_ms = await self.log.clock_starts(self.encounter, turn_version=turn, window=window)
             seconds, micros = await self.log.client.execute("TIME")
         except RedisError as exc:
             log.warning("cannot read when the running turn began; it gets its full time", error=str(exc)[:200])
             return
         now_ms = int(seconds) * 1000 + int(micros) // 1000
+        wall_ms = self.wall_clock()
         if turn_ms is not None and self._turn_deadline is not None:
             self._turn_deadline -= max(0, now_ms - turn_ms) / 1000
+            self._deadlines_to_record["turn"] = f"{turn}:{wall_ms + int((self._turn_deadline - trio.current_time()) * 1000)}"
         if window_ms is not None and self._window_deadline is not None:
             self._window_deadline -= max(0, now_ms - window_ms) / 1000
+            self._deadlines_to_record["window"] = (f"{window}:"
+                                                   f"{wall_ms + int((self._window_deadline - trio.current_time()) * 1000)}")
+        await self._record_deadlines()
+
+    async def _record_deadlines(self) -> None:
+        """Keep the running turn's and window's deadlines on the wall clock in
+        Redis, so an engine restarted hours or days later (`firelane serve`
+        stopped and started again) times them out when they were due, and
+        the API can show them."""
+        if not self._deadlines_to_record:
+            return
+        recording, self._deadlines_to_record = self._deadlines_to_record, {}
+        fields = [item for pair in recording.items() for item in pair]
+        await self.log.client.execute("HSET", deadlines_key(self.log.campaign, self.encounter), *fields)
 
     def _know_seats(self) -> None:
         """Read the inbox of every seat that may act (known once the encounter has started)."""
@@ -1023,16 +1065,35 @@ class Sequencer:
         written = [r.entry_ids[-1] for r in results if r.entry_ids]
         if written:
             await self._note_appended(written[-1])
+        await self._record_deadlines()
         return results
 
     async def _close_window_on_deadline(self) -> None:
         window = self.state.window
         assert window is not None
         log.info("reaction window deadline", encounter=self.encounter, window=window.window, waiting=window.unanswered())
+        await self._answer_for_the_away()
         await self._flush_window_answers()
         if self.state.window is not None and self.state.window.window == window.window:
             close = CloseReactionWindow(command_id=f"close-window-{window.window}", actor=SEQUENCER, window=window.window)
             await self._commit(_Received(SEQUENCER, "", close, cause=f"deadline:window-{window.window}"), "", in_place=True)
+
+    async def _answer_for_the_away(self) -> None:
+        """A window's deadline ran out: answer for the reactors still awaited
+        whose seats chose the AI (setting ``on_timeout``); the others pass, or
+        their GM is asked, when the window closes."""
+        state = self.state
+        window = state.window
+        assert window is not None
+        for combatant in window.unanswered():
+            if combatant in self._buffer or combatant in self.players:
+                continue
+            if window_timeout(state, combatant) == "ai":
+                command = self._timed_out_player.choose(state, combatant, last_rejected=False)
+                if command is not None:
+                    self._buffer[combatant] = _Received(
+                        SEQUENCER, "", msgspec.structs.replace(command, command_id=f"ai-{command.command_id}"),
+                        cause=f"timeout:ai-answers-{combatant}")
 
     async def _may_record_rejection(self, seat: str, inbox_id: str) -> bool:
         """Whether a refusal of this seat's inbox entry is recorded in the log
@@ -1174,6 +1235,7 @@ class Sequencer:
         elif state.turn_started_at != self._turn_seen:
             self._turn_seen = state.turn_started_at
             self._turn_deadline = trio.current_time() + state.turn_deadline_ms / 1000
+            self._deadlines_to_record["turn"] = f"{state.turn_started_at}:{self.wall_clock() + state.turn_deadline_ms}"
 
     def _track_window(self) -> None:
         self._track_turn()
@@ -1181,9 +1243,13 @@ class Sequencer:
         if window is None:
             self._window_deadline = None
             self._window_seen = None
+        elif self.state.time_up == f"window-{window.window}":
+            self._window_deadline = None  # its time is up and the GM is asked: the GM closes it
+            self._window_seen = window.window
         elif window.window != self._window_seen:
             self._window_seen = window.window
             self._window_deadline = trio.current_time() + window.deadline_ms / 1000
+            self._deadlines_to_record["window"] = f"{window.window}:{self.wall_clock() + window.deadline_ms}"
 
     async def _finish(self) -> None:
         """The encounter has ended: close its inboxes (the API refuses from

@@ -46,6 +46,7 @@ from __future__ import annotations
 import bisect
 import re
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +162,11 @@ def _roll_json(field: str, roll: Any) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ what the map shows besides the state
+
+
+def iso_time(ms: int) -> str:
+    """Milliseconds since the epoch as ISO 8601 in UTC ("2026-12-02T03:30:00.000Z")."""
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _entry_ms(stored: StoredEvent) -> int:
@@ -461,6 +467,10 @@ def table_routes(api: Api) -> list[BaseRoute]:
             awaiting["deadline_at_ms"] = opened + awaiting["deadline_ms"] if opened and awaiting.get("deadline_ms") else None
         if shown.turn_deadline_ms and fold.turn_started_ms and not replay:
             awaiting["turn_deadline_at_ms"] = fold.turn_started_ms + shown.turn_deadline_ms
+        # Each deadline as an absolute time too (ISO 8601, UTC): a page shows it in its viewer's own time.
+        for at_ms in ("deadline_at_ms", "turn_deadline_at_ms"):
+            if awaiting.get(at_ms):
+                awaiting[at_ms.removesuffix("_ms")] = iso_time(awaiting[at_ms])
         body.update(
             title=fold.title, system_title=system.title, at=version, state=shown, awaiting=awaiting,
             reproducible_dice=bool(fold.dice_warning), dice_warning=fold.dice_warning,
