@@ -47,15 +47,17 @@ import trio
 
 from firelane.actors.campaign import enlistment, record_aftermath
 from firelane.actors.clock import WallClock, deadlines_key, system_wall_clock
+from firelane.actors.orders import load_orders, note_used, orders_used
 from firelane.actors.lease import SequencerLease
 from firelane.actors.seating import close_seats, provision_seat_users
 from firelane.actors.policies import AIPolicy, Policy
 from firelane.engine.core import SEQUENCER, Applied, BaseRuleSystem, Rejected, reject, resting_points
 from firelane.engine.dice import SeededDice, check_seed_size, commit_seed
 from firelane.engine.registry import get_system
-from firelane.engine.seats import ENGINE_SEAT, authorize, default_seats
+from firelane.engine.seats import ENGINE_SEAT, authorize, default_seats, seat_controlling
 from firelane.engine.setup_check import check_setup
 from firelane.engine.state import EncounterState, copy_state
+from firelane.engine.orders import StandingOrder, turn_answer, window_answer
 from firelane.engine.timeouts import window_timeout
 from firelane.events import codec
 from firelane.events.limits import (
@@ -1078,22 +1080,46 @@ class Sequencer:
             close = CloseReactionWindow(command_id=f"close-window-{window.window}", actor=SEQUENCER, window=window.window)
             await self._commit(_Received(SEQUENCER, "", close, cause=f"deadline:window-{window.window}"), "", in_place=True)
 
+    async def _seat_orders(self, seat: str) -> tuple[list[StandingOrder], dict[str, int]]:
+        """A seat's standing orders and how often each has answered (read at a deadline only)."""
+        try:
+            return await load_orders(self.log, self.encounter, seat), await orders_used(self.log, self.encounter, seat)
+        except RedisError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a seat's orders never stop the engine
+            log.warning("standing orders unreadable", encounter=self.encounter, seat=seat, error=repr(exc)[:200])
+            return [], {}
+
     async def _answer_for_the_away(self) -> None:
-        """A window's deadline ran out: answer for the reactors still awaited
-        whose seats chose the AI (setting ``on_timeout``); the others pass, or
-        their GM is asked, when the window closes."""
+        """A window's deadline ran out: answer for the reactors still awaited,
+        by their seats' standing orders (the seat's answer, citing the order),
+        or by the AI where their seats chose it (setting ``on_timeout``); the
+        others pass, or their GM is asked, when the window closes."""
         state = self.state
         window = state.window
         assert window is not None
+        by_order: list[tuple[str, str]] = []
         for combatant in window.unanswered():
             if combatant in self._buffer or combatant in self.players:
                 continue
+            seat = seat_controlling(state.seats, combatant)
+            if seat is not None:
+                orders, used = await self._seat_orders(seat.id)
+                answer = window_answer(self.system, state, combatant, orders, used, self._union)
+                if answer is not None:
+                    order, command = answer
+                    command = msgspec.structs.replace(command, command_id=f"order-{order.id}-w{window.window}")
+                    self._buffer[combatant] = _Received(seat.id, "", command, cause=f"order:{seat.id}:{order.id}")
+                    by_order.append((seat.id, order.id))
+                    continue
             if window_timeout(state, combatant) == "ai":
                 command = self._timed_out_player.choose(state, combatant, last_rejected=False)
                 if command is not None:
                     self._buffer[combatant] = _Received(
                         SEQUENCER, "", msgspec.structs.replace(command, command_id=f"ai-{command.command_id}"),
                         cause=f"timeout:ai-answers-{combatant}")
+        for seat_id, order_id in by_order:
+            await note_used(self.log, self.encounter, seat_id, order_id)
 
     async def _may_record_rejection(self, seat: str, inbox_id: str) -> bool:
         """Whether a refusal of this seat's inbox entry is recorded in the log
@@ -1223,9 +1249,27 @@ class Sequencer:
         if state.active is None or state.window is not None:
             return
         log.info("turn timer ran out", encounter=self.encounter, combatant=state.active)
-        timeout = TimeOutTurn(command_id=f"timeout-{state.turn_started_at}", actor=SEQUENCER, combatant=state.active)
-        await self._commit(_Received(SEQUENCER, "", timeout, cause=f"deadline:turn-{state.turn_started_at}"), "",
-                           in_place=True)
+        combatant, turn = state.active, state.turn_started_at
+        then, cause = "", f"deadline:turn-{turn}"
+        seat = seat_controlling(state.seats, combatant)
+        if seat is not None:
+            orders, used = await self._seat_orders(seat.id)
+            answer = turn_answer(self.system, state, combatant, seat.id, orders, used, self._union)
+            if answer is not None:
+                order, doing = answer
+                cause = f"order:{seat.id}:{order.id}"
+                await note_used(self.log, self.encounter, seat.id, order.id)
+                if isinstance(doing, str):
+                    then = doing
+                else:
+                    # The order's action, as the seat's own command; then the turn ends.
+                    action = msgspec.structs.replace(doing, command_id=f"order-{order.id}-t{turn}")
+                    await self._commit(_Received(seat.id, "", action, cause=cause), "", in_place=True)
+                    if self.state.active != combatant or self.state.window is not None or self.state.ended:
+                        return
+                    then = "end_turn"
+        timeout = TimeOutTurn(command_id=f"timeout-{turn}", actor=SEQUENCER, combatant=combatant, then=then)
+        await self._commit(_Received(SEQUENCER, "", timeout, cause=cause), "", in_place=True)
 
     def _track_turn(self) -> None:
         state = self.state

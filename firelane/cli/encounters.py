@@ -491,3 +491,49 @@ async def cmd_schema(args: argparse.Namespace) -> int:
         target = SeatOptions
     sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(msgspec.json.schema(target))) + b"\n")
     return 0
+
+
+async def cmd_orders(args: argparse.Namespace) -> int:
+    """A seat's standing orders: shown, added to, removed, cleared or set from a file."""
+    from firelane.actors.orders import OrdersRefused, seat_orders, set_seat_orders
+
+    async with cli_store(args, announce=False) as store:
+        event_log = store.event_log(args.campaign)
+        try:
+            shown = await seat_orders(event_log, args.encounter, args.seat)
+            kept = [{k: o[k] for k in ("id", "combatant", "on", "do", "times")} for o in shown["orders"]]
+            changed: list[dict[str, Any]] | None = None
+            if args.set:
+                try:
+                    with open(args.set, "rb") as file:
+                        body = file.read()
+                except OSError as exc:
+                    raise CliError(f"cannot read {args.set}: {exc.strerror}") from None
+                shown = await set_seat_orders(event_log, args.encounter, args.seat, body)
+            elif args.add:
+                combatant, on, do = args.add
+                changed = kept + [{"combatant": combatant, "on": on, "do": do, "times": args.times}]
+            elif args.remove:
+                if not any(o["id"] == args.remove for o in kept):
+                    raise CliError(f"seat {args.seat} has no order {args.remove!r} "
+                                   f"(its orders: {', '.join(o['id'] for o in kept) or 'none'})")
+                changed = [o for o in kept if o["id"] != args.remove]
+            elif args.clear:
+                changed = []
+            if changed is not None:
+                shown = await set_seat_orders(event_log, args.encounter, args.seat, msgspec.json.encode({"orders": changed}))
+        except OrdersRefused as exc:
+            raise CliError(str(exc)) from None
+    if args.json:
+        sys.stdout.buffer.write(msgspec.json.encode(shown) + b"\n")
+        return 0
+    if not shown["orders"]:
+        print(f"seat {args.seat} has no standing orders")
+    for order in shown["orders"]:
+        used = f" — answered {order['used']} time{'s' if order['used'] != 1 else ''}" if order["used"] else ""
+        print(f"{order['id']}  {order['text']}{used}")
+    if args.catalogue:
+        print("orders it may give:")
+        for kind in shown["catalogue"]["windows"] + [shown["catalogue"]["turn"]]:
+            print(f"  on {kind['on']} ({kind['label']}): " + ", ".join(f"{d['do']} ({d['label']})" for d in kind["do"]))
+    return 0

@@ -5,6 +5,7 @@
     firelane run ENCOUNTER [--setup F]   create (or resume) an encounter and run it to the end
     firelane create ENCOUNTER --setup F  create an encounter for `firelane serve` to run; print its seats
     firelane seats ENCOUNTER             each seat's secret token, join link and Redis user
+    firelane orders ENCOUNTER --seat S   a seat's standing orders (--add, --remove, --clear, --set)
     firelane options ENCOUNTER --seat S  what a seat may do now (moves, attacks with odds, window answers...)
     firelane replay ENCOUNTER [--at V]   narrate a stored fight; show the state at version V
     firelane watch ENCOUNTER             narrate an encounter live while another engine runs it
@@ -56,6 +57,7 @@ from firelane.cli.encounters import (
     cmd_seats,
     cmd_submit,
     cmd_options,
+    cmd_orders,
     cmd_schema,
 )
 
@@ -168,6 +170,20 @@ def build_parser() -> argparse.ArgumentParser:
     options.add_argument("--seat", required=True, help="the seat (its id, e.g. gm or a player's)")
     options.add_argument("--json", action="store_true", help="the typed options as JSON (firelane schema --options)")
     options.set_defaults(handler=cmd_options)
+
+    orders = sub.add_parser("orders", parents=[common], help="a seat's standing orders: what it answers while away")
+    orders.add_argument("encounter")
+    orders.add_argument("--seat", required=True, help="the player's seat whose orders these are")
+    orders_change = orders.add_mutually_exclusive_group()
+    orders_change.add_argument("--add", nargs=3, metavar=("COMBATANT", "ON", "DO"),
+                               help="add an order: e.g. kell fire_lane reactive_fire, or kell turn ai")
+    orders_change.add_argument("--remove", metavar="ID", help="remove the order with this id (e.g. o3)")
+    orders_change.add_argument("--clear", action="store_true", help="remove every order of the seat")
+    orders_change.add_argument("--set", metavar="FILE", help='replace them with a JSON file: {"orders": [...]}')
+    orders.add_argument("--times", type=int, default=0, help="with --add: answer only the first N times (0: always)")
+    orders.add_argument("--catalogue", action="store_true", help="also list the orders the rule system takes")
+    orders.add_argument("--json", action="store_true", help="machine-readable")
+    orders.set_defaults(handler=cmd_orders)
 
     seats = sub.add_parser("seats", parents=[common], help="each seat's token, join link and Redis user")
     seats.add_argument("encounter")

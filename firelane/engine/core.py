@@ -51,12 +51,14 @@ from firelane.events.options_schemas import (
     WindowOptions,
 )
 from firelane.engine.state import Claim, Combatant, EncounterState, ReactionWindow, copy_state
+from firelane.engine.orders import OrderCatalogue
 from firelane.engine.timeouts import (
     AI_PLAYS_THE_TURN,
     CLOSE_THE_WINDOW,
     END_THE_TURN,
     MAX_DEADLINE_MS,
     TIME_UP_CALL,
+    TURN_TIMEOUTS,
     SettingsError,
     normalise_timing,
     turn_timeout,
@@ -363,6 +365,8 @@ class BaseRuleSystem:
     shared_event_sentences: ClassVar[Mapping[str, OptionalSentence]] = {}
     # Its words for people: reactions, actions, conditions, fields (engine/labels.py).
     labels: ClassVar[Labels] = Labels()
+    # The standing orders it takes: its window kinds and turn actions (each system's orders.py).
+    orders: ClassVar[OrderCatalogue] = OrderCatalogue()
     # Combatant fields the GM may never set with GMAdjust (identity and bookkeeping).
     gm_fixed_fields: ClassVar[frozenset[str]] = frozenset({"id", "name", "side", "policy", "initiative", "reaction_used"})
 
@@ -855,7 +859,8 @@ class BaseRuleSystem:
             require(state.active == command.combatant and state.window is None,
                     f"{command.combatant}'s turn is not the one running")
             require(state.time_up == "", "the GM has been asked about this turn already")
-            then = turn_timeout(state, command.combatant)
+            require(command.then in ("", *TURN_TIMEOUTS), f"a turn times out to one of {', '.join(TURN_TIMEOUTS)}")
+            then = command.then or turn_timeout(state, command.combatant)
             decision.emit(TurnTimedOut(round=state.round, combatant=command.combatant, then=then))
             if then == "end_turn":
                 self.end_turn(decision, dice)

@@ -584,11 +584,14 @@ class RestoreState(Command):
 
 
 class TimeOutTurn(Command):
-    """Sent by the sequencer when a human's turn timer runs out."""
+    """Sent by the sequencer when a human's turn timer runs out. ``then``: what
+    a seat's standing order says to do ("end_turn", "ai", "gm"); "" for the
+    settings' choice."""
 
     authority: ClassVar[str] = "engine"
 
     combatant: str
+    then: str = ""
 
 
 GENERIC_EVENTS: tuple[type[Event], ...] = (

@@ -164,6 +164,11 @@ def _roll_json(field: str, roll: Any) -> dict[str, Any]:
 # ------------------------------------------------------------------ what the map shows besides the state
 
 
+def starts_batch(stored: StoredEvent, batch_starts: bytearray) -> bool:
+    """Whether ``stored`` is the first event of its command's batch."""
+    return stored.version >= len(batch_starts) or bool(batch_starts[stored.version])
+
+
 def iso_time(ms: int) -> str:
     """Milliseconds since the epoch as ISO 8601 in UTC ("2026-12-02T03:30:00.000Z")."""
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -285,6 +290,11 @@ class TableFold:
         except (AttributeError, KeyError, TypeError, ValueError):
             segments = [[stored.type, ""]]  # a sentence that does not know this schema: name the event
         rolls = [_roll_json(field, roll) for field, roll in iter_rolls(event)]
+        if stored.causation.startswith("order:") and starts_batch(stored, self.batch_starts):
+            # An answer a seat's standing order made (engine/orders.py): the log cites the order.
+            segments = [*segments, [" — by a standing order", ""]]
+        elif stored.causation.startswith("timeout:ai-answers-") and starts_batch(stored, self.batch_starts):
+            segments = [*segments, [" — the AI answered: time was up", ""]]
         line = {"n": stored.version, "type": stored.type, "at": _entry_ms(stored), "segs": segments, "rolls": rolls,
                 "batch_start": bool(self.batch_starts[stored.version]) if stored.version < len(self.batch_starts) else True}
         area = area_of(event)

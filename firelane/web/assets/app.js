@@ -7,6 +7,7 @@ import { Connection } from "./connection.js";
 import { GameMap } from "./map.js";
 import { ActionPanel, Initiative, Narration, Prompt, ReplayBar, Toasts } from "./panels.js";
 import { GMPanel } from "./gm.js";
+import { OrdersPanel } from "./orders.js";
 import { AttackGroups } from "./attacks.js";
 import { CharacterPage, Landing, rememberSeat } from "./campaign.js";
 import { html, combatantName, pct, signed, sideClass } from "./util.js";
@@ -189,6 +190,7 @@ function Table({ where }) {
           moveMode=${mode} setMoveMode=${setMoveMode} send=${send} busy=${busy} pick=${pick} setPick=${setPick} now=${() => conn.serverNow()}
           onPreview=${setPreviewing} />`}
         ${!inReplay && role === "gm" && html`<${GMPanel} view=${live} gm=${options?.gm} send=${send} busy=${busy} rewindTo=${rewindTo} setRewindTo=${setRewindTo} lines=${conn.lines} />`}
+        ${role === "player" && !inReplay && html`<${OrdersPanel} conn=${conn} />`}
         ${role === "spectator" && !inReplay && html`<section class="panel spectating"><h2>Spectating</h2><p>You watch the fight as it happens; the players and the GM act.</p></section>`}
       </aside>
       <div class="center">
