@@ -79,6 +79,7 @@ from firelane.web.guard import ApiError
 from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING, Narrator, _with_names
 from firelane.projections.audit import iter_rolls
 from firelane.projections.turn_state import system_of
+from firelane.projections.digest import seat_digest
 
 ASSETS = Path(__file__).with_name("assets")
 _CHECKPOINT_EVERY = 100  # versions between the states kept for the replay scrubber
@@ -162,6 +163,9 @@ def _roll_json(field: str, roll: Any) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ what the map shows besides the state
+
+
+DIGEST_EVENTS = 5_000
 
 
 def starts_batch(stored: StoredEvent, batch_starts: bytearray) -> bool:
@@ -494,6 +498,31 @@ def table_routes(api: Api) -> list[BaseRoute]:
         )
         return json_response(body)
 
+    async def digest(request: Request) -> Response:
+        """"While you were away": what happened since version ``since`` (projections/digest.py)."""
+        campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
+        seat, _system = await api.seat(campaign, encounter, token_of(request))
+        fold, feed = await caught_up(campaign, encounter)
+        if fold.state is None or fold.system is None:
+            raise ApiError(409, f"encounter {encounter!r} has not started")
+        since = int_param(request, "since", 0, high=fold.version)
+        # The newest DIGEST_EVENTS at most: a digest of a whole long fight says what is recent.
+        start = max(since, fold.version - DIGEST_EVENTS)
+        events = [(stored.version, codec.decode_event(stored)) for stored in await feed.after(start) if not stored.problem]
+        state = fold.state
+        deadlines: dict[str, int | None] = {"turn": None, "window": None}
+        if state.turn_deadline_ms and fold.turn_started_ms:
+            deadlines["turn"] = fold.turn_started_ms + state.turn_deadline_ms
+        if state.window is not None and fold.window_opened_ms.get(state.window.window):
+            deadlines["window"] = fold.window_opened_ms[state.window.window] + state.window.deadline_ms
+        body = seat_digest(fold.system, state, seat.id, since, events, deadlines)
+        for waiting in body["awaits"]:
+            if waiting.get("deadline_at_ms"):
+                waiting["deadline_at"] = iso_time(waiting["deadline_at_ms"])
+        body["partial"] = start > since
+        body["now_ms"] = int(time.time() * 1000)
+        return json_response(body)
+
     async def lines_before(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
         seat, _system = await api.seat(campaign, encounter, token_of(request))
@@ -530,6 +559,7 @@ def table_routes(api: Api) -> list[BaseRoute]:
         Route("/api/campaigns/{campaign}/encounters/{encounter}/view", view),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/preview", preview),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/lines", lines_before),
+        Route("/api/campaigns/{campaign}/encounters/{encounter}/digest", digest),
     ]
 
 

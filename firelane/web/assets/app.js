@@ -8,6 +8,7 @@ import { GameMap } from "./map.js";
 import { ActionPanel, Initiative, Narration, Prompt, ReplayBar, Toasts } from "./panels.js";
 import { GMPanel } from "./gm.js";
 import { OrdersPanel } from "./orders.js";
+import { Digest } from "./digest.js";
 import { AttackGroups } from "./attacks.js";
 import { CharacterPage, Landing, rememberSeat } from "./campaign.js";
 import { html, combatantName, pct, signed, sideClass } from "./util.js";
@@ -214,6 +215,7 @@ function Table({ where }) {
       </aside>
     </main>
     <${Toasts} toasts=${toasts} />
+    ${!inReplay && role !== "spectator" && html`<${Digest} conn=${conn} where=${where} seat=${seat?.id} version=${live.version} />`}
   </div>`;
 }
 
