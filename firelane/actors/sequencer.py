@@ -46,6 +46,7 @@ import msgspec
 import trio
 
 from firelane.actors.campaign import enlistment, record_aftermath
+from firelane.actors import hooks
 from firelane.actors.clock import WallClock, deadlines_key, system_wall_clock
 from firelane.actors.orders import load_orders, note_used, orders_used
 from firelane.actors.lease import SequencerLease
@@ -58,7 +59,7 @@ from firelane.engine.seats import ENGINE_SEAT, authorize, default_seats, seat_co
 from firelane.engine.setup_check import check_setup
 from firelane.engine.state import EncounterState, copy_state
 from firelane.engine.orders import StandingOrder, turn_answer, window_answer
-from firelane.engine.timeouts import window_timeout
+from firelane.engine.timeouts import TIME_UP_CALL, window_timeout
 from firelane.events import codec
 from firelane.events.limits import (
     MAX_COMMAND_BYTES,
@@ -454,6 +455,8 @@ class Sequencer:
         # tests pass one that follows trio's MockClock (actors/clock.py).
         self.wall_clock = wall_clock or system_wall_clock
         self._deadlines_to_record: dict[str, str] = {}
+        self._title = encounter  # the fight's name, for notices (read at start)
+        self._calls_told: set[str] = set()  # the GM calls pending at the last append (told once each)
         self.lease_wait_s = lease_wait_s
         self.snapshot_every = snapshot_every  # events between snapshots (0: none)
         self._snapshot_version = 0
@@ -611,6 +614,12 @@ class Sequencer:
 
     async def _serve(self, *, stop_when_ended: bool) -> EncounterState:
         await self.load()
+        self._calls_told = set(self.system.pending_gm_calls(self.state)) if self.state.started else set()
+        if hooks.notifier_running():
+            try:
+                self._title = (await encounter_setup(self.log, self.encounter)).name or self.encounter
+            except LookupError:
+                pass
         await self._restore_drops()
         log.info("sequencer started", encounter=self.encounter, version=self.state.version)
         while True:
@@ -1068,7 +1077,25 @@ class Sequencer:
         if written:
             await self._note_appended(written[-1])
         await self._record_deadlines()
+        self._tell(applied)
         return results
+
+    def _tell(self, applied: list[Applied]) -> None:
+        """Hand the notices of what was just appended to this process's
+        notifier (webhooks, actors/hooks.py), if one runs: never waits."""
+        if not hooks.notifier_running():
+            return
+        events = [event for a in applied for event in a.events]
+        first = self.state.version - len(events) + 1
+        numbered = list(enumerate(events, start=first))
+        notices = hooks.notices_for(self.system, self.state, self.log.campaign, numbered, self.wall_clock(),
+                                    title=self._title)
+        calls = self.system.pending_gm_calls(self.state) if not self.state.ended else {}
+        for call, text in calls.items():
+            if call not in self._calls_told and call != TIME_UP_CALL:  # (time-up is told by its own event)
+                notices += hooks.gm_call_notices(self.state, self.log.campaign, call, text, title=self._title)
+        self._calls_told = set(calls)
+        hooks.offer(notices)
 
     async def _close_window_on_deadline(self) -> None:
         window = self.state.window

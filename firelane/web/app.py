@@ -41,6 +41,7 @@ from firelane.web.access import Api, json_response
 from firelane.web.campaign import campaign_routes
 from firelane.web.encounters import encounter_routes
 from firelane.web.orders import orders_routes
+from firelane.web.hooks import hooks_routes
 from firelane.web.table import table_routes
 
 
@@ -97,6 +98,7 @@ def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
         *campaign_routes(api),  # the roster, the characters, the GM's hand (web/campaign.py)
         *encounter_routes(api),  # a seat's view, commands and WebSocket (web/encounters.py)
         *orders_routes(api),  # a seat's standing orders (web/orders.py)
+        *hooks_routes(api),  # webhooks of a seat or a campaign (web/hooks.py)
         *table_routes(api),  # the page at / and /table/..., its assets, and GET …/view (web/table.py)
     ]
     return Starlette(routes=routes,
