@@ -178,10 +178,13 @@ def test_the_gm_adjusts_and_releases_characters_from_the_command_line(tmp_path: 
     cli_ok("campaign", "export", "default", str(tmp_path / "saga.firelane"), *store)  # nothing left unrevealed
 
     # The GM token: the same until renewed.
-    token = cli_ok("campaign", "token", *store).strip()
-    assert len(token) >= 32 and cli_ok("campaign", "token", *store).strip() == token
-    renewed = cli_ok("campaign", "token", "--new", *store).strip()
-    assert renewed != token and cli_ok("campaign", "token", *store).strip() == renewed
+    token = cli_ok("campaign", "token", "--token-only", *store).strip()
+    assert len(token) >= 32 and cli_ok("campaign", "token", "--token-only", *store).strip() == token
+    assert cli_ok("campaign", "token", *store).splitlines() == [
+        f"GM sign-in link: http://127.0.0.1:8740/workshop/default#gm={token}   (once firelane serve runs)",
+        f"GM token (Authorization: Bearer, for scripts): {token}"]
+    renewed = cli_ok("campaign", "token", "--rotate", "--token-only", *store).strip()
+    assert renewed != token and cli_ok("campaign", "token", "--token-only", *store).strip() == renewed
 
 
 def test_the_api_adjusts_and_releases_characters_only_with_the_campaign_gm_token(tmp_path: Path) -> None:
@@ -189,7 +192,7 @@ def test_the_api_adjusts_and_releases_characters_only_with_the_campaign_gm_token
     try:
         store = ["--data-dir", str(served.data_dir)]
         cli_ok("characters", "--create-demo", "d100-zones", "--side", "rangers", *store)
-        token = cli_ok("campaign", "token", *store).strip()
+        token = cli_ok("campaign", "token", "--token-only", *store).strip()
         # A fight serve runs and that waits for its human players: Ives and Pell are in it.
         setup = json.loads(raid_setup(tmp_path).read_text())
         setup["combatants"] = [{**c, "policy": "human"} for c in setup["combatants"]]

@@ -263,6 +263,25 @@ def test_an_encounter_not_started_yet_and_a_wrong_seat_get_one_line_each(redis_u
         b"firelane:{default}:enc:later:inbox:engine"]
 
 
+def test_create_with_a_lobby_waits_for_firelane_start(redis_url: str) -> None:
+    """`firelane create --lobby` makes the seats and rolls nothing; `firelane run` refuses it until
+    `firelane start`; a plain `firelane create` starts at once, as scripts expect."""
+    created = firelane("create", "waits", "--demo-setup", "toy", "--lobby", "--redis", redis_url)
+    assert created.returncode == 0, created.stderr
+    assert "it waits in the lobby until: firelane start waits --campaign default" in created.stderr
+    refused = firelane("run", "waits", "--redis", redis_url)
+    assert _one_error_line(refused) == ("firelane: error: encounter 'waits' waits in its lobby: start it first with "
+                                        "firelane start waits --campaign default")
+    started = firelane("start", "waits", "--redis", redis_url)
+    assert started.returncode == 0 and started.stdout.startswith("started encounter waits; run it with firelane serve")
+    again = firelane("start", "waits", "--redis", redis_url)
+    assert _one_error_line(again) == "firelane: error: encounter 'waits' is not in the lobby: it has started already"
+    played = firelane("run", "waits", "--redis", redis_url, "--quiet")
+    assert played.returncode == 0 and "winner:" in played.stdout
+    unknown = firelane("start", "nothing", "--redis", redis_url)
+    assert _one_error_line(unknown) == "firelane: error: encounter 'nothing' does not exist in campaign 'default'"
+
+
 def test_a_roster_page_past_the_last_says_so(redis_url: str) -> None:
     assert firelane("demo", "--system", "toy", "--encounter", "only", "--redis", redis_url, "--quiet").returncode == 0
     total = len(json.loads(firelane("encounters", "--redis", redis_url, "--json").stdout)["rows"])

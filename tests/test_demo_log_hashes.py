@@ -24,7 +24,7 @@ _spec.loader.exec_module(log_hashes)
 PINNED = [
     # (system, variant, seed number, events, sha256 of the encoded events)
     ("bolt-and-blade", "demo", 0, 402, "0ab8affce3cf4f7b612bebf3a1404b33a814dbb2f340941a7e0b72bf27837b95"),
-    ("bolt-and-blade", "demo", 2, 940, "49eb503b2b2ade692e6e18ed148f21b9e29c472fbd5a0b0b85e0a967e41a41d1"),
+    ("bolt-and-blade", "demo", 2, 565, "a23d76be704d9e8def98981af520b3cd3b27556317f1707b51f28030aea420ce"),
     ("d100-degrees", "demo", 0, 119, "517445d7c699af9c9925e89512ab2f7672925917280fd2644439624b47bf9e77"),
     ("d100-degrees", "demo", 2, 211, "35fa20b1b64b182c4e3a4c71f2fb2904e1385359ec45d7b21ebddcb5e0d4dbeb"),
     ("d100-zones", "demo", 0, 306, "249319d7c3898ed5cf7aa6e613f4fd06936e5bebd019b45ac972c2b32df36340"),
@@ -33,11 +33,11 @@ PINNED = [
     # the "rond6-defend" fights are full of Active Defense claims.
     ("rond6", "demo", 0, 506, "63d2b1819d62626538735c05172cee6c46cbe6ef122bd4110226d1bb51f08e9d"),
     ("rond6", "demo", 8, 375, "ae3add467421f665f3690f35eee8de5e7942273783cb495a1e10cb8815986f83"),
-    ("rond6", "demo", 29, 1144, "112dbbadee4aeadbc77748bd5a6b7b05dc7dcb29217c2fa351d0926e88a44ebe"),
+    ("rond6", "demo", 29, 1144, "2d962a5ffc242cfdf925874ce86ac16dc4eb625e04e5f533fee0309907fab348"),
     ("rond6", "rond6-defend", 0, 1243, "3121d55261e277b8968b9c3bda18bd90ee6b4506cb261c16f1957d7512322c18"),
     ("rond6", "rond6-defend", 1, 629, "848e40b673a2d819f374fee5ae38e2b7808d0bdf448bb35b7cc331eacf4fa836"),
     ("rond6", "demo", 1, 479, "5a84d98c5b0970d09dd1a44c647a7155ed2a161bc4ce7e2231f9396e06b88a8e"),
-    ("rond6", "demo", 2, 1265, "5386742132a0eb53c4cc916d930e4e45b6eecf6dab762d9dc3e0492139adc329"),
+    ("rond6", "demo", 2, 1259, "8ebc08b1a9c9a7c4f721a597290c951b708643a07f468c40ea912a7065979382"),
 ]
 
 

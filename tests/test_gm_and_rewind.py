@@ -12,7 +12,7 @@ import trio.testing
 from firelane.actors.policies import AIPolicy
 from firelane.actors.runtime import run_encounter
 from firelane.actors.sequencer import Sequencer, command_key, create_encounter, fold_log, load_seed
-from firelane.engine.core import Rejected, resting_points
+from firelane.engine.core import Rejected, resting_points, resting_points_of
 from firelane.engine.dice import FixedDice
 from firelane.engine.registry import register_system
 from firelane.engine.simulate import run_headless
@@ -398,3 +398,57 @@ async def test_the_clocks_of_a_turn_and_a_window_start_at_their_entries_or_at_a_
     rewind_ms = _entry_ms((await event_log.read(encounter))[3])
     # The restored turn and window run their time again from the rewind.
     assert await event_log.clock_starts(encounter, turn_version=2, window=7) == (rewind_ms, rewind_ms)
+
+
+def test_a_rewind_closes_the_windows_the_abandoned_branch_left_open() -> None:
+    """A window opened after the version rewound to is closed by the rewind
+    (``closed_windows``), so a client following the log knows it is gone."""
+    calm: list[int] = []
+    rewound: list[int] = []
+
+    def gm(state):
+        if rewound or not state.started:
+            return None
+        if state.window is None:
+            calm.append(state.version)  # between commands, no window open
+            return None
+        rewound.append(state.window.window)
+        return RewindEncounter(command_id="back", actor="gm", to_version=calm[-1], reason="wrong square")
+
+    steps = list(run_headless(TOY, table_setup(brace=False), SEED, people=people, gm=gm))
+    (rewind,) = [e for _c, batch, _s in steps for e in batch if isinstance(e, EncounterRewound)]
+    assert rewind.closed_windows == rewound and rewind.to_version == calm[-1]
+    events = [e for _c, batch, _s in steps for e in batch]
+    after = TOY.initial_state()
+    after.encounter = "headless"
+    for event in events[: events.index(rewind) + 1]:
+        TOY.evolve(after, event)
+    assert after.window is None and after.windows_opened >= rewound[0]
+    # A rewind into a window that stays open lists nothing: that window is open again.
+    setup = table_setup(brace=False)
+    point = first_window_point(setup)
+    into = [e for _c, batch, _s in run_headless(TOY, setup, SEED, people=people, gm=gm_rewinds_once(point))
+            for e in batch if isinstance(e, EncounterRewound)]
+    assert into and point not in into[0].closed_windows and into[0].closed_windows == []
+
+
+def test_the_gms_options_list_where_a_rewind_may_go() -> None:
+    ids: list[str] = []
+    final = None
+    for command, events, state in run_headless(TOY, table_setup(), SEED, people=people):
+        ids += [command.command_id] * len(events)
+        final = state
+        if state.round == 2:
+            break
+    points = resting_points(ids)
+    options = TOY.with_rewind_targets(TOY.options(final, "gm"), final, points)
+    targets = options.gm.rewind_targets
+    assert targets == sorted(v for v in points if v < final.version) and targets
+    for inside in set(range(1, final.version)) - set(targets):  # every other version is refused, naming the nearest
+        with pytest.raises(Rejected) as refused:
+            TOY.check_rewind(final, RewindEncounter(command_id="r", actor="gm", to_version=inside, reason="x"), points)
+        assert "falls inside a command's events" in refused.value.reason
+    for target in targets:
+        TOY.check_rewind(final, RewindEncounter(command_id="r", actor="gm", to_version=target, reason="x"), points)
+    assert TOY.options(final, "gm").gm.rewind_targets is None  # the pure options leave it to who holds the log
+    assert resting_points_of(list(enumerate(ids, start=1))) == points

@@ -98,7 +98,7 @@ def test_a_data_dir_made_755_under_umask_022_is_private_and_holds_no_token(tmp_p
             created = firelane("create", "duel", "--setup", str(setup), "--data-dir", str(data), "--json")
             assert created.returncode == 0, created.stderr
             tokens = {seat["seat"]: seat["token"] for seat in json.loads(created.stdout)["seats"]}
-            campaign_gm = firelane("campaign", "token", "--data-dir", str(data))
+            campaign_gm = firelane("campaign", "token", "--token-only", "--data-dir", str(data))
             assert campaign_gm.returncode == 0, campaign_gm.stderr
             secrets = [*tokens.values(), campaign_gm.stdout.strip()]
             assert len(secrets) == 5 and all(len(secret) >= 24 for secret in secrets)
@@ -121,7 +121,7 @@ def test_a_data_dir_made_755_under_umask_022_is_private_and_holds_no_token(tmp_p
     # ...and every token still opens its seat, and prints: join links need the clear token.
     seats = json.loads(firelane("seats", "duel", "--data-dir", str(data), "--json").stdout)["seats"]
     assert {seat["seat"]: seat["token"] for seat in seats} == tokens
-    assert firelane("campaign", "token", "--data-dir", str(data)).stdout.strip() == secrets[-1]
+    assert firelane("campaign", "token", "--token-only", "--data-dir", str(data)).stdout.strip() == secrets[-1]
 
 
 def test_a_store_of_an_older_firelane_is_tightened_and_its_clear_tokens_sealed(tmp_path: Path) -> None:

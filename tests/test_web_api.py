@@ -14,7 +14,10 @@ import pytest
 import trio
 from trio_websocket import ConnectionClosed, open_websocket_url
 
+from tests.api_contract import api_contract  # noqa: F401 - the fixture: every exchange checked against /api/openapi.json
 from tests.cli_helpers import create_seats, REPO, Served, firelane
+
+pytestmark = pytest.mark.usefixtures("api_contract")
 
 
 

@@ -54,6 +54,8 @@ WORKERS_ASSIGNED_KEY = "firelane:{workers}:assigned"  # "campaign/encounter" -> 
 
 _HEARTBEAT_S = 1.0
 
+_LOBBY_POLL_S = 0.25  # how soon an encounter started from its lobby is taken up
+
 
 _WORKER_STALE_S = 5
 
@@ -327,6 +329,12 @@ class EngineHost:
                     if await _ended(event_log, encounter):
                         await _close_ended(event_log, encounter)
                         return
+                    if await event_log.client.execute("EXISTS", event_log.encounter_key(encounter, "lobby")):
+                        # Waiting in the lobby until the GM starts it (actors/workshop.py): looked at
+                        # again and again, so a start is never missed, whenever its notice came.
+                        self.running[key] = "in the lobby"
+                        await trio.sleep(_LOBBY_POLL_S)
+                        continue
                     if not await self._reserve(key):
                         self.running[key] = "waiting"
                         await trio.sleep(0.2)

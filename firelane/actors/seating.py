@@ -9,6 +9,8 @@ token itself is never sent to Redis), so a frontend in any language can also
 talk to Redis directly, with exactly this much power:
 
 - read the encounter's log (``%R~`` on its log stream: XREAD, XRANGE, XREVRANGE, XLEN);
+- read its own options stream (``%R~`` on ``…:options:<seat>``: what the engine
+  awaits and what this seat may do, written by the engine), no other seat's;
 - append to its own inbox stream (``%W~`` on ``…:inbox:<seat>``: XADD), nothing else;
 - no other key: not the seed, the lease, the seats' tokens, another seat's inbox.
 
@@ -34,7 +36,10 @@ from firelane.redisio import RedisError
 
 log = get_logger("firelane.seating")
 
-# Connection housekeeping a client library sends on connect, and the stream reads.
+# Connection housekeeping a client library sends on connect (redis-py, ioredis,
+# Jedis, go-redis send HELLO or AUTH, CLIENT SETNAME, and PING to check a
+# connection: refusing them would break ordinary clients), and the stream
+# reads. None of them touches a key.
 _READ_COMMANDS = ("+ping", "+echo", "+hello", "+auth", "+client|setname", "+client|getname", "+client|id",
                   "+client|info", "+xread", "+xrange", "+xrevrange", "+xlen")
 
@@ -55,7 +60,7 @@ def acl_rules(event_log: EventLog, encounter: str, seat: SeatSetup, token_digest
     if not _SHA256_HEX.fullmatch(token_digest):
         raise ValueError("a seat's Redis user takes the SHA-256 of its token, not the token")
     rules = ["reset", "on", f"#{token_digest}", "resetchannels", "-@all", *_READ_COMMANDS,
-             f"%R~{event_log.log_key(encounter)}"]
+             f"%R~{event_log.log_key(encounter)}", f"%R~{event_log.options_key(encounter, seat.id)}"]
     if writes and seat.role != "spectator":
         rules += ["+xadd", f"%W~{event_log.inbox_key(encounter, seat.id)}"]
     return rules

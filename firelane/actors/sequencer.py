@@ -113,6 +113,7 @@ _COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@#-]{1,64}")
 # Inbox entries read at a time, per seat. A seat whose read is full may have
 # a backlog: past MAX_PENDING_COMMANDS unread, its oldest are skipped.
 READ_BATCH = 256
+SEAT_VIEWS_KEPT = 4  # entries of a seat's view stream kept (the newest is what counts)
 ENDED_REASON = "the encounter has ended: it takes no more commands"
 # A seat's refused commands recorded one by one: a burst of REJECTION_BURST,
 # then one per REJECTION_REFILL_S; the others are counted in one
@@ -239,7 +240,7 @@ async def _store_tokens(event_log: EventLog, encounter: str, setup: EncounterSet
 
 
 async def create_encounter(event_log: EventLog, encounter: str, setup: EncounterSetup, seed: bytes, *,
-                           reproducible_dice: bool = False) -> EncounterSetup:
+                           reproducible_dice: bool = False, lobby: bool = False) -> EncounterSetup:
     """Check the setup in full, then register the encounter, keep its secret
     seed (sealed), give each seat a token and queue its StartEncounter.
 
@@ -250,6 +251,10 @@ async def create_encounter(event_log: EventLog, encounter: str, setup: Encounter
     A setup that cannot be played raises SetupError before anything is stored;
     an encounter ID that is already taken is refused, so a campaign's history is
     never mixed with a new fight. Returns the setup as it will start.
+
+    ``lobby``: the encounter waits in the lobby (its seats can connect) until
+    the GM starts it (actors/workshop.py: `start_lobby`); no engine takes it up
+    before, so nothing is rolled and no AI acts.
     """
     enlisting = await enlistment(event_log, encounter, setup)  # campaign characters' sheets written in
     setup = enlisting.setup
@@ -270,6 +275,8 @@ async def create_encounter(event_log: EventLog, encounter: str, setup: Encounter
     # takes up a registered encounter at once, and reads its setup from it.
     record = SeedRecord(seed=seed.hex(), reproducible_dice=reproducible_dice)
     await event_log.submit(encounter, _start_command(setup, record), seat=ENGINE_SEAT)
+    if lobby:  # before it is registered: an engine that sees it registered sees it waiting
+        await event_log.client.execute("SET", event_log.encounter_key(encounter, "lobby"), b"1")
     await event_log.register_encounter(encounter, _meta(encounter, setup, record))
     return resolved
 
@@ -450,7 +457,7 @@ class Sequencer:
 
     def __init__(self, event_log: EventLog, encounter: str, system: BaseRuleSystem, seed: bytes, *, lease_wait_s: float = 6.0,
                  snapshot_every: int = 1000, players: Mapping[str, Policy] | None = None, pace: float = 0.0,
-                 wall_clock: WallClock | None = None) -> None:
+                 wall_clock: WallClock | None = None, publish_seat_views: bool = True) -> None:
         # The wall clock the deadlines are kept on across restarts (`deadlines_key`);
         # tests pass one that follows trio's MockClock (actors/clock.py).
         self.wall_clock = wall_clock or system_wall_clock
@@ -493,6 +500,10 @@ class Sequencer:
         self._unread_seats = False
         self.commands_handled = 0
         self._seat_waiting = False  # a seat's command was handled since the last slice (see SliceTurns)
+        # Each seat's view stream (EventLog.options_key) is written when the engine goes to wait for the
+        # seats, once per version; publish_seat_views=False: never (a bench of the pure engine).
+        self.publish_seat_views = publish_seat_views
+        self._views_version = -1
 
     async def load(self) -> None:
         """Rebuild the state from the log; raises `LogTampered` when the log's
@@ -642,9 +653,12 @@ class Sequencer:
             # blocked read is safe: the client drops that connection.
             report_at = min((at + REJECTION_REFILL_S for _, _, at, _ in self._dropped.values()), default=math.inf)
             wake = min(d for d in (self._window_deadline, self._turn_deadline, report_at, math.inf) if d is not None)
+            players_awaited = self._players_awaited()
+            if not players_awaited:
+                await self._publish_seat_views()  # the engine waits for the seats: tell each what it may do
             with trio.move_on_at(wake):
                 # Players waiting to act: only look; else wait for a command.
-                block = None if self._players_awaited() else 1000
+                block = None if players_awaited else 1000
                 self._unread_seats = False
                 entries = await self.log.read_inboxes(self.encounter, dict(self._read), block_ms=block, count=READ_BATCH)
             await self._handle_read(entries)
@@ -1322,6 +1336,30 @@ class Sequencer:
             self._window_deadline = trio.current_time() + window.deadline_ms / 1000
             self._deadlines_to_record["window"] = f"{window.window}:{self.wall_clock() + window.deadline_ms}"
 
+    async def _publish_seat_views(self) -> None:
+        """Write each seat's options (SeatOptions: what the engine awaits, what
+        the seat may do now) to its own stream, which only that seat's Redis
+        user (and the engine) may read: a bot on Redis decides from it. Once
+        per log version, when the engine goes to wait for the seats (not while
+        its own players play on), so a fight the engine plays alone costs
+        nothing; the newest few entries are kept."""
+        state = self.state
+        if not self.publish_seat_views or not state.started or state.version == self._views_version:
+            return
+        self._views_version = state.version
+        commands = []
+        for seat in state.seats:
+            try:
+                view = msgspec.json.encode(self.system.options(state, seat.id))
+            except Exception as exc:  # noqa: BLE001 - a view that fails never stops the fight
+                log.warning("cannot compute a seat's options", encounter=self.encounter, seat=seat.id, error=repr(exc)[:200])
+                continue
+            commands.append(("XADD", self.log.options_key(self.encounter, seat.id), "MAXLEN", str(SEAT_VIEWS_KEPT), "*",
+                             "n", str(state.version), "o", view))
+        for reply in await self.log.client.pipeline(commands):
+            if isinstance(reply, RedisError):
+                log.warning("cannot write a seat's options", encounter=self.encounter, error=str(reply)[:200])
+
     async def _finish(self) -> None:
         """The encounter has ended: close its inboxes (the API refuses from
         now on, the seats' Redis users may only read the log), answer what
@@ -1329,6 +1367,7 @@ class Sequencer:
         only then reveal the seed. So every command a seat got an inbox entry
         for is answered, and none is taken once the reveal is readable. Safe
         to repeat from any point (a restart comes here again)."""
+        await self._publish_seat_views()  # "ended": nothing more is awaited
         if self.state.seed_revealed:
             if not await self.log.inboxes_closed(self.encounter):  # ended by an older engine, which revealed first
                 await self._close_seats(answer_first=False)

@@ -7,7 +7,7 @@
     firelane rest CHARACTER... --days N        downtime between fights (--party for everyone who can rest)
     firelane character adjust ID --set F=V --reason R   the GM's change between fights (--add, --unset, --retire, --revive)
     firelane character release ID... --reason R   free characters from an encounter that never started (or has ended)
-    firelane campaign token                    the campaign's GM token, for the web API (--new: replace it)
+    firelane campaign token                    the campaign GM's sign-in link and token (--rotate: replace it)
     firelane campaign export NAME FILE         the whole campaign into a file signed with the store's key
     firelane campaign import FILE [--as NAME]  ... and back, into a store that does not have it
                                                (--trust FINGERPRINT: a file another store signed)
@@ -314,8 +314,22 @@ async def cmd_campaign(args: argparse.Namespace) -> int:
 
     if args.action == "token":
         async with _store(args, announce=False) as store:
-            token = await gm_token(store.event_log(args.campaign), renew=args.new)
-        print(token)
+            event_log = store.event_log(args.campaign)
+            if not args.new:
+                from firelane.actors.workshop import create_campaign
+
+                await create_campaign(event_log)  # a campaign named for the first time starts here (its token)
+            token = await gm_token(event_log, renew=args.new)
+            serve = await store.serve_info()
+        if args.token_only:
+            print(token)
+            return 0
+        if args.new:
+            print(f"new GM token for campaign {args.campaign}: every browser signed in with the old one is signed out")
+        base = serve.api if serve is not None else "http://127.0.0.1:8740"
+        print(f"GM sign-in link: {base}/workshop/{args.campaign}#gm={token}"
+              + ("" if serve is not None else "   (once firelane serve runs)"))
+        print(f"GM token (Authorization: Bearer, for scripts): {token}")
         return 0
     if args.action == "verify":
         verified = await verify_export(args.file, trust=_trust(args))
@@ -416,6 +430,9 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
                                    "which proves nothing about who made it or whether it was changed")
         checking.set_defaults(handler=cmd_campaign)
     token = actions.add_parser("token", parents=[common],
-                               help="print the campaign's GM token (the web API's key to adjust and release characters)")
-    token.add_argument("--new", action="store_true", help="replace it with a new one (the old one stops working)")
+                               help="print the campaign GM's sign-in link for the workshop page, and its token for the API")
+    token.add_argument("--new", "--rotate", dest="new", action="store_true",
+                       help="replace it with a new one: the old one stops working and every browser signed in with it "
+                            "is signed out")
+    token.add_argument("--token-only", action="store_true", help="print the token alone (for scripts)")
     token.set_defaults(handler=cmd_campaign)

@@ -1,4 +1,4 @@
-"""The encounter commands of `firelane`: demo, run, create, seats, options, replay, watch, audit,
+"""The encounter commands of `firelane`: demo, run, create, start, seats, options, replay, watch, audit,
 encounters, submit and schema (the parser is firelane/cli/main.py)."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import trio
 
 from firelane.actors.runtime import default_policies, run_encounter
 from firelane.actors.seating import acl_user
+from firelane.actors.workshop import in_lobby, start_lobby
 from firelane.actors.sequencer import (
     EncounterExists,
     command_key,
@@ -22,6 +23,7 @@ from firelane.actors.sequencer import (
     ensure_encounter,
     seat_tokens,
 )
+from firelane.engine.command_schema import command_schema
 from firelane.engine.registry import demo_setup, get_system
 from firelane.engine.seats import ENGINE_SEAT, GM, default_seats, seat_by_id, seat_controlling
 from firelane.engine.setup_check import decode_setup
@@ -30,7 +32,7 @@ from firelane.events.log import EventLog, InboxClosed, InboxFull
 from firelane.events.schemas import CommandRejected, EncounterSetup, EncounterStarted, SeatSetup, SeedRevealed
 from firelane.cli import campaign as campaign_cli
 from firelane.actors.store import CliError, ServeInfo, Store
-from firelane.engine.core import Rejected
+from firelane.engine.core import Rejected, resting_points_of
 from firelane.events.options_schemas import SeatOptions
 from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING, Narrator, colour_enabled, describe_options, print_line
 from firelane.web.demo_server import DEFAULT_PORT, serve_table, table_link
@@ -42,12 +44,25 @@ from firelane.projections.turn_state import fold_stream, log_system, system_of
 from firelane.cli.common import chosen_seed, cli_store, stderr_line
 
 
+def _progress_line(state: Any, events: int) -> str:
+    sides: dict[str, list[int]] = {}
+    for c in state.combatants.values():
+        counts = sides.setdefault(c.side, [0, 0])
+        counts[0] += not c.out_of_fight
+        counts[1] += 1
+    standing = ", ".join(f"{side} {up} of {total}" for side, (up, total) in sorted(sides.items()))
+    return f"round {state.round or 0} · {events} events · standing: {standing}"
+
+
 async def _narrate_live(event_log: EventLog, encounter: str, narrator: Narrator, pace: float, *, print_from: int = 0,
-                        quiet: bool = False) -> Any:
+                        quiet: bool = False, progress: bool = False) -> Any:
     """Follow the log and print each event (from version ``print_from`` on)
-    until the seed is revealed; returns the final state."""
+    until the seed is revealed; returns the final state. With ``progress``
+    (a demo in a terminal), one line, rewritten as each round starts, instead
+    of every event: a fight is hundreds of lines, `firelane replay` has them."""
     system = None
     state = None
+    shown_round = -1
     async with aclosing(event_log.follow(encounter, "0-0", block_ms=500)) as batches:
         async for batch in batches:
             for stored in batch:
@@ -57,7 +72,13 @@ async def _narrate_live(event_log: EventLog, encounter: str, narrator: Narrator,
                     state = system.initial_state()
                     state.encounter = encounter
                 system.evolve(state, event)
-                if stored.version >= print_from and not quiet:
+                if progress and not quiet:
+                    if state.round != shown_round or isinstance(event, SeedRevealed):
+                        shown_round = state.round
+                        sys.stdout.write("\r\x1b[K" + _progress_line(state, stored.version))
+                        sys.stdout.write("\n" if isinstance(event, SeedRevealed) else "")
+                        sys.stdout.flush()
+                elif stored.version >= print_from and not quiet:
                     print_line(narrator.line(stored.version, event, state))
                     if pace:
                         await trio.sleep(pace)
@@ -84,13 +105,17 @@ async def _run_live(args: argparse.Namespace, store: Store, event_log: EventLog,
     meta = await event_log.encounter_meta(encounter)
     if meta is None:
         raise CliError(f"encounter {encounter!r} does not exist in campaign {event_log.campaign!r}")
+    if await in_lobby(event_log, encounter):
+        raise CliError(f"encounter {encounter!r} waits in its lobby: start it first with "
+                       f"firelane start {encounter} --campaign {event_log.campaign}")
     system = get_system(msgspec.json.decode(meta)["system"])
     narrator = _narrator(args)
     began = time.perf_counter()
     serve = await store.serve_info()
+    progress = getattr(args, "progress", False)
     if serve is not None:
         stderr_line(f"firelane serve (pid {serve.pid}) runs it; watch it in a browser: {_watch_link(serve, event_log, encounter, await seat_tokens(event_log, encounter))}")
-        state = await _narrate_live(event_log, encounter, narrator, args.pace, quiet=quiet)
+        state = await _narrate_live(event_log, encounter, narrator, args.pace, quiet=quiet, progress=progress)
     else:
         start = await encounter_setup(event_log, encounter)
         policies = default_policies(system, {c.id: c.policy for c in start.combatants})
@@ -104,13 +129,15 @@ async def _run_live(args: argparse.Namespace, store: Store, event_log: EventLog,
                 state = await run_encounter(event_log, encounter, system, policies, observers=observers, pace=args.pace)
                 web.cancel_scope.cancel()
         else:
-            observers = [] if quiet else [lambda: _narrate_live(event_log, encounter, narrator, args.pace)]
+            observers = [] if quiet else [lambda: _narrate_live(event_log, encounter, narrator, args.pace, progress=progress)]
             state = await run_encounter(event_log, encounter, system, policies, observers=observers)
     elapsed = time.perf_counter() - began
     print(_summary(state, state.version, elapsed), flush=True)
     spectator = (await seat_tokens(event_log, encounter)).get("spectator", "")
     if serve is not None:
         print(f"replay it in a browser: {table_link(serve.api, event_log.campaign, encounter, spectator, replay=True)}", flush=True)
+    elif getattr(args, "serve_after", False):
+        pass  # the demo serves the table itself once the fight is over, and prints its live link then (cmd_demo)
     else:
         print(f"replay it in a browser: firelane serve, then open "
               f"{table_link(f'http://127.0.0.1:{DEFAULT_PORT}', event_log.campaign, encounter, spectator, replay=True)}"
@@ -137,6 +164,11 @@ def _read_setup(path: str) -> EncounterSetup:
 
 
 async def cmd_demo(args: argparse.Namespace) -> int:
+    # In a terminal a demo shows its progress in one line (--narrate: every event) and then
+    # serves its replay until Ctrl-C; piped, it prints every event and where to replay it.
+    interactive = sys.stdout.isatty() and sys.stdin.isatty()
+    args.progress = interactive and not args.narrate and not args.pace
+    args.serve_after = interactive and not args.pace
     system = get_system(args.system)
     setup = demo_setup(args.system)
     # A demo is a showcase of the AI against itself: its --seed asks for a fight anyone can replay.
@@ -156,7 +188,21 @@ async def cmd_demo(args: argparse.Namespace) -> int:
         print(f"audit: {report.rolls} rolls, {report.dice} dice recomputed from the revealed seed: "
               f"{'all verified' if report.ok else 'PROBLEMS: ' + '; '.join(report.problems[:5])}")
         print(f"replay: firelane replay {encounter} --campaign {args.campaign}   audit: firelane audit {encounter} --verify --campaign {args.campaign}")
+        if args.serve_after and await store.serve_info() is None:
+            args.serving_replay = True  # Ctrl-C now only stops the serving (main.py, _stopped)
+            await _serve_replay(store, event_log, encounter)
         return code if report.ok else 1
+
+
+async def _serve_replay(store: Store, event_log: EventLog, encounter: str) -> None:
+    """Serve the table until Ctrl-C, so the replay link printed is live (a
+    demo in a terminal: a link to a port where nothing runs helps no one)."""
+    spectator = (await seat_tokens(event_log, encounter)).get("spectator", "")
+    async with trio.open_nursery() as web:
+        api = await serve_table(store, web)
+        print(f"replay it in a browser: {table_link(api, event_log.campaign, encounter, spectator, replay=True)}", flush=True)
+        print("serving the table until you press Ctrl-C", flush=True)
+        await trio.sleep_forever()
 
 
 async def cmd_run(args: argparse.Namespace) -> int:
@@ -190,12 +236,32 @@ async def cmd_create(args: argparse.Namespace) -> int:
     async with cli_store(args) as store:
         event_log = store.event_log(args.campaign)
         try:
-            await create_encounter(event_log, args.encounter, setup, seed, reproducible_dice=reproducible)
+            await create_encounter(event_log, args.encounter, setup, seed, reproducible_dice=reproducible,
+                                   lobby=args.lobby)
         except EncounterExists as exc:
             raise CliError(str(exc)) from None
     stderr_line(f"created encounter {args.encounter} in campaign {args.campaign}"
-            + (f"; {REPRODUCIBLE_DICE_WARNING}" if reproducible else ""))
+                + (f"; it waits in the lobby until: firelane start {args.encounter} --campaign {args.campaign}"
+                   if args.lobby else "")
+                + (f"; {REPRODUCIBLE_DICE_WARNING}" if reproducible else ""))
     return await cmd_seats(args)
+
+
+async def cmd_start(args: argparse.Namespace) -> int:
+    """Start an encounter waiting in its lobby: `firelane serve` takes it up at once."""
+    async with cli_store(args, announce=False) as store:
+        event_log = store.event_log(args.campaign)
+        if await event_log.encounter_meta(args.encounter) is None:
+            raise CliError(f"encounter {args.encounter!r} does not exist in campaign {args.campaign!r}")
+        if not await start_lobby(event_log, args.encounter):
+            raise CliError(f"encounter {args.encounter!r} is not in the lobby: it has started already")
+        serve = await store.serve_info()
+    if serve is not None:
+        print(f"started encounter {args.encounter}; firelane serve (pid {serve.pid}) runs it")
+    else:
+        print(f"started encounter {args.encounter}; run it with firelane serve, or here: firelane run {args.encounter}"
+              f" --campaign {args.campaign}")
+    return 0
 
 
 async def _check_stored(event_log: EventLog, encounter: str) -> tuple[int, Any]:
@@ -465,10 +531,14 @@ async def cmd_options(args: argparse.Namespace) -> int:
         state = system.initial_state()
         state.encounter = args.encounter
         await fold_stream(system, state, event_log, args.encounter)
-    try:
-        options = system.options(state, args.seat)
-    except Rejected as exc:
-        raise CliError(exc.reason) from None
+        try:
+            options = system.options(state, args.seat)
+        except Rejected as exc:
+            raise CliError(exc.reason) from None
+        if options.gm is not None:  # where a rewind may go, among the newest 20,000 versions (as the API says)
+            tail = await event_log.read_from_version(args.encounter, max(0, state.version - 20_000))
+            held = [(s.version, s.command_id) for s in tail if s.version <= state.version]
+            options = system.with_rewind_targets(options, state, resting_points_of(held))
     if args.json:
         sys.stdout.buffer.write(msgspec.json.encode(options) + b"\n")
         return 0
@@ -485,10 +555,13 @@ async def cmd_schema(args: argparse.Namespace) -> int:
 
         types = tuple(GENERIC_EVENTS) + tuple(system.event_types)
         target: Any = Union[types]  # noqa: UP007 - a runtime union for msgspec
-    else:
-        target = codec.command_union(system.command_types)
-    if args.options:
+    elif args.options:
         target = SeatOptions
+    else:
+        # The commands a seat may send (the engine's own left out), window answers' options typed per reaction.
+        document = command_schema([system])
+        sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(document)) + b"\n")
+        return 0
     sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(msgspec.json.schema(target))) + b"\n")
     return 0
 

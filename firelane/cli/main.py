@@ -51,6 +51,7 @@ from firelane.cli.encounters import (
     cmd_demo,
     cmd_run,
     cmd_create,
+    cmd_start,
     cmd_replay,
     cmd_watch,
     cmd_audit,
@@ -82,15 +83,29 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def _add_common_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+    def default(value: object) -> object:
+        return value if defaults else argparse.SUPPRESS
+
+    parser.add_argument("--campaign", default=default("default"), help="campaign name (default: default)")
+    parser.add_argument("--redis", metavar="URL", default=default(None),
+                        help="Redis URL (redis://host:port/db or unix:///path); default: embedded server")
+    parser.add_argument("--data-dir", metavar="DIR", default=default(None), help="embedded server's data directory")
+    parser.add_argument("--no-color", action="store_true", default=default(False), help="plain output")
+    parser.add_argument("--log", metavar="LEVEL", default=default(None),
+                        help="engine log level on stderr (debug, info, warning)")
+    parser.add_argument("--details", action="store_true", default=default(False),
+                        help="show each roll's details in the narration")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="firelane", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    # The common options go before the subcommand (`firelane --campaign x characters`) or after it.
+    # The top-level parser holds their defaults; each subcommand's copy leaves an option it was
+    # not given unset (SUPPRESS), so a value given before the subcommand is not overwritten.
+    _add_common_options(parser, defaults=True)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--campaign", default="default", help="campaign name (default: default)")
-    common.add_argument("--redis", metavar="URL", help="Redis URL (redis://host:port/db or unix:///path); default: embedded server")
-    common.add_argument("--data-dir", metavar="DIR", help="embedded server's data directory")
-    common.add_argument("--no-color", action="store_true", help="plain output")
-    common.add_argument("--log", metavar="LEVEL", help="engine log level on stderr (debug, info, warning)")
-    common.add_argument("--details", action="store_true", help="show each roll's details in the narration")
+    _add_common_options(common, defaults=False)
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", parents=[common], help="run a fight between two AI squads")
@@ -102,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--pace", type=seconds, default=0.0,
                       help="seconds between the AI's commands; the fight is then served in a browser while it runs")
     demo.add_argument("--quiet", action="store_true", help="only the summary")
+    demo.add_argument("--narrate", action="store_true", help="in a terminal, print every event (piped output always has them) "
+                                                               "instead of one line of progress")
     demo.set_defaults(handler=cmd_demo)
 
     run = sub.add_parser("run", parents=[common], help="create (or resume) an encounter and run it to the end")
@@ -165,7 +182,15 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--seed", help="seed text; needs --reproducible-dice (default: secret random dice)")
     create.add_argument("--reproducible-dice", action="store_true", help=_REPRODUCIBLE_HELP)
     create.add_argument("--json", action="store_true", help="print the seats as JSON")
+    create.add_argument("--lobby", action="store_true",
+                        help="wait in the lobby: the seats can join, nothing is rolled until firelane start ENCOUNTER "
+                             "(without it the fight starts at once, as scripts expect)")
     create.set_defaults(handler=cmd_create)
+
+    start = sub.add_parser("start", parents=[common], help="start an encounter waiting in its lobby (firelane create --lobby, "
+                                                           "or the workshop page)")
+    start.add_argument("encounter")
+    start.set_defaults(handler=cmd_start)
 
     options = sub.add_parser("options", parents=[common], help="what a seat may do now, with the command for each option")
     options.add_argument("encounter")
@@ -327,6 +352,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _stopped(args: argparse.Namespace | None, argv: list[str] | None) -> int:
     """One line (serve says its own) and the documented exit code, after a stop signal."""
+    if args is not None and getattr(args, "serving_replay", False):
+        print("firelane: stopped serving the table; the fight is over and stored", file=sys.stderr)
+        return 0
     words = sys.argv[1:] if argv is None else argv
     command = args.command if args is not None else (words[0] if words else None)
     resume = "; resume with: firelane run ENCOUNTER" if command in ("run", "demo") else ""

@@ -100,6 +100,7 @@ from firelane.events.schemas import (
     ReactionPassed,
     ReactionsOrdered,
     ReactionWindowClosed,
+    ReactionOptions,
     ReactionWindowOpened,
     ReactionWindowResumed,
     RestoreState,
@@ -313,6 +314,17 @@ def resting_points(batch_command_ids: list[str]) -> set[int]:
     return points
 
 
+def resting_points_of(entries: list[tuple[int, str]]) -> set[int]:
+    """`resting_points` of a stretch of the log: (version, command id) of
+    consecutive entries; the last entry counts as one (nothing follows it yet)."""
+    points = set()
+    for index, (version, command_id) in enumerate(entries):
+        following = entries[index + 1][1] if index + 1 < len(entries) else None
+        if not command_id or following != command_id:
+            points.add(version)
+    return points
+
+
 def command_json(command: Command) -> dict[str, Any]:
     """A command as an option shows it: its JSON without ``command_id`` (the sender adds one)."""
     body = msgspec.to_builtins(command)
@@ -336,6 +348,10 @@ class BaseRuleSystem:
     combatant_type: ClassVar[type[Combatant]] = Combatant
     # Lower numbers resolve first when several reactions claim one window.
     reaction_priority: ClassVar[dict[str, int]] = {}
+    # What a ClaimReaction's ``options`` carry, per reaction (a ReactionOptions
+    # struct: NoReactionOptions for none). Claims are checked against it before
+    # the rules see them; a reaction left out here (a plugin's) is not checked.
+    reaction_options_types: ClassVar[Mapping[str, type[ReactionOptions]]] = {}
     # "own_turn": a combatant regains its reaction when its turn starts;
     # "round": everyone regains it when a round starts.
     reaction_resets: ClassVar[str] = "own_turn"
@@ -560,6 +576,19 @@ class BaseRuleSystem:
 
     def decide_action(self, decision: Decision, command: Command, dice: Dice) -> None:
         raise Rejected(f"{type(command).__name__} is not a {self.title} command")
+
+    def check_reaction_options(self, claim: ClaimReaction) -> None:
+        """Refuse, in one line, a claim whose ``options`` are not of its
+        reaction's type (`reaction_options_types`): an unknown field, a wrong type."""
+        kind = self.reaction_options_types.get(claim.reaction)
+        if kind is None:
+            return
+        try:
+            msgspec.convert(claim.options, kind)
+        except msgspec.ValidationError as exc:
+            fields = ", ".join(kind.__struct_fields__) or "none: send {}"
+            where = str(exc).replace("`$.", "`options.").replace("`$`", "`options`")
+            raise Rejected(f"the options of {claim.reaction}: {where} (it takes {fields})") from None
 
     def validate_claim(self, state: EncounterState, window: ReactionWindow, claim: ClaimReaction) -> None:
         """Check a claim's options when it is made; raise Rejected if they are wrong."""
@@ -1169,6 +1198,13 @@ class BaseRuleSystem:
         return sorted(v for v in resting_points
                       if 0 < v < state.version and branches.undone_by(state.undone, v) is None)
 
+    def with_rewind_targets(self, options: SeatOptions, state: EncounterState, resting_points: set[int]) -> SeatOptions:
+        """``options`` with the GM's ``rewind_targets`` filled (a GM seat's only)."""
+        if options.gm is None:
+            return options
+        return msgspec.structs.replace(options, gm=msgspec.structs.replace(
+            options.gm, rewind_targets=self.rewind_targets(state, resting_points)))
+
     def rewind_to(self, state: EncounterState, command: RewindEncounter, past: EncounterState,
                   resting_points: set[int]) -> RestoreState:
         """The engine's half of a GM's rewind: check it, and the command that
@@ -1182,9 +1218,12 @@ class BaseRuleSystem:
     def _restore(self, decision: Decision, command: RestoreState) -> None:
         state = decision.state
         restored = msgspec.convert(command.state, self.state_type)
+        reopened = {w.window for w in (*restored.suspended_windows, *([restored.window] if restored.window else []))}
+        left_open = [w.window for w in (*state.suspended_windows, *([state.window] if state.window else []))
+                     if w.window not in reopened]
         decision.emit(EncounterRewound(to_version=command.to_version, from_version=command.from_version,
                                        branch_version=restored.branch_version, reason=command.reason,
-                                       state=command.state))
+                                       state=command.state, closed_windows=left_open))
         del state  # the decision's scratch state is now the restored one
 
     def _settle(self, decision: Decision, dice: Dice) -> None:
@@ -1239,6 +1278,16 @@ class BaseRuleSystem:
                 command.reaction in reactor.reactions,
                 f"{actor} cannot use {command.reaction!r} here; offered: {', '.join(reactor.reactions)}",
             )
+            try:
+                self.check_reaction_options(command)
+            except Rejected as misshapen:
+                try:  # the system's own words, where it checks that shape itself
+                    self.validate_claim(state, window, command)
+                except Rejected:
+                    raise
+                except Exception:  # noqa: BLE001 - a shape the system does not check: the typed refusal says it
+                    pass
+                raise misshapen from None
             self.validate_claim(state, window, command)
             decision.emit(ReactionClaimed(window=window.window, combatant=actor, reaction=command.reaction, options=command.options))
         else:

@@ -489,6 +489,12 @@ class EventLog:
     def inbox_key(self, encounter: str, seat: str) -> str:
         return f"{self._prefix}:enc:{validate_id('encounter', encounter)}:inbox:{validate_id('seat', seat)}"
 
+    def options_key(self, encounter: str, seat: str) -> str:
+        """The seat's own view stream: what the engine awaits and the seat's
+        options (``n``: the log version they hold for; ``o``: SeatOptions JSON),
+        written by the engine whenever it goes to wait for the seats."""
+        return f"{self._prefix}:enc:{validate_id('encounter', encounter)}:options:{validate_id('seat', seat)}"
+
     def encounter_key(self, encounter: str, suffix: str) -> str:
         """Any other per-encounter key (seed, seats, lease, checkpoints...)."""
         return f"{self._prefix}:enc:{validate_id('encounter', encounter)}:{suffix}"

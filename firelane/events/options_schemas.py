@@ -191,6 +191,12 @@ class GMOptions(msgspec.Struct, frozen=True, kw_only=True):
     # combatant -> the fields a GM's form offers, grouped and described (a
     # fallen combatant's health fields are left out: it is revived instead).
     fields: dict[str, list[GMField]] = {}
+    # The versions a RewindEncounter may go to now, oldest first: between two
+    # commands (never inside a command's events), before the log's end, on the
+    # branch that stands; those of the newest 20,000 versions. Filled where
+    # the log is at hand (the API, `firelane options`); null where it is not
+    # (the seat's Redis view): a refused rewind names the nearest versions.
+    rewind_targets: list[int] | None = None
 
 
 class Waiting(msgspec.Struct, frozen=True, kw_only=True):

@@ -204,6 +204,10 @@ class TurnStarted(Event):
 
 
 class TurnSkipped(Event):
+    """A combatant's turn passed over because it cannot act (down, stunned,
+    out of actions...): the engine's, with the reason. A GM's GMSkipTurn is
+    not this: it answers GMRuled, then TurnEnded."""
+
     round: int
     combatant: str
     reason: str
@@ -456,7 +460,7 @@ class GMRuled(Event):
     combatant: str = ""
 
 
-class EncounterRewound(Event):
+class EncounterRewound(Event, omit_defaults=True):
     """The GM took the encounter back to how it stood at log version
     ``to_version``. The log stays append-only: what came after stays in it
     (replay and audit show that branch) and ``state`` is the state at
@@ -469,6 +473,11 @@ class EncounterRewound(Event):
     branch_version: int
     reason: str
     state: dict[str, Any]
+    # The reaction windows open on the abandoned branch when it was left (the
+    # running one and those it suspended): closed by the rewind, their held
+    # answers dropped. A window open in ``state`` is open again, from the rewind
+    # (and not listed). omit_defaults: a rewind that closes none is written as before.
+    closed_windows: list[int] = []
 
 
 class SeedRevealed(Event):
@@ -506,9 +515,23 @@ class EndTurn(Command):
 
 
 class ClaimReaction(Command):
+    """Claim a reaction the open window offers this combatant. ``options``
+    depends on ``reaction``: each rule system types it per reaction
+    (``reaction_options_types``; the schema of commands says which with
+    if/then on ``reaction``); a reaction that takes none takes ``{}``."""
+
     window: int
     reaction: str
     options: dict[str, Any] = {}
+
+
+class ReactionOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Base of the ``options`` a ClaimReaction carries for one reaction (each
+    system's own subclasses). Unknown fields are refused."""
+
+
+class NoReactionOptions(ReactionOptions):
+    """A reaction that takes no options: ``{}``."""
 
 
 class PassReaction(Command):
@@ -543,7 +566,10 @@ class GMAdjust(Command):
 
 
 class GMSkipTurn(Command):
-    """End the active combatant's turn now (a stalled player...)."""
+    """End the active combatant's turn now (a stalled player...). Answered by
+    GMRuled (the skip, with the reason) then TurnEnded and the next TurnStarted;
+    while a reaction window is open it closes that window instead: GMRuled, then
+    the window's closing (its silent reactors pass). TurnSkipped is not used for it."""
 
     authority: ClassVar[str] = "gm"
 

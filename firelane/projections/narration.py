@@ -413,4 +413,8 @@ def describe_options(options: SeatOptions) -> list[str]:
         gm = options.gm
         lines.append(f"  GM: {', '.join(gm.commands) or 'nothing now'}"
                      + (f"; pending calls: {', '.join(c.id + ' (' + c.text + ')' for c in gm.calls)}" if gm.calls else ""))
+        if gm.rewind_targets:
+            newest = gm.rewind_targets[-12:]
+            lines.append(f"  rewind to version: {', '.join(map(str, newest))}"
+                         + (f" (and {len(gm.rewind_targets) - len(newest)} earlier)" if len(gm.rewind_targets) > len(newest) else ""))
     return lines

@@ -33,6 +33,18 @@ class Api:
         self._seats: dict[tuple[str, str], tuple[dict[str, str], list[SeatSetup], str]] = {}
         # Hooks may post to loopback and private addresses (`firelane serve --allow-private-hooks`).
         self.allow_private_hooks = False
+        # Encounters known to have left the lobby (they never go back): their commands skip the lobby check.
+        self.started: set[tuple[str, str]] = set()
+
+    async def in_lobby(self, campaign: str, encounter: str) -> bool:
+        """Whether the encounter waits in its lobby (actors/workshop.py): its seats may connect, not act."""
+        if (campaign, encounter) in self.started:
+            return False
+        event_log = self.event_log(campaign)
+        if await event_log.client.execute("EXISTS", event_log.encounter_key(encounter, "lobby")):
+            return True
+        self.started.add((campaign, encounter))
+        return False
 
     def event_log(self, campaign: str) -> EventLog:
         try:

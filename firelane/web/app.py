@@ -3,9 +3,12 @@ by hypercorn): one module of routes per concern, composed here.
 
     GET  /api/health
     GET  /api/schema?system=S[&events=1]                     JSON Schema of commands (or events)
+    GET  /api/openapi.json, /api/asyncapi.json               the published contract (web/contract.py)
     GET/POST /api/campaigns/{c}/encounters, characters, ...  the campaign (web/campaign.py)
     GET/POST/WS /api/campaigns/{c}/encounters/{e}/...        an encounter's seat (web/encounters.py)
+    /api/workshop/...                                        the GM's workshop (web/workshop.py, docs/workshop-api.md)
     GET  /, /table/..., /characters/..., …/view, …/lines, …/preview   the table page (web/table.py)
+    GET  /workshop/...                                       the GM's workshop pages (web/workshop_pages.py)
 
 An event, on HTTP and on the WebSocket alike, is
 ``{"n": version, "type": tag, "c": command key, "k": causation, "data": {...}}``.
@@ -31,18 +34,21 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.websockets import WebSocket
 
+from firelane.engine.command_schema import command_schema
 from firelane.engine.registry import UnknownSystem, get_system
-from firelane.events import codec
 from firelane.events.log import LogTampered
 from firelane.events.schemas import GENERIC_EVENTS
 from firelane.web.guard import ApiError, Guard, ServedNames
 from firelane.redisio import RedisConnectionError, RedisError
+from firelane.web import contract
 from firelane.web.access import Api, json_response
 from firelane.web.campaign import campaign_routes
 from firelane.web.encounters import encounter_routes
 from firelane.web.orders import orders_routes
 from firelane.web.hooks import hooks_routes
 from firelane.web.table import table_routes
+from firelane.web.workshop import workshop_routes
+from firelane.web.workshop_pages import workshop_page_routes
 
 
 def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
@@ -58,8 +64,16 @@ def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
         if request.query_params.get("events"):
             target: Any = Union[tuple(GENERIC_EVENTS) + tuple(system.event_types)]  # noqa: UP007
         else:
-            target = codec.command_union(system.command_types)
+            return json_response(command_schema([system]))  # the seats' commands (engine/command_schema.py)
         return json_response(msgspec.json.schema(target))
+
+    async def openapi(request: Request) -> Response:
+        """The OpenAPI 3.1 document of the HTTP API (web/contract.py), made from the app's own routes."""
+        return json_response(contract.openapi_document(app.routes))
+
+    async def asyncapi(request: Request) -> Response:
+        """The AsyncAPI 3.0 document of the WebSocket and the Redis streams (web/contract.py)."""
+        return json_response(contract.asyncapi_document())
 
     async def api_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ApiError)
@@ -95,16 +109,21 @@ def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
     routes = [
         Route("/api/health", health),
         Route("/api/schema", schema),
+        Route("/api/openapi.json", openapi),
+        Route("/api/asyncapi.json", asyncapi),
         *campaign_routes(api),  # the roster, the characters, the GM's hand (web/campaign.py)
         *encounter_routes(api),  # a seat's view, commands and WebSocket (web/encounters.py)
         *orders_routes(api),  # a seat's standing orders (web/orders.py)
         *hooks_routes(api),  # webhooks of a seat or a campaign (web/hooks.py)
+        *workshop_routes(api),  # the GM's workshop: drafts, lobby, characters (web/workshop.py, docs/workshop-api.md)
         *table_routes(api),  # the page at / and /table/..., its assets, and GET …/view (web/table.py)
+        *workshop_page_routes(),  # the GM's workshop pages at /workshop/... (web/workshop_pages.py)
     ]
-    return Starlette(routes=routes,
+    app = Starlette(routes=routes,
                      exception_handlers={ApiError: api_error, LogTampered: tampered, HTTPException: http_error,
                                          RedisConnectionError: redis_away, RedisError: redis_away},
                      middleware=[Middleware(Guard, names=names if names is not None else ServedNames())])
+    return app
 
 
 __all__ = ["Api", "make_app"]

@@ -1,11 +1,13 @@
 """An encounter's routes of the API: a seat's own view and its commands.
 
-    GET  /api/campaigns/{c}/encounters/{e}/seat              who the token is
+    GET  /api/campaigns/{c}/encounters/{e}/seat              who the token is (and the lobby, the background)
+    GET  /api/campaigns/{c}/encounters/{e}/background        the map's background image (docs/workshop-api.md)
     GET  /api/campaigns/{c}/encounters/{e}/events?after=V    events after version V (paged: &limit=N)
     GET  /api/campaigns/{c}/encounters/{e}/state             the seat's view of the state
     GET  /api/campaigns/{c}/encounters/{e}/options           what the seat may do now (SeatOptions)
     POST /api/campaigns/{c}/encounters/{e}/commands[?wait=S] submit a command; with wait, its answer
-    WS   /api/campaigns/{c}/encounters/{e}/ws?token=T&after=V  every event after V, then live
+    WS   /api/campaigns/{c}/encounters/{e}/ws?token=T&after=V  every event after V (default 0), then live;
+                                                              V beyond the current version: closed, 4400
 
 Every one takes the seat's secret token (``Authorization: Bearer <token>``,
 or ``?token=`` where a browser cannot set headers, as on a WebSocket). The
@@ -28,7 +30,9 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from firelane.actors.sequencer import body_digest, command_key
+from firelane.actors.workshop import get_background, image_meta
 from firelane.engine.branches import Branches
+from firelane.engine.core import resting_points_of
 from firelane.engine.registry import get_system
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
@@ -38,6 +42,7 @@ from firelane.events.schemas import CommandRejected
 from firelane.web.campaign import COMMAND_ID
 from firelane.web.guard import ApiError, read_body
 from firelane.web.access import Api, int_param, json_response, token_of
+from firelane.web.workshop import image_answer
 from firelane.web.feed import GOING_AWAY, LOST_LOG, REPLACED, TOO_SLOW, EncounterFeed, Watcher, event_message, watcher_cap
 
 def _command_id(body: bytes) -> str:
@@ -110,10 +115,31 @@ def _answer(seat: str, inbox_id: str, events: list[StoredEvent], undone: Branche
     return Response(body, status_code=200, media_type="application/json")
 
 
+async def background_placement(event_log: Any, campaign: str, encounter: str) -> dict[str, Any] | None:
+    """Where the encounter's background image lies on its map (docs/workshop-api.md), or None."""
+    placed = await get_background(event_log, encounter)
+    if placed is None:
+        return None
+    meta = await image_meta(event_log, placed["image"]) or {}
+    return {"offset": placed["offset"], "scale": placed["scale"], "width": meta.get("width"),
+            "height": meta.get("height"), "url": f"/api/campaigns/{campaign}/encounters/{encounter}/background"}
+
+
 def encounter_routes(api: Api) -> list[BaseRoute]:
     async def seat_info(request: Request) -> Response:
-        seat, system = await api.seat(request.path_params["campaign"], request.path_params["encounter"], token_of(request))
-        return json_response({"seat": seat, "system": system})
+        campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
+        seat, system = await api.seat(campaign, encounter, token_of(request))
+        return json_response({"seat": seat, "system": system, "lobby": await api.in_lobby(campaign, encounter),
+                              "background": await background_placement(api.event_log(campaign), campaign, encounter)})
+
+    async def background(request: Request) -> Response:
+        campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
+        await api.seat(campaign, encounter, token_of(request))
+        event_log = api.event_log(campaign)
+        placed = await get_background(event_log, encounter)
+        if placed is None:
+            raise ApiError(404, f"encounter {encounter!r} has no background image")
+        return await image_answer(event_log, placed["image"])
 
     async def events(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
@@ -143,7 +169,12 @@ def encounter_routes(api: Api) -> list[BaseRoute]:
         folded, system = await current_state(campaign, encounter)
         if folded is None:
             return json_response({"seat": seat.id, "version": 0, "options": None})
-        return json_response(system.options(folded, seat.id))
+        answer = system.options(folded, seat.id)
+        if answer.gm is not None:  # where a rewind may go: from the entries the feed holds (the newest 20,000)
+            feed = await api.feed(campaign, encounter)
+            held = [(s.version, s.command_id) for s in feed.events if s.version <= folded.version]
+            answer = system.with_rewind_targets(answer, folded, resting_points_of(held))
+        return json_response(answer)
 
     async def current_state(campaign: str, encounter: str):
         feed = await api.feed(campaign, encounter)
@@ -164,6 +195,8 @@ def encounter_routes(api: Api) -> list[BaseRoute]:
         seat, system = await api.seat(campaign, encounter, token_of(request))
         if seat.role == "spectator":
             raise ApiError(403, "a spectator's seat can watch, not act")
+        if await api.in_lobby(campaign, encounter):
+            raise ApiError(409, "the fight has not started yet: the GM starts it from the lobby")
         wait = int_param(request, "wait", 0, high=60)
         body = await read_body(request, MAX_COMMAND_BYTES, "the command")
         _check_readable(body, system)
@@ -203,6 +236,13 @@ def encounter_routes(api: Api) -> list[BaseRoute]:
         try:
             seat, _system = await api.seat(campaign, encounter, token_of(socket))
             after = int_param(socket, "after", 0)
+            current = await api.event_log(campaign).version(encounter)
+            if after > current:
+                # Nobody can have seen a version the log has not reached: a client's
+                # mistake (another encounter's n, a store made again), said at once
+                # rather than waited on in silence.
+                raise ApiError(400, f"after={after} is beyond this encounter's version ({current}): "
+                                    "reconnect with the last n you saw, or 0")
         except ApiError as exc:
             # Accepted, then closed with a code and reason a browser can read
             # (a refused handshake tells it nothing).
@@ -242,6 +282,7 @@ def encounter_routes(api: Api) -> list[BaseRoute]:
 
     return [
         Route("/api/campaigns/{campaign}/encounters/{encounter}/seat", seat_info),
+        Route("/api/campaigns/{campaign}/encounters/{encounter}/background", background),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/events", events),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/state", state),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/options", options),

@@ -94,22 +94,28 @@ class Table:
 
     # ------------------------------------------------------------ pages
 
-    def new_context(self, *, width: int = 1440, height: int = 880) -> Any:
+    def new_context(self, *, width: int = 1440, height: int = 880, touch: bool = False) -> Any:
         """A browser context of this test whose pages report each Content-Security-Policy
-        violation as a console error (which the tests' error checks then catch)."""
-        context = self.browser.new_context(viewport={"width": width, "height": height})
+        violation as a console error (which the tests' error checks then catch). ``touch``:
+        a phone's or tablet's (touch events, a mobile viewport)."""
+        extra = {"has_touch": True, "is_mobile": True, "device_scale_factor": 2} if touch else {}
+        context = self.browser.new_context(viewport={"width": width, "height": height}, **extra)
         context.add_init_script(REPORT_CSP_VIOLATIONS)
         self.contexts.append(context)
         return context
 
-    def open(self, link: str, *, width: int = 1440, height: int = 880) -> Any:
-        page = self.new_context(width=width, height=height).new_page()
-        page.on("pageerror", lambda error: self.errors.append(f"{link}: {error}"))
-        page.on("console", lambda message: self.errors.append(f"{link}: {message.text}") if message.type == "error"
-                and "favicon" not in message.text and "404" not in message.text else None)
+    def open(self, link: str, *, width: int = 1440, height: int = 880, touch: bool = False, live: bool = True) -> Any:
+        page = self.new_context(width=width, height=height, touch=touch).new_page()
+        self.watch(page, link)
         page.goto(link)
-        page.wait_for_selector(".app header .status.live", timeout=20_000)
+        if live:
+            page.wait_for_selector(".app header .status.live", timeout=20_000)
         return page
+
+    def watch(self, page: Any, link: str) -> None:
+        """Collect the page's errors and console errors (a missing favicon's 404 included) in `errors`."""
+        page.on("pageerror", lambda error: self.errors.append(f"{link}: {error}"))
+        page.on("console", lambda message: self.errors.append(f"{link}: {message.text}") if message.type == "error" else None)
 
     def end_turn(self, page: Any, encounter: str, token: str, who: str, version: int) -> None:
         """Click ``who``'s End turn on ``page`` (the log at ``version``) and wait for it to land."""
@@ -137,6 +143,13 @@ def wait_until(predicate: Callable[[], Any], *, timeout: float = 20, what: str =
         if time.monotonic() > give_up:
             raise AssertionError(f"timed out waiting for {what}" + (f"; {describe()}" if describe else ""))
         time.sleep(0.05)
+
+
+def show_tab(page: Any, tab: str) -> None:
+    """Open a panel's tab where the layout tabs the panels (medium and narrow); the wide one shows them all."""
+    button = page.locator(f".tabs [data-tab='{tab}']")
+    if button.count() and button.get_attribute("aria-selected") != "true":
+        button.click()
 
 
 def page_version(page: Any) -> int:

@@ -11,6 +11,7 @@
 import { useState } from "./vendor/preact-hooks.module.js";
 import { html, combatantName } from "./util.js";
 import { rewindPoint, spanText, undoneBy } from "./branches.js";
+import { TokenDrag } from "./gmdrag.js";
 
 // ------------------------------------------------------------ the checks (gm_fields.value_problem)
 
@@ -229,6 +230,7 @@ export function GMPanel({ view, gm, send, busy, rewindTo, setRewindTo, lines }) 
       <div class="row"><button class="cancel" onClick=${() => setAsking(null)}>Cancel</button>
         <button class="danger" data-confirm-yes=${asking.yes} disabled=${busy} onClick=${() => { setAsking(null); asking.run(); }}>${asking.yes}</button></div>
     </div>`}
+    <${TokenDrag} view=${view} send=${send} busy=${busy} reason=${reason} />
     ${gm.calls.length > 0 && html`<div class="group"><h3>Waiting for your ruling</h3>
       ${gm.calls.map((call) => html`<div class="call" key=${call.id} data-call=${call.id}>
         <div>${call.text}${call.rule ? html` <span class="rule">${call.rule}</span>` : ""}</div>

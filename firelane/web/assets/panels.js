@@ -9,7 +9,9 @@ import { AttackGroups } from "./attacks.js";
 
 export function Initiative({ view }) {
   const state = view.state;
-  const order = state.turn_order.length ? state.turn_order : Object.keys(state.combatants);
+  // A new round's order leaves the fallen out: they stay listed, after it, struck through.
+  const ordered = state.turn_order.length ? state.turn_order : Object.keys(state.combatants);
+  const order = [...ordered, ...Object.keys(state.combatants).filter((id) => !ordered.includes(id) && state.combatants[id].out_of_fight)];
   return html`<section class="panel initiative">
     <h2>Round ${state.round || "—"}${state.ended ? html` <span class="ended">· ended</span>` : ""}</h2>
     <ol>
@@ -64,7 +66,7 @@ function Line({ line, open, toggle, future, current, rewindable, onRewind, undon
     <span class="n" title="log version">${line.n}</span>
     <span class="text" onClick=${expandable ? toggle : undefined}>
       ${undone && html`<span class="undone-tag">undone</span> `}
-      ${line.segs.map(([text, cls], i) => html`<span key=${i} class=${cls}>${text}</span>`)}
+      ${empty && !expandable ? html`<span class="dim quiet-what">${humanize(line.type)}</span>` : line.segs.map(([text, cls], i) => html`<span key=${i} class=${cls}>${text}</span>`)}
       ${expandable && html`<span class="more" title="show the rolls">${open ? "▾" : line.rolls.length ? `⚄${line.rolls.length > 1 ? " " + line.rolls.length : ""}` : "…"}</span>`}
     </span>
     ${rewindable && html`<button class="rewind-here" title=${`rewind the fight to just after event ${line.n}`} onClick=${() => onRewind(line.n)}>⟲</button>`}
@@ -91,7 +93,7 @@ function indexAtOrBefore(lines, n) {
 
 // `canRewind(n)`: whether the GM may rewind to just after line n now (null: not the GM);
 // `branches`: the view's `undone` spans and `rewinds`, to mark the undone lines.
-export function Narration({ lines, upto, canRewind, onRewind, hasEarlier, loadEarlier, branches }) {
+export function Narration({ lines, upto, canRewind, onRewind, hasEarlier, loadEarlier, branches, gm = false }) {
   const [open, setOpen] = useState(() => new Set());
   const [size, setSize] = useState(WINDOW);
   const box = useRef(null);
@@ -147,9 +149,13 @@ export function Narration({ lines, upto, canRewind, onRewind, hasEarlier, loadEa
     <h2>Narration <span class="count" data-events=${last}>${last} events${shown.length < last ? ` · ${shown.length} shown` : ""}</span></h2>
     <div class="lines" ref=${box} onScroll=${onScroll}>
       ${earlier && html`<button class="show-earlier" onClick=${showEarlier}>show earlier events</button>`}
-      ${shown.map((line) => {
+      ${shown.map((line, i) => {
         const by = undoneBy(branches?.undone, line.n);
-        return html`<${Line} key=${line.n} line=${line} open=${open.has(line.n)} toggle=${() => toggle(line.n)}
+        // Versions the seat is not shown (the GM's own refused commands) leave a gap in the numbers: say so.
+        const before = i > 0 ? shown[i - 1].n : lo === 0 && !hasEarlier ? 0 : line.n - 1;
+        const gap = line.n - before - 1;
+        return html`${gap > 0 && html`<div class="line gap" key=${"gap" + line.n} data-gap=${gap}><span class="n"></span>
+            <span class="text dim">${gap === 1 ? `entry ${before + 1} not shown` : `${gap} entries (${before + 1}–${line.n - 1}) not shown`}: ${gm ? "not readable" : "the GM's own"}</span></div>`}<${Line} key=${line.n} line=${line} open=${open.has(line.n)} toggle=${() => toggle(line.n)}
           future=${replaying && line.n > upto} current=${replaying && line.n === upto} rewindable=${!!canRewind?.(line.n)}
           onRewind=${onRewind} undone=${by !== null ? undoneNote(branches.rewinds, by) : null} />`;
       })}
@@ -191,14 +197,14 @@ function longLeft(ms) {
 
 // ------------------------------------------------------------ prompts (reaction windows, decisions)
 
-export function Prompt({ view, options, answered, now, send, busy, onPickSquares }) {
+export function Prompt({ view, options, answered, now, send, busy, onPickSquares, folded, setFolded }) {
   const state = view.state;
   const asked = (options?.combatants || []).filter((c) => c.window);
   const mine = asked.filter((c) => !answered.has(`${c.combatant}:${c.window.window}`));
   const held = asked.filter((c) => answered.has(`${c.combatant}:${c.window.window}`));
   if (!asked.length) return null;
   const awaiting = view.awaiting || {};
-  return html`<div class="prompts">${held.map((c) => html`<div class="prompt held" key=${"held" + c.combatant} data-held=${c.combatant}>
+  return html`<div class=${"prompts" + (folded && mine.length ? " folded" : "")}>${held.map((c) => html`<div class="prompt held" key=${"held" + c.combatant} data-held=${c.combatant}>
       ${combatantName(state, c.combatant)} has answered; waiting for ${c.window.awaited.filter((id) => id !== c.combatant).map((id) => combatantName(state, id)).join(", ") || "the others"}
       <${Countdown} until=${awaiting.deadline_at_ms} total=${c.window.deadline_ms} now=${now} /></div>`)}
     ${mine.map((c) => {
@@ -209,9 +215,11 @@ export function Prompt({ view, options, answered, now, send, busy, onPickSquares
         <span class="bolt">⚡</span>
         <div><b>${who}</b> may react: ${humanize(w.trigger)} by <b>${combatantName(state, w.actor)}</b>
           <div class="sub">window ${w.window} · waiting for ${w.awaited.map((id) => combatantName(state, id)).join(", ")}</div></div>
+        ${setFolded && html`<button class="fold" title=${folded ? "show the choices" : "fold the prompt away to see the map"}
+          aria-expanded=${!folded} onClick=${() => setFolded(!folded)}>${folded ? "show ▴" : "fold ▾"}</button>`}
       </div>
       <${Countdown} until=${awaiting.deadline_at_ms} total=${w.deadline_ms} now=${now} />
-      <div class="choices">
+      <div class="choices" hidden=${!!folded}>
         ${w.reactions.map((r) => html`<div class="reaction" data-reaction=${r.reaction}>
           <div class="reaction-label">${r.label}${r.rule && html` <span class="rule">${r.rule}</span>`}</div>
           ${r.choices.map((choice, i) => html`<button key=${i} class="choice" disabled=${busy}
@@ -258,10 +266,12 @@ export function ActionPanel({ view, options, selected, select, moveMode, setMove
             ${!isSelected ? html`<button onClick=${() => select(c.combatant)}>show where ${combatant.name} can go</button>` : html`
               <div class="modes">${modes.map((mode) => html`<button class=${"mode" + (mode === moveMode ? " on" : "")}
                 data-mode=${mode} onClick=${() => setMoveMode(mode)}>${humanize(mode)}</button>`)}</div>
-              <div class="hint">click a highlighted square: green is safe, amber and red could draw fire (hover for who and the odds)</div>`}
+              <div class="hint">click a highlighted square: green is safe, the others could draw fire, coloured by the chance to be hit there, from yellow (low) to purple (high); hover for who and the odds</div>`}
           </div>`}
-          ${c.attacks.length > 0 && html`<div class="group"><h3>Attack <span class="hint">or click a target on the map</span></h3>
-            <${AttackGroups} state=${state} attacks=${c.attacks} send=${send} busy=${busy} /></div>`}
+          ${(c.attacks.length > 0 || c.untargetable?.length > 0) && html`<div class="group"><h3>Attack${c.attacks.length > 0 ? html` <span class="hint">or click a target on the map</span>` : ""}</h3>
+            <${AttackGroups} state=${state} attacks=${c.attacks} send=${send} busy=${busy} attacker=${c.combatant} />
+            ${c.untargetable?.length > 0 && html`<ul class="untargetable-list">${c.untargetable.map((u) => html`<li key=${u.combatant} data-untargetable=${u.combatant}>
+              ⊘ <b>${combatantName(state, u.combatant)}</b>: ${u.words}</li>`)}</ul>`}</div>`}
           ${c.actions.length > 0 && html`<div class="group"><h3>Actions</h3>
             ${c.actions.map((action) => {
               const squares = action.choices.filter((ch) => ch.square);
@@ -297,15 +307,35 @@ export function ActionPanel({ view, options, selected, select, moveMode, setMove
 // The steps follow the branch that stands (what the GM's rewinds undid is
 // stepped over); an undone branch is reached from its chip, or the slider, and
 // stepped through on its own, with a banner saying whose rewind undid it.
-export function ReplayBar({ version, at, setAt, close, playing, setPlaying, undone = [], rewinds = {} }) {
+// The step glyphs are drawn, not typed: a font without ⏮ ⏭ (Debian's chromium has none) shows empty boxes.
+const ICONS = {
+  start: "M3 2h2v12H3zM14 2v12L6 8z",
+  back: "M12 2v12L4 8z",
+  play: "M4 2v12l9-6z",
+  pause: "M3 2h4v12H3zM9 2h4v12H9z",
+  on: "M4 2v12l8-6zM12 2h2v12h-2z",
+  end: "M11 2h2v12h-2zM2 2v12l8-6z",
+};
+
+function Icon({ name }) {
+  return html`<svg class="icon" viewBox="0 0 16 16" width="14" height="14" aria-hidden="true"><path d=${ICONS[name]} /></svg>`;
+}
+
+export const REPLAY_SPEEDS = [1, 4, 16, 64]; // events per second
+
+export function ReplayBar({ version, at, setAt, close, playing, setPlaying, speed = 4, setSpeed, undone = [], rewinds = {} }) {
   const by = undoneBy(undone, at);
   return html`<div class="replay-bar" data-replay-at=${at}>
     <span class="label">Replay</span>
-    <button title="start" onClick=${() => setAt(0)}>⏮</button>
-    <button title="one back" onClick=${() => setAt(stepBack(undone, at))}>◀</button>
-    <button title=${playing ? "pause" : "play"} class="play" onClick=${() => setPlaying(!playing)}>${playing ? "❚❚" : "▶"}</button>
-    <button title="one on" onClick=${() => setAt(stepOn(undone, at, version))}>▶︎|</button>
-    <button title="end" onClick=${() => setAt(version)}>⏭</button>
+    <button title="start" aria-label="start" data-step="start" onClick=${() => setAt(0)}><${Icon} name="start" /></button>
+    <button title="one back" aria-label="one back" data-step="back" onClick=${() => setAt(stepBack(undone, at))}><${Icon} name="back" /></button>
+    <button title=${playing ? "pause" : "play"} aria-label=${playing ? "pause" : "play"} data-step="play" class="play"
+      onClick=${() => setPlaying(!playing)}><${Icon} name=${playing ? "pause" : "play"} /></button>
+    <button title="one on" aria-label="one on" data-step="on" onClick=${() => setAt(stepOn(undone, at, version))}><${Icon} name="on" /></button>
+    <button title="end" aria-label="end" data-step="end" onClick=${() => setAt(version)}><${Icon} name="end" /></button>
+    ${setSpeed && html`<span class="speeds" role="group" aria-label="speed">${REPLAY_SPEEDS.map((s) => html`<button key=${s}
+      class=${"speed" + (s === speed ? " on" : "")} data-speed=${s} title=${`${s} event${s === 1 ? "" : "s"} a second`}
+      aria-pressed=${s === speed} onClick=${() => setSpeed(s)}>${s}×</button>`)}</span>`}
     <input type="range" min="0" max=${version} value=${at} onInput=${(e) => setAt(Number(e.currentTarget.value))} />
     <span class="at">version <b>${at}</b> / ${version}</span>
     ${close && html`<button class="close" onClick=${close}>back to live</button>`}

@@ -18,7 +18,7 @@ from firelane.engine.systems.bolt_and_blade import combat
 from firelane.engine.systems.bolt_and_blade.actions import take_cover_gain
 from firelane.engine.systems.bolt_and_blade.combat import AttackPlan, average_damage, grid_of
 from firelane.engine.systems.bolt_and_blade.constants import AIMING, PINNED
-from firelane.engine.systems.bolt_and_blade.paths import fire_lane_shooters, ground_cost, movement_left, occupied_squares
+from firelane.engine.systems.bolt_and_blade.paths import end_taken, fire_lane_shooters, ground_cost, movement_left, occupied_squares
 from firelane.engine.systems.bolt_and_blade.reactions import dive_squares, plan_reactive_fire
 from firelane.engine.systems.bolt_and_blade.rules import range_band
 from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant, Weapon
@@ -338,7 +338,9 @@ def reachable(state: EncounterState, me: BoltAndBladeCombatant, budget: float, s
                 cheapest[nxt] = total
                 paths[nxt] = path + [nxt]
                 heapq.heappush(queue, (total, nxt))
-    return {sq: (cost, paths[sq]) for sq, cost in cheapest.items() if sq == start or sq not in survey.occupied}
+    # Issue 19 (a rule, kept in step with the engine): no move ends on anyone's square, standing or down.
+    taken = end_taken(survey.state, besides=survey.me.id)
+    return {sq: (cost, paths[sq]) for sq, cost in cheapest.items() if sq == start or sq not in taken}
 
 
 def square_score(state: EncounterState, me: BoltAndBladeCombatant, square: Square, path: list[Square], survey: Survey | None = None) -> float:

@@ -36,8 +36,14 @@ from firelane.engine.systems.bolt_and_blade.area_schemas import (
     BBZoneTicked,
 )
 from firelane.engine.systems.bolt_and_blade.schemas import BBMove
+from firelane.engine.systems.bolt_and_blade.schemas import BBAttackRecomputed, BBExchangeResolved
 from firelane.events.schemas import (
     ActionTaken,
+    ClaimReaction,
+    CoverFeature,
+    EligibleReactor,
+    PassReaction,
+    ReactionWindowOpened,
     AttackResolved,
     CombatantDown,
     CombatantSetup,
@@ -303,7 +309,8 @@ def test_bb_cmb_16_a_frag_throw_with_an_enemy_in_melee_reach_has_disadvantage() 
     assert [d.face for d in roll.dice] == [15, 8] and roll.kept == [1] and roll.total == 12 and roll.success
     assert roll.details["mode"] == "disadvantage" and "ranged attack with an enemy in melee reach (BB-CMB-16)" in roll.notes[0]
     state = start([sergeant(), *cultists((6, 10), (10, 10))])
-    attack = only(play(state, throw((10, 10), weapon="krak grenade"), [10, 1]), AttackResolved)
+    asked = only(play(state, throw((10, 10), weapon="krak grenade")), ReactionWindowOpened)  # c2 may Return Fire first (BB-CMB-14)
+    attack = only(play(state, PassReaction(command_id="p", actor="c2", window=asked.window), [10, 1]), AttackResolved)
     assert attack.roll.details["disadvantage"] == ["ranged attack with an enemy in melee reach (BB-CMB-16)"] and attack.roll.kept == [1] and not attack.hit
 
 
@@ -430,12 +437,68 @@ def test_bb_cmb_28_frag_is_a_burst() -> None:
 def test_bb_cmb_28_krak_is_a_single_target_shaped_charge_with_no_blast() -> None:
     """BB-CMB-28: krak on c1's square is a ranged attack on c1 (10 + 4 + 2 for c1 Exposed in the open = 16 vs Defense 12, 3d8 = 12): c2 beside it is untouched."""
     state = start([sergeant(), *cultists((10, 10), (11, 11))])
-    events = play(state, throw((10, 10), weapon="krak grenade"), [10, 3, 4, 5])
+    asked = only(play(state, throw((10, 10), weapon="krak grenade")), ReactionWindowOpened)  # c1 may Return Fire first (BB-CMB-14)
+    events = play(state, PassReaction(command_id="p", actor="c1", window=asked.window), [10, 3, 4, 5])
     attack = only(events, AttackResolved)
     assert (attack.attacker, attack.target, attack.weapon, attack.hit, attack.roll.total, attack.defense.total) == ("sgt", "c1", "krak grenade", True, 16, 12)
     assert damage_taken(events) == [("c1", 12)] and only(events, CombatantDown).combatant == "c1"
     assert not of(events, BBAreaResolved) and not of(events, BBScattered) and not of(events, BBThrown)
     assert state.combatants["c2"].vitality == 10 and state.combatants["sgt"].ammo["krak grenade"] == 0
+
+
+def test_bb_cmb_14_a_krak_throw_opens_return_fire_before_the_roll() -> None:
+    """BB-CMB-14, BB-CMB-28 (issue 19 item 14): a krak grenade thrown at c1 is a ranged attack
+    against it, so c1 (autogun ready, its Reaction unspent) is offered Return Fire before the roll,
+    as it is against a lasgun shot. c1 claims: the Opposed Exchange rolls the throw (10 + 4 + 2 =
+    16, hits Defense 12) and c1's autogun (2: misses): the krak hits for 3d8 = 12. The grenade was
+    spent once, as it was thrown."""
+    state = start([sergeant(), *cultists((10, 10))])
+    events = play(state, throw((10, 10), weapon="krak grenade"))
+    asked = only(events, ReactionWindowOpened)
+    assert (asked.trigger, asked.actor, asked.rule) == ("ranged_attack", "sgt", "BB-CMB-14")
+    assert asked.reactors == [EligibleReactor(combatant="c1", reactions=["return_fire"])]
+    assert not of(events, AttackResolved) and state.combatants["sgt"].ammo["krak grenade"] == 0
+    events = play(state, ClaimReaction(command_id="rf", actor="c1", window=asked.window, reaction="return_fire"), [10, 2, 3, 4, 5])
+    exchange = only(events, BBExchangeResolved)
+    assert (exchange.attacker, exchange.defender, exchange.attacker_total, exchange.attacker_hits, exchange.defender_hits) == ("sgt", "c1", 16, True, False)
+    krak = [e for e in of(events, AttackResolved) if e.attacker == "sgt"][0]
+    assert (krak.weapon, krak.hit) == ("krak grenade", True)
+    assert damage_taken(events) == [("c1", 12)] and state.combatants["sgt"].ammo["krak grenade"] == 0
+
+
+def test_bb_cmb_17_a_krak_hit_opens_dive_for_cover() -> None:
+    """BB-CMB-17, BB-CMB-28 (issue 19 item 14): hit by a krak grenade (a ranged attack) with cover
+    within 5 ft, c1 may Dive for Cover, as from a lasgun hit. c1 has no ranged weapon ready (no
+    Return Fire); the throw hits (10 + 4 + 2 = 16 vs 12); c1 dives to (11, 10), heavy cover facing
+    west (+5): its save 15 + 3 = 18 beats the roll 16, the hit is recomputed against Defense 17 and
+    misses: no damage."""
+    setup = EncounterSetup(
+        system="bolt-and-blade",
+        combatants=[sergeant(), member("c1", "cult", "cultist", (10, 10), weapons=["cultist blade"], ready_weapon="cultist blade")],
+        terrain=Terrain(width=20, height=20, cover=[CoverFeature(x=11, y=10, level="heavy", facing=[(-1, 0)])]),
+    )
+    state = SYSTEM.initial_state()
+    for event in SYSTEM.decide(state, StartEncounter(command_id="s", actor=SEQUENCER, setup=setup, seed_commitment=""), FixedDice([1, 20])):
+        SYSTEM.evolve(state, event)
+    events = play(state, throw((10, 10), weapon="krak grenade"), [10])
+    assert only(events, AttackResolved).hit
+    asked = only(events, ReactionWindowOpened)
+    assert (asked.trigger, asked.rule, asked.reactors) == ("ranged_hit", "BB-CMB-17", [EligibleReactor(combatant="c1", reactions=["dive_for_cover"])])
+    assert not of(events, DamageDealt)
+    events = play(state, ClaimReaction(command_id="d", actor="c1", window=asked.window, reaction="dive_for_cover", options={"to": [11, 10]}), [15])
+    assert state.combatants["c1"].position == (11, 10)
+    recomputed = only(events, BBAttackRecomputed)
+    assert not recomputed.hit and not of(events, DamageDealt) and state.combatants["c1"].vitality == 10
+
+
+def test_bb_cmb_24_area_items_open_no_reaction_windows() -> None:
+    """BB-CMB-14, -17, -24 (issue 19 item 14): a frag grenade is thrown at a point, not at a
+    creature, and those caught save (BB-CMB-24): no Return Fire, no Dive for Cover, though c1 has
+    an autogun ready and its Reaction."""
+    state = start([sergeant(), *cultists((10, 10))])
+    events = play(state, throw((10, 10)), [15, 4, 5, 5])
+    assert not of(events, ReactionWindowOpened) and state.window is None
+    assert only(events, BBAreaResolved).caught[0].combatant == "c1"
 
 
 def test_bb_cmb_28_krak_needs_a_creature_in_the_square() -> None:

@@ -39,6 +39,7 @@ FLOORS: dict[str, int] = {
     # the system class, then the package's face
     "system": 9,
     "campaign": 9,  # between fights (issue 11): imports no module of the package
+    "forms": 1,  # the character form, its catalogues and bestiary (engine/forms.py): reads the sample data
     "narration": 0,  # the narration's sentences: words about events, no rules
     "__init__": 10,
 }

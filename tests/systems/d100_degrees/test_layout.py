@@ -13,6 +13,7 @@ FLOORS = {
     "state": 0,
     "rules": 0,
     "data": 0,
+    "forms": 1,  # the character form, catalogues and bestiary (engine/forms.py)
     "actions": 1,
     "reactions": 1,
     "ai": 1,

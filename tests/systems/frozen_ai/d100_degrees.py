@@ -17,7 +17,8 @@ from firelane.engine.core import BaseRuleSystem, next_command_id
 from firelane.engine.grid import Grid, Square, distance
 from firelane.engine.systems.d100_degrees import actions, rules
 from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState, Weapon
-from firelane.engine.systems.percentile import occupied_squares, step_path
+from firelane.engine.occupancy import trim_to_free_end
+from firelane.engine.systems.percentile import body_squares, occupied_squares, step_path
 from firelane.engine.systems.d100_degrees.schemas import (
     ChainLink,
     D100DAllOutAttack,
@@ -155,4 +156,5 @@ def _approach(state: D100DState, me: D100DCombatant, weapon: Weapon | None) -> l
     if not path:
         return None
     squares = int(actions.half_move_metres(state, me) // float(state.settings["square_metres"]))
-    return path[:squares] or None
+    # Issue 19 (a rule, kept in step with the engine): no move ends on a body.
+    return trim_to_free_end(path[:squares], body_squares(state, ignore=[me.id])) or None

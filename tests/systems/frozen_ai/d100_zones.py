@@ -18,7 +18,8 @@ from firelane.engine.core import BaseRuleSystem, Rejected, next_command_id
 from firelane.engine.grid import Grid, Square, distance
 from firelane.engine.systems.d100_zones import actions, rules
 from firelane.engine.systems.d100_zones.state import MELEE, UNARMED, D100ZCombatant, D100ZState, ZWeapon
-from firelane.engine.systems.percentile import occupied_squares, step_path
+from firelane.engine.occupancy import trim_to_free_end
+from firelane.engine.systems.percentile import body_squares, occupied_squares, step_path
 from firelane.engine.systems.d100_zones.schemas import (
     D100ZAimedShot,
     D100ZAttack,
@@ -150,7 +151,9 @@ def _approach(state: D100ZState, me: D100ZCombatant, gun: ZWeapon | None, enemie
     # the action), or just the free move if the action cannot be spent.
     lengths = [len(path)] if len(path) <= free else [min(len(path), most), free]
     for steps in lengths:
-        candidate = path[:steps]
+        candidate = trim_to_free_end(path[:steps], body_squares(state, ignore=[me.id]))  # issue 19: no move ends on a body
+        if not candidate:
+            continue
         try:
             actions.plan_move(state, me, candidate)
         except Rejected:

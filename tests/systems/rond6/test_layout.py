@@ -18,6 +18,7 @@ FLOORS = {
     "movement_rules": 0,
     "rolling": 0,
     "data": 0,
+    "forms": 1,  # the character form, catalogues and bestiary (engine/forms.py)
     "contract": 0,
     "sheets": 0,
     "odds": 0,

@@ -80,7 +80,12 @@ RIFLE_NO_RANGES = {"id": "rifle", "kind": "ranged", "damage": "5D", "ranges": [1
     ({"ammo": {"pistol": 13}}, "sheet field 'ammo.pistol' must be between 0 and 12 (got 13)"),
     ({"ammo": {"knife": 1}}, "sheet field 'ammo.knife' names no weapon of this combatant that takes ammunition (those: pistol)"),
     ({"reloads": {"pistol": -1}}, "sheet field 'reloads.pistol' must be at least 0 (got -1)"),
-    ({"armour": "2D"}, "unknown sheet field 'armour' (known: "),
+    # "armour" names a catalogue entry (forms.py); a die code goes in "armor".
+    ({"armour": "2D"}, "sheet field 'armour' names no armour of RonD6: '2D' (known: armoured_jacket, none, riot_armour, "
+                       "tactical_vest; or give the die code as 'armor')"),
+    ({"armer": "2D"}, "unknown sheet field 'armer' (known: ammo, armor, armor_name, attributes, character_points, "
+                      "dr_bonus, fate_points, fatigue, group, initiative_bonus, move, passive_defense_bonus, readied, "
+                      "reloads, skills, surprised, tactic, talents, weapons, wounds)"),
 ])
 def test_bad_sheets_are_refused(overrides: dict, reason: str) -> None:
     """Every sheet is checked in full up front; one line names the combatant and the field."""

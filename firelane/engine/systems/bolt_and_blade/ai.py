@@ -41,7 +41,7 @@ from firelane.engine.systems.bolt_and_blade.actions import attack_weapons, take_
 from firelane.engine.systems.bolt_and_blade.combat import AttackPlan, average_damage, grid_of, hit_probability
 from firelane.engine.systems.bolt_and_blade.constants import AIMING, PINNED
 from firelane.engine.systems.bolt_and_blade.options import fire_square_odds
-from firelane.engine.systems.bolt_and_blade.paths import cheapest_paths, movement_left, occupied_squares
+from firelane.engine.systems.bolt_and_blade.paths import cheapest_paths, end_taken, movement_left, occupied_squares
 from firelane.engine.systems.bolt_and_blade.reactions import dive_squares
 from firelane.engine.systems.bolt_and_blade.rules import d20_mode, range_band
 from firelane.engine.systems.bolt_and_blade.sight import cover_lookup, wall_sight
@@ -376,8 +376,8 @@ def reachable(state: EncounterState, me: BoltAndBladeCombatant, budget: float, s
     options' (`paths.cheapest_paths`)."""
     survey = survey or Survey(state, me)
     start = tuple(me.position)  # type: ignore[arg-type]
-    occupied = survey.occupied
-    return {square: found for square, found in survey.paths(budget).items() if square == start or square not in occupied}
+    taken = end_taken(state, besides=me.id)  # anyone's, standing or down: never the end of a move
+    return {square: found for square, found in survey.paths(budget).items() if square == start or square not in taken}
 
 
 def square_score(state: EncounterState, me: BoltAndBladeCombatant, square: Square, path: list[Square], survey: Survey | None = None) -> float:

@@ -11,8 +11,9 @@ What happens (see docs/systems/bolt-and-blade-areas.md for the full text):
 
 - **Templates (BB-CMB-24, 28).** Frag and smoke grenades are a Burst at a point,
   a flamer a Cone from the wielder, a krak grenade a single target (an ordinary
-  ranged attack through the system's ``resolve_weapon_attack``, no blast, no
-  scatter); psychic area powers use the template in their data. Shapes are drawn
+  ranged attack through the system's ``resolve_weapon_attack``, with the Return
+  Fire and Dive for Cover windows of any ranged attack on one creature, BB-CMB-14,
+  -17; no blast, no scatter); psychic area powers use the template in their data. Shapes are drawn
   by `firelane.engine.templates`.
 - **Preview and friendly fire (BB-CMB-24).** `BBPreviewArea` emits
   `BBAreaPreviewed`: who the template would catch, with allies (the user counts

@@ -707,18 +707,3 @@ def deal_attack_damage(decision: Decision, outcome: AttackOutcome, dice: Dice) -
     apply_damage(decision, outcome.plan.target, damage.total, source=outcome.plan.attacker, roll=damage, rule=damage.rule)
     return damage.total
 
-
-def resolve_weapon_attack(decision: Decision, attacker_id: str, target_id: str, weapon_name: str, dice: Dice, *, kind: str = "attack") -> AttackResolved | None:
-    """One complete attack with no reaction windows (the areas module's krak
-    grenade): plan, roll, record, damage. The caller spends the action and
-    the item; raises Rejected if the attack cannot be made."""
-    attacker = combatant(decision.state, attacker_id)
-    weapon = attacker.weapon(weapon_name)
-    require(weapon is not None, f"{attacker_id} does not carry {weapon_name!r}")
-    plan = plan_attack(decision.state, attacker_id, target_id, weapon, kind=kind)  # type: ignore[arg-type]
-    outcome = roll_attack(decision, plan, dice, spend_ammo=False)
-    event = emit_attack(decision, outcome, hit=outcome.would_hit, kind=kind)
-    if outcome.would_hit:
-        deal_attack_damage(decision, outcome, dice)
-    dangerous_consequences(decision, outcome, dice)
-    return event

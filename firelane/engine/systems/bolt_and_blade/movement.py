@@ -47,8 +47,10 @@ from firelane.engine.systems.bolt_and_blade.paths import (
     on_overwatch_over,
     opportunity_problem,
     path_cost,
+    end_taken,
     path_problem,
     route,
+    stop_movement,
     step_cost,
 )
 from firelane.engine.systems.bolt_and_blade.reactions import fire_reactive_shot, move_of, plan_reactive_fire
@@ -126,6 +128,10 @@ def walk(decision: Decision, continuation: dict[str, Any], dice: Dice) -> None:
     offered_os: list[str] = list(move["offered_os"])
     segment: list[Square] = []
     segment_cost = 0.0
+    # The last square walked that the mover may end on (no one else's): where
+    # a stop part-way leaves it while it passes an ally (`paths.stop_square`).
+    taken = end_taken(state, besides=mover_id)
+    last_free: Square = tuple(move["back_to"]) if move.get("back_to") else tuple(combat.combatant(state, mover_id).position)  # type: ignore[assignment,arg-type]
     zone_squares = {tuple(s) for zone in getattr(state, "zones", []) for s in zone.squares}
 
     def flush() -> None:
@@ -139,7 +145,11 @@ def walk(decision: Decision, continuation: dict[str, Any], dice: Dice) -> None:
         areas.on_enter_squares(decision.system, decision, mover_id, entered, dice)  # type: ignore[arg-type]
 
     def move_from(remaining: list[Square]) -> dict[str, Any]:
-        return {**move, "rest": [list(s) for s in remaining], "offered_rf": list(offered_rf), "offered_os": list(offered_os)}
+        found = {**move, "rest": [list(s) for s in remaining], "offered_rf": list(offered_rf), "offered_os": list(offered_os)}
+        found.pop("back_to", None)
+        if tuple(combat.combatant(state, mover_id).position) != last_free:  # type: ignore[arg-type]
+            found["back_to"] = list(last_free)  # on another's square: where a stop here leaves it
+        return found
 
     def pause(trigger: str, reactors: list[EligibleReactor], remaining: list[Square], rule: str, **notes: Any) -> bool:
         return decision.system.open_window(decision, trigger=trigger, actor=mover_id, reactors=reactors, continuation={**move_from(remaining), **notes}, rule=rule)
@@ -148,7 +158,7 @@ def walk(decision: Decision, continuation: dict[str, Any], dice: Dice) -> None:
         """The move cannot go on: the mover fell (what it held for lapses) or stopped."""
         mover_now = combat.combatant(state, mover_id)
         if mover_now.out_of_fight:
-            lapse_held_shots(decision, mover_id, f"{mover_id} fell", here=f"{mover_id} is already down")
+            fallen_mid_move(decision, mover_id, move_from([]))
         return mover_now.out_of_fight or mover_now.movement_halted
 
     # Shots held for the square the mover stands on, if a window there came first.
@@ -170,6 +180,8 @@ def walk(decision: Decision, continuation: dict[str, Any], dice: Dice) -> None:
                 return
         segment_cost += step_cost(state, mover, here, square)
         segment.append(square)
+        if square not in taken:
+            last_free = square
         if square in zone_squares:
             flush()
         if over():
@@ -217,11 +229,22 @@ def resume_move(decision: Decision, continuation: dict[str, Any], dice: Dice) ->
     stopped (whatever it still held for lapses then)."""
     mover = combat.combatant(decision.state, continuation["mover"])
     if mover.out_of_fight:
-        lapse_held_shots(decision, mover.id, f"{mover.id} fell", here=f"{mover.id} is already down")
+        fallen_mid_move(decision, mover.id, move_of(continuation))
         return
     if mover.movement_halted:
         return
     walk(decision, continuation, dice)
+
+
+def fallen_mid_move(decision: Decision, mover_id: str, move: dict[str, Any]) -> None:
+    """The mover went down part-way: what it held for lapses; and if it fell on
+    a square it was passing (an ally's, a body's), it lies on the last square of its path it
+    could end on instead (one combatant to a square, `firelane.engine.occupancy`)."""
+    mover = combat.combatant(decision.state, mover_id)
+    if move.get("back_to") and mover.position is not None and tuple(mover.position) in end_taken(decision.state, besides=mover_id):
+        stop_movement(decision, mover_id, move, "went down", "BB-CORE-09")
+        return
+    lapse_held_shots(decision, mover_id, f"{mover_id} fell", here=f"{mover_id} is already down")
 
 
 # ---------------------------------------------------------------- who could react to a move (its options)

@@ -51,7 +51,7 @@ from firelane.engine.systems.bolt_and_blade.actions import (
 from firelane.engine.systems.bolt_and_blade.combat import AttackPlan
 from firelane.engine.systems.bolt_and_blade.constants import EVADING, FIRE_CHOICES, PINNED
 from firelane.engine.systems.bolt_and_blade.movement import move_allowance, move_threats
-from firelane.engine.systems.bolt_and_blade.paths import cheapest_paths, occupied_squares
+from firelane.engine.systems.bolt_and_blade.paths import cheapest_paths, end_taken, occupied_squares
 from firelane.engine.systems.bolt_and_blade.reactions import dive_offer, dive_squares, plan_reactive_fire, return_fire_problem
 from firelane.engine.systems.bolt_and_blade.rules import d20_mode
 from firelane.engine.systems.bolt_and_blade.state import BoltAndBladeCombatant
@@ -122,13 +122,14 @@ def move_options(state: EncounterState, me: BoltAndBladeCombatant) -> list[MoveO
     (`move_threats`). The command names the destination only."""
     options: list[MoveOption] = []
     occupied = occupied_squares(state, besides=me.id)
+    taken = end_taken(state, besides=me.id)
     lanes: dict = {}  # who has a fire lane where: the same for every mode
     for mode in move_modes(me):
         tree = {square: found for square, found in cheapest_paths(state, me, move_allowance(me, mode), occupied=occupied).items() if found[1]}
         threats = move_threats(state, me.id, mode, {square: path for square, (_cost, path) in tree.items()}, lanes=lanes)
         for square, (cost, path) in sorted(tree.items(), key=lambda item: (item[1][0], item[0][1], item[0][0])):
-            if square in occupied:
-                continue  # an ally's square: passed, never ended on
+            if square in taken:
+                continue  # an ally's square or a body's: passed, never ended on
             options.append(MoveOption(
                 to=square, cost=cost, path=list(path), mode=mode, threats=threats.get(square, []),
                 command=command_json(BBMove(command_id="", actor=me.id, to=square, mode=mode)),

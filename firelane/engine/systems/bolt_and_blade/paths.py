@@ -23,6 +23,7 @@ import msgspec
 
 from firelane.engine.core import Decision, Rejected, require
 from firelane.engine.grid import Square, cover_level_against, distance, has_cover_feature, in_fire_lane, step_allowed
+from firelane.engine.occupancy import taken_squares
 from firelane.engine.state import EncounterState
 from firelane.engine.systems.bolt_and_blade import combat
 from firelane.engine.systems.bolt_and_blade.combat import grid_of
@@ -79,8 +80,15 @@ def movement_left(mover: BoltAndBladeCombatant) -> float:
 
 
 def occupant(state: EncounterState, square: Square, *, besides: str = "") -> str | None:
-    """The standing combatant on a square (the fallen do not block), if any."""
+    """The standing combatant on a square (the fallen do not block a step), if any."""
     return occupied_squares(state, besides=besides).get(square)
+
+
+def end_taken(state: EncounterState, *, besides: str = "") -> dict[Square, str]:
+    """The squares a move may not end on: anyone's, standing or down
+    (`firelane.engine.occupancy`: one combatant to a square; a body is
+    stepped over, never ended on)."""
+    return taken_squares(state, besides=[besides] if besides else [])
 
 
 def occupied_squares(state: EncounterState, *, besides: str = "") -> dict[Square, str]:
@@ -94,8 +102,9 @@ def occupied_squares(state: EncounterState, *, besides: str = "") -> dict[Square
 
 
 def path_problem(state: EncounterState, mover: BoltAndBladeCombatant, path: list[Square]) -> str | None:
-    """Why a path cannot be walked, or None. Allies may be passed through;
-    enemies may not; the last square must be free."""
+    """Why a path cannot be walked, or None. Allies (and the fallen) may be
+    passed through; standing enemies may not; the last square must be free of
+    anyone, standing or down (`end_taken`)."""
     grid = grid_of(state)
     here: Square = mover.position  # type: ignore[assignment]
     for square in path:
@@ -106,9 +115,9 @@ def path_problem(state: EncounterState, mover: BoltAndBladeCombatant, path: list
         if blocker is not None and state.combatants[blocker].side != mover.side:
             return f"{square} is held by the enemy {blocker}"
         here = square
-    blocker = occupant(state, path[-1], besides=mover.id)
+    blocker = end_taken(state, besides=mover.id).get(tuple(path[-1]))  # type: ignore[arg-type]
     if blocker is not None:
-        return f"cannot end the move on {path[-1]}: {blocker} stands there"
+        return f"cannot end the move on {path[-1]}: {blocker} {'lies' if state.combatants[blocker].out_of_fight else 'stands'} there"
     return None
 
 
@@ -176,11 +185,13 @@ def cheapest_paths(
 def move_destinations(
     state: EncounterState, mover: BoltAndBladeCombatant, budget: float, *, occupied: dict[Square, str] | None = None,
 ) -> dict[Square, tuple[float, list[Square]]]:
-    """`cheapest_paths` to the squares a move may end on: free ones (and the start)."""
+    """`cheapest_paths` to the squares a move may end on: those no one holds,
+    standing or down (`end_taken`), and the start."""
     held = occupied if occupied is not None else occupied_squares(state, besides=mover.id)
+    taken = end_taken(state, besides=mover.id)
     start = tuple(mover.position)  # type: ignore[arg-type]
     return {square: found for square, found in cheapest_paths(state, mover, budget, occupied=held).items()
-            if square == start or square not in held}
+            if square == start or square not in taken}
 
 
 def route(state: EncounterState, mover: BoltAndBladeCombatant, to: Square, waypoints: list[Square], budget: float, mode: str) -> list[Square]:
@@ -198,8 +209,8 @@ def route(state: EncounterState, mover: BoltAndBladeCombatant, to: Square, waypo
         blocker = held.get(square)
         if blocker is not None and state.combatants[blocker].side != mover.side:
             raise Rejected(f"{what} {square} is held by the enemy {blocker}")
-    blocker = held.get(to)
-    require(blocker is None, f"cannot end the move on {to}: {blocker} stands there")
+    blocker = end_taken(state, besides=mover.id).get(to)
+    require(blocker is None, f"cannot end the move on {to}: {blocker} {'lies' if blocker and state.combatants[blocker].out_of_fight else 'stands'} there")
     require(to != tuple(mover.position), f"{mover.id} is already on {to}")  # type: ignore[arg-type]
     path: list[Square] = []
     spent = 0.0
@@ -355,17 +366,37 @@ def exposed_to_enemy_sight(state: EncounterState, mover_id: str, square: Square)
 
 
 def stop_movement(decision: Decision, mover_id: str, continuation: dict[str, Any], reason: str, rule: str) -> None:
+    """End a move early where the mover stands, or, if that square is someone
+    else's (an ally it was passing), on the last square of its path it may end
+    on (`stop_square`): one combatant to a square (`firelane.engine.occupancy`)."""
     mover = combat.combatant(decision.state, mover_id)
+    at, reason = stop_square(decision.state, mover, continuation, reason)
     decision.emit(
         BBMovementStopped(
             combatant=mover_id,
-            at=tuple(mover.position),  # type: ignore[arg-type]
+            at=at,
             reason=reason,
             unused_path=[(int(s[0]), int(s[1])) for s in continuation.get("rest", [])],
             rule=rule,
         )
     )
-    lapse_held_shots(decision, mover_id, f"{mover_id} stopped at {tuple(mover.position)}", here=f"{mover_id} has already stopped")  # type: ignore[arg-type]
+    lapse_held_shots(decision, mover_id, f"{mover_id} stopped at {at}", here=f"{mover_id} has already stopped")
+
+
+def stop_square(state: EncounterState, mover: BoltAndBladeCombatant, continuation: dict[str, Any], reason: str) -> tuple[Square, str]:
+    """Where a move stopped part-way ends, and the reason to record: the
+    mover's square, or — when someone else holds it — the last square of the
+    path walked that it may end on (``back_to`` of the move, kept by the walk
+    while it passes others' squares), with a word on why it stands there."""
+    here: Square = (int(mover.position[0]), int(mover.position[1]))  # type: ignore[index]
+    holder = end_taken(state, besides=mover.id).get(here)
+    back_to = continuation.get("back_to")
+    if holder is None or back_to is None:
+        return here, reason
+    at: Square = (int(back_to[0]), int(back_to[1]))
+    name = state.combatants[holder].name or holder
+    verb = "lies" if mover.out_of_fight else "stops"
+    return at, f"{reason}; {name} holds ({here[0]},{here[1]}), so it {verb} on ({at[0]},{at[1]}), the last square it may end on"
 
 
 def held_shots_at(state: EncounterState, mover_id: str, square: Square) -> list[HeldShot]:

@@ -47,6 +47,7 @@ from typing import Any
 import msgspec
 
 from firelane.engine.core import Decision, Rejected, require
+from firelane.engine.systems.bolt_and_blade.state import Weapon
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Square, cover_level_against, cover_rank, step_allowed
 from firelane.engine.state import EncounterState, ReactionWindow
@@ -54,7 +55,7 @@ from firelane.engine.systems.bolt_and_blade import combat
 from firelane.engine.systems.bolt_and_blade.combat import AttackOutcome, AttackPlan, grid_of
 from firelane.engine.systems.bolt_and_blade.constants import EVADING, FIRE_CHOICES, PINNED, STUNNED
 from firelane.engine.systems.bolt_and_blade.paths import (
-    occupant,
+    end_taken,
     on_overwatch_over,
     opportunity_problem,
     reactive_fire_problem,
@@ -74,7 +75,7 @@ from firelane.events.schemas import (
     Roll,
 )
 
-MOVE_KEYS = ("kind", "mover", "rest", "mode", "choice", "offered_rf", "offered_os")
+MOVE_KEYS = ("kind", "mover", "rest", "mode", "choice", "offered_rf", "offered_os", "back_to")
 
 
 def move_of(continuation: dict[str, Any]) -> dict[str, Any]:
@@ -136,11 +137,12 @@ def dive_squares(state: EncounterState, target_id: str, attacker_square: Square)
     grid = grid_of(state)
     here: Square = target.position  # type: ignore[assignment]
     current = cover_rank(combat.cover_against(state, target, attacker_square)[0])
+    taken = end_taken(state, besides=target_id)  # a dive ends on no one's square, standing or down
     options: list[tuple[int, Square]] = []
     for dx in (-1, 0, 1):
         for dy in (-1, 0, 1):
             square = (here[0] + dx, here[1] + dy)
-            if square == here or step_allowed(grid, here, square) is not None or occupant(state, square, besides=target_id):
+            if square == here or step_allowed(grid, here, square) is not None or square in taken:
                 continue
             rank = cover_rank(cover_level_against(grid, square, attacker_square))
             if rank > current:
@@ -488,7 +490,8 @@ def _return_fire(decision: Decision, window: ReactionWindow, claim: OrderedClaim
     if reactive:
         attack = combat.roll_attack(decision, attack_plan, dice, rule="BB-CMB-10", purpose=f"Reactive Fire with {attack_plan.weapon.name} at {target_id}")
     else:
-        attack = combat.roll_attack(decision, attack_plan, dice, purpose=f"{attack_plan.weapon.name} attack on {target_id}")
+        attack = combat.roll_attack(decision, attack_plan, dice, purpose=f"{attack_plan.weapon.name} attack on {target_id}",
+                                    spend_ammo=attack_plan.weapon.kind != "thrown")  # a thrown item was spent as it was thrown
     answer = combat.roll_attack(decision, return_plan, dice, rule="BB-CMB-14", purpose=f"Return Fire with {return_plan.weapon.name} at {attacker_id}")
     attacker_lands, defender_lands, outcome = exchange_outcome(attack.roll.total, attack.would_hit, answer.roll.total, answer.would_hit)
     decision.emit(
@@ -699,11 +702,42 @@ def dive_offer(state: EncounterState, target_id: str, attacker_square: Square) -
 # ---------------------------------------------------------------- declared attacks
 
 
+def ranged_attack_with(weapon: Weapon) -> bool:
+    """Whether an attack roll with ``weapon`` is a ranged attack (BB-CMB-14,
+    -17): a ranged weapon's, or a throw's (a krak grenade thrown at one
+    creature, BB-CMB-28, is a ranged attack roll)."""
+    return weapon.is_ranged or weapon.kind == "thrown"
+
+
+def declare_thrown_attack(decision: Decision, attacker_id: str, target_id: str, weapon_name: str, dice: Dice) -> None:
+    """A thrown single-target item (a krak grenade, BB-CMB-28), its Action and
+    the item already spent: a ranged attack against one creature, so, as a
+    lasgun shot, the target may Return Fire before the roll (BB-CMB-14) and
+    Dive for Cover from a hit (BB-CMB-17). Raises Rejected if the attack
+    cannot be made."""
+    attacker = combat.combatant(decision.state, attacker_id)
+    weapon = attacker.weapon(weapon_name)
+    require(weapon is not None, f"{attacker_id} does not carry {weapon_name!r}")
+    plan = combat.plan_attack(decision.state, attacker_id, target_id, weapon, kind="attack")  # type: ignore[arg-type]
+    if return_fire_problem(decision.state, target_id, attacker_id) is None and open_window(
+        decision,
+        trigger="ranged_attack",
+        actor=attacker_id,
+        reactors=[EligibleReactor(combatant=target_id, reactions=["return_fire"])],
+        continuation={"kind": "attack", "attacker": attacker_id, "target": target_id, "weapon": weapon.name},  # type: ignore[union-attr]
+        rule="BB-CMB-14",
+    ):
+        return
+    resolve_declared_attack(decision, plan, dice)
+
+
 def resolve_declared_attack(decision: Decision, plan: AttackPlan, dice: Dice) -> None:
-    """Roll a declared attack; a ranged hit may first open Dive for Cover (BB-CMB-17)."""
-    outcome = combat.roll_attack(decision, plan, dice)
+    """Roll a declared attack; a ranged hit may first open Dive for Cover
+    (BB-CMB-17). A thrown item was spent as it was thrown (`consume_item`):
+    the roll spends no round of it."""
+    outcome = combat.roll_attack(decision, plan, dice, spend_ammo=plan.weapon.kind != "thrown")
     combat.emit_attack(decision, outcome, hit=outcome.would_hit, kind="attack")
-    if outcome.would_hit and plan.weapon.is_ranged:
+    if outcome.would_hit and ranged_attack_with(plan.weapon):
         attacker_square: Square = tuple(decision.state.combatants[plan.attacker].position)  # type: ignore[assignment]
         offer = dive_offer(decision.state, plan.target, attacker_square)
         if offer and open_window(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from firelane.events.schemas import Command, Event, Roll
+from firelane.events.schemas import Command, Event, ReactionOptions, Roll
 
 Square = tuple[int, int]
 
@@ -231,3 +231,20 @@ BB_EVENTS: tuple[type[Event], ...] = (
     BBOpposedCheck,
     BBMarkMoved,
 )
+
+
+# --------------------------------------------------------------------------- window answers
+
+
+class BBReactiveFireOptions(ReactionOptions):
+    """Reactive Fire (BB-CMB-10, -13): ``square``, the lane square of the
+    mover's path to fire at (the options list those offered); none: the first."""
+
+    square: Square | None = None
+
+
+class BBDiveForCoverOptions(ReactionOptions):
+    """Dive for Cover (BB-CMB-17): ``to``, the square to dive to (one of the
+    options' choices); none: the first offered."""
+
+    to: Square | None = None

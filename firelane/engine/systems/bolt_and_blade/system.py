@@ -10,7 +10,7 @@ module's host interface (`areas.AreaHost`) and callers holding the system ask fo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import msgspec
@@ -36,13 +36,23 @@ from firelane.engine.systems.bolt_and_blade.state import (
     unknown_sheet_fields,
 )
 from firelane.events.options_schemas import AreaPreview, ReactionOption
-from firelane.engine.systems.bolt_and_blade.schemas import BB_COMMANDS, BB_EVENTS, BBMarkMoved, BBMovementStopped, BBOpposedCheck, BBShotHeld
+from firelane.engine.systems.bolt_and_blade.schemas import (
+    BB_COMMANDS,
+    BB_EVENTS,
+    BBDiveForCoverOptions,
+    BBMarkMoved,
+    BBMovementStopped,
+    BBOpposedCheck,
+    BBReactiveFireOptions,
+    BBShotHeld,
+)
 from firelane.engine.systems.bolt_and_blade import narration
 from firelane.engine.systems.bolt_and_blade.gm_fields import GM_FIELDS
 from firelane.engine.systems.bolt_and_blade.labels import LABELS
 from firelane.events.schemas import (
+    NoReactionOptions,
+    ReactionOptions,
     ActionTaken,
-    AttackResolved,
     CombatantSetup,
     Command,
     ConditionRemoved,
@@ -96,6 +106,14 @@ class BoltAndBladeSystem(BaseRuleSystem):
         # the choice under fire is the mover's alone: one reactor, no order to settle
         "continue": 4,
         "stop": 4,
+    }
+    reaction_options_types: ClassVar[Mapping[str, type[ReactionOptions]]] = {
+        "reactive_fire": BBReactiveFireOptions,
+        "dive_for_cover": BBDiveForCoverOptions,
+        "return_fire": NoReactionOptions,
+        "opportunity_strike": NoReactionOptions,
+        "continue": NoReactionOptions,
+        "stop": NoReactionOptions,
     }
     # BB-CMB-01: regained at the start of its own turn; evolve_event keeps one
     # spent earlier in the same round spent until the next round (BB-CMB-03).
@@ -224,8 +242,10 @@ class BoltAndBladeSystem(BaseRuleSystem):
     def spend_action(self, decision: Decision, combatant_id: str, slot: str = "action", *, action: str = "use wargear", rule: str = "BB-CORE-16", details: dict[str, Any] | None = None) -> None:
         combat.spend_action(decision, combatant_id, slot, action=action, rule=rule, details=details)
 
-    def resolve_weapon_attack(self, decision: Decision, attacker_id: str, target_id: str, weapon_name: str, dice: Dice, *, kind: str = "attack") -> AttackResolved | None:
-        return combat.resolve_weapon_attack(decision, attacker_id, target_id, weapon_name, dice, kind=kind)
+    def resolve_weapon_attack(self, decision: Decision, attacker_id: str, target_id: str, weapon_name: str, dice: Dice, *, kind: str = "attack") -> None:
+        """The areas module's krak grenade: a ranged attack on one creature,
+        with its Return Fire and Dive for Cover windows (BB-CMB-14, -17, -28)."""
+        reactions.declare_thrown_attack(decision, attacker_id, target_id, weapon_name, dice)
 
     def area_item(self, state: EncounterState, combatant_id: str, name: str) -> dict[str, Any] | None:
         return combat.area_item(state, combatant_id, name)
@@ -387,7 +407,11 @@ class BoltAndBladeSystem(BaseRuleSystem):
                 held = state.held_shots  # type: ignore[attr-defined]
                 held[:] = [shot for shot in held if (shot.reactor, shot.window) != (event.combatant, event.window)]
         elif isinstance(event, BBMovementStopped):
-            combat.combatant(state, event.combatant).movement_halted = True
+            me = combat.combatant(state, event.combatant)
+            me.movement_halted = True
+            # Where it stops: its square, or, when that was another's, the last
+            # square of its path it may end on (`paths.stop_square`).
+            me.position = (int(event.at[0]), int(event.at[1]))
         elif isinstance(event, GMRuled):
             if event.call.startswith(f"{reactions.DIVE_CALL}:"):
                 state.gm_calls_settled[event.call] = event.ruling.strip().lower()  # type: ignore[attr-defined]

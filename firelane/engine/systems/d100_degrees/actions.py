@@ -21,6 +21,7 @@ from firelane.engine.systems.d100_degrees.rules import ACTION_LABELS, ALL_OUT, F
 from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState, Weapon
 from firelane.engine.systems.percentile import (
     area_fire_candidates,
+    body_squares,
     declared_path,
     metres,
     occupied_squares,
@@ -127,7 +128,7 @@ def move(system: BaseRuleSystem, decision: Decision, command: D100DMove, dice: D
                          half_move_squares(state, actor))
     require(bool(path), "a move needs a path or a destination ('to')")
     grid = Grid(state.terrain)
-    error = path_error(grid, position(actor), path, occupied_squares(state, ignore=[actor.id]))
+    error = path_error(grid, position(actor), path, occupied_squares(state, ignore=[actor.id]), body_squares(state, ignore=[actor.id]))
     require(error is None, f"cannot move: {error}")
     walked = len(path) * float(state.settings["square_metres"])
     require(walked <= allowance, f"{actor.id} can move {allowance:g} m in a Half Action, not {walked:g} m (house default)")

@@ -31,7 +31,8 @@ from firelane.engine.core import BaseRuleSystem, TurnOptions, next_command_id
 from firelane.engine.grid import Grid, Square
 from firelane.engine.systems.d100_degrees import actions, options, reactions, rules
 from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState, Weapon
-from firelane.engine.systems.percentile import chance_at_most, occupied_squares, position, step_path
+from firelane.engine.occupancy import trim_to_free_end
+from firelane.engine.systems.percentile import body_squares, chance_at_most, occupied_squares, position, step_path
 from firelane.engine.systems.percentile.damage import hit_worth, mean_damage
 from firelane.engine.systems.percentile.probe import as_command
 from firelane.events.options_schemas import AttackOption, Choice
@@ -204,11 +205,13 @@ def _approach(state: D100DState, me: D100DCombatant, turn: TurnOptions) -> dict[
         def goal(square: Square) -> bool:
             return any(actions.metres(state, square, foe) <= reach for foe in foes)
 
-    path = step_path(grid, here, goal, occupied_squares(state, ignore=[me.id]), toward=foes[0])
+    lying = body_squares(state, ignore=[me.id])  # passed, never ended on
+    path = step_path(grid, here, lambda square: square not in lying and goal(square), occupied_squares(state, ignore=[me.id]), toward=foes[0])
     if not path:
         return None
     squares = int(actions.half_move_metres(state, me) // float(state.settings["square_metres"]))
-    if not path[:squares]:
+    walked = trim_to_free_end(path[:squares], lying)  # cut short: never ending on a body
+    if not walked:
         return None
-    end = path[:squares][-1]
+    end = walked[-1]
     return next((m.command for m in turn.moves if tuple(m.to) == end), None)

@@ -53,7 +53,7 @@ from firelane.engine.state import ReactionWindow
 from firelane.engine.systems.d100_degrees import actions, reactions, rules
 from firelane.engine.systems.d100_degrees.rules import FULL, HALF, PINNED
 from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState, Weapon
-from firelane.engine.systems.percentile import chance_at_most, d100_chance, metres, occupied_squares, position
+from firelane.engine.systems.percentile import body_squares, chance_at_most, d100_chance, metres, occupied_squares, position
 from firelane.engine.systems.d100_degrees.schemas import (
     D100DAllOutAttack,
     D100DBasicAttack,
@@ -208,10 +208,11 @@ def move_options(state: D100DState, me: D100DCombatant) -> list[MoveOption]:
     square_m = float(state.settings["square_metres"])
     grid = Grid(state.terrain)
     found = reachable(grid, position(me), occupied_squares(state, ignore=[me.id]), steps)
+    lying = body_squares(state, ignore=[me.id])  # stepped over, never ended on
     return [
         MoveOption(to=square, cost=len(path) * square_m, path=path, mode="half",
                    command=command_json(D100DMove(command_id="", actor=me.id, to=square)))
-        for square, path in found.items()
+        for square, path in found.items() if square not in lying
     ]
 
 

@@ -5,6 +5,7 @@ See the package docstring for the rules and house defaults.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from firelane.engine.core import Decision, Rejected, SettingRange, TurnOptions, require
@@ -18,9 +19,13 @@ from firelane.engine.systems.percentile.system import PercentileSystem
 from firelane.engine.systems.d100_degrees.schemas import D100D_COMMANDS, D100D_EVENTS, D100DSuppressingFire
 from firelane.engine.systems.d100_degrees import narration
 from firelane.engine.systems.d100_degrees.gm_fields import GM_FIELDS
+from firelane.engine.systems.d100_degrees.data import SAMPLE
+from firelane.engine.systems.d100_degrees.forms import SHEET_FIELDS
 from firelane.engine.systems.d100_degrees.labels import LABELS
 from firelane.events.options_schemas import ReactionOption
 from firelane.events.schemas import (
+    NoReactionOptions,
+    ReactionOptions,
     ActionTaken,
     Command,
     ConditionRemoved,
@@ -71,6 +76,8 @@ class D100DegreesSystem(PercentileSystem):
     state_type = D100DState
     combatant_type = D100DCombatant
     reaction_priority: ClassVar[dict[str, int]] = {rules.PARRY: 0, rules.DODGE: 0}
+    reaction_options_types: ClassVar[Mapping[str, type[ReactionOptions]]] = {
+        rules.PARRY: NoReactionOptions, rules.DODGE: NoReactionOptions}
     reaction_resets = "round"  # house default: one Evasion reaction per round
     initiative_each_round = False
     previewable: ClassVar[frozenset[str]] = frozenset({"D100DSuppressingFire"})
@@ -78,6 +85,8 @@ class D100DegreesSystem(PercentileSystem):
     shared_event_sentences = narration.SHARED_EVENT_SENTENCES
     labels = LABELS
     orders = ORDERS  # the standing orders it takes (orders.py)
+    sample = SAMPLE  # the catalogue sheets may name (resolve_setup)
+    sheet_fields = tuple(f.path for f in SHEET_FIELDS if "." not in f.path)  # listed in a refusal
     gm_field_specs = GM_FIELDS  # the GM's form, and what GMAdjust checks (gm_fields.py)
     default_settings: ClassVar[dict[str, Any]] = HOUSE_DEFAULTS
     # The sheet (docs/systems/d100-degrees.md): characteristics 0-100, at least 1 wound.

@@ -22,6 +22,7 @@ from firelane.engine.systems.d100_zones import rules
 from firelane.engine.systems.d100_zones.state import MELEE, RANGED, UNARMED, D100ZCombatant, D100ZState, ZWeapon
 from firelane.engine.systems.percentile import (
     area_fire_candidates,
+    body_squares,
     declared_path,
     metres,
     never_below_zero,
@@ -135,7 +136,7 @@ def plan_move(state: D100ZState, me: D100ZCombatant, path: list[Square]) -> dict
     require(bool(path), "a move needs a path or a destination ('to')")
     grid = Grid(state.terrain)
     start = position(me)
-    error = path_error(grid, start, path, occupied_squares(state, ignore=[me.id]))
+    error = path_error(grid, start, path, occupied_squares(state, ignore=[me.id]), body_squares(state, ignore=[me.id]))
     require(error is None, f"cannot move: {error}")
     return move_plan(state, me, path)
 

@@ -38,7 +38,8 @@ from firelane.engine.grid import Grid, Square, distance
 from firelane.engine.routes import route
 from firelane.engine.systems.d100_zones import actions, options, rules
 from firelane.engine.systems.d100_zones.state import MELEE, RANGED, UNARMED, D100ZCombatant, D100ZState, ZWeapon
-from firelane.engine.systems.percentile import occupied_squares, step_path
+from firelane.engine.occupancy import trim_to_free_end
+from firelane.engine.systems.percentile import body_squares, occupied_squares, step_path
 from firelane.engine.systems.percentile.damage import hit_worth, mean_damage
 from firelane.engine.systems.percentile.probe import as_command
 from firelane.events.options_schemas import AttackOption
@@ -217,14 +218,19 @@ def _approach(state: D100ZState, me: D100ZCombatant, gun: ZWeapon | None, enemie
             return any(distance(square, foe) * square_m <= gun.range_m and grid.line_of_sight(square, foe) for foe in foes)
 
     blocked = occupied_squares(state, ignore=[me.id])
-    path = step_path(grid, actions.position(me), goal, blocked, toward=foes[0])
+    lying = body_squares(state, ignore=[me.id])  # passed, never ended on
+    path = step_path(grid, actions.position(me), lambda square: square not in lying and goal(square), blocked, toward=foes[0])
     if not path:
         return None
     free = int(rules.FREE_MOVE_M // square_m)
     most = int(rules.MAX_MOVE_M // square_m)
     lengths = [len(path)] if len(path) <= free else [min(len(path), most), free]
     for steps in lengths:
-        end = path[:steps][-1]
+        walked = trim_to_free_end(path[:steps], lying)  # never ending on a body
+        if not walked:
+            continue
+        steps = len(walked)
+        end = walked[-1]
         # The engine's path to ``end`` is no longer than the searched one.
         walk = route(grid, actions.position(me), end, [], blocked, min(steps, options.move_steps(state, me)))
         if isinstance(walk, str):

@@ -35,7 +35,7 @@ from firelane.engine.routes import reachable
 from firelane.engine.state import ReactionWindow
 from firelane.engine.systems.d100_zones import actions, rules
 from firelane.engine.systems.d100_zones.state import MELEE, RANGED, UNARMED, D100ZCombatant, D100ZState, ZWeapon
-from firelane.engine.systems.percentile import d100_chance, metres, occupied_squares, position
+from firelane.engine.systems.percentile import body_squares, d100_chance, metres, occupied_squares, position
 from firelane.engine.systems.percentile.probe import accepts
 from firelane.engine.systems.d100_zones.schemas import D100ZAimedShot, D100ZAttack, D100ZFirstAid, D100ZMove, D100ZSuppressiveFire
 from firelane.events.options_schemas import ActionOption, AttackOption, Choice, MoveOption, ReactionOption, Threat
@@ -161,6 +161,8 @@ def move_options(state: D100ZState, me: D100ZCombatant) -> list[MoveOption]:
     if me.aimed_this_turn:
         return []
     found = reachable(Grid(state.terrain), position(me), occupied_squares(state, ignore=[me.id]), move_steps(state, me))
+    lying = body_squares(state, ignore=[me.id])  # stepped over, never ended on
+    found = {square: path for square, path in found.items() if square not in lying}
     # A free attack's chance does not depend on the path: once per engaged enemy.
     chances = {e.id: free_attack_chance(state, e, me) for e in actions.enemies_of(state, me) if actions.engaged(state, me, e)}
     return [option for option in (move_option(state, me, square, path, chances) for square, path in found.items()) if option is not None]

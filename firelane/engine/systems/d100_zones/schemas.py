@@ -6,7 +6,7 @@ the ``D100Z`` prefix so they stay unique across rule systems.
 
 from __future__ import annotations
 
-from firelane.events.schemas import Command, Event, Roll
+from firelane.events.schemas import Command, Event, ReactionOptions, Roll
 
 
 class D100ZMove(Command):
@@ -83,3 +83,13 @@ D100Z_COMMANDS: tuple[type[Command], ...] = (
 )
 
 D100Z_EVENTS: tuple[type[Event], ...] = (D100ZFirstAidGiven, D100ZRevived)
+
+
+# --------------------------------------------------------------------------- window answers
+
+
+class D100ZFreeAttackOptions(ReactionOptions):
+    """A free attack on one leaving Engaged range (D100Z-15): ``weapon``, the
+    melee weapon's name (none: the best one at hand)."""
+
+    weapon: str | None = None

@@ -5,6 +5,7 @@ See the package docstring for the rules and house defaults.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from firelane.engine.core import Decision, Rejected, SettingRange, TurnOptions, require
@@ -16,6 +17,7 @@ from firelane.engine.systems.d100_zones.state import MELEE, RANGED, UNARMED, D10
 from firelane.engine.systems.percentile import SheetCheck, parse_damage
 from firelane.engine.systems.percentile.system import PercentileSystem
 from firelane.engine.systems.d100_zones.schemas import (
+    D100ZFreeAttackOptions,
     D100Z_COMMANDS,
     D100Z_EVENTS,
     D100ZFirstAidGiven,
@@ -24,9 +26,12 @@ from firelane.engine.systems.d100_zones.schemas import (
 )
 from firelane.engine.systems.d100_zones import narration
 from firelane.engine.systems.d100_zones.gm_fields import GM_FIELDS
+from firelane.engine.systems.d100_zones.data import SAMPLE
+from firelane.engine.systems.d100_zones.forms import SHEET_FIELDS
 from firelane.engine.systems.d100_zones.labels import LABELS
 from firelane.events.options_schemas import ReactionOption
 from firelane.events.schemas import (
+    ReactionOptions,
     ActionTaken,
     AttackResolved,
     ClaimReaction,
@@ -90,6 +95,7 @@ class D100ZonesSystem(PercentileSystem):
     state_type = D100ZState
     combatant_type = D100ZCombatant
     reaction_priority: ClassVar[dict[str, int]] = {actions.FREE_ATTACK: 0}  # then initiative order (D100Z-15)
+    reaction_options_types: ClassVar[Mapping[str, type[ReactionOptions]]] = {actions.FREE_ATTACK: D100ZFreeAttackOptions}
     reaction_resets = "round"
     initiative_each_round = True  # D100Z-01
     previewable: ClassVar[frozenset[str]] = frozenset({"D100ZSuppressiveFire"})
@@ -97,6 +103,8 @@ class D100ZonesSystem(PercentileSystem):
     shared_event_sentences = narration.SHARED_EVENT_SENTENCES
     labels = LABELS
     orders = ORDERS  # the standing orders it takes (orders.py)
+    sample = SAMPLE  # the catalogue sheets may name (resolve_setup)
+    sheet_fields = tuple(f.path for f in SHEET_FIELDS if "." not in f.path)  # listed in a refusal
     gm_field_specs = GM_FIELDS  # the GM's form, and what GMAdjust checks (gm_fields.py)
     default_settings: ClassVar[dict[str, Any]] = HOUSE_DEFAULTS
     # The sheet (docs/systems/d100-zones.md): attributes and skills 0-100 (SPD too), at least 1 HP.

@@ -10,7 +10,7 @@ Pure code: no I/O, no trio, no logging (DESIGN.md layering).
 """
 
 from firelane.engine.systems.percentile.damage import DamageCode, never_below_zero, parse_damage, roll_damage
-from firelane.engine.systems.percentile.paths import declared_path, occupied_squares, path_error, shortest_path, step_path
+from firelane.engine.systems.percentile.paths import body_squares, declared_path, occupied_squares, path_error, shortest_path, step_path
 from firelane.engine.systems.percentile.positions import area_fire_candidates, metres, position
 from firelane.engine.systems.percentile.rolls import chance_at_most, d100_chance, percentile_test, tens_digit, target_of
 from firelane.engine.systems.percentile.setup import PERCENT, SheetCheck, require_free_squares, require_square, settle_square_metres
@@ -18,6 +18,7 @@ from firelane.engine.systems.percentile.setup import PERCENT, SheetCheck, requir
 __all__ = [
     "PERCENT",
     "DamageCode",
+    "body_squares",
     "declared_path",
     "SheetCheck",
     "area_fire_candidates",

@@ -49,6 +49,36 @@ class SampleData:
         except KeyError:
             raise KeyError(f"unknown {self.system} weapon {name!r}; known: {', '.join(sorted(data['weapons']))}") from None
 
+    def resolve_sheet(self, sheet: dict[str, Any], data: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A sheet with the catalogue's entries it names spelled out: ``"armour":
+        "flak_vest"`` becomes the armour's points (in ``armour_field``) and its
+        name, each weapon named by a string its profile. A sheet already spelled
+        out comes back as it is. ValueError names the field and the known names."""
+        armour = sheet.get("armour")
+        weapons = sheet.get("weapons")
+        if not isinstance(armour, str) and not (isinstance(weapons, list) and any(isinstance(w, str) for w in weapons)):
+            return sheet
+        data = data or self.load_data()
+        resolved = dict(sheet)
+        if isinstance(armour, str):
+            if armour not in data["armour"]:
+                raise ValueError(f"sheet field 'armour' names no armour of {self.system}: {armour[:64]!r} "
+                                 f"(known: {', '.join(sorted(data['armour']))})")
+            del resolved["armour"]
+            resolved[self.armour_field] = int(data["armour"][armour])
+            resolved["armour_name"] = armour
+        if isinstance(weapons, list):
+            spelled = []
+            for index, weapon in enumerate(weapons):
+                if isinstance(weapon, str):
+                    if weapon not in data["weapons"]:
+                        raise ValueError(f"sheet field 'weapons[{index}]' names no weapon of {self.system}: "
+                                         f"{weapon[:64]!r} (known: {', '.join(sorted(data['weapons']))})")
+                    weapon = self.weapon_profile(weapon, data)
+                spelled.append(weapon)
+            resolved["weapons"] = spelled
+        return resolved
+
     def sheet(self, template: str, data: dict[str, Any] | None = None, **overrides: Any) -> dict[str, Any]:
         """A combatant sheet from a template, with weapons and armour spelled out."""
         data = data or self.load_data()

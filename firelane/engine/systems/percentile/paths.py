@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 
 from firelane.engine.core import Rejected
 from firelane.engine.grid import Grid, Square, adjacent
+from firelane.engine.occupancy import bodies
 from firelane.engine.routes import reachable, reachable_summary, route
 from firelane.engine.state import EncounterState
 
@@ -27,8 +28,15 @@ def occupied_squares(state: EncounterState, *, ignore: Iterable[str] = ()) -> se
     }
 
 
-def path_error(grid: Grid, start: Square, path: list[Square], blocked: set[Square]) -> str | None:
-    """Why ``path`` (squares entered, from ``start``) cannot be walked, or None."""
+def body_squares(state: EncounterState, *, ignore: Iterable[str] = ()) -> dict[Square, str]:
+    """Squares where only a fallen combatant lies: stepped over, never the end
+    of a move (`firelane.engine.occupancy`: one combatant to a square)."""
+    return bodies(state, besides=ignore)
+
+
+def path_error(grid: Grid, start: Square, path: list[Square], blocked: set[Square], lying: dict[Square, str] | None = None) -> str | None:
+    """Why ``path`` (squares entered, from ``start``) cannot be walked, or None.
+    ``lying``: the squares of the fallen (`body_squares`), which it may cross but not end on."""
     if not path:
         return "the path is empty"
     previous = start
@@ -43,6 +51,9 @@ def path_error(grid: Grid, start: Square, path: list[Square], blocked: set[Squar
         if square in blocked:
             return f"step {index + 1} to {square} is occupied"
         previous = square
+    end = (int(path[-1][0]), int(path[-1][1]))
+    if lying and end in lying:
+        return f"the move cannot end on {end}: {lying[end]} lies there"
     return None
 
 

@@ -66,8 +66,9 @@ class SheetCheck:
     """Checking one combatant's sheet; every failure raises `Rejected` with one
     line: "combatant 'a1': sheet field 'wounds' must be at least 1 (got -5)"."""
 
-    def __init__(self, setup: CombatantSetup) -> None:
+    def __init__(self, setup: CombatantSetup, sheet_fields: Iterable[str] = ()) -> None:
         self.setup = setup
+        self.sheet_fields = tuple(sheet_fields)  # what a refusal lists: the fields a person writes
 
     def fail(self, field: str, problem: str) -> NoReturn:
         raise Rejected(f"combatant {self.setup.id!r}: sheet field {field!r} {problem}")
@@ -91,9 +92,12 @@ class SheetCheck:
             self.type_error(str(error))
 
     def known_fields(self, prefix: str, given: Mapping[str, Any], known: set[str]) -> None:
+        # A sheet may carry the fight's own state (a campaign character's), but a refusal
+        # lists only what a person writes on a sheet.
+        listed = sorted(f for f in self.sheet_fields if f in known) if not prefix and self.sheet_fields else sorted(known)
         for field in sorted(set(given) - known):
             raise Rejected(
-                f"combatant {self.setup.id!r}: unknown sheet field {prefix + field!r} (known: {', '.join(sorted(known))})"
+                f"combatant {self.setup.id!r}: unknown sheet field {prefix + field!r} (known: {', '.join(listed)})"
             )
 
     def type_error(self, message: str) -> NoReturn:

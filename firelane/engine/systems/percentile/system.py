@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from firelane.engine.core import BaseRuleSystem, Decision, require
+import msgspec
+
+from firelane.engine.core import BaseRuleSystem, Decision, Rejected, require
 from firelane.engine.dice import Dice
 from firelane.engine.state import Combatant, EncounterState
 from firelane.engine.systems.percentile.setup import (
@@ -45,6 +47,24 @@ class PercentileSystem(BaseRuleSystem):
     # The event types evolve_folded reads (each branch of its chain): the rest
     # change nothing of the system's own, and a fold need not even decode them.
     folded_events: ClassVar[tuple[type[Event], ...]] = ()
+    # The system's sample data (percentile/data.py): the catalogue sheets may name entries of.
+    sample: ClassVar[Any] = None
+    # The fields a person writes on a sheet (its form: forms.py), listed when a sheet names an unknown one.
+    sheet_fields: ClassVar[tuple[str, ...]] = ()
+
+    def resolve_setup(self, setup: EncounterSetup) -> EncounterSetup:
+        """Spell out the catalogue entries sheets name (``"armour": "flak_vest"``,
+        ``"weapons": ["lasgun"]``), so the log carries the records themselves."""
+        if self.sample is None:
+            return setup
+        combatants = []
+        for combatant in setup.combatants:
+            try:
+                sheet = self.sample.resolve_sheet(combatant.sheet)
+            except ValueError as exc:
+                raise Rejected(f"combatant {combatant.id!r}: {exc}") from None
+            combatants.append(combatant if sheet is combatant.sheet else msgspec.structs.replace(combatant, sheet=sheet))
+        return msgspec.structs.replace(setup, combatants=combatants)
 
     # ------------------------------------------------------------ setup
 
@@ -64,7 +84,7 @@ class PercentileSystem(BaseRuleSystem):
         (its maximum at least the pool), then the system's own checks
         (``check_sheet``), weapons with unique names each checked by
         ``check_weapon``, and ``check_sheet_after_weapons``."""
-        check = SheetCheck(setup)
+        check = SheetCheck(setup, self.sheet_fields)
         combatant: Any = check.convert(self.combatant_type, {"weapons": self.weapon_type})
         require_square(combatant, setup)
         for field in self.percent_fields:

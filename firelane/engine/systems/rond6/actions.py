@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from firelane.engine.occupancy import bodies
 from firelane.engine.core import Decision, Rejected, require
 from firelane.engine.dice import Dice
 from firelane.engine.grid import direction, distance
@@ -506,6 +507,8 @@ def charge_path(system: SystemContract, state: RonD6State, charger: RonD6Combata
         require(grid.passable(step) and step not in occupied, f"the charge lane towards {target.id} is blocked at {step} (R6-28)")
         path.append(step)
         here = step
+    lying = bodies(state, besides=[charger.id])
+    require(not path or path[-1] not in lying, f"the charge at {target.id} would end on {path[-1] if path else ''}, where {lying.get(path[-1]) if path else ''} lies (R6-28)")
     return path
 
 

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from firelane.engine.occupancy import bodies, taken_squares, trim_to_free_end
 from firelane.engine.core import SEQUENCER, Decision, Rejected, require
 from firelane.engine.seats import GM
 from firelane.engine.dice import Dice
@@ -94,6 +95,10 @@ def _check_path(state: Any, mover: Any, start: tuple[int, int], path: list[tuple
         require(square not in grid.walls, f"{what}: {square} is a wall")
         require(square not in occupied, f"{what}: {square} is occupied by {occupied.get(square)}")
         previous = square
+    if path and what == "move":
+        end = (int(path[-1][0]), int(path[-1][1]))
+        lying = bodies(state, besides=[mover.id])
+        require(end not in lying, f"{what}: cannot end on {end}: {lying.get(end)} lies there (a body is stepped over, never ended on)")
 
 
 def path_terrain_levels(state: Any, path: list[tuple[int, int]], declared: str, extra: int) -> tuple[int, int | None]:
@@ -291,6 +296,8 @@ def decide_move(system: Any, decision: Decision, command: R6Move, dice: Dice) ->
         if not test.success:
             # Stop before the first rough square; terrain declared for the whole way stops the move.
             moved = [] if command.terrain else path[: first_rough or 0]
+    # A move cut short stops on the last Space of its path it may end on (a body is stepped over).
+    moved = trim_to_free_end(moved, bodies(decision.state, besides=[mover.id]))
     if moved:
         decision.emit(Moved(combatant=mover.id, path=moved, mode=command.mode, cost=float(len(moved)), rule=rule))
 
@@ -330,7 +337,7 @@ def decide_jump(system: Any, decision: Decision, command: R6Jump, dice: Dice) ->
         details={"declared": len(path), "running_start": running},
     )
     reach = jump_spaces(test.success, int(test.roll.details.get("result_points", 0)))
-    occupied = {c.position for c in decision.state.combatants.values() if c.id != jumper.id and not c.out_of_fight}
+    occupied = set(taken_squares(decision.state, besides=[jumper.id]))  # standing or down: no one's Space to land on
     landing = min(reach, len(path))
     while landing > 0 and path[landing - 1] in occupied:
         landing -= 1  # cannot land on someone: short of them
@@ -405,17 +412,18 @@ def path_towards(state: Any, mover_id: str, goal: tuple[int, int], limit: int, *
     }
     if limit <= 0 or (adjacent(start, goal) if stop_adjacent else start == goal):
         return []
+    lying = bodies(state, besides=[mover_id])  # passed, never ended on
     if stop_adjacent:
-        targets = [square for square in grid.neighbours(goal) if square not in blocked]
+        targets = [square for square in grid.neighbours(goal) if square not in blocked and square not in lying]
     else:
-        targets = [goal] if grid.passable(goal) and goal not in blocked else []
+        targets = [goal] if grid.passable(goal) and goal not in blocked and goal not in lying else []
     if start in targets:
         return []
     field = _bfs(grid, targets, blocked - {start}) if targets else {}
     if start not in field:
         # Unreachable: aim for the reachable Space nearest to the goal instead.
         reachable = _bfs(grid, [start], blocked)
-        nearest = min(reachable, key=lambda sq: (distance(sq, goal), reachable[sq], sq))
+        nearest = min((sq for sq in reachable if sq not in lying), key=lambda sq: (distance(sq, goal), reachable[sq], sq), default=start)
         if nearest == start:
             return []
         field = _bfs(grid, [nearest], blocked - {start})
@@ -431,7 +439,7 @@ def path_towards(state: Any, mover_id: str, goal: tuple[int, int], limit: int, *
             key=lambda step: (field[step], line_gap(step), step),
         )
         path.append(here)
-    return path
+    return trim_to_free_end(path, lying)  # cut to ``limit``: never ending on a body
 
 
 def _on_strenuous(state: Any, event: R6Strenuous) -> None:

@@ -81,6 +81,7 @@ from typing import Any
 
 import msgspec
 
+from firelane.engine.occupancy import bodies
 from firelane.engine.core import Decision, Rejected, TurnOptions, command_json
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid, distance
@@ -395,6 +396,7 @@ def move_options(system: SystemContract, state: RonD6State, me: RonD6Combatant) 
                if c.id != me.id and not c.out_of_fight and c.position is not None}
     grid = Grid(state.terrain)
     threats = interrupt_threats(system, state, me)
+    lying = bodies(state, besides=[me.id])
     options: list[MoveOption] = []
     for mode in MOVE_MODES:
         listed: set[tuple[int, int]] = set()
@@ -408,6 +410,8 @@ def move_options(system: SystemContract, state: RonD6State, me: RonD6Combatant) 
             # 2x Move (an action) or farther (a Full Action) are the same for each Space.
             probed: dict[bool, bool] = {}
             for square, path in found.items():
+                if square in lying:
+                    continue  # a body's Space: stepped over, never ended on
                 farther = pace == "run" and len(path) > BASIC_ACTION_MULTIPLE * allowed
                 if farther not in probed:
                     probed[farther] = legal(system, state, me.id, R6Move(command_id="", actor=me.id, path=path, mode=mode, pace=pace))
@@ -424,7 +428,7 @@ def move_option(system: SystemContract, state: RonD6State, me: RonD6Combatant, s
     """The walk to ``square`` at ``pace`` as `move_options` lists it (the same
     path, the same check), or None when that move is not listed: for a
     caller that wants one destination, not every one."""
-    if me.position is None:
+    if me.position is None or tuple(square) in bodies(state, besides=[me.id]):
         return None
     start = (int(me.position[0]), int(me.position[1]))
     blocked = {(int(c.position[0]), int(c.position[1])) for c in state.combatants.values()

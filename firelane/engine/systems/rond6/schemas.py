@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from firelane.events.schemas import Command, Event, Roll
+from firelane.events.schemas import Command, Event, ReactionOptions, Roll
 
 # --------------------------------------------------------------------------- commands
 
@@ -260,3 +260,31 @@ R6_EVENTS: tuple[type[Event], ...] = (
     R6DamageRolled,
     R6ResistanceBoosted,
 )
+
+
+# --------------------------------------------------------------------------- window answers
+
+
+class R6DefenseOptions(ReactionOptions):
+    """An Active Defense (dodge, parry, block, resolve, maneuver, acrobatics;
+    R6-16, R6-18): ``declare``, how many actions a defender who has not
+    declared this round declares now (1 to its limit; none: the setting
+    ``reaction_declares_actions``, default 2). One who has declared sends ``{}``."""
+
+    declare: int | None = None
+
+
+class R6InterruptOptions(ReactionOptions):
+    """An interruption from Wait (R6-08): ``command``, the action to take now,
+    as a command of the system without ``actor`` and ``command_id`` (e.g.
+    ``{"type": "R6Attack", "target": "x", "weapon": "pistol"}``)."""
+
+    command: dict[str, Any]
+
+
+class R6ResistOptions(ReactionOptions):
+    """Spending points against a hit (R6-20): Character Points and/or one Fate
+    Point (at least one of them)."""
+
+    character_points: int = 0
+    fate_point: bool = False

@@ -22,6 +22,10 @@ from firelane.engine.systems.rond6.pools import DieCode, as_code
 from firelane.engine.systems.rond6.state import UNARMED, RonD6Combatant, Weapon
 from firelane.events.schemas import CombatantSetup, EncounterSetup
 
+# The fields a person writes on a sheet (a refusal lists these; the rest is the fight's own state).
+SHEET_FIELD_NAMES = ("ammo", "armor", "armor_name", "attributes", "character_points", "dr_bonus", "fate_points",
+                     "fatigue", "group", "initiative_bonus", "move", "passive_defense_bonus", "readied", "reloads",
+                     "skills", "surprised", "tactic", "talents", "weapons", "wounds")
 # Fields of a combatant that come from its setup, not from its sheet.
 SETUP_FIELDS = frozenset({"id", "name", "side", "position", "policy"})
 WEAPON_KINDS = ("ranged", "thrown", "melee", "unarmed")
@@ -44,10 +48,11 @@ class SheetError:
     def fail(self, field: str, problem: str) -> NoReturn:
         raise Rejected(f"combatant {self.setup.id!r}: sheet field {field!r} {problem}")
 
-    def unknown(self, prefix: str, given: Iterable[str], known: Iterable[str]) -> None:
+    def unknown(self, prefix: str, given: Iterable[str], known: Iterable[str], listed: Iterable[str] | None = None) -> None:
         allowed = sorted(known)
+        shown = sorted(listed) if listed is not None else allowed  # a sheet's own fields, not the fight's state
         for name in sorted(set(given) - set(allowed)):
-            raise Rejected(f"combatant {self.setup.id!r}: unknown sheet field {prefix + name!r} (known: {', '.join(allowed)})")
+            raise Rejected(f"combatant {self.setup.id!r}: unknown sheet field {prefix + name!r} (known: {', '.join(shown)})")
 
     def between(self, field: str, value: int, low: int, high: int) -> None:
         if not low <= value <= high:
@@ -82,7 +87,7 @@ def convert_sheet(setup: CombatantSetup) -> RonD6Combatant:
     """The typed combatant of a sheet: unknown fields (a typo would silently
     fall back to a default) and values of the wrong type are refused."""
     error = SheetError(setup)
-    error.unknown("", setup.sheet, set(RonD6Combatant.__struct_fields__) - SETUP_FIELDS)
+    error.unknown("", setup.sheet, set(RonD6Combatant.__struct_fields__) - SETUP_FIELDS, SHEET_FIELD_NAMES)
     weapons = setup.sheet.get("weapons")
     if isinstance(weapons, list):
         for index, weapon in enumerate(weapons):

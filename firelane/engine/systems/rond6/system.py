@@ -45,6 +45,7 @@ House defaults — each configurable per encounter via ``EncounterSetup.settings
 from __future__ import annotations
 
 import typing
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import msgspec
@@ -85,6 +86,9 @@ from firelane.engine.systems.rond6.state import UNARMED, RonD6Combatant, RonD6St
 from firelane.engine.systems.rond6.movement import with_route
 from firelane.engine.systems.rond6.aux_schemas import R6AreaAttack, R6Move
 from firelane.engine.systems.rond6.schemas import (
+    R6DefenseOptions,
+    R6InterruptOptions,
+    R6ResistOptions,
     R6_COMMANDS,
     R6_EVENTS,
     R6ActionDeclared,
@@ -99,9 +103,11 @@ from firelane.engine.systems.rond6.schemas import (
 )
 from firelane.engine.systems.rond6 import narration
 from firelane.engine.systems.rond6.gm_fields import GM_FIELDS
+from firelane.engine.systems.rond6.forms import resolve_sheet
 from firelane.engine.systems.rond6.labels import LABELS
 from firelane.events.options_schemas import AreaPreview, ReactionOption
 from firelane.events.schemas import (
+    ReactionOptions,
     ActionTaken,
     AttackResolved,
     CombatantDown,
@@ -181,6 +187,11 @@ class RonD6System(BaseRuleSystem):
         **{name: 1 for name in DEFENSE_REACTIONS},
         RESIST: 2,
     }
+    reaction_options_types: ClassVar[Mapping[str, type[ReactionOptions]]] = {
+        INTERRUPT: R6InterruptOptions,
+        **{name: R6DefenseOptions for name in DEFENSE_REACTIONS},
+        RESIST: R6ResistOptions,
+    }
     # RonD6 has no once-per-round reaction: reactions spend declared actions.
     reaction_resets = "round"
     initiative_each_round = True
@@ -224,6 +235,18 @@ class RonD6System(BaseRuleSystem):
         sheets.check_positions(setup)
         return settings
 
+
+    def resolve_setup(self, setup: EncounterSetup) -> EncounterSetup:
+        """Spell out the catalogue entries sheets name (``"armour": "tactical_vest"``,
+        ``"weapons": ["rifle"]``), so the log carries the records themselves (forms.py)."""
+        combatants = []
+        for combatant in setup.combatants:
+            try:
+                sheet = resolve_sheet(combatant.sheet)
+            except ValueError as exc:
+                raise Rejected(f"combatant {combatant.id!r}: {exc}") from None
+            combatants.append(combatant if sheet is combatant.sheet else msgspec.structs.replace(combatant, sheet=sheet))
+        return msgspec.structs.replace(setup, combatants=combatants)
 
     def build_combatant(self, setup: CombatantSetup, settings: dict[str, Any]) -> RonD6Combatant:
         """The sheet, checked in full (`sheets`): one line names the combatant and the field."""

@@ -1,0 +1,120 @@
+"""Character forms: what a person writes on a sheet, described for a form.
+
+Each rule system describes its sheet in its own folder
+(``engine/systems/<name>/forms.py``): ``SHEET_FIELDS``, a `SheetField` per
+field a person writes (not the fight's own state), with its kind and range;
+``catalogues()``, the weapons and armour a sheet may name by id (which the
+system's start spells out: ``resolve_setup``); and ``bestiary()``, a few
+ready-made NPCs built from those catalogues. `character_form` puts these
+together with the system's labels and settings for the workshop page
+(docs/workshop-api.md). Pure: reading the packaged sample data is all.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+from firelane.engine.core import BASE_SETTING_RANGES, BaseRuleSystem
+
+KINDS = ("number", "text", "yes_no", "choice", "catalogue", "catalogue_list", "die_code", "die_codes")
+
+
+@dataclass(frozen=True)
+class SheetField:
+    """One field a person writes on a sheet. ``path`` is its place in the sheet
+    (``attributes.Agility`` for a part of an object); ``catalogue`` names the
+    catalogue a ``catalogue`` or ``catalogue_list`` field picks from."""
+
+    path: str
+    kind: str
+    low: float | None = None
+    high: float | None = None
+    whole: bool = True
+    default: Any = None
+    choices: tuple[str, ...] = ()
+    catalogue: str = ""
+    note: str = ""
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"sheet field {self.path!r}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
+
+
+def _forms_module(system: BaseRuleSystem) -> Any:
+    package = type(system).__module__.rpartition(".")[0]
+    try:
+        return importlib.import_module(f"{package}.forms")
+    except ModuleNotFoundError:
+        return None
+
+
+def sheet_fields(system: BaseRuleSystem) -> tuple[SheetField, ...]:
+    module = _forms_module(system)
+    return tuple(module.SHEET_FIELDS) if module is not None else ()
+
+
+def bestiary(system: BaseRuleSystem) -> list[dict[str, Any]]:
+    """The system's ready-made NPCs: ``{"id", "name", "sheet"}`` (sheets naming catalogue entries by id)."""
+    module = _forms_module(system)
+    return list(module.bestiary()) if module is not None else []
+
+
+def _words(key: str) -> str:
+    text = key.replace("_", " ")
+    return text[:1].upper() + text[1:]
+
+
+def _field(system: BaseRuleSystem, field: SheetField) -> dict[str, Any]:
+    label = field.label or system.labels.fields.get(field.path) or _words(field.path.rpartition(".")[2])
+    described: dict[str, Any] = {"path": field.path, "label": label, "kind": field.kind}
+    if field.kind == "number":
+        described.update(low=field.low, high=field.high, whole=field.whole)
+    if field.choices:
+        described["choices"] = [{"value": c, "label": _words(c) if c else "none"} for c in field.choices]
+    if field.catalogue:
+        described["catalogue"] = field.catalogue
+    if field.default is not None:
+        described["default"] = field.default
+    if field.note:
+        described["note"] = field.note
+    return described
+
+
+_SETTING_UNITS = {"_ms": "milliseconds", "_ft": "feet", "_metres": "metres", "rounds": "rounds"}
+
+
+def settings_form(system: BaseRuleSystem) -> list[dict[str, Any]]:
+    """The system's numeric settings with their ranges and defaults (what check_setup holds them to)."""
+    ranges = {**BASE_SETTING_RANGES, **system.setting_ranges}
+    defaults = {**system.base_settings, **system.default_settings}
+    described = []
+    for name, spec in sorted(ranges.items()):
+        unit = next((u for suffix, u in _SETTING_UNITS.items() if name.endswith(suffix)), "")
+        entry: dict[str, Any] = {"path": name, "label": _words(name.removesuffix("_ms")), "kind": "number",
+                                 "low": spec.low, "high": spec.high, "whole": spec.whole, "nullable": spec.nullable}
+        if unit:
+            entry["unit"] = unit
+        if name in defaults and isinstance(defaults[name], (int, float, type(None))):
+            entry["default"] = defaults[name]
+        described.append(entry)
+    return described
+
+
+def character_form(system: BaseRuleSystem) -> dict[str, Any]:
+    """The workshop's character form of a system (docs/workshop-api.md)."""
+    module = _forms_module(system)
+    catalogues = module.catalogues() if module is not None else {}
+    return {
+        "system": system.name,
+        "title": system.title,
+        "fields": [_field(system, f) for f in sheet_fields(system)],
+        "catalogues": catalogues,
+        "archetypes": [{**a, "source": "system"} for a in bestiary(system)],
+        "settings": settings_form(system),
+    }
+
+
+__all__ = ["KINDS", "SheetField", "bestiary", "character_form", "settings_form", "sheet_fields"]

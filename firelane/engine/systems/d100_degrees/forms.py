@@ -1,0 +1,29 @@
+"""d100-degrees' character form (engine/forms.py): the sheet a person writes
+(docs/systems/d100-degrees.md), its catalogues and its bestiary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from firelane.engine.forms import SheetField
+from firelane.engine.systems.d100_degrees.data import SAMPLE
+from firelane.engine.systems.percentile import forms as shared
+
+SHEET_FIELDS = (
+    SheetField("weapon_skill", "number", 0, 100, default=35, label="Weapon Skill"),
+    SheetField("ballistic_skill", "number", 0, 100, default=35, label="Ballistic Skill"),
+    SheetField("agility", "number", 0, 100, default=35, label="Agility"),
+    SheetField("willpower", "number", 0, 100, default=30, label="Willpower"),
+    SheetField("wounds", "number", 1, 100, default=10, label="Wounds"),
+    SheetField("max_wounds", "number", 0, 100, default=0, label="Most wounds", note="0: the same as Wounds"),
+    SheetField("armour", "catalogue", catalogue="armour", default="none", label="Armour"),
+    SheetField("weapons", "catalogue_list", catalogue="weapons", default=[], label="Weapons"),
+)
+
+
+def catalogues() -> dict[str, list[dict[str, Any]]]:
+    return shared.catalogues(SAMPLE)
+
+
+def bestiary() -> list[dict[str, Any]]:
+    return shared.bestiary(SAMPLE)
