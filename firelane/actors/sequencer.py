@@ -46,7 +46,7 @@ import msgspec
 import trio
 
 from firelane.actors.campaign import enlistment, record_aftermath
-from firelane.actors import hooks
+from firelane.actors import hooks, inbox_hub
 from firelane.actors.clock import WallClock, deadlines_key, system_wall_clock
 from firelane.actors.orders import load_orders, note_used, orders_used
 from firelane.actors.lease import SequencerLease
@@ -660,7 +660,18 @@ class Sequencer:
                 # Players waiting to act: only look; else wait for a command.
                 block = None if players_awaited else 1000
                 self._unread_seats = False
-                entries = await self.log.read_inboxes(self.encounter, dict(self._read), block_ms=block, count=READ_BATCH)
+                hub = inbox_hub.current()
+                if block is not None and hub is not None:
+                    # Many encounters in one process: look, then wait on the hub's shared
+                    # reads (a few connections for them all), then look again.
+                    entries = await self.log.read_inboxes(self.encounter, dict(self._read), count=READ_BATCH)
+                    if not entries:
+                        await hub.wait({self.log.inbox_key(self.encounter, seat): cursor
+                                        for seat, cursor in self._read.items()})
+                        entries = await self.log.read_inboxes(self.encounter, dict(self._read), count=READ_BATCH)
+                else:
+                    entries = await self.log.read_inboxes(self.encounter, dict(self._read), block_ms=block,
+                                                          count=READ_BATCH)
             await self._handle_read(entries)
 
     async def _handle_read(self, entries: list[InboxEntry]) -> None:
