@@ -68,7 +68,8 @@ async def test_a_three_day_fight_with_an_away_player_and_the_gm_told_by_webhook(
     sent: list[tuple[float, str, str]] = []  # (hours since the start, seat, what)
 
     async def settle() -> None:
-        await trio.testing.wait_all_tasks_blocked(0.05)
+        # Everything idle for a while of real time (deliveries on loopback done) before the clock jumps.
+        await trio.testing.wait_all_tasks_blocked(0.2)
 
     async def send(seat: str, command) -> None:
         sent.append((trio.current_time() / HOUR, seat, type(command).__name__))
