@@ -64,7 +64,15 @@ What each key measures (docs/benchmarks.md says how to read them):
   setup (``POST …/checks``: every combatant's sheet, then the whole setup),
   what the builder asks as the GM types.
 
-``--only SECTION[,SECTION]`` (live, ai, windows, replay, sim, workers, workshop)
+- ``idle_encounters``: how many fights a play-by-post server runs at once in
+  the ``idle`` section (10,000; 1,000 with ``--quick``), each waiting on a
+  person: ``idle_serve_rss_mb`` (serve's RSS), ``idle_redis_connections``
+  (Redis's clients but the bench's own), ``idle_cpu_core_share`` (serve's CPU
+  while they wait, in cores), ``idle_seat_p99_ms`` / ``_p50_`` (a seat's
+  command round trip meanwhile), ``idle_restart_s`` (serve stopped and
+  started again until every one waits again), ``idle_first_start_s``.
+
+``--only SECTION[,SECTION]`` (live, ai, windows, replay, sim, workers, workshop, idle)
 measures those alone.
 """
 
@@ -113,7 +121,7 @@ from tests.toy_system import TOY  # noqa: E402
 register_system(TOY, "tests.toy_system")
 
 SYSTEMS = ["bolt-and-blade", "d100-degrees", "d100-zones", "rond6"]
-SECTIONS = ["live", "ai", "windows", "replay", "sim", "workers", "workshop"]
+SECTIONS = ["live", "ai", "windows", "replay", "sim", "workers", "workshop", "idle"]
 
 
 def progress(message: str) -> None:
@@ -675,6 +683,234 @@ async def serve_throughput(workers: int, encounters: int, system_name: str) -> d
     return {"events_per_s": events / elapsed, "events_per_s_90": ninety / elapsed_90, "round_trips": round_trips}
 
 
+# --------------------------------------------------------------------------- idle: a play-by-post server
+
+IDLE_ENCOUNTERS = 10_000
+IDLE_ENCOUNTERS_QUICK = 1_000
+IDLE_PER_CAMPAIGN = 100  # a play-by-post server holds many campaigns, each with a few fights running
+IDLE_SEAT_PROBES = 200
+
+
+def all_human(setup: EncounterSetup) -> EncounterSetup:
+    """The setup with every combatant played by a person, one seat per side:
+    once started, the encounter waits on a human for ever (no turn timer)."""
+    combatants = [msgspec.structs.replace(c, policy="human") for c in setup.combatants]
+    sides: dict[str, list[str]] = {}
+    for combatant in combatants:
+        sides.setdefault(combatant.side, []).append(combatant.id)
+    seats = [SeatSetup(id=f"p{index + 1}", combatants=ids) for index, ids in enumerate(sides.values())]
+    return msgspec.structs.replace(setup, combatants=combatants, seats=seats)
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (serve --workers N starts its workers as children)."""
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        try:
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:
+            children = []
+        pending += [int(child) for child in children]
+    return found
+
+
+def tree_rss_mb(pid: int) -> float:
+    total_kb = 0
+    for member in process_tree(pid):
+        try:
+            for line in Path(f"/proc/{member}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total_kb += int(line.split()[1])
+        except OSError:
+            pass
+    return total_kb / 1024
+
+
+def tree_cpu_s(pid: int) -> float:
+    ticks = 0
+    for member in process_tree(pid):
+        try:
+            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+async def redis_ms(client) -> int:
+    seconds, micros = await client.execute("TIME")
+    return int(seconds) * 1000 + int(micros) // 1000
+
+
+async def waiting_since(client, logs: dict[str, EventLog], names: list[tuple[str, str]], since_ms: int) -> int:
+    """How many of the encounters have published their first seat's options
+    (what the engine does when it goes to wait for the seats) at or after
+    ``since_ms`` on Redis's clock: resumed, and waiting."""
+    ready = 0
+    for start in range(0, len(names), 1000):
+        chunk = names[start:start + 1000]
+        replies = await client.pipeline([("XREVRANGE", logs[campaign].options_key(encounter, "p1"), "+", "-", "COUNT", 1)
+                                         for campaign, encounter in chunk])
+        for reply in replies:
+            if isinstance(reply, list) and reply and int(reply[0][0].split(b"-")[0]) >= since_ms:
+                ready += 1
+    return ready
+
+
+async def wait_all_waiting(client, logs: dict[str, EventLog], names: list[tuple[str, str]], since_ms: int,
+                           serve: subprocess.Popen, what: str, limit_s: float) -> float:
+    began = time.perf_counter()
+    with trio.fail_after(limit_s):
+        while True:
+            if serve.poll() is not None:
+                raise SystemExit(f"bench: firelane serve stopped ({serve.returncode}) while {what}")
+            ready = await waiting_since(client, logs, names, since_ms)
+            if ready == len(names):
+                return time.perf_counter() - began
+            progress(f"  {what}: {ready:,} of {len(names):,} waiting after {time.perf_counter() - began:.0f} s")
+            await trio.sleep(2)
+
+
+async def wait_all_leased(client, names: list[tuple[str, str]], serve: subprocess.Popen, limit_s: float) -> None:
+    """Until the new serve holds every encounter's sequencer lease (it takes the
+    lease, then folds the log from its snapshot and waits: a restarted engine
+    does not publish the seats' views again when they are of the same version)."""
+    from firelane.actors.lease import lease_key
+
+    began = time.perf_counter()
+    mine = f":{serve.pid}:".encode()
+    with trio.fail_after(limit_s):
+        while True:
+            if serve.poll() is not None:
+                raise SystemExit(f"bench: firelane serve stopped ({serve.returncode}) while resuming")
+            held = 0
+            for start in range(0, len(names), 1000):
+                replies = await client.pipeline([("GET", lease_key(campaign, encounter))
+                                                 for campaign, encounter in names[start:start + 1000]])
+                held += sum(1 for reply in replies if isinstance(reply, bytes) and mine in reply)
+            if held == len(names):
+                return
+            progress(f"  resuming: {held:,} of {len(names):,} taken up after {time.perf_counter() - began:.0f} s")
+            await trio.sleep(1)
+
+
+def start_idle_serve(data: str, log_path: Path) -> subprocess.Popen:
+    with open(log_path, "ab") as log_file:
+        return subprocess.Popen([sys.executable, "-m", "firelane", "serve", "--data-dir", data, "--port", "0"],
+                                cwd=REPO, stdout=subprocess.DEVNULL, stderr=log_file)
+
+
+async def idle_scale(encounters: int, *, cpu_window_s: float, probes: int) -> dict[str, Any]:
+    """``encounters`` Bolt & Blade fights, every combatant a person's, run by
+    one `firelane serve` while each waits on a human: serve's memory, its
+    Redis connections, its CPU while they wait, a seat's command round trip
+    meanwhile, and a restart until every one is waiting again."""
+    from firelane.actors.sequencer import fold_log
+    from firelane.events.schemas import EndTurn
+    from firelane.redisio.datadir import DataDir, shared_server
+
+    async def probe_seats(first: int, count: int) -> list[float]:
+        """Seats' EndTurn commands, one at a time, each timed until its answer is in the log."""
+        round_trips = []
+        for probe in range(first, first + count):
+            campaign, encounter = names[(probe * 7919) % len(names)]
+            event_log = logs[campaign]
+            state, _cursors = await fold_log(event_log, encounter, system)
+            seat = next(s.id for s in state.seats if state.active in s.combatants)
+            command_id = f"probe-{probe}"
+            last = await client.execute("XREVRANGE", event_log.log_key(encounter), "+", "-", "COUNT", 1)
+            after = last[0][0].decode()
+            payload = codec.encode_command(EndTurn(command_id=command_id, actor=state.active))
+            sent = time.perf_counter()
+            await event_log.submit(encounter, payload, seat=seat)
+            answer = None
+            with trio.fail_after(60):
+                while answer is None:
+                    reply = await client.execute("XREAD", "BLOCK", 5000, "STREAMS",
+                                                 event_log.log_key(encounter), after)
+                    for _stream, entries in reply or []:
+                        for entry_id, flat in entries:
+                            after = entry_id.decode()
+                            fields = dict(zip(flat[::2], flat[1::2]))
+                            if fields.get(b"c") == f"{seat}/{command_id}".encode():
+                                answer = fields
+                                break
+            round_trips.append(time.perf_counter() - sent)
+            if answer.get(b"t") == b"CommandRejected":
+                raise SystemExit(f"bench: a probe's EndTurn was refused: {answer.get(b'd', b'')[:300]!r}")
+            await trio.sleep(0.05)
+        return round_trips
+
+    data = tempfile.mkdtemp(prefix="firelane-bench-idle-")
+    system = get_system("bolt-and-blade")
+    setup = all_human(demo_setup("bolt-and-blade"))
+    campaigns = [f"pbp{index:03d}" for index in range(max(1, encounters // IDLE_PER_CAMPAIGN))]
+    names = [(campaigns[index % len(campaigns)], f"f{index:05d}") for index in range(encounters)]
+    log_path = Path(data) / "serve-stderr.log"
+    result: dict[str, Any] = {}
+    try:
+        async with shared_server(data) as server:
+            client = await connect(server.url, max_connections=32, client_name="firelane-bench")
+            key = bytes.fromhex(DataDir(data).secrets().log_key)
+            logs = {campaign: EventLog(client, campaign, server_key=key) for campaign in campaigns}
+            progress(f"idle: creating {encounters:,} encounters in {len(campaigns)} campaigns")
+            began = time.perf_counter()
+            limit = trio.CapacityLimiter(16)
+
+            async def create(campaign: str, encounter: str) -> None:
+                async with limit:
+                    await create_encounter(logs[campaign], encounter, setup, seed_of(int(encounter[1:])))
+
+            async with trio.open_nursery() as nursery:
+                for campaign, encounter in names:
+                    nursery.start_soon(create, campaign, encounter)
+            result["idle_create_s"] = round(time.perf_counter() - began, 1)
+            started_ms = await redis_ms(client)
+            serve = start_idle_serve(data, log_path)
+            try:
+                progress("idle: firelane serve starts them all")
+                result["idle_first_start_s"] = round(await wait_all_waiting(
+                    client, logs, names, started_ms, serve, "starting", 1800), 1)
+                await trio.sleep(5)  # the start's garbage collected, its buffers settled
+                result["idle_serve_rss_mb"] = round(tree_rss_mb(serve.pid), 1)
+                listed = (await client.execute("CLIENT", "LIST")).decode().splitlines()
+                result["idle_redis_connections"] = sum(1 for line in listed if "name=firelane-bench" not in line)
+                progress(f"idle: CPU of serve over {cpu_window_s:.0f} s while they all wait")
+                cpu_before, wall_before = tree_cpu_s(serve.pid), time.perf_counter()
+                await trio.sleep(cpu_window_s)
+                result["idle_cpu_core_share"] = round(
+                    (tree_cpu_s(serve.pid) - cpu_before) / (time.perf_counter() - wall_before), 3)
+                progress(f"idle: {probes} seats' commands while they all wait")
+                round_trips = await probe_seats(0, probes)
+                result["idle_seat_p50_ms"] = round(percentile(round_trips, 0.5) * 1000, 1)
+                result["idle_seat_p99_ms"] = round(percentile(round_trips, 0.99) * 1000, 1)
+                progress("idle: restarting firelane serve (SIGTERM, then a new one)")
+                serve.terminate()
+                serve.wait(timeout=600)
+                began = time.perf_counter()
+                serve = start_idle_serve(data, log_path)
+                await wait_all_leased(client, names, serve, 1800)
+                result["idle_restart_s"] = round(time.perf_counter() - began, 1)
+                after = await probe_seats(probes, 20)  # every one answers again (other encounters than before)
+                result["idle_seat_max_ms_after_restart"] = round(max(after) * 1000, 1)
+            finally:
+                serve.terminate()
+                try:
+                    serve.wait(timeout=600)
+                except subprocess.TimeoutExpired:
+                    serve.kill()
+                await client.aclose()
+    finally:
+        if log_path.exists() and log_path.stat().st_size:
+            tail = log_path.read_text(errors="replace").splitlines()[-5:]
+            progress("idle: serve's last log lines: " + " | ".join(line[:200] for line in tail))
+        shutil.rmtree(data, ignore_errors=True)
+    result["idle_encounters"] = encounters
+    return result
+
+
 # --------------------------------------------------------------------------- the run
 
 
@@ -848,6 +1084,19 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                             "process, through its inbox): serve_remote_* are its commands' round trips, window answers "
                             f"included, while the server is busy with all 64. The median of {wall_repeats} pairs of runs "
                             "(1 worker, then 2), each ratio taken within its pair; the round trips of all the runs pooled")
+    # 7. a play-by-post server: many encounters, each waiting on a person
+    if wanted("idle"):
+        encounters = IDLE_ENCOUNTERS_QUICK if quick else IDLE_ENCOUNTERS
+        result.update(await idle_scale(encounters, cpu_window_s=15 if quick else 30,
+                                       probes=IDLE_SEAT_PROBES // 2 if quick else IDLE_SEAT_PROBES))
+        notes["idle"] = (f"{encounters:,} Bolt & Blade demo fights (every combatant a person's, one seat a side, "
+                         f"{IDLE_PER_CAMPAIGN} a campaign) run by one firelane serve, each waiting on a person"
+                         + (" (quick: 1,000, not the goal's 10,000)" if quick else "")
+                         + "; rss and CPU of serve's process; Redis connections: every client but the bench's; CPU: "
+                         "serve's over the window, in cores; seat p99: a seat's EndTurn submitted to its inbox until "
+                         "its answer is read from the log, one at a time, while all the others wait; restart: SIGTERM, "
+                         "then a new serve until every encounter has gone back to waiting (its seat options published "
+                         "again). The load average says how busy the shared machine was")
     if wanted("live"):
         result["live_detail"] = detail
     result["load_avg_1min_end"] = os.getloadavg()[0]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import trio
 
-from firelane.actors.lease import EncounterBusy
+from firelane.actors.lease import EncounterBusy, LeaseKeeper
 from firelane.actors.runtime import default_policies, run_encounter
 from firelane.actors.seating import close_seats, provision_seat_users
 from firelane.actors.sequencer import encounter_setup, seat_token_digests
@@ -35,6 +35,8 @@ log = get_logger("firelane.serve")
 
 
 _BACKOFF_S = (0.5, 1, 2, 5, 10, 30)
+
+_STARTING_AT_ONCE = 8
 
 
 async def _ended(event_log: EventLog, encounter: str) -> bool:
@@ -182,6 +184,13 @@ class EngineHost:
     # with a later heartbeat, or kept if this host takes the encounter up again.
     _unreleased: set[tuple[str, str]] = field(default_factory=set)
     _created_cursor: str | None = None  # where the notices of new encounters were read up to
+    # Encounters whose engines are starting (folding their logs, answering their
+    # start, publishing their seats' views). Thousands started at once (a server
+    # resuming) would each hold trio's scheduler for their share of every batch,
+    # so the leases renewed in between would run out; a few at a time, each goes
+    # through quickly and the whole lot sooner.
+    _starting: trio.CapacityLimiter = field(default_factory=lambda: trio.CapacityLimiter(_STARTING_AT_ONCE))
+    _starting_now: set[object] = field(default_factory=set)
 
     async def _balance(self) -> None:
         """While this host runs at least two encounters more than another live
@@ -266,6 +275,10 @@ class EngineHost:
         self._unreleased.add(key)  # Redis is away (or the stop is in a hurry): the heartbeat retries it
 
     async def run(self, nursery: trio.Nursery) -> None:
+        # The leases of every engine this host runs are renewed together (actors/lease.py).
+        keeper = LeaseKeeper(self.store.client)
+        keeper.install()
+        nursery.start_soon(keeper.run)
         nursery.start_soon(self._heartbeat)
         try:
             await wait_for_hosts(self.store, self.expected_hosts)
@@ -341,14 +354,29 @@ class EngineHost:
                         continue
                     reserved = True
                     self.running[key] = "running"
-                    setup = await encounter_setup(event_log, encounter)
-                    system = get_system(setup.system)
-                    await provision_seat_users(event_log, encounter, default_seats(setup),
-                                               await seat_token_digests(event_log, encounter))
-                    policies = default_policies(system, {c.id: c.policy for c in setup.combatants})
-                    with trio.CancelScope() as engine:
-                        self._engines[key] = engine
-                        await run_encounter(event_log, encounter, system, policies, lease_wait_s=0.3)
+                    # A few encounters start at a time (see _STARTING_AT_ONCE); this one's
+                    # turn ends once its engine waits for its seats.
+                    starting = object()
+                    await self._starting.acquire_on_behalf_of(starting)
+
+                    def settled(starting: object = starting) -> None:
+                        if starting in self._starting_now:
+                            self._starting_now.discard(starting)
+                            self._starting.release_on_behalf_of(starting)
+
+                    self._starting_now.add(starting)
+                    try:
+                        setup = await encounter_setup(event_log, encounter)
+                        system = get_system(setup.system)
+                        await provision_seat_users(event_log, encounter, default_seats(setup),
+                                                   await seat_token_digests(event_log, encounter))
+                        policies = default_policies(system, {c.id: c.policy for c in setup.combatants})
+                        with trio.CancelScope() as engine:
+                            self._engines[key] = engine
+                            await run_encounter(event_log, encounter, system, policies, lease_wait_s=0.3,
+                                                on_settled=settled)
+                    finally:
+                        settled()
                     self._engines.pop(key, None)
                     if engine.cancelled_caught:  # handed off (see _balance): the other host goes on from the log
                         self.running[key] = "handed off"

@@ -28,9 +28,11 @@ from typing import Any
 import trio
 
 from firelane.logs import get_logger
-from firelane.redisio import RedisError
+from firelane.redisio import RedisConnectionError, RedisError
 
 log = get_logger("firelane.inbox_hub")
+
+_REARM_PAUSE_S = 0.01
 
 _hub: trio.lowlevel.RunVar[InboxHub] = trio.lowlevel.RunVar("firelane_inbox_hub")
 
@@ -58,6 +60,11 @@ class InboxHub:
         self._numbers = itertools.count()
         self._watches: list[dict[int, _Watch]] = [{} for _ in range(readers)]
         self._changed = [trio.Event() for _ in range(readers)]
+        # Whether reader i is blocked in a read (or sending one) that a new
+        # watch is not part of, and whether it was poked since: one poke ends
+        # the read, however many encounters register meanwhile.
+        self._armed = [False] * readers
+        self._poked = [False] * readers
         tag = f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
         self._pokes = [f"firelane:{{hub}}:{tag}:poke:{i}" for i in range(readers)]
         self.reads = 0
@@ -88,7 +95,9 @@ class InboxHub:
         self._watches[index][number] = watch
         try:
             self._changed[index].set()
-            await self.client.execute("XADD", self._pokes[index], "MAXLEN", "1", "*", "p", "1")
+            if self._armed[index] and not self._poked[index]:
+                self._poked[index] = True
+                await self.client.execute("XADD", self._pokes[index], "MAXLEN", "1", "*", "p", "1")
             await watch.woken.wait()
         finally:
             self._watches[index].pop(number, None)
@@ -116,18 +125,30 @@ class InboxHub:
                                     ids.append(cursor)
                                 owners.setdefault(encoded, []).append(watch)
                         self.reads += 1
-                        reply = await connection.execute("XREAD", "COUNT", 1, "BLOCK", self.block_ms, "STREAMS",
-                                                          self._pokes[index], *keys, poked, *ids)
+                        # From here until the read returns, a new watch pokes it (see wait).
+                        self._armed[index], self._poked[index] = True, False
+                        try:
+                            reply = await connection.execute("XREAD", "COUNT", 1, "BLOCK", self.block_ms, "STREAMS",
+                                                              self._pokes[index], *keys, poked, *ids)
+                        finally:
+                            self._armed[index] = False
+                        woke_an_encounter = False
                         for stream, entries in reply or []:
                             if entries and stream == self._pokes[index].encode():
                                 poked = entries[-1][0].decode()
                             elif entries:
+                                woke_an_encounter = True
                                 for watch in owners.get(stream, ()):
                                     watch.woken.set()
                         for number, watch in list(watches.items()):
                             if watch.woken.is_set():
                                 watches.pop(number, None)
-            except RedisError as exc:
+                        if not woke_an_encounter:
+                            # Poked (or timed out): let the registrations of a busy moment (a
+                            # server resuming thousands of fights) gather before the read is
+                            # sent again with all their keys, rather than once per encounter.
+                            await trio.sleep(_REARM_PAUSE_S)
+            except (RedisError, RedisConnectionError) as exc:  # Redis away (restarting): read again once it is back
                 log.warning("inbox hub read failed; retrying", reader=index, error=str(exc)[:200])
                 for watch in list(watches.values()):
                     watch.woken.set()  # their sequencers read again themselves (and meet Redis's trouble there)

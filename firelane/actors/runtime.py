@@ -80,11 +80,13 @@ async def run_encounter(
     max_restarts: int = 5,
     lease_wait_s: float = 6.0,
     pace: float = 0.0,
+    on_settled: Callable[[], None] | None = None,
 ) -> EncounterState:
     """Run the sequencer and the actors until the encounter ends; return its final state."""
     seed = await load_seed(event_log, encounter)
     players = {combatant: policy for combatant, policy in policies.items() if not isinstance(policy, HumanPolicy)}
-    sequencer = Sequencer(event_log, encounter, system, seed, players=players, lease_wait_s=lease_wait_s, pace=pace)
+    sequencer = Sequencer(event_log, encounter, system, seed, players=players, lease_wait_s=lease_wait_s, pace=pace,
+                          on_settled=on_settled)
     result: list[EncounterState] = []
     async with trio.open_nursery() as nursery:
         for observer in observers:

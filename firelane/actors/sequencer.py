@@ -38,7 +38,7 @@ import re
 import secrets
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -173,6 +173,17 @@ class SliceTurns:
 
 
 _slice_turns: trio.lowlevel.RunVar[SliceTurns] = trio.lowlevel.RunVar("firelane_slice_turns")
+_views_limiter: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVar("firelane_views_limiter")
+
+
+def _views_turn() -> trio.CapacityLimiter:
+    """One thread at a time works out seat views in this trio run (threads more would only share the GIL)."""
+    try:
+        return _views_limiter.get()
+    except LookupError:
+        limiter = trio.CapacityLimiter(1)
+        _views_limiter.set(limiter)
+        return limiter
 
 
 def _play_turns() -> SliceTurns:
@@ -464,7 +475,12 @@ class Sequencer:
 
     def __init__(self, event_log: EventLog, encounter: str, system: BaseRuleSystem, seed: bytes, *, lease_wait_s: float = 6.0,
                  snapshot_every: int = 1000, players: Mapping[str, Policy] | None = None, pace: float = 0.0,
-                 wall_clock: WallClock | None = None, publish_seat_views: bool = True) -> None:
+                 wall_clock: WallClock | None = None, publish_seat_views: bool = True,
+                 on_settled: Callable[[], None] | None = None) -> None:
+        # Called once, when this run has gone to wait for the seats (or its own players have
+        # played a first slice): a host starting thousands of encounters starts a few at a time.
+        self._on_settled = on_settled
+        self._read_points = 0
         # The wall clock the deadlines are kept on across restarts (`deadlines_key`);
         # tests pass one that follows trio's MockClock (actors/clock.py).
         self.wall_clock = wall_clock or system_wall_clock
@@ -663,6 +679,10 @@ class Sequencer:
             players_awaited = self._players_awaited()
             if not players_awaited:
                 await self._publish_seat_views()  # the engine waits for the seats: tell each what it may do
+            self._read_points += 1
+            if self._on_settled is not None and (not players_awaited or self._read_points > 2):
+                settled, self._on_settled = self._on_settled, None
+                settled()
             with trio.move_on_at(wake):
                 # Players waiting to act: only look; else wait for a command.
                 block = None if players_awaited else 1000
@@ -1364,19 +1384,48 @@ class Sequencer:
         state = self.state
         if not self.publish_seat_views or not state.started or state.version == self._views_version:
             return
+        first = self._views_version == -1
         self._views_version = state.version
-        commands = []
-        for seat in state.seats:
-            try:
-                view = msgspec.json.encode(self.system.options(state, seat.id))
-            except Exception as exc:  # noqa: BLE001 - a view that fails never stops the fight
-                log.warning("cannot compute a seat's options", encounter=self.encounter, seat=seat.id, error=repr(exc)[:200])
-                continue
-            commands.append(("XADD", self.log.options_key(self.encounter, seat.id), "MAXLEN", str(SEAT_VIEWS_KEPT), "*",
-                             "n", str(state.version), "o", view))
+        if first and await self._views_published(state):
+            return  # a restarted engine: the seats' views of this version are there already
+        if inbox_hub.current() is not None:
+            # A server running many encounters: the options (milliseconds to tens of
+            # them for a big map) are worked out in a thread, one encounter at a
+            # time, so the other encounters' commands, leases and reads are not held
+            # up meanwhile. The state does not change while this task waits for it.
+            async with _views_turn():
+                views = await trio.to_thread.run_sync(self._seat_views, state)
+        else:
+            views = self._seat_views(state)
+        commands = [("XADD", self.log.options_key(self.encounter, seat), "MAXLEN", str(SEAT_VIEWS_KEPT), "*",
+                     "n", str(state.version), "o", view) for seat, view in views]
         for reply in await self.log.client.pipeline(commands):
             if isinstance(reply, RedisError):
                 log.warning("cannot write a seat's options", encounter=self.encounter, error=str(reply)[:200])
+
+    def _seat_views(self, state: EncounterState) -> list[tuple[str, bytes]]:
+        views = []
+        for seat in state.seats:
+            try:
+                views.append((seat.id, msgspec.json.encode(self.system.options(state, seat.id))))
+            except Exception as exc:  # noqa: BLE001 - a view that fails never stops the fight
+                log.warning("cannot compute a seat's options", encounter=self.encounter, seat=seat.id, error=repr(exc)[:200])
+        return views
+
+    async def _views_published(self, state: EncounterState) -> bool:
+        """Whether every seat's view stream already ends with this version's view."""
+        try:
+            replies = await self.log.client.pipeline(
+                [("XREVRANGE", self.log.options_key(self.encounter, seat.id), "+", "-", "COUNT", 1) for seat in state.seats])
+        except RedisError:
+            return False
+        for reply in replies:
+            if not isinstance(reply, list) or not reply:
+                return False
+            fields = reply[0][1]
+            if dict(zip(fields[::2], fields[1::2])).get(b"n") != str(state.version).encode():
+                return False
+        return True
 
     async def _finish(self) -> None:
         """The encounter has ended: close its inboxes (the API refuses from
