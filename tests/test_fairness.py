@@ -254,3 +254,13 @@ def test_the_cli_publishes_the_key_and_audit_verifies_the_signatures(tmp_path) -
     assert verdict.startswith("verified: seed matches its commitment")
     assert f"key {published['fingerprint']} (this store's key)" in verdict and "signatures: " in verdict
     assert "not signed" not in verdict
+
+
+def test_firelane_submit_sends_a_client_seed_through_the_seat_it_names() -> None:
+    from firelane.cli.encounters import _seat_for
+    from firelane.engine.seats import default_seats
+
+    seats = default_seats(table_setup())
+    assert _seat_for(seats, "alice") == "alice"  # AddClientSeed's actor: the seat itself
+    assert _seat_for(seats, "a") == "alice"  # Ann, whom alice plays
+    assert _seat_for(seats, "gm") == "gm"

@@ -113,6 +113,20 @@ def test_sheet_problems_as_typed_and_the_background_image(table: Table, tmp_path
     assert weapons.locator(".ws-chip").count() == before + 1
     assert label in weapons.inner_text()
 
+    # The GM keeps this NPC as an archetype of the campaign: it joins the list to drag from.
+    card.locator(".ws-field[data-field=name] input").fill("Cellar thug")
+    card.get_by_role("button", name="Save as an archetype").click()
+    gm.locator(".ws-palette [data-carry='Cellar thug']").wait_for()
+
+    # Settings with their labels and units: a duration typed in seconds is kept in milliseconds.
+    gm.click("[data-tab=settings]")
+    deadline = gm.locator(".ws-settings .ws-field[data-field=reaction_deadline_ms]")
+    assert "Reaction deadline" in deadline.inner_text() and "seconds" in deadline.inner_text()
+    deadline.locator("input").fill("45")
+    assert "Max rounds" in gm.locator(".ws-settings .ws-field[data-field=max_rounds]").inner_text()
+    assert json.loads(exported(gm))["settings"]["reaction_deadline_ms"] == 45000
+    gm.click("[data-tab=tokens]")
+
     # The background: an image that is not one is refused in one line; a PNG is kept and aligned.
     not_image = tmp_path / "map.png"
     not_image.write_text("this is not a picture")
