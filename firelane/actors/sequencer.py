@@ -109,6 +109,8 @@ _COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@#-]{1,64}")
 # a backlog: past MAX_PENDING_COMMANDS unread, its oldest are skipped.
 READ_BATCH = 256
 SEAT_VIEWS_KEPT = 4  # entries of a seat's view stream kept (the newest is what counts)
+# Events that answer a seat without changing what anyone may do: no new seat views for them.
+_ANSWERS_ONLY = (CommandRejected, CommandRepeated, CommandsDropped)
 ENDED_REASON = "the encounter has ended: it takes no more commands"
 # A seat's refused commands recorded one by one: a burst of REJECTION_BURST,
 # then one per REJECTION_REFILL_S; the others are counted in one
@@ -492,7 +494,7 @@ class Sequencer:
         # Each seat's view stream (EventLog.options_key) is written when the engine goes to wait for the
         # seats, once per version; publish_seat_views=False: never (a bench of the pure engine).
         self.publish_seat_views = publish_seat_views
-        self._views_version = -1
+        self._views_stale = True  # something a seat may do may have changed since the views were written
 
     async def load(self) -> None:
         """Rebuild the state from the log; raises `LogTampered` when the log's
@@ -512,6 +514,7 @@ class Sequencer:
         self._loads += 1
         # Entries read but not yet recorded as handled are read again: none may leave its inbox first.
         self._untidy = {seat: [] for seat in self._untidy}
+        self._views_stale = True
         self._read, self._safe = {ENGINE_SEAT: "0-0"}, {ENGINE_SEAT: "0-0"}
         self._know_seats()
         for seat, cursor in cursors.items():
@@ -1033,6 +1036,8 @@ class Sequencer:
             self._logged_cursors.update(parse_inbox_cursors(batch.inbox_cursor))
         if any(isinstance(e, EncounterRewound) for a in applied for e in a.events):
             self._window_seen = self._turn_seen = None  # the restored window or turn runs its time again
+        if any(not isinstance(e, _ANSWERS_ONLY) for a in applied for e in a.events):
+            self._views_stale = True
         self._know_seats()
         self._track_window()
         written = [r.entry_ids[-1] for r in results if r.entry_ids]
@@ -1203,14 +1208,15 @@ class Sequencer:
     async def _publish_seat_views(self) -> None:
         """Write each seat's options (SeatOptions: what the engine awaits, what
         the seat may do now) to its own stream, which only that seat's Redis
-        user (and the engine) may read: a bot on Redis decides from it. Once
-        per log version, when the engine goes to wait for the seats (not while
-        its own players play on), so a fight the engine plays alone costs
-        nothing; the newest few entries are kept."""
+        user (and the engine) may read: a bot on Redis decides from it. When
+        the engine goes to wait for the seats (not while its own players play
+        on, so a fight the engine plays alone costs nothing) and something
+        other than refusals and repeats was written since the last time (a
+        flood of refused commands costs no views); the newest few are kept."""
         state = self.state
-        if not self.publish_seat_views or not state.started or state.version == self._views_version:
+        if not self.publish_seat_views or not state.started or not self._views_stale:
             return
-        self._views_version = state.version
+        self._views_stale = False
         commands = []
         for seat in state.seats:
             try:
