@@ -26,7 +26,7 @@ export function Initiative({ view }) {
         return html`<li key=${id} class=${classes.join(" ")} data-initiative=${id}>
           <span class="marker">${state.active === id ? "▶" : ""}</span>
           <span class="chip"></span>
-          <span class="who">${c.name}</span>
+          <span class="who">${combatantName(state, id)}</span>
           <span class="init" title="initiative">${c.initiative}</span>
           ${health && html`<span class="hp" title=${health.label}>${health.wounds !== undefined ? health.label : `${health.value}/${health.max}`}</span>`}
           ${Object.keys(c.conditions || {}).length > 0 && html`<div class="conds">${Object.keys(c.conditions).map((k) => html`<span class="cond">${humanize(k)}</span>`)}</div>`}
@@ -241,14 +241,14 @@ export function ActionPanel({ view, options, selected, select, moveMode, setMove
       return html`<div key=${c.combatant} class=${"mine-card " + sideClass(state, combatant.side) + (isSelected ? " selected" : "") + (c.its_turn ? " its-turn" : "")}
           data-mine=${c.combatant}>
         <div class="mine-head" onClick=${() => select(c.combatant)}>
-          <span class="chip"></span><b>${combatant.name}</b>
+          <span class="chip"></span><b>${combatantName(state, c.combatant)}</b>
           ${c.its_turn ? html`<span class="turn-tag">your turn</span>` : c.window ? html`<span class="turn-tag react">react!</span>` : ""}
         </div>
         ${c.why_not && html`<div class="why-not">${c.why_not}</div>`}
         ${c.its_turn && html`<div class="turn">
           ${c.turn_deadline_ms && html`<${Countdown} until=${view.awaiting?.turn_deadline_at_ms} total=${c.turn_deadline_ms} now=${now} />`}
           ${c.moves.length > 0 && html`<div class="group"><h3>Move</h3>
-            ${!isSelected ? html`<button onClick=${() => select(c.combatant)}>show where ${combatant.name} can go</button>` : html`
+            ${!isSelected ? html`<button onClick=${() => select(c.combatant)}>show where ${combatantName(state, c.combatant)} can go</button>` : html`
               <div class="modes">${modes.map((mode) => html`<button class=${"mode" + (mode === moveMode ? " on" : "")}
                 data-mode=${mode} onClick=${() => setMoveMode(mode)}>${humanize(mode)}</button>`)}</div>
               <div class="hint">click a highlighted square: green is safe, the others could draw fire, coloured by the chance to be hit there, from yellow (low) to purple (high); hover for who and the odds</div>`}
