@@ -40,7 +40,7 @@ from firelane.actors.fairness import key_description, published_log_key
 from firelane.projections.audit import VerificationReport, Verifier, audit_entries, revealed_seed, verify
 from firelane.engine.branches import Branches
 from firelane.projections.replay import stream_frames, undone_spans
-from firelane.projections.roster import roster_page
+from firelane.projections.roster import out_of_action as roster_out_of_action, roster_page
 from firelane.projections.turn_state import fold_stream, log_system, system_of
 from firelane.cli.common import chosen_seed, cli_store, stderr_line
 
@@ -296,12 +296,15 @@ def _state_table(state: Any) -> list[str]:
              f"{', window ' + str(state.window.window) + ' open' if state.window else ''}"
              f"{', ENDED: ' + str(state.winner) + ' (' + state.end_reason + ')' if state.ended else ''}"]
     base = {"id", "name", "side", "position", "initiative", "out_of_fight", "reaction_used", "conditions", "policy"}
+    # Standing in the engine's eyes but out of action (RonD6's Incapacitated, R6-21): said so, not "up".
+    out_of_action = roster_out_of_action(state)
     for c in state.combatants.values():
         extra = {k: getattr(c, k) for k in c.__struct_fields__ if k not in base and isinstance(getattr(c, k), (int, str, bool)) and not isinstance(getattr(c, k), bool)}
-        status = "DOWN" if c.out_of_fight else "up"
+        name = c.name or c.id
+        status = "DOWN" if c.out_of_fight else out_of_action.get(name, "up")
         conditions = ",".join(c.conditions) or "-"
         extras = " ".join(f"{k}={v}" for k, v in list(extra.items())[:6])
-        lines.append(f"  {c.id:<10} {c.name:<22} {c.side:<10} pos={c.position} {status:<4} init={c.initiative} conditions={conditions} {extras}")
+        lines.append(f"  {c.id:<10} {name:<22} {c.side:<10} pos={c.position} {status:<4} init={c.initiative} conditions={conditions} {extras}")
     return lines
 
 
