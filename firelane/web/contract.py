@@ -486,6 +486,16 @@ def asyncapi_document() -> dict[str, Any]:
                                "current one, XREAD BLOCK for the next." + hash_tag,
                 "messages": {"seatView": {"$ref": ref.format(name="SeatView")}},
             },
+            "lobbySeed": {
+                "address": "firelane:{campaign}:enc:{encounter}:lobby_seed:{seat}",
+                "servers": [{"$ref": "#/servers/redis"}],
+                "parameters": redis_params,
+                "description": "A player seat's client seed while the fight waits in its lobby (docs/fairness.md): "
+                               "XADD KEY * client_seed TEXT (1 to 64 printable characters). Only the first entry "
+                               "counts; the GM's Start records it before the opening initiative, whose dice mix it "
+                               "in. Writable by that player seat's user alone." + hash_tag,
+                "messages": {"lobbySeed": {"$ref": ref.format(name="LobbySeed")}},
+            },
         },
         "operations": {
             "followEvents": {"action": "receive", "channel": {"$ref": "#/channels/encounterEvents"},
@@ -496,6 +506,8 @@ def asyncapi_document() -> dict[str, Any]:
                             "summary": "act: append a command to the seat's inbox"},
             "readOptions": {"action": "receive", "channel": {"$ref": "#/channels/seatOptions"},
                             "summary": "what the engine awaits and what the seat may do"},
+            "addLobbySeed": {"action": "send", "channel": {"$ref": "#/channels/lobbySeed"},
+                             "summary": "a player seat adds its client seed before the GM's Start"},
         },
         "components": {
             "schemas": schemas,
@@ -507,6 +519,9 @@ def asyncapi_document() -> dict[str, Any]:
                 "InboxCommand": {"name": "InboxCommand", "summary": "field p: a command as JSON (schema: Command)",
                                  "payload": _stream_entry({"p": "the command as JSON (components/schemas/Command)"},
                                                           ["p"])},
+                "LobbySeed": {"name": "LobbySeed", "summary": "field client_seed: the seat's client seed",
+                              "payload": _stream_entry({"client_seed": "the client seed, 1 to 64 printable characters"},
+                                                       ["client_seed"])},
                 "SeatView": {"name": "SeatView",
                              "payload": _stream_entry({"n": "the log version the options hold for",
                                                        "o": "the SeatOptions as JSON (components/schemas/SeatOptions)"},
