@@ -136,3 +136,47 @@ async def test_two_players_add_seeds_in_the_lobby_and_the_opening_initiative_mix
     assert summary["ok"], summary["problems"][:5]
     assert (summary["dice"], summary["rolls"]) == (report.dice, report.rolls)
     assert [(c["seat"], c["clientSeed"]) for c in summary["clientSeeds"]] == contributions
+
+
+def test_firelane_submit_adds_lobby_seeds_and_audit_verify_checks_the_opening_with_them(redis_url: str, tmp_path: Path) -> None:
+    """From the terminal: `firelane submit` keeps each player seat's seed while
+    the fight waits (refusing a second, the GM's, and anything else), `firelane
+    start` and `run` play it, and `audit --verify` recomputes the opening
+    initiative with both seeds."""
+    import msgspec
+
+    from firelane.engine.registry import demo_setup
+    from tests.cli_helpers import firelane
+
+    setup = msgspec.to_builtins(demo_setup("bolt-and-blade"))
+    setup["seats"] = [{"id": "p1", "role": "player"}, {"id": "p2", "role": "player"}]
+    path = tmp_path / "setup.json"
+    path.write_text(json.dumps(setup))
+    store = ("--redis", redis_url)
+    assert firelane("create", "cli-lobby", "--setup", str(path), "--lobby", *store).returncode == 0
+
+    def submit(actor: str, text: str, kind: str = "AddClientSeed"):
+        return firelane("submit", "cli-lobby", json.dumps({"type": kind, "command_id": "s", "actor": actor,
+                                                            "client_seed": text}), *store)
+
+    kept = submit("p1", "p1's words")
+    assert kept.returncode == 0 and kept.stdout.startswith("client seed of seat p1 kept for the start: \"p1's words\"")
+    assert submit("p2", "p2 🎲").returncode == 0
+    for refused, line in [
+        (submit("p1", "again"), "firelane: error: this seat has added its client seed already (one each)"),
+        (submit("gm", "mine"), "firelane: error: only a player seat adds a client seed, not the gm's seat"),
+        (firelane("submit", "cli-lobby", json.dumps({"type": "EndEncounter", "command_id": "e", "actor": "gm"}), *store),
+         "firelane: error: encounter 'cli-lobby' waits in its lobby: until firelane start cli-lobby, a player seat may "
+         "only add its client seed (AddClientSeed)"),
+    ]:
+        assert refused.returncode == 2 and refused.stderr.strip().splitlines() == [line], refused.stderr
+    assert firelane("start", "cli-lobby", *store).returncode == 0
+    late = submit("p1", "too late")
+    assert late.returncode in (0, 2, 3) and "kept for the start" not in late.stdout  # a command now, not a lobby seed
+    played = firelane("run", "cli-lobby", *store, "--quiet")
+    assert played.returncode == 0, played.stderr
+    audit = firelane("audit", "cli-lobby", "--verify", *store)
+    assert audit.returncode == 0, audit.stderr
+    assert "v2 client seed added by seat p1: \"p1's words\"" in audit.stdout
+    assert "v3 client seed added by seat p2: 'p2 🎲'" in audit.stdout
+    assert audit.stdout.strip().splitlines()[-1].startswith("verified: seed matches its commitment")
