@@ -83,8 +83,8 @@ async def test_the_v1_fixture_imports_exactly(store: Store, tmp_path: Path) -> N
     await import_campaign(store, FIXTURE, trust=store_trust(store, accept_unsigned=True), progress=False)
     found = await seen(store)
     assert {k: v for k, v in found.items() if k != "pell"} == TODAY
-    assert found["pell"][2].startswith("came back from raid-1 (winner rangers, last side standing; 3 rounds): hurt; hp 12 -> 2")
-    assert found["pell"][4].startswith("rested 2 day(s) (downtime 1): ready; hp 2 -> 12 [first aid by rg-pell: +10 HP")
+    assert found["pell"][2].startswith("came back from raid-1 (won by rangers, last side standing; 3 rounds): hurt; HP from 12 to 2")
+    assert found["pell"][4].startswith("rested 2 days (downtime 1): ready; HP from 2 to 12 — first aid by Doc Pell: +10 HP")
     again = tmp_path / "again.firelane"
     await export_campaign(store, "fixture", again, progress=False)
     same_items_as_the_fixture(again)

@@ -18,6 +18,10 @@ def test_a_key_without_a_label_is_said_in_words() -> None:
     words = labels(reactions={"dive_for_cover": "Dive for Cover"})
     assert words.word("reactions", "dive_for_cover") == "Dive for Cover"
     assert words.word("conditions", "mortally_wounded") == "mortally wounded"
-    with pytest.raises(ValueError, match="no labels of kind 'weapons'"):
-        words.word("weapons", "lasgun")
-    assert Labels().as_dict() == {"reactions": {}, "actions": {}, "conditions": {}, "fields": {}}
+    assert words.word("weapons", "marksman_rifle") == "marksman rifle"
+    with pytest.raises(ValueError, match="no labels of kind 'spells'"):
+        words.word("spells", "fireball")
+    assert Labels().as_dict() == {"reactions": {}, "actions": {}, "conditions": {}, "fields": {}, "weapons": {},
+                                  "modes": {}, "triggers": {}, "details": {}}
+    # a roll detail labelled "" is one the roll's notes already say: it is left out
+    assert labels(details={"wild_index": ""}).word("details", "wild_index") == ""

@@ -29,9 +29,9 @@ from firelane.engine.registry import demo_setup, get_system
 from firelane.events.campaign_schemas import CharacterRested, DowntimeEnded, DowntimeStarted
 from firelane.events.limits import MAX_SETUP_BYTES, MAX_SETUP_DEPTH, json_too_deep
 from firelane.actors.store import CliError, open_store
-from firelane.engine.wording import explain_roll
+from firelane.engine.wording import counted, explain_roll
 from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING
-from firelane.projections.characters import campaign_characters, character_history, downtime_audit
+from firelane.projections.characters import campaign_characters, changes_text, character_history, downtime_audit
 
 
 def chosen_seed(text: str | None, reproducible: bool) -> tuple[bytes | None, bool]:
@@ -144,7 +144,7 @@ async def cmd_characters(args: argparse.Namespace) -> int:
 def _print_rest(events: list[Any]) -> None:
     for event in events:
         if isinstance(event, DowntimeStarted):
-            print(f"downtime {event.downtime}: {event.days} day(s){' of strenuous activity' if event.strenuous else ''}"
+            print(f"downtime {event.downtime}: {counted(event.days, 'day')}{' of strenuous activity' if event.strenuous else ''}"
                   f" for {', '.join(event.characters)}{'; healer ' + event.healer if event.healer else ''}"
                   f"; seed committed {event.seed_commitment[:16]}…")
             if event.reproducible_dice is True:
@@ -255,9 +255,8 @@ async def cmd_character(args: argparse.Namespace) -> int:
         if args.json:
             sys.stdout.buffer.write(msgspec.json.encode(event) + b"\n")
             return 0
-        what = [f"name {event.renamed_from!r} -> {event.name!r}"] if event.renamed_from else []
-        what += [f"{c.field} {msgspec.json.encode(c.before).decode()} -> {msgspec.json.encode(c.after).decode()}"
-                 for c in event.changes]
+        what = [f"renamed from {event.renamed_from} to {event.name}"] if event.renamed_from else []
+        what += [changes_text([c]) for c in event.changes]
         print(f"adjusted {event.character} ({event.name}): {'; '.join(what) or 'no sheet change'}; now {event.status}")
         for note in event.notes:
             print(f"  {note}")

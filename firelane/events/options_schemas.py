@@ -32,6 +32,7 @@ class Threat(msgspec.Struct, frozen=True, kw_only=True):
     at: Square | None = None  # the first square of the path where it could trigger
     hit_chance: float | None = None  # the reactor's chance to hit the mover there
     rule: str = ""
+    label: str = ""  # the reaction in words ("Reactive Fire")
 
 
 class MoveOption(msgspec.Struct, frozen=True, kw_only=True):
@@ -53,6 +54,8 @@ class AttackOption(msgspec.Struct, frozen=True, kw_only=True):
     notes: list[str] = []  # e.g. "Disadvantage: target in smoke (BB-CORE-05)"
     rule: str = ""
     command: dict[str, Any]
+    label: str = ""  # the weapon and mode in words ("marksman rifle (full auto)")
+    chance_of: str = "the attack hits"  # what ``hit_chance`` is the chance of, from the attacker's side
 
 
 class Choice(msgspec.Struct, frozen=True, kw_only=True):
@@ -64,6 +67,9 @@ class Choice(msgspec.Struct, frozen=True, kw_only=True):
     hit_chance: float | None = None
     rule: str = ""
     notes: list[str] = []
+    # What ``hit_chance`` is the chance of, and from whose side ("your shot
+    # hits", "the hit still lands"); "" before the words are filled in.
+    chance_of: str = ""
 
 
 class ActionOption(msgspec.Struct, frozen=True, kw_only=True):
@@ -116,6 +122,24 @@ class WindowOptions(msgspec.Struct, frozen=True, kw_only=True):
     awaited: list[str]  # every combatant the window still waits for
     reactions: list[ReactionOption]
     pass_command: dict[str, Any]
+    prompt: str = ""  # what it is about, in words: "a ranged attack by Cultist Mott"
+
+
+class Untargetable(msgspec.Struct, frozen=True, kw_only=True):
+    """An enemy the combatant cannot attack from where it stands, and why
+    (issue 19 item 10), for the page to show on hover or tap.
+
+    ``reason_code``: "no_line_of_sight" (a wall blocks the line: ``blocking_square``
+    is the first wall square on it), "out_of_range" (beyond the reach of every
+    weapon it carries), "full_cover" (cover that cannot be shot through:
+    ``blocking_square`` is the cover's square). ``words``: one sentence with
+    names, never ids."""
+
+    combatant: str
+    reason_code: str
+    words: str
+    blocking_square: Square | None = None
+    rule: str = ""
 
 
 class CombatantOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -128,6 +152,7 @@ class CombatantOptions(msgspec.Struct, frozen=True, kw_only=True):
     window: WindowOptions | None = None
     end_turn: dict[str, Any] | None = None
     why_not: str = ""  # when it can do nothing now: why (not its turn, down, waiting for a window...)
+    untargetable: list[Untargetable] = []  # on its turn: each standing enemy no listed attack targets, and why
 
 
 class GMCall(msgspec.Struct, frozen=True, kw_only=True):

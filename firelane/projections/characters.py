@@ -18,6 +18,9 @@ import msgspec
 from firelane.engine.campaign import CampaignState, Character, evolve
 from firelane.engine.campaign_rules import campaign_rules
 from firelane.engine.dice import commit_seed, derive_face
+from firelane.engine.labels import Labels
+from firelane.engine.registry import UnknownSystem, get_system
+from firelane.engine.wording import counted, plain_words, with_names
 from firelane.events import codec
 from firelane.events.campaign_log import CAMPAIGN_STREAM, CampaignLog
 from firelane.events.envelope import StoredEvent
@@ -34,6 +37,7 @@ from firelane.events.campaign_schemas import (
 )
 from firelane.events.log import EventLog
 from firelane.events.schemas import Event, Roll
+from firelane.projections.narration import winner_words
 from firelane.projections.audit import AuditEntry, VerificationReport, iter_rolls, sum_problem
 
 
@@ -86,7 +90,7 @@ class CharacterView(msgspec.Struct, kw_only=True):
     def describe(self) -> str:
         where = f"  in {self.engaged_in}" if self.engaged_in else ""
         return (f"{self.id:<20} {self.name[:24]:<24} {self.system:<15} {self.status:<6} {self.summary}"
-                f"  ({len(self.encounters)} fights, {len(self.downtimes)} rests){where}")
+                f"  ({counted(len(self.encounters), 'fight')}, {counted(len(self.downtimes), 'rest')}){where}")
 
 
 class CampaignView(msgspec.Struct, kw_only=True):
@@ -122,61 +126,95 @@ async def campaign_characters(event_log: EventLog) -> CampaignView:
                         problems=list(stream.problems))
 
 
-def _changes(changes: list[Change]) -> str:
-    def short(value: Any) -> str:
-        text = msgspec.json.encode(value).decode() if not isinstance(value, str) else value
-        return text if len(text) <= 60 else text[:57] + "..."
+def _value_words(value: Any, words: Labels | None = None) -> str:
+    """A sheet value as a person reads it: "none", "yes", "lasgun 30, pistol 12", "dying"."""
+    if value is None or value == {} or value == []:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        # a mapping of names to "" (conditions) reads as its names
+        text = ", ".join(plain_words(str(k), words) if v in ("", None, True)
+                         else f"{plain_words(str(k), words)} {_value_words(v, words)}" for k, v in value.items())
+    elif isinstance(value, (list, tuple)):
+        text = ", ".join(_value_words(v, words) for v in value)
+    elif isinstance(value, float):
+        text = f"{value:g}"
+    else:
+        text = plain_words(str(value), words)
+    return text if len(text) <= 60 else text[:57] + "..."
 
-    return ", ".join(f"{c.field} {short(c.before)} -> {short(c.after)}" for c in changes) or "no change"
+
+def system_words(system: str) -> Labels | None:
+    """The labels of a rule system this firelane knows (None for one it does not)."""
+    try:
+        return get_system(system).labels
+    except UnknownSystem:
+        return None
 
 
-def history_text(event: Event, character: str) -> str | None:
-    """One line on what ``event`` did to ``character`` (None: it does not concern it)."""
+def changes_text(changes: list[Change], words: Labels | None = None) -> str:
+    """What a sheet's changes were, in words: "Vitality from 0 to 12", "now dead"."""
+    said = []
+    for change in changes:
+        label = words.word("fields", change.field) if words is not None else plain_words(change.field)
+        if change.after is True and change.before in (None, False):
+            said.append(f"now {label}")
+        elif change.before is True and change.after in (None, False):
+            said.append(f"no longer {label}")
+        else:
+            said.append(f"{label} from {_value_words(change.before, words)} to {_value_words(change.after, words)}")
+    return ", ".join(said) or "no change"
+
+
+def _notes(notes: list[str], words: Labels | None = None, names: dict[str, str] | None = None) -> str:
+    """A rest's or a fight's notes after a dash, with names for character ids."""
+    return (" — " + "; ".join(plain_words(with_names(n, names or {}), words) for n in notes)) if notes else ""
+
+
+def history_text(event: Event, character: str, names: dict[str, str] | None = None,
+                 words: Labels | None = None) -> str | None:
+    """One line on what ``event`` did to ``character`` (None: it does not
+    concern it); ``names``: the campaign's character names, for the healer;
+    ``words``: the labels of the character's rule system, for its fields."""
+    names = names or {}
     if isinstance(event, CharacterCreated) and event.character == character:
         return f"created ({event.system}): {campaign_rules(event.system).summary(event.sheet)}"
     if isinstance(event, CharactersEnlisted):
         for enlisted in event.characters:
             if enlisted.character == character:
-                return f"enlisted in encounter {event.encounter} as {enlisted.combatant}"
+                return f"enlisted in encounter {event.encounter}"
     if isinstance(event, AftermathRecorded):
         for outcome in event.characters:
             if outcome.character == character:
-                end = f"winner {event.winner or 'none'}, {event.reason}" if event.reason else f"winner {event.winner or 'none'}"
-                text = (f"came back from {event.encounter} ({end}; {event.rounds} rounds): {outcome.status}; "
-                        f"{_changes(outcome.changes)}")
-                if outcome.notes:
-                    text += " [" + "; ".join(outcome.notes) + "]"
+                end = winner_words(event.winner) + (f", {event.reason}" if event.reason else "")
+                text = (f"came back from {event.encounter} ({end}; {counted(event.rounds, 'round')}): {outcome.status}; "
+                        f"{changes_text(outcome.changes, words)}{_notes(outcome.notes, words, names)}")
                 if event.problem:
                     text += f" PROBLEM: {event.problem}"
                 return text
     if isinstance(event, DowntimeStarted) and (character in event.characters or character == event.healer):
         role = "rests" if character in event.characters else "tends the others"
-        return (f"downtime {event.downtime}: {event.days} day(s){' (strenuous)' if event.strenuous else ''}, {role}"
-                + (f", healer {event.healer}" if event.healer and character != event.healer else ""))
+        healer = names.get(event.healer, event.healer)
+        return (f"downtime {event.downtime}: {counted(event.days, 'day')}{' (strenuous)' if event.strenuous else ''}, {role}"
+                + (f", healer {healer}" if event.healer and character != event.healer else ""))
     if isinstance(event, CharacterRested) and event.character == character:
-        text = f"rested {event.days} day(s) (downtime {event.downtime}): {event.status}; {_changes(event.changes)}"
-        if event.notes:
-            text += " [" + "; ".join(event.notes) + "]"
-        return text
+        return (f"rested {counted(event.days, 'day')} (downtime {event.downtime}): {event.status}; {changes_text(event.changes, words)}"
+                f"{_notes(event.notes, words, names)}")
     if isinstance(event, CharacterAdjusted) and event.character == character:
-        what = [f"name {event.renamed_from!r} -> {event.name!r}"] if event.renamed_from else []
-        what += [_changes(event.changes)] if event.changes else []
-        text = f"adjusted by the GM ({event.reason}): {event.status}; {', '.join(what) or 'no sheet change'}"
-        if event.notes:
-            text += " [" + "; ".join(event.notes) + "]"
-        return text
+        what = [f"renamed from {event.renamed_from} to {event.name}"] if event.renamed_from else []
+        what += [changes_text(event.changes, words)] if event.changes else []
+        return (f"adjusted by the GM ({event.reason}): {event.status}; {', '.join(what) or 'no sheet change'}"
+                f"{_notes(event.notes, words, names)}")
     if isinstance(event, CharactersReleased):
         for outcome in event.characters:
             if outcome.character == character:
                 if event.encounter_status == "ended":
                     text = (f"released by the GM from {event.encounter}, which had ended ({event.reason}): "
-                            f"{outcome.status}; {_changes(outcome.changes)}")
+                            f"{outcome.status}; {changes_text(outcome.changes, words)}")
                 else:
                     text = f"released by the GM from {event.encounter} before it started ({event.reason}): {outcome.status}"
-                notes = [n for n in outcome.notes if not n.startswith("released before")]
-                if notes:
-                    text += " [" + "; ".join(notes) + "]"
-                return text
+                return text + _notes([n for n in outcome.notes if not n.startswith("released before")], words, names)
     return None
 
 
@@ -189,8 +227,10 @@ async def character_history(event_log: EventLog, character: str) -> tuple[Charac
         known = ", ".join(sorted(state.characters)[:20]) or "none"
         raise LookupError(f"no character {character[:64]!r} in campaign {event_log.campaign!r} (known: {known})")
     entries = []
+    names = {cid: c.name for cid, c in state.characters.items()}
+    words = system_words(found.system)
     async for version, event in _events(CampaignLog.of(event_log)):
-        text = history_text(event, character)
+        text = history_text(event, character, names, words)
         if text is not None:
             entries.append(HistoryEntry(version=version, type=codec.event_tag(type(event)), text=text,
                                         event=msgspec.to_builtins(event)))

@@ -47,6 +47,7 @@ from firelane.events.schemas import (
     Roll,
     RoundStarted,
     SeedRevealed,
+    ClientSeedAdded,
     StateAdjusted,
     TestRolled,
     TurnEnded,
@@ -54,7 +55,8 @@ from firelane.events.schemas import (
     TurnStarted,
     TurnTimedOut,
 )
-from firelane.engine.wording import explain_roll
+from firelane.engine.labels import Labels
+from firelane.engine.wording import combatant_names, counted, explain_roll, plain_words, with_names
 
 # What every view of a fight (or rest) whose dice come from a seed text says.
 REPRODUCIBLE_DICE_WARNING = "reproducible dice: anyone who knows the seed text can predict every roll"
@@ -75,6 +77,8 @@ class Narrator:
         # Roll details (degrees, result points, wild-die faces...) are always in
         # the audit log; the narration shows them only when asked.
         self.details = details
+        # The words of the system whose event is being narrated (set per line).
+        self.words: Labels = _NO_SYSTEM.labels
 
     def paint(self, text: str, *styles: str) -> str:
         if not self.colour or not styles:
@@ -87,7 +91,15 @@ class Narrator:
         if c is None:
             return combatant
         side_colour = "cyan" if sorted({x.side for x in state.combatants.values()}).index(c.side) == 0 else "magenta"
-        return self.paint(c.name, side_colour, "bold")
+        return self.paint(named(state, combatant), side_colour, "bold")
+
+    def explain(self, roll: Roll) -> str:
+        """A roll explained in the words of the system being narrated."""
+        return explain_roll(roll, details=self.details, words=self.words)
+
+    def said(self, kind: str, key: str) -> str:
+        """A reaction, action, condition, weapon... by its label (engine/labels.py)."""
+        return self.words.word(kind, key)
 
     def line(self, version: int, event: Event, state: EncounterState, *, undone_by: int | None = None) -> str:
         """Narrate ``event`` given ``state`` AFTER it was applied; ``undone_by``:
@@ -102,7 +114,9 @@ class Narrator:
 
     def _describe(self, event: Event, state: EncounterState) -> str:  # noqa: C901 - one branch per event type
         n = lambda cid: self.name(state, cid)  # noqa: E731
-        own = _system_of(state).shared_event_sentences.get(type(event).__struct_config__.tag)
+        system = _system_of(state)
+        self.words = system.labels
+        own = system.shared_event_sentences.get(type(event).__struct_config__.tag)
         if own is not None:  # a shared event a system fills with its own details
             try:
                 text = own(self, event, state)
@@ -114,7 +128,7 @@ class Narrator:
             setup = event.setup
             sides: dict[str, list[str]] = {}
             for c in setup.combatants:
-                sides.setdefault(c.side, []).append(c.name)
+                sides.setdefault(c.side, []).append(named(state, c.id) if c.id in state.combatants else c.name)
             roster = "; ".join(f"{side}: {', '.join(names)}" for side, names in sides.items())
             begins = self.paint(f"Encounter {setup.name or event.encounter} ({setup.system}) begins — {roster}", "bold")
             if event.reproducible_dice:
@@ -137,47 +151,49 @@ class Narrator:
             return self.paint("▶ ", "bold") + f"{n(event.combatant)}'s turn{timer}"
         if isinstance(event, TurnTimedOut):
             then = "the AI plays the rest of it" if event.then == "ai" else "the turn ends"
-            return self.paint(f"⏱ {state.combatants[event.combatant].name}'s time is up: {then}", "yellow")
+            return self.paint(f"⏱ {named(state, event.combatant)}'s time is up: {then}", "yellow")
         if isinstance(event, TurnEnded):
-            return self.paint(f"  {state.combatants[event.combatant].name} ends the turn", "dim")
+            return self.paint(f"  {named(state, event.combatant)} ends the turn", "dim")
         if isinstance(event, TurnSkipped):
             return f"{n(event.combatant)} loses the turn: {event.reason}"
         if isinstance(event, Moved):
             path = " → ".join(f"({x},{y})" for x, y in event.path[-3:])
             exposed = self.paint(" EXPOSED", "yellow") if event.exposed else ""
-            mode = "" if event.mode == "move" else f" ({event.mode.replace('_', ' ')})"
+            mode = "" if event.mode == "move" else f" ({self.said('actions', event.mode)})"
             return f"{n(event.combatant)} moves{mode} to {path}{f', {event.cost:g}' if event.cost else ''}{exposed}"
         if isinstance(event, ActionTaken):
             details = _fields(event.details, state)
-            return f"{n(event.combatant)} uses {event.action.replace('_', ' ')} ({event.slot}){f' {details}' if details else ''}"
+            return f"{n(event.combatant)} uses {self.said('actions', event.action)} ({self.said('actions', event.slot)}){f' {details}' if details else ''}"
         if isinstance(event, AttackResolved):
             verdict = self.paint("HIT", "red", "bold") if event.hit else self.paint("miss", "green")
             crit = self.paint(" CRITICAL", "red", "bold") if event.critical else ""
-            kind = "" if event.kind == "attack" else self.paint(f" ({event.kind.replace('_', ' ')})", "yellow")
-            text = f"{n(event.attacker)} → {n(event.target)} with {event.weapon}{kind}: {verdict}{crit}  " + self.paint(
-                explain_roll(event.roll, details=self.details), "dim")
+            kind = "" if event.kind == "attack" else self.paint(f" ({self.said('modes', event.kind)})", "yellow")
+            text = (f"{n(event.attacker)} → {n(event.target)} with {self.said('weapons', event.weapon)}{kind}: {verdict}{crit}  "
+                    + self.paint(self.explain(event.roll), "dim"))
             if event.defense is not None:
-                text += self.paint(f"  defence: {explain_roll(event.defense, details=self.details)}", "dim")
+                text += self.paint(f"  defence: {self.explain(event.defense)}", "dim")
             return text
         if isinstance(event, DamageDealt):
             left = f" ({event.remaining} left)" if event.remaining is not None else ""
-            roll = self.paint(f"  {explain_roll(event.roll, details=self.details)}", "dim") if event.roll else ""
+            roll = self.paint(f"  {self.explain(event.roll)}", "dim") if event.roll else ""
             return f"{n(event.target)} takes {self.paint(str(event.amount), 'red', 'bold')} damage{left}{roll}"
         if isinstance(event, TestRolled):
             verdict = self.paint("passes", "green") if event.success else self.paint("fails", "red")
-            return f"{n(event.combatant)} {verdict} {event.test}  " + self.paint(explain_roll(event.roll, details=self.details), "dim")
+            return f"{n(event.combatant)} {verdict} {event.test.replace('_', ' ')}  " + self.paint(self.explain(event.roll), "dim")
         if isinstance(event, ConditionApplied):
             until = f" {_until(event.until, state)}" if event.until else ""
-            return f"{n(event.combatant)} is {self.paint(event.condition, 'yellow')}{until}{f' ({event.rule})' if event.rule else ''}"
+            return (f"{n(event.combatant)} is {self.paint(self.said('conditions', event.condition), 'yellow')}{until}"
+                    f"{f' ({event.rule})' if event.rule else ''}")
         if isinstance(event, ConditionRemoved):
-            return f"{n(event.combatant)} is no longer {event.condition}{f': {event.reason}' if event.reason else ''}"
+            return (f"{n(event.combatant)} is no longer {self.said('conditions', event.condition)}"
+                    f"{f': {event.reason}' if event.reason else ''}")
         if isinstance(event, CombatantDown):
             return self.paint("✖ ", "red") + f"{n(event.combatant)} is down: {event.reason}"
         if isinstance(event, StateAdjusted):
-            return self.paint(f"  {state.combatants[event.combatant].name}: {_fields(event.changes, state)}"
+            return self.paint(f"  {named(state, event.combatant)}: {_fields(event.changes, state, self.words)}"
                               f"{f' — {event.reason}' if event.reason else ''}", "dim")
         if isinstance(event, GMAdjusted):
-            return self.paint("GM: ", "bold", "magenta") + (f"{n(event.combatant)} — {_fields(event.changes, state)}"
+            return self.paint("GM: ", "bold", "magenta") + (f"{n(event.combatant)} — {_fields(event.changes, state, self.words)}"
                                                             f" ({event.reason})")
         if isinstance(event, GMRuled):
             on = f" on {event.call}" if event.call else ""
@@ -188,47 +204,52 @@ class Narrator:
             return self.paint(f"⟲ GM rewinds the fight to event {event.to_version}{undoes} — "
                               f"{event.reason}", "bold", "magenta")
         if isinstance(event, ReactionWindowOpened):
-            reactors = ", ".join(f"{n(r.combatant)} ({' or '.join(x.replace('_', ' ') for x in r.reactions)})"
+            reactors = ", ".join(f"{n(r.combatant)} ({' or '.join(self.said('reactions', x) for x in r.reactions)})"
                                  for r in event.reactors)
             nested = f", inside window {event.nested_in}" if event.nested_in is not None else ""
             return (self.paint(f"⚡ window {event.window}", "yellow") + f" ({_seconds(event.deadline_ms)} to answer{nested}): "
-                    f"{event.trigger.replace('_', ' ')} by {n(event.actor)} — waiting for {reactors}")
+                    f"{trigger_words(self.words, event.trigger)} by {n(event.actor)} — waiting for {reactors}")
         if isinstance(event, ReactionWindowResumed):
             return self.paint(f"  window {event.window} goes on with its remaining claims", "dim")
         if isinstance(event, ReactionClaimed):
             chosen = f" ({_readable(event.options, state)})" if event.options else ""
-            return f"  {n(event.combatant)} claims {self.paint(event.reaction.replace('_', ' '), 'yellow')}{chosen} in window {event.window}"
+            return f"  {n(event.combatant)} claims {self.paint(self.said('reactions', event.reaction), 'yellow')}{chosen} in window {event.window}"
         if isinstance(event, ReactionPassed):
-            return self.paint(f"  {state.combatants[event.combatant].name} passes in window {event.window}", "dim")
+            return self.paint(f"  {named(state, event.combatant)} passes in window {event.window}", "dim")
         if isinstance(event, ReactionsOrdered):
-            timed = (f" (no answer in time: {', '.join(state.combatants[c].name for c in event.timed_out if c in state.combatants)})"
+            timed = (f" (no answer in time: {', '.join(named(state, c) for c in event.timed_out if c in state.combatants)})"
                      if event.timed_out else "")
             if not event.order:
                 return self.paint(f"  window {event.window}: no reactions{timed}", "dim")
-            order = "; ".join(f"{i}. {n(c.combatant)} {c.reaction.replace('_', ' ')}" for i, c in enumerate(event.order, start=1))
+            order = "; ".join(f"{i}. {n(c.combatant)} {self.said('reactions', c.reaction)}" for i, c in enumerate(event.order, start=1))
             return f"  window {event.window}, arbiter order: {order}{timed}"
         if isinstance(event, ReactionDenied):
-            return f"  {n(event.combatant)}'s {event.reaction.replace('_', ' ')} is denied: {event.reason}"
+            return f"  {n(event.combatant)}'s {self.said('reactions', event.reaction)} is denied: {event.reason}"
         if isinstance(event, ReactionWindowClosed):
             return ""
         if isinstance(event, CommandRejected):
             what = event.command_type if event.command_type != "?" else "an unreadable command"
-            who = state.combatants[event.actor].name if event.actor in state.combatants else (event.actor or "an unknown sender")
+            who = named(state, event.actor) if event.actor in state.combatants else (event.actor or "an unknown sender")
             return self.paint(f"✗ refused {what} from {who}: {event.reason}", "yellow")
         if isinstance(event, CommandsDropped):
             many = "command" if event.count == 1 else "commands"
             return self.paint(f"✗ {event.count} more refused {many} from seat {event.seat}, not recorded one by one "
                               f"(the last: its inbox entry {event.last_inbox_id}): {event.reason}", "yellow")
         if isinstance(event, CommandRepeated):
-            who = state.combatants[event.actor].name if event.actor in state.combatants else (event.actor or "someone")
+            who = named(state, event.actor) if event.actor in state.combatants else (event.actor or "someone")
             where = f" (answered at version {event.first_version})" if event.first_version else ""
             return self.paint(f"↺ {event.command_type} from {who} sent again: it counts once{where}", "dim")
         if isinstance(event, EncounterEnded):
-            winner = f"{event.winner} wins" if event.winner else "no winner"
+            winner = winner_words(event.winner)
             by = " — called by the GM" if event.by == "gm" else ""
             return self.paint(f"Encounter over: {winner} ({event.reason}){by}", "bold", "green")
         if isinstance(event, SeedRevealed):
             return self.paint(f"seed revealed: {event.seed}", "dim")
+        if isinstance(event, ClientSeedAdded):
+            seat = next((s for s in state.seats if s.id == event.seat), None) if state is not None else None
+            who = seat.name if seat is not None and seat.name else event.seat
+            return self.paint(f"{who} added a client seed ({event.client_seed!r}): every die from here on mixes it in",
+                              "dim")
         return self._generic(event, state)
 
     def _generic(self, event: Event, state: EncounterState | None = None) -> str:
@@ -243,9 +264,9 @@ class Narrator:
         for field in event.__struct_fields__:
             value = getattr(event, field)
             if isinstance(value, Roll):
-                parts.append(f"{field}: {explain_roll(value, details=self.details)}")
+                parts.append(f"{self.words.word('fields', field)}: {self.explain(value)}")
             elif value not in ({}, [], None, ""):
-                parts.append(f"{field.replace('_', ' ')} {_readable(value, state)}")
+                parts.append(f"{self.words.word('fields', field)} {_readable(value, state)}")
         return f"{_words(tag)}: " + ", ".join(parts)
 
 
@@ -257,24 +278,28 @@ def _unpainted(text: str) -> str:
     return _ANSI.sub("", text)
 
 
-_ID_CHARS = "A-Za-z0-9_.-"
-_patterns: dict[tuple[str, ...], Any] = {}
-
-
 def _with_names(text: str, state: EncounterState) -> str:
     """The rules write combatant ids into roll purposes and reasons
-    ("Defense of sgt-kell"); a reader wants names. Ids too short to be told
-    from words (the toy's "a", "b") are left alone."""
-    ids = tuple(sorted((cid for cid in state.combatants if len(cid) >= 3), key=len, reverse=True))
-    if not ids:
-        return text
-    pattern = _patterns.get(ids)
-    if pattern is None:
-        import re
+    ("Defense of sgt-kell"); a reader wants names, and words for the
+    identifiers left in reasons ("start_of_turn") (engine/wording.py)."""
+    return plain_words(with_names(text, combatant_names(state)), _system_of(state).labels)
 
-        pattern = _patterns[ids] = re.compile(
-            rf"(?<![{_ID_CHARS}])(" + "|".join(re.escape(cid) for cid in ids) + rf")(?![{_ID_CHARS}])")
-    return pattern.sub(lambda match: state.combatants[match.group(1)].name, text)
+
+def named(state: EncounterState, combatant: str) -> str:
+    """A combatant's name as a reader tells it from the others ("Cultist 2" when two are "Cultist")."""
+    return combatant_names(state).get(combatant, combatant)
+
+
+def winner_words(winner: str | None) -> str:
+    """Who won, with no verb to agree with a side's name ("raiders wins")."""
+    return f"won by {winner.replace('_', ' ')}" if winner else "no winner"
+
+
+def trigger_words(words: Labels, trigger: str) -> str:
+    """What opened a reaction window: "hit:controlled_fire" -> "a hit (Controlled Fire)"."""
+    kind, _, detail = trigger.partition(":")
+    said = words.word("triggers", kind)
+    return f"{said} ({words.word('modes', detail)})" if detail else said
 
 
 def _words(tag: str) -> str:
@@ -286,16 +311,18 @@ def _words(tag: str) -> str:
     return "".join(f" {c.lower()}" if c.isupper() else c for c in tag).strip()
 
 
-def _readable(value: Any, state: EncounterState | None = None, depth: int = 0) -> str:
+def _readable(value: Any, state: EncounterState | None = None, depth: int = 0) -> str:  # noqa: C901
     """A value as a person reads it: names for combatant ids, "a 23, b 4" for
     a mapping, squares as (x, y); never a Python repr."""
     if isinstance(value, msgspec.Struct):
         value = msgspec.to_builtins(value)
+    if value is None:
+        return "none"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, str):
         if state is not None and value in state.combatants:
-            return state.combatants[value].name
+            return named(state, value)
         return value.replace("_", " ")
     if isinstance(value, (list, tuple)):
         if len(value) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
@@ -312,8 +339,9 @@ def _readable(value: Any, state: EncounterState | None = None, depth: int = 0) -
     return text if len(text) < 120 else text[:117] + "…"
 
 
-def _fields(mapping: dict[str, Any], state: EncounterState | None = None) -> str:
-    return ", ".join(f"{k.replace('_', ' ')} {_readable(v, state)}" for k, v in mapping.items())
+def _fields(mapping: dict[str, Any], state: EncounterState | None = None, words: Labels | None = None) -> str:
+    said = words.word if words is not None else (lambda _kind, key: key.replace("_", " "))
+    return ", ".join(f"{said('fields', k)} {_readable(v, state)}" for k, v in mapping.items())
 
 
 def _spans(spans: list[tuple[int, int]]) -> str:
@@ -332,7 +360,7 @@ def _seconds(milliseconds: int | None) -> str:
 def _until(until: str, state: EncounterState) -> str:
     """A condition's expiry as a sentence: 'start_of_turn:kell' -> "until the start of Kell's turn"."""
     kind, _, who = until.partition(":")
-    name = state.combatants[who].name if who in state.combatants else _readable(who, state)
+    name = named(state, who) if who in state.combatants else _readable(who, state)
     if kind in ("start_of_turn", "end_of_turn") and who:
         return f"until the {'start' if kind == 'start_of_turn' else 'end'} of {name}'s turn"
     if kind == "end_of_turn":
@@ -365,45 +393,59 @@ def print_line(text: str, stream: TextIO = sys.stdout) -> None:
         print(text, file=stream, flush=True)
 
 
-def describe_options(options: SeatOptions) -> list[str]:
-    """A seat's options as lines for the terminal (the JSON has every detail)."""
+def describe_options(options: SeatOptions, state: EncounterState | None = None) -> list[str]:
+    """A seat's options as lines for the terminal (the JSON has every detail),
+    with names for ids when the ``state`` they were computed in is given."""
+    names = combatant_names(state) if state is not None else {}
+    words = _system_of(state).labels if state is not None else _NO_SYSTEM.labels
+
+    def who(cid: str) -> str:
+        return names.get(cid, cid)
+
+    def say(text: str) -> str:
+        return plain_words(with_names(text, names), words)
+
     waiting = options.waiting
     status = ("the encounter has ended" if waiting.kind == "ended" else
-              f"waiting for {waiting.kind}{' of ' + ', '.join(waiting.combatants) if waiting.combatants else ''}"
+              f"waiting for {waiting.kind}{' of ' + ', '.join(who(c) for c in waiting.combatants) if waiting.combatants else ''}"
               f"{f' (window {waiting.window})' if waiting.window is not None else ''}"
               f"{f', deadline {waiting.deadline_ms / 1000:g} s' if waiting.deadline_ms else ''}")
     lines = [f"seat {options.seat} ({options.role}) at version {options.version}: {status}"]
     for combatant in options.combatants:
         if combatant.why_not:
-            lines.append(f"  {combatant.combatant}: nothing now — {combatant.why_not}")
+            lines.append(f"  {who(combatant.combatant)}: nothing now — {say(combatant.why_not)}")
             continue
         if combatant.window is not None:
             window = combatant.window
-            lines.append(f"  {combatant.combatant}: answer window {window.window} ({window.trigger.replace('_', ' ')} by "
-                         f"{window.actor}; {window.deadline_ms / 1000:g} s; awaited: {', '.join(window.awaited)})")
+            about = window.prompt or f"{trigger_words(words, window.trigger)} by {who(window.actor)}"
+            lines.append(f"  {who(combatant.combatant)}: answer window {window.window} ({say(about)}; "
+                         f"{window.deadline_ms / 1000:g} s; awaited: {', '.join(who(c) for c in window.awaited)})")
             for reaction in window.reactions:
                 for choice in reaction.choices:
-                    odds = f", {choice.hit_chance:.0%} to hit" if choice.hit_chance is not None else ""
-                    lines.append(f"    {reaction.label}: {choice.label}{odds}")
+                    odds = (f" — {choice.chance_of or 'it works'}: {choice.hit_chance:.0%}"
+                            if choice.hit_chance is not None else "")
+                    lines.append(f"    {say(reaction.label)}: {say(choice.label)}{odds}")
             lines.append("    pass")
             continue
-        lines.append(f"  {combatant.combatant}: its turn"
+        lines.append(f"  {who(combatant.combatant)}: its turn"
                      + (f" ({combatant.turn_deadline_ms / 1000:g} s)" if combatant.turn_deadline_ms else ""))
         for attack in combatant.attacks:
-            mods = ", ".join(f"{m.value:+d} {m.source} ({m.rule})" for m in attack.modifiers)
-            lines.append(f"    attack {attack.target} with {attack.weapon}{' ' + attack.mode if attack.mode else ''}: "
-                         f"{attack.hit_chance:.0%} to hit{f' vs {attack.target_number}' if attack.target_number is not None else ''}"
-                         f"{f' [{mods}]' if mods else ''}")
+            mods = ", ".join(f"{m.value:+d} {say(m.source)} ({m.rule})" for m in attack.modifiers)
+            lines.append(f"    attack {who(attack.target)} with {attack.label or say(attack.weapon)}: "
+                         f"{attack.chance_of}: {attack.hit_chance:.0%}"
+                         f"{f' (needs {attack.target_number})' if attack.target_number is not None else ''}"
+                         f"{f'; {mods}' if mods else ''}")
         if combatant.moves:
             dangerous = [m for m in combatant.moves if m.threats]
-            lines.append(f"    move: {len(combatant.moves)} squares reachable, {len(dangerous)} under threat")
+            lines.append(f"    move: {counted(len(combatant.moves), 'square')} reachable, {len(dangerous)} under threat")
         for action in combatant.actions:
-            lines.append(f"    {action.label}" + (f" ({len(action.choices)} ways)" if len(action.choices) > 1 else ""))
+            ways = len(action.choices)
+            lines.append(f"    {say(action.label)}" + (f" ({ways} ways)" if ways > 1 else ""))
         lines.append("    end turn")
     if options.gm is not None:
         gm = options.gm
         lines.append(f"  GM: {', '.join(gm.commands) or 'nothing now'}"
-                     + (f"; pending calls: {', '.join(c.id + ' (' + c.text + ')' for c in gm.calls)}" if gm.calls else ""))
+                     + (f"; pending calls: {', '.join(c.id + ' (' + say(c.text) + ')' for c in gm.calls)}" if gm.calls else ""))
         if gm.rewind_targets:
             newest = gm.rewind_targets[-12:]
             lines.append(f"  rewind to version: {', '.join(map(str, newest))}"

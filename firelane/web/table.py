@@ -58,8 +58,10 @@ from starlette.staticfiles import StaticFiles
 
 from firelane.engine.branches import undone_by, undone_by_rewind
 from firelane.engine.core import Rejected
+from firelane.engine.labels import Labels
 from firelane.engine.seats import GM
 from firelane.engine.state import EncounterState
+from firelane.engine.wording import combatant_names, details_text, plain_words, with_names
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
 from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, json_too_deep
@@ -75,7 +77,7 @@ from firelane.events.schemas import (
 )
 from firelane.web.access import Api, int_param, json_response, token_of
 from firelane.web.guard import ApiError
-from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING, Narrator, _with_names
+from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING, Narrator, _system_of, _with_names, named
 from firelane.projections.audit import iter_rolls
 from firelane.projections.turn_state import system_of
 
@@ -112,7 +114,7 @@ class SegmentNarrator(Narrator):
         if c is None:
             return combatant
         sides = sorted({x.side for x in state.combatants.values()})
-        return self.paint(c.name, f"side{sides.index(c.side) % 6}", "bold")
+        return self.paint(named(state, combatant), f"side{sides.index(c.side) % 6}", "bold")
 
     def segments(self, event: Event, state: EncounterState) -> list[list[str]]:
         return split_segments(_with_names(self._describe(event, state), state))
@@ -150,13 +152,25 @@ def split_segments(text: str) -> list[list[str]]:
     return out
 
 
-def _roll_json(field: str, roll: Any) -> dict[str, Any]:
+def _system_words(state: EncounterState) -> Labels:
+    return _system_of(state).labels
+
+
+def _roll_json(field: str, roll: Any, words: Labels | None = None, names: dict[str, str] | None = None) -> dict[str, Any]:
+    """A roll for the page's roll table: its data (``details`` as the rules
+    wrote them) and its words — purpose, notes and modifier sources with
+    names for ids, and ``said``, the details in words (engine/wording.py)."""
     counted = set(roll.counted())
+
+    def say(text: str) -> str:
+        return plain_words(with_names(text, names or {}), words)
+
     return {
-        "field": field, "purpose": roll.purpose, "rule": roll.rule, "total": roll.total, "target": roll.target,
-        "compare": roll.compare, "success": roll.success, "notes": list(roll.notes), "details": roll.details,
+        "field": field, "purpose": say(roll.purpose), "rule": roll.rule, "total": roll.total, "target": roll.target,
+        "compare": roll.compare, "success": roll.success, "notes": [say(n) for n in roll.notes], "details": roll.details,
+        "said": say(details_text(roll.details, words)),
         "dice": [{"sides": d.sides, "face": d.face, "counted": i in counted} for i, d in enumerate(roll.dice)],
-        "modifiers": [{"source": m.source, "rule": m.rule, "value": m.value} for m in roll.modifiers],
+        "modifiers": [{"source": say(m.source), "rule": m.rule, "value": m.value} for m in roll.modifiers],
     }
 
 
@@ -278,7 +292,8 @@ class TableFold:
             segments = self.narrator.segments(event, state)
         except (AttributeError, KeyError, TypeError, ValueError):
             segments = [[stored.type, ""]]  # a sentence that does not know this schema: name the event
-        rolls = [_roll_json(field, roll) for field, roll in iter_rolls(event)]
+        words, names = _system_words(state), combatant_names(state)
+        rolls = [_roll_json(field, roll, words, names) for field, roll in iter_rolls(event)]
         line = {"n": stored.version, "type": stored.type, "at": _entry_ms(stored), "segs": segments, "rolls": rolls,
                 "batch_start": bool(self.batch_starts[stored.version]) if stored.version < len(self.batch_starts) else True}
         area = area_of(event)

@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from firelane.engine.wording import combatant_names, with_names
 from firelane.engine.core import SEQUENCER, Rejected
 from firelane.engine.dice import FixedDice, SeededDice
 from firelane.engine.seats import ENGINE_SEAT
@@ -323,7 +324,9 @@ def test_bb_core_07_attack_hit_chances_equal_brute_force_over_the_d20(states: di
                 me = state.combatants[combatant.combatant]
                 for attack in combatant.attacks:
                     plan = plan_attack(state, me.id, attack.target, me.weapon(attack.weapon))  # type: ignore[arg-type]
-                    assert attack.modifiers == plan.modifiers and attack.target_number == plan.defense.total
+                    # the plan's terms, as a person reads them (names for ids: engine/wording.py)
+                    assert attack.modifiers == [msgspec.structs.replace(m, source=with_names(m.source, combatant_names(state)))
+                                                for m in plan.modifiers] and attack.target_number == plan.defense.total
                     assert all(m.rule for m in attack.modifiers)
                     exact = brute_force_chance(sum(m.value for m in plan.modifiers), plan.defense.total, plan.advantage, plan.disadvantage)
                     assert attack.hit_chance == float(exact), (attack, exact)

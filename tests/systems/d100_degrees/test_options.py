@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import copy
 
+import msgspec
 import pytest
 
+from firelane.engine.wording import combatant_names, with_names
 from firelane.engine.core import Rejected, command_json
 from firelane.engine.dice import Dice
 from firelane.engine.seats import ENGINE_SEAT
@@ -86,7 +88,8 @@ def test_attack_chances_equal_a_brute_force_count_over_the_d100(sheet) -> None:
             trial = copy.deepcopy(state)
             events = SYSTEM.decide(trial, as_command(SYSTEM, option.command), FirstFace(face))
             resolved = [e for e in events if isinstance(e, AttackResolved) and e.target == option.target]
-            assert resolved[0].roll.modifiers == option.modifiers and resolved[0].roll.target == option.target_number
+            said = [msgspec.structs.replace(m, source=with_names(m.source, combatant_names(state))) for m in resolved[0].roll.modifiers]
+            assert said == option.modifiers and resolved[0].roll.target == option.target_number
             hits += resolved[0].hit
         assert option.hit_chance == hits / 100, option
 
@@ -128,7 +131,7 @@ def test_suppressing_fire_and_clear_jam_are_listed_as_choices() -> None:
     actions = {a.action: a for a in _options(state, "a1").actions}
     suppress = actions["D100DSuppressingFire"]
     assert {c.square for c in suppress.choices} == {(12, 5), (12, 6)}
-    assert "the killzone catches: b1, b2" in suppress.choices[0].notes
+    assert "the killzone catches: B1, B2" in suppress.choices[0].notes
     # BS 40 - 20 (Hard) + 15 (automatic, RoF 3) = 35; no jam below 97.
     assert suppress.choices[0].hit_chance == 0.35
     state.combatants["a1"].jammed = ["lasgun"]

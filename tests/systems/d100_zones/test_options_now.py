@@ -94,7 +94,7 @@ def test_attack_chances_equal_a_brute_force_count_over_attack_and_dodge_faces() 
     attacks = {(a.target, a.weapon): a for a in _options(state, "a1").attacks if a.target != "a2"}
     assert set(attacks) == {("b1", "rifle"), ("b1", "knife"), ("b1", "unarmed"), ("b2", "rifle")}  # and the ally a2, flagged
     knife = attacks[("b1", "knife")]
-    assert [(m.source, m.rule, m.value) for m in knife.modifiers] == [("Melee skill", "D100Z-04", 60), ("flanking with a2", "D100Z-10", 10)]
+    assert [(m.source, m.rule, m.value) for m in knife.modifiers] == [("Melee skill", "D100Z-04", 60), ("flanking with A2", "D100Z-10", 10)]
     for option in (knife, attacks[("b2", "rifle")]):
         assert _landed_by_brute_force(state, as_command(SYSTEM, option.command)) == pytest.approx(option.hit_chance)
 
@@ -113,7 +113,7 @@ def test_a_90_plus_attack_is_a_gm_call_until_ruled() -> None:
     state = start(make_setup([fighter("a1", "red", (5, 5)), fighter("b1", "blue", (6, 5))]))
     act(state, D100ZAttack(command_id="a", actor="a1", target="b1", weapon="knife"), [93])
     calls = SYSTEM.options(state, GM).gm.calls
-    assert [(c.id, c.text) for c in calls] == [("complication-1", "a1 rolled 93 attacking b1 with knife (round 1): an automatic "
+    assert [(c.id, c.text) for c in calls] == [("complication-1", "A1 rolled 93 attacking B1 with knife (round 1): an automatic "
                                                 "miss, and something goes wrong; the GM decides the consequence (D100Z-04)")]
     ruled = act(state, GMRule(command_id="r", actor=GM, call="complication-1", ruling="a1 drops the knife", reason="table"))
     assert one(ruled, GMRuled).call == "complication-1"

@@ -13,6 +13,7 @@ from fractions import Fraction
 
 import pytest
 
+from firelane.engine.wording import combatant_names, with_names
 from firelane.engine.core import command_json
 from firelane.engine.seats import ENGINE_SEAT
 from firelane.engine.systems.rond6 import SYSTEM, areas, options
@@ -28,7 +29,7 @@ from .r6helpers import PISTOL, act, cmd, combatant, of_type, one, rejection, set
 GRENADE = weapon_profile("frag_grenade")  # the sample data's: thrown, Small Burst, ranges 5/10/15, one grenade
 FLAMER = {"id": "flamer", "name": "flamer", "kind": "ranged", "skill": "firearms", "damage": "6D",
           "ranges": [3, 6, 9], "modes": ["cone:small"]}
-CAUGHT = re.compile(r"^catches (\w+) \((enemy|ally|self), (R6-4[01])\): hit (\d\.\d{4}) against (\w+) defense (\d+)$")
+CAUGHT = re.compile(r"^catches (\w[\w ()-]*?) \((enemy|ally|self), (R6-4[01])\): hit (\d\.\d{4}) against (\w+) defense (\d+)$")
 
 
 def wild_pool_at_least(dice: int, target: int) -> Fraction:
@@ -74,9 +75,11 @@ def _verify(state, choice) -> None:
     assert SYSTEM.accepts(state, as_command(SYSTEM, choice.command)), choice.command
     events = decide_listed(SYSTEM, state, choice.command)
     targeted = one(events, R6AreaTargeted)
-    resolved = {r.target: r for r in of_type(events, AttackResolved)}
+    said = combatant_names(state)  # the notes name combatants as a person reads them (engine/wording.py)
+    names = {cid: with_names(cid, said) for cid in state.combatants}
+    resolved = {names[r.target]: r for r in of_type(events, AttackResolved)}
     caught = _caught(choice.notes)
-    assert targeted.targets == sorted(caught), (choice.label, targeted.targets, choice.notes)
+    assert sorted(names[t] for t in targeted.targets) == sorted(caught), (choice.label, targeted.targets, choice.notes)
     for who, (_relation, rule, _chance, defense) in caught.items():
         assert rule == targeted.rule
         if who in resolved:  # an earlier hit may end the fight before the rest are resolved

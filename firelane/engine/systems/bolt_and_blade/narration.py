@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from firelane.engine.state import EncounterState
-from firelane.engine.wording import OptionalSentence, Sentence, explain_roll, squares_text
+from firelane.engine.wording import OptionalSentence, Sentence, explain_roll, name_of, squares_text
 
 
 def _bb_movement_stopped(n: Any, e: Any, s: EncounterState) -> str:
@@ -33,9 +33,9 @@ def _bb_exchange(n: Any, e: Any, s: EncounterState) -> str:
     # shot: say so, then which shots land (a higher total only breaks a double hit).
     def shot(who: str, total: int, would_hit: bool, target: str) -> str:
         verdict = n.paint("would hit", "red") if would_hit else n.paint("would miss", "green")
-        return f"{n.name(s, who)}'s shot {total} {verdict} against {s.combatants[target].name}'s Defense"
+        return f"{n.name(s, who)}'s shot {total} {verdict} against {name_of(s, target)}'s Defense"
 
-    landed = [s.combatants[who].name for who, hits in ((e.attacker, e.attacker_hits), (e.defender, e.defender_hits)) if hits]
+    landed = [name_of(s, who) for who, hits in ((e.attacker, e.attacker_hits), (e.defender, e.defender_hits)) if hits]
     result = f"{' and '.join(landed)} land{'s' if len(landed) == 1 else ''}" if landed else "neither lands"
     tie_break = ""
     if e.attacker_would_hit and e.defender_would_hit:
@@ -47,21 +47,21 @@ def _bb_exchange(n: Any, e: Any, s: EncounterState) -> str:
 def _bb_attack_recomputed(n: Any, e: Any, s: EncounterState) -> str:
     verdict = n.paint("still hits", "red") if e.hit else n.paint("now misses", "green")
     attack = getattr(e, "attack", None)
-    terms = n.paint(f"  {explain_roll(attack, details=n.details)}", "dim") if attack is not None else ""
-    defence = n.paint(f"  defence: {explain_roll(e.defense, details=n.details)}", "dim")
+    terms = n.paint(f"  {explain_roll(attack, details=n.details, words=n.words)}", "dim") if attack is not None else ""
+    defence = n.paint(f"  defence: {explain_roll(e.defense, details=n.details, words=n.words)}", "dim")
     return f"{n.name(s, e.attacker)}'s shot at {n.name(s, e.target)} recomputed after the dive: {e.attack_total} vs Defense {e.defense.total}, {verdict} ({e.rule}){terms}{defence}"
 
 
 def _bb_thrown(n: Any, e: Any, s: EncounterState) -> str:
     landed = "on target" if e.on_target else n.paint("off target", "yellow")
-    roll = n.paint(f"  {explain_roll(e.roll, details=n.details)}", "dim") if e.roll is not None else ""
+    roll = n.paint(f"  {explain_roll(e.roll, details=n.details, words=n.words)}", "dim") if e.roll is not None else ""
     return f"{n.name(s, e.combatant)} throws a {e.weapon} at ({e.aimed[0]},{e.aimed[1]}): {landed}{roll}"
 
 
 def _bb_scattered(n: Any, e: Any, s: EncounterState) -> str:
     way = e.roll.details.get("direction", f"{e.direction}")
     drift = f"{e.distance_ft:g} ft {way}" if e.distance_ft else way
-    roll = n.paint(f"  {explain_roll(e.roll, details=n.details)}", "dim")
+    roll = n.paint(f"  {explain_roll(e.roll, details=n.details, words=n.words)}", "dim")
     return (f"{n.name(s, e.combatant)}'s {e.weapon} scatters {drift}, from ({e.aimed[0]},{e.aimed[1]}) "
             f"to ({e.landed[0]},{e.landed[1]}) ({e.rule}){roll}")
 
@@ -70,7 +70,7 @@ def _bb_area_resolved(n: Any, e: Any, s: EncounterState) -> str:
     caught = ", ".join(n.name(s, c.combatant) for c in e.caught) or "no one"
     blocked = f"; shielded by walls: {', '.join(n.name(s, b) for b in e.blocked)}" if e.blocked else ""
     # The blast's damage is rolled once (BB-CMB-24), caught or not: show it, as the audit does.
-    damage = n.paint(f"  {explain_roll(e.damage, details=n.details)}", "dim") if e.damage is not None else ""
+    damage = n.paint(f"  {explain_roll(e.damage, details=n.details, words=n.words)}", "dim") if e.damage is not None else ""
     return f"{e.weapon} ({e.shape}) goes off at ({e.origin[0]},{e.origin[1]}), catching {caught}{blocked}{damage}"
 
 

@@ -36,6 +36,7 @@ from firelane.engine.systems.bolt_and_blade.state import (
 )
 from firelane.events.options_schemas import AreaPreview, ReactionOption
 from firelane.engine.systems.bolt_and_blade.schemas import (
+    BBOverwatch,
     BB_COMMANDS,
     BB_EVENTS,
     BBDiveForCoverOptions,
@@ -118,7 +119,7 @@ class BoltAndBladeSystem(BaseRuleSystem):
     # spent earlier in the same round spent until the next round (BB-CMB-03).
     reaction_resets: ClassVar[str] = "own_turn"
     initiative_each_round: ClassVar[bool] = False
-    previewable: ClassVar[frozenset[str]] = frozenset({"BBThrow", "BBAreaAttack"})
+    previewable: ClassVar[frozenset[str]] = frozenset({"BBThrow", "BBAreaAttack", "BBOverwatch"})
     sentences = narration.SENTENCES
     shared_event_sentences = narration.SHARED_EVENT_SENTENCES
     labels = LABELS
@@ -331,7 +332,20 @@ class BoltAndBladeSystem(BaseRuleSystem):
     def reaction_options(self, state: EncounterState, window: ReactionWindow, combatant: str) -> list[ReactionOption]:
         return options.reaction_options(state, window, combatant)
 
+    def attack_reach_squares(self, state: EncounterState, me: Any) -> float | None:
+        """The farthest any weapon carried attacks: a ranged or thrown weapon's
+        maximum range (BB-CORE-11), or melee reach (`untargetable`)."""
+        ranged = [w.range[1] for w in me.weapons if not w.is_melee and w.template is None]
+        return max([r / state.terrain.square_size for r in ranged] + [combat.melee_reach_squares(state, me)])
+
+    def blocking_cover(self, state: EncounterState, me: Any, enemy: Any) -> tuple[str, Any, str] | None:
+        """BB-CMB-04: total cover "cannot be targeted" (on the enemy's square, facing ``me``)."""
+        level, _how = combat.cover_against(state, enemy, tuple(me.position))
+        return ("total", tuple(enemy.position), "BB-CMB-04") if level == "total" else None
+
     def preview_area(self, state: EncounterState, command: Command) -> AreaPreview:
+        if isinstance(command, BBOverwatch):
+            return actions.preview_overwatch(state, command)  # the watched area (BB-CMB-13)
         return areas.preview_area(self, state, command)
 
     # ------------------------------------------------------------ evolve

@@ -7,16 +7,18 @@ sentence gets.
 
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 from firelane.engine.state import EncounterState
 from firelane.engine.systems.rond6.labels import LABELS
-from firelane.engine.wording import OptionalSentence, Sentence, explain_roll, roll_text, names_text, weapon_text
+from firelane.engine.wording import OptionalSentence, Sentence, counted, explain_roll, name_of, names_text, roll_text, weapon_text
 
 
 def _r6_actions_declared(n: Any, e: Any, s: EncounterState) -> str:
     penalty = f", -{e.penalty_dice}D to each ({e.rule})" if e.penalty_dice else ""
-    return n.paint(f"  {s.combatants[e.combatant].name} declares {e.count} action{'s' if e.count != 1 else ''} (limit {e.limit}){penalty}", "dim")
+    return n.paint(f"  {name_of(s, e.combatant)} declares {e.count} action{'s' if e.count != 1 else ''} (limit {e.limit}){penalty}", "dim")
 
 
 def _r6_action_declared(n: Any, e: Any, s: EncounterState) -> str:
@@ -29,7 +31,7 @@ def _r6_action_declared(n: Any, e: Any, s: EncounterState) -> str:
 
 def _r6_damage_rolled(n: Any, e: Any, s: EncounterState) -> str:
     return f"{n.name(s, e.attacker)}'s {e.weapon} rolls {n.paint(str(e.roll.total), 'red', 'bold')} damage against {n.name(s, e.target)}  " + n.paint(
-        explain_roll(e.roll, details=n.details), "dim")
+        explain_roll(e.roll, details=n.details, words=n.words), "dim")
 
 
 def _r6_resistance_boosted(n: Any, e: Any, s: EncounterState) -> str:
@@ -39,7 +41,7 @@ def _r6_resistance_boosted(n: Any, e: Any, s: EncounterState) -> str:
     added = f" (+{e.roll.total})" if e.roll is not None else ""
     text = f"{n.name(s, e.combatant)} spends {' and '.join(spent) or 'nothing'} to resist{added} ({e.rule})"
     if e.roll is not None:  # the Wild Dice: explosions, and a 1 that a complication removed (R6-20)
-        text += "  " + n.paint(explain_roll(e.roll, details=n.details), "dim")
+        text += "  " + n.paint(explain_roll(e.roll, details=n.details, words=n.words), "dim")
     return text
 
 
@@ -112,8 +114,10 @@ def _r6_adjusted(n: Any, e: Any, s: EncounterState) -> str | None:
     names = {w.id: (w.name or w.id) for w in getattr(combatant, "weapons", [])}
     left = ", ".join(f"{names.get(w, w)} {rounds}" for w, rounds in e.changes["ammo"].items())
     fired = e.reason.removeprefix("fired ")
-    for weapon_id, name in names.items():
-        fired = fired.replace(f" from {weapon_id}", f" rounds from the {name}")
+    shot = re.match(r"(\d+) from (\S+)(.*)", fired)  # "3 from marksman_rifle ..." as the rules write it
+    if shot is not None:
+        weapon = names.get(shot.group(2), weapon_text(shot.group(2), n.words))
+        fired = f"{counted(int(shot.group(1)), 'round')} from the {weapon}{shot.group(3)}"
     return n.paint(f"  {n.name(s, e.combatant)} fires {fired} (rounds left: {left}) ({e.rule})", "dim")
 
 
