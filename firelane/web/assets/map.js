@@ -369,7 +369,7 @@ export function GameMap({ view, mine, selected, moves, targets, picks, onSquare,
     ${risky && !tooltip && !whyNot && html`<div class="heat-legend" title="the best chance anyone who could react has to hit you there">
       <span>chance to be hit</span>${[10, 25, 50, 75, 100].map((p) => html`<i key=${p} class=${"heat-" + p}>${p}%</i>`)}</div>`}
     ${whyNot && !tooltip && html`<div class="map-tip why-not-tip" data-why-not=${whyNot.combatant}>
-      <b>${combatantName(state, whyNot.combatant)}</b> cannot be targeted: ${whyNot.words}</div>`}
+      <b>⊘ cannot be targeted</b> ${whyNot.words}</div>`}
     ${tooltip && html`<div class="map-tip">${hoveredMove ? html`
         <b>${humanize(hoveredMove.mode)} to (${hoveredMove.to[0]},${hoveredMove.to[1]})</b> · cost ${hoveredMove.cost}
         ${hoveredMove.threats.length === 0 ? html`<div class="ok">no one can react</div>` : hoveredMove.threats.map((t) => html`

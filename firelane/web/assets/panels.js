@@ -256,7 +256,7 @@ export function ActionPanel({ view, options, selected, select, moveMode, setMove
           ${(c.attacks.length > 0 || c.untargetable?.length > 0) && html`<div class="group"><h3>Attack${c.attacks.length > 0 ? html` <span class="hint">or click a target on the map</span>` : ""}</h3>
             <${AttackGroups} state=${state} attacks=${c.attacks} send=${send} busy=${busy} attacker=${c.combatant} />
             ${c.untargetable?.length > 0 && html`<ul class="untargetable-list">${c.untargetable.map((u) => html`<li key=${u.combatant} data-untargetable=${u.combatant}>
-              ⊘ <b>${combatantName(state, u.combatant)}</b>: ${u.words}</li>`)}</ul>`}</div>`}
+              ⊘ ${u.words}</li>`)}</ul>`}</div>`}
           ${c.actions.length > 0 && html`<div class="group"><h3>Actions</h3>
             ${c.actions.map((action) => {
               const squares = action.choices.filter((ch) => ch.square);
