@@ -1,10 +1,12 @@
 """The GM's campaign home by clicks in Chromium (issue 20): a character
 made from the form, edited with a reason, retired and revived; a rest;
 drafts duplicated and deleted (after a confirmation); an ended fight
-archived; and what the page says uses names, not ids."""
+archived; the campaign exported and imported; signing out; and what the
+page says uses names, not ids."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from tests.browser.table_helpers import Table, wait_until
@@ -18,7 +20,7 @@ def characters_of(table: Table, campaign: str) -> dict[str, Any]:
     return {c["name"]: c for c in response.json()["characters"]}
 
 
-def test_characters_rests_and_encounters_from_the_campaign_home(table: Table) -> None:
+def test_characters_rests_and_encounters_from_the_campaign_home(table: Table, tmp_path: Path) -> None:
     gm = sign_in(table, "home")
     # A character from the form, starting from an archetype: its fields with labels and ranges.
     gm.click("[data-do=new-character]")
@@ -96,4 +98,20 @@ def test_characters_rests_and_encounters_from_the_campaign_home(table: Table) ->
     # Words, not ids: no encounter or character shows by its id where it has a name.
     text = gm.locator(".ws-home").inner_text()
     assert "cellar-copy" not in text
+
+    # Exported, and imported as a campaign of its own, which the browser is signed in to at once.
+    with gm.expect_download() as download:
+        gm.click(".ws-campaign-bar a:text('Export')")
+    exported = tmp_path / "home.campaign"
+    download.value.save_as(exported)
+    gm.click("[data-do=new-campaign]")
+    gm.fill("input[aria-label=\"the new campaign's name\"]", "home-again")
+    gm.set_input_files(".ws-new-campaign input[type=file]", str(exported))
+    gm.wait_for_selector(".ws-home[data-campaign=home-again]")
+    gm.locator(".ws-characters li[data-character=Oska]").wait_for()
+    assert set(gm.locator("select[data-campaigns] option").all_inner_texts()) >= {"home", "home-again"}
+
+    # Signing out: the page asks for the sign-in link again.
+    gm.click("button:text('Sign out')")
+    gm.wait_for_selector(".ws-signed-out")
     assert table.errors == []

@@ -255,7 +255,7 @@ function Editor({ campaign, draft }) {
       <button data-do="lobby" class="go" disabled=${saving} onClick=${openLobby}>Open the lobby…</button>
     </header>
     ${saveError && html`<div class="ws-banner bad one-line" data-save-error="1">${saveError}</div>`}
-    ${notice && html`<div class=${"ws-banner " + notice.kind}>${notice.text}</div>`}
+    ${notice && html`<div class=${"ws-banner ws-toast " + notice.kind} role="status">${notice.text}</div>`}
     <div class="ws-body">
       <aside class="ws-tools">
         <section><h3>Tools</h3>
