@@ -236,7 +236,7 @@ def worded_options(options: Any, state: EncounterState, words: Labels) -> Any:
         mode = mode_words(attack.mode, words)
         label = words.word("weapons", attack.weapon) + (f" ({mode})" if mode else "")
         attacks.append(msgspec.structs.replace(
-            attack, label=label, notes=[say(n) for n in attack.notes],
+            attack, label=label, mode_label=mode, notes=[say(n) for n in attack.notes],
             modifiers=[msgspec.structs.replace(m, source=say(m.source)) for m in attack.modifiers]))
     actions = [msgspec.structs.replace(a, label=say(a.label), choices=[choice(c, "it works") for c in a.choices])
                for a in options.actions]

@@ -4,7 +4,7 @@
 // targets it may attack (with the chance to hit) and the squares a choice
 // needs. It draws what it is given and reports clicks; the App decides.
 import { useEffect, useRef, useState } from "./vendor/preact-hooks.module.js";
-import { html, sideClass, initials, pct, sq, danger, combatantName, humanize } from "./util.js";
+import { html, sideClass, shortLabel, pct, sq, danger, combatantName, humanize } from "./util.js";
 
 const S = 40; // user units per square; the SVG scales to its box
 
@@ -53,7 +53,7 @@ function Token({ state, combatant, extras, mine, selected, active, target, allyT
   if (count > 1) classes.push("stacked");
   const ratio = health ? Math.max(0, Math.min(1, health.value / health.max)) : null;
   const best = target ? Math.max(...target.map((a) => a.hit_chance)) : null;
-  const title = `${combatant.name} (${combatant.side})` +
+  const title = `${combatantName(state, combatant.id)} (${combatant.side})` +
     (health ? ` — ${health.label} ${health.wounds !== undefined ? `(${health.wounds} wounds)` : `${health.value}/${health.max}`}` : "") +
     (conditions.length ? ` — ${conditions.map(humanize).join(", ")}` : "") + (combatant.out_of_fight ? " — out of the fight" : "") +
     (allyTarget ? " — on your side: friendly fire" : "") + (blocked ? ` — cannot be targeted: ${blocked.words}` : "") +
@@ -69,7 +69,7 @@ function Token({ state, combatant, extras, mine, selected, active, target, allyT
     ${target && html`<circle class=${allyTarget ? "target-ring ally" : "target-ring"} cx=${cx} cy=${cy} r=${r * 0.49} />`}
     ${caughtAlly && html`<g class="ally-warning"><circle cx=${cx} cy=${cy} r=${r * 0.49} /><text x=${cx + r * 0.3} y=${cy - r * 0.25}>⚠</text></g>`}
     <circle class="body" cx=${cx} cy=${cy} r=${r * 0.36} />
-    <text class="initials" x=${cx} y=${cy + 4.5 * scale} text-anchor="middle" font-size=${13 * scale}>${initials(combatant.name)}</text>
+    <text class="initials" x=${cx} y=${cy + 4.5 * scale} text-anchor="middle" font-size=${13 * scale}>${shortLabel(state, combatant.id)}</text>
     ${ratio !== null && html`<g class="health">
       <rect class="track" x=${left + 5 * scale} y=${top + r - 6} width=${r - 10 * scale} height="4" rx="2" />
       <rect class=${"fill" + (ratio <= 0.34 ? " low" : ratio <= 0.67 ? " mid" : "")} x=${left + 5 * scale} y=${top + r - 6}
@@ -321,7 +321,7 @@ export function GameMap({ view, mine, selected, moves, targets, picks, onSquare,
       </g>`)}
       ${Object.values(state.combatants).filter((c) => c.overwatch_area && c.overwatch_area.length && !c.out_of_fight).map((c) =>
         html`<g key=${"ow" + c.id} class=${"overwatch " + sideClass(state, c.side) + (watching === c.id ? " shown" : "")} data-overwatch=${c.id}>${c.overwatch_area.map(([x, y]) =>
-          html`<rect x=${x * S + 1} y=${y * S + 1} width=${S - 2} height=${S - 2} />`)}<title>${c.name}'s overwatch</title></g>`)}
+          html`<rect x=${x * S + 1} y=${y * S + 1} width=${S - 2} height=${S - 2} />`)}<title>${combatantName(state, c.id)}'s overwatch</title></g>`)}
       ${area && html`<g class=${"template" + (area.preview ? " preview" : "")} data-area=${area.label}>
         ${area.squares.map(([x, y]) => html`<rect x=${x * S} y=${y * S} width=${S} height=${S} />`)}
         <title>${area.label} (${area.kind})</title></g>`}
@@ -363,8 +363,8 @@ export function GameMap({ view, mine, selected, moves, targets, picks, onSquare,
     ${tooltip && html`<div class="map-tip">${hoveredMove ? html`
         <b>${humanize(hoveredMove.mode)} to (${hoveredMove.to[0]},${hoveredMove.to[1]})</b> · cost ${hoveredMove.cost}
         ${hoveredMove.threats.length === 0 ? html`<div class="ok">no one can react</div>` : hoveredMove.threats.map((t) => html`
-          <div class="threat">${combatantName(state, t.reactor)}: ${humanize(t.reaction)}${t.at ? ` at (${t.at[0]},${t.at[1]})` : ""}${t.hit_chance != null ? ` — ${pct(t.hit_chance)} to hit` : ""}${t.rule ? html` <span class="rule">${t.rule}</span>` : ""}</div>`)}`
-      : html`<b>${previewChoice.label}</b>${previewChoice.hit_chance != null ? html` — <span class="odds">${pct(previewChoice.hit_chance)}</span>` : ""}
+          <div class="threat">${combatantName(state, t.reactor)}: ${t.label || humanize(t.reaction)}${t.at ? ` at (${t.at[0]},${t.at[1]})` : ""}${t.hit_chance != null ? ` — ${pct(t.hit_chance)} to hit` : ""}${t.rule ? html` <span class="rule">${t.rule}</span>` : ""}</div>`)}`
+      : html`<b>${previewChoice.label}</b>${previewChoice.hit_chance != null ? html` — <span class="chance-of">${previewChoice.chance_of || "it works"}:</span> <span class="odds">${pct(previewChoice.hit_chance)}</span>` : ""}
         ${preview && preview.caught.length > 0 && html`<div class="caught-list">catches: ${preview.caught.map((c) => combatantName(state, c.combatant)).join(", ")}</div>`}
         ${preview && preview.allies_caught.length > 0 && html`<div class="threat allies-caught">⚠ catches your side: ${preview.allies_caught.map((id) => combatantName(state, id)).join(", ")}</div>`}
         ${preview?.refused && html`<div class="threat">${preview.refused}</div>`}
