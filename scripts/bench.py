@@ -17,6 +17,10 @@ What each key measures (docs/benchmarks.md says how to read them):
   seeds, identical logs) in the pure in-memory loop. Redis's own CPU is not in
   it (``redis_cpu_over_engine_cpu`` gives it). ``live_decodes_per_event`` and
   ``live_evolves_per_event`` count codec.decode_body and evolve calls.
+- ``live_signed_over_unsigned_cpu``: the same live fights with the log signed
+  as a store signs it (an Ed25519 signature per group of entries,
+  events/log_signing.py) over unsigned, CPU per event; the median over the
+  systems and runs (target: at most 1.05).
 - ``copy_share_pure_<system>`` / ``_bb_128`` / ``_max``: the share of the pure
   loop's CPU spent in ``copy_state``.
 - ``bb_ai_ms_per_command_128`` (and ``_8``): CPU ms in Bolt & Blade's
@@ -51,7 +55,16 @@ What each key measures (docs/benchmarks.md says how to read them):
   back, window answers included), with N workers busy with all 64 (the round
   trips of the 3 runs pooled).
 
-``--only SECTION[,SECTION]`` (live, ai, windows, replay, sim, workers)
+- ``workshop_draft_save_ms_p50`` / ``_p99``: the round trip of the workshop's
+  draft save (``PUT …/drafts/{d}``, docs/workshop-api.md) over HTTP to the API
+  served in this process, signed in with the GM's cookie and CSRF header: a
+  100x100 map with 1,000 walls, 60 cover squares and 50 combatants
+  (``workshop_draft_bytes`` of setup JSON), each save at the version the last
+  one returned. ``workshop_checks_ms_p50`` / ``_p99``: the checks of that
+  setup (``POST …/checks``: every combatant's sheet, then the whole setup),
+  what the builder asks as the GM types.
+
+``--only SECTION[,SECTION]`` (live, ai, windows, replay, sim, workers, workshop)
 measures those alone.
 """
 
@@ -88,6 +101,8 @@ from firelane.engine.registry import demo_setup, get_system, register_system  # 
 from firelane.engine.simulate import fallback_command, run_headless  # noqa: E402
 from firelane.events import codec  # noqa: E402
 from firelane.events.log import Batch, EventLog  # noqa: E402
+from firelane.events.log_signing import LogSigner  # noqa: E402
+from firelane.events.public_signing import SigningKey  # noqa: E402
 from firelane.events.schemas import (  # noqa: E402
     CombatantSetup, EncounterEnded, EncounterSetup, RoundStarted, SeatSetup, Terrain)
 from firelane.projections.snapshots import encode_snapshot, snapshot_key  # noqa: E402
@@ -98,7 +113,7 @@ from tests.toy_system import TOY  # noqa: E402
 register_system(TOY, "tests.toy_system")
 
 SYSTEMS = ["bolt-and-blade", "d100-degrees", "d100-zones", "rond6"]
-SECTIONS = ["live", "ai", "windows", "replay", "sim", "workers"]
+SECTIONS = ["live", "ai", "windows", "replay", "sim", "workers", "workshop"]
 
 
 def progress(message: str) -> None:
@@ -197,10 +212,13 @@ async def redis_cpu(client) -> float:
 # --------------------------------------------------------------------------- live vs pure
 
 
-async def live_fights(url: str, campaign: str, system_name: str, fights: int) -> dict[str, float]:
+async def live_fights(url: str, campaign: str, system_name: str, fights: int, *,
+                      signer: LogSigner | None = None) -> dict[str, float]:
     """The system's demo fights on the live runtime. The CPU is measured on a
     plain pass, as the pure loop's is; a second, instrumented pass (another
-    campaign) counts the decodes and evolves."""
+    campaign) counts the decodes and evolves. With ``signer``, the log is
+    signed as a store's is (events/log_signing.py) and the second pass is
+    left out."""
     client = await connect(url, max_connections=64)
     system = get_system(system_name)
     setup = demo_setup(system_name)
@@ -217,13 +235,14 @@ async def live_fights(url: str, campaign: str, system_name: str, fights: int) ->
                 nursery.start_soon(run_encounter, event_log, encounter, system, policies)
         return encounters, time.process_time() - cpu_began, time.perf_counter() - wall_began
 
-    event_log = EventLog(client, campaign)
+    event_log = EventLog(client, campaign, signer=signer)
     redis_before = await redis_cpu(client)
     encounters, cpu, wall = await play(event_log)
     redis = await redis_cpu(client) - redis_before
     counters = Counters()
-    with instrumented([system], counters):
-        await play(EventLog(client, f"{campaign}-counted"))
+    if signer is None:
+        with instrumented([system], counters):
+            await play(EventLog(client, f"{campaign}-counted"))
     logs = [[s.data for s in await event_log.read(e)] for e in encounters]
     await client.aclose()
     events = sum(len(log) for log in logs)
@@ -364,6 +383,75 @@ async def window_latency(url: str, reactors: int, windows: int) -> list[float]:
     if missing:
         raise RuntimeError(f"windows opened or closed without the other: {sorted(missing)[:5]}")
     return [event_log.closed_at[w] - first_asked[w] for w in sorted(first_asked)]
+
+
+def big_draft() -> dict[str, Any]:
+    """A builder's big draft: a 100x100 map, 1,000 walls, 60 cover squares, 50 combatants (d100-zones sheets)."""
+    demo = demo_setup("d100-zones")
+    walls = [[10 + (i % 80), 5 + 7 * (i // 80)] for i in range(1000)]
+    cover = [{"x": 3 + i, "y": 98, "level": "light", "facing": [[0, -1]]} for i in range(60)]
+    combatants = []
+    for i in range(50):
+        template = demo.combatants[i % len(demo.combatants)]
+        combatants.append({"id": f"c{i}", "name": f"{template.name} {i}", "side": template.side,
+                           "position": [2 + 2 * (i % 40), 2 + 2 * (i // 40)], "policy": "ai",
+                           "sheet": msgspec.to_builtins(template.sheet)})
+    return {"system": "d100-zones", "name": "Bench hall", "combatants": combatants,
+            "terrain": {"width": 100, "height": 100, "square_size": 1.5, "unit": "m", "walls": walls, "cover": cover}}
+
+
+async def workshop_round_trips(url: str, saves: int) -> dict[str, Any]:
+    """Draft saves and checks over HTTP to the API served in this process (see the module doc)."""
+    import httpx
+    from hypercorn.trio import serve as hypercorn_serve
+
+    from firelane.actors.store import open_store
+    from firelane.actors.workshop import create_campaign
+    from firelane.web.app import Api, make_app
+    from firelane.web.guard import ServedNames, hypercorn_config
+
+    setup = big_draft()
+    with tempfile.TemporaryDirectory(prefix="firelane-bench-shop-") as data:
+        async with open_store(redis_url=url, data_dir=Path(data)) as store:
+            token = await create_campaign(store.event_log("bench-shop"))
+            async with trio.open_nursery() as nursery:
+                api = Api(store, nursery)
+                names = ServedNames()
+                binds = await nursery.start(lambda task_status: hypercorn_serve(
+                    make_app(api, names), hypercorn_config("127.0.0.1", 0), task_status=task_status))
+                base = binds[0].rstrip("/")
+                async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+                    signed = await http.post("/api/workshop/session", json={"campaign": "bench-shop", "token": token})
+                    http.headers["X-Firelane-CSRF"] = signed.json()["csrf"]
+                    shop = "/api/workshop/campaigns/bench-shop"
+                    made = await http.post(f"{shop}/drafts", json={"id": "hall", "setup": setup})
+                    if made.status_code != 201:
+                        raise SystemExit(f"bench: the workshop draft was refused: {made.text[:300]}")
+                    version = made.json()["version"]
+                    checked = (await http.post(f"{shop}/checks", json=setup)).json()
+                    if not checked["ok"]:
+                        raise SystemExit(f"bench: the workshop draft has problems: {checked['problems'][:2]}")
+                    save_times, check_times = [], []
+                    for n in range(saves):
+                        setup["name"] = f"Bench hall, edit {n}"  # each save a change, as a GM's edit is
+                        began = time.perf_counter()
+                        answer = await http.put(f"{shop}/drafts/hall", json={"version": version, "setup": setup})
+                        save_times.append(time.perf_counter() - began)
+                        if answer.status_code != 200:
+                            raise SystemExit(f"bench: a draft save was refused: {answer.text[:300]}")
+                        version = answer.json()["version"]
+                        if n % 5 == 0:
+                            began = time.perf_counter()
+                            await http.post(f"{shop}/checks", json=setup)
+                            check_times.append(time.perf_counter() - began)
+                nursery.cancel_scope.cancel()
+    return {
+        "workshop_draft_save_ms_p50": round(percentile(save_times, 0.5) * 1000, 2),
+        "workshop_draft_save_ms_p99": round(percentile(save_times, 0.99) * 1000, 2),
+        "workshop_checks_ms_p50": round(percentile(check_times, 0.5) * 1000, 1),
+        "workshop_checks_ms_p99": round(percentile(check_times, 0.99) * 1000, 1),
+        "workshop_draft_bytes": len(msgspec.json.encode(setup)),
+    }
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -609,6 +697,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         # 1. live vs pure, per system; copy share; decodes and evolves per event; Redis memory
         if wanted("live"):
             ratios: dict[str, list[float]] = {s: [] for s in SYSTEMS}
+            signed_ratios: list[float] = []
             detail: dict[str, dict[str, Any]] = {}
             memory_events = 0
             # One unmeasured fight of each system on both first: the modules the
@@ -627,6 +716,10 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                         raise SystemExit(f"bench: the live {system_name} logs differ from the pure loop's")
                     ratio = (live["cpu"] / live["events"]) / (pure["cpu"] / pure["events"])
                     ratios[system_name].append(ratio)
+                    # The same fights with the log signed, right after the unsigned ones.
+                    signed = await live_fights(server.url, f"signed{repeat}", system_name, fights,
+                                               signer=LogSigner(SigningKey.generate()))
+                    signed_ratios.append((signed["cpu"] / signed["events"]) / (live["cpu"] / live["events"]))
                     if repeat == 0:
                         memory_events += live["events"]
                         body_bytes = [len(body) for log in live["logs"] for body in log]
@@ -648,6 +741,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             for system_name in SYSTEMS:
                 result[f"live_over_pure_cpu_{key_of(system_name)}"] = round(statistics.median(ratios[system_name]), 2)
             result["live_over_pure_cpu_max"] = max(result[f"live_over_pure_cpu_{key_of(s)}"] for s in SYSTEMS)
+            result["live_signed_over_unsigned_cpu"] = round(statistics.median(signed_ratios), 3)
             all_bodies = [b for d in detail.values() for b in d.pop("body_bytes")]
             result["event_body_bytes_mean"] = round(statistics.fmean(all_bodies))
             result["live_decodes_per_event"] = round(
@@ -698,6 +792,12 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             if quick:
                 notes["replay"] = (f"quick: measured on a {length:,}-event log; replay_1m_s is 1M events at that rate, "
                                    "resume_ms_1m is the resume on that log (it folds only the tail after the snapshot)")
+
+        # 5. the workshop's draft saves and checks
+        if wanted("workshop"):
+            saves = 50 if quick else 200
+            progress(f"workshop: {saves} draft saves of a 100x100 map with 50 combatants, checks every 5th")
+            result.update(await workshop_round_trips(server.url, saves))
     finally:
         await server.astop()
         shutil.rmtree(data_dir, ignore_errors=True)

@@ -26,6 +26,10 @@ Usage:
   page connected beside them (its socket's receive times), and
   ``ws_page_caught_up``: whether the page drew the last event's narration line.
 
+- ``builder_open_ms_100x100_50`` (and ``_max``): the GM's encounter builder
+  opening a draft of a 100×100 map with 50 tokens (``builder_open``);
+  ``--builder-only`` measures just that.
+
 The clients run in this process (trio-websocket), the server in its own; all
 on this 2-core machine, so the clients' own work is in the figures.
 """
@@ -234,6 +238,55 @@ async def fan_out(server: Server, data: Path, seats: dict, clients: int, rate: f
     return {"appended": appended, "latencies": latencies, "start": start_version, "last": final[0], "seconds": seconds}
 
 
+BIG_MAP = 100  # squares a side of the builder's map
+BIG_MAP_TOKENS = 50
+
+
+def builder_open(browser, server: Server, data: Path, runs: int) -> dict[str, object]:
+    """Milliseconds from navigation start until the builder has drawn a draft of a 100×100 map with 50 tokens
+    (and 285 walls): the page's ``window.__workshop.mapDrawn``, in the animation frame after its first render,
+    after loading its modules, the session and the draft. The GM is signed in once (its cookie in a browser
+    context's storage state); each run a fresh context (nothing cached); the median of ``runs`` (and ``_max``)."""
+    import httpx
+
+    token = firelane(data, "campaign", "token", "--campaign", "bench").stdout
+    token = (re.search(r"#gm=(\S+)", token).group(1) if "#gm=" in token else token.strip().split()[-1])
+    api = f"{server.api}/api/workshop/campaigns/bench"
+    auth = {"Authorization": f"Bearer {token}"}
+    form = httpx.get(f"{api}/systems/bolt-and-blade/form", headers=auth, timeout=30).json()
+    archetypes = form["archetypes"]
+    combatants = [{"id": f"npc-{n}", "name": f"{archetypes[n % len(archetypes)]['name']} {n + 1}",
+                   "side": "enemies" if n % 2 else "party", "position": [(n * 7) % BIG_MAP, 10 + (n * 13) % 80],
+                   "policy": "ai", "sheet": archetypes[n % len(archetypes)]["sheet"]} for n in range(BIG_MAP_TOKENS)]
+    walls = [[50, y] for y in range(0, 100) if y % 10] + [[x, 95] for x in range(0, 100) if x != 50] + \
+            [[x, y] for x in range(20, 30) for y in range(30, 70) if x in (20, 29) or y in (30, 69)]
+    setup = {"system": "bolt-and-blade", "name": "The big map", "combatants": combatants,
+             "terrain": {"width": BIG_MAP, "height": BIG_MAP, "square_size": 5, "unit": "ft", "walls": walls,
+                         "cover": [{"x": 40 + n, "y": 40, "level": "heavy", "facing": [[0, 1]]} for n in range(20)]}}
+    made = httpx.post(f"{api}/drafts", headers=auth, json={"id": "big-map", "setup": setup}, timeout=30)
+    if made.status_code != 201:
+        raise SystemExit(f"bench_web: the big draft was refused: {made.text}")
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    page.goto(f"{server.api}/workshop/bench#gm={token}")
+    page.wait_for_selector(".ws-home", timeout=30_000)
+    signed_in = context.storage_state()
+    context.close()
+    times = []
+    for _ in range(runs):
+        context = browser.new_context(viewport={"width": 1440, "height": 900}, storage_state=signed_in)
+        page = context.new_page()
+        page.goto(f"{server.api}/workshop/bench/build/big-map")
+        page.wait_for_function("() => window.__workshop && window.__workshop.mapDrawn", timeout=60_000)
+        drawn = page.evaluate("() => document.querySelectorAll('svg.ws-map [data-token]').length")
+        if drawn != BIG_MAP_TOKENS:
+            raise SystemExit(f"bench_web: the builder drew {drawn} tokens of {BIG_MAP_TOKENS}")
+        times.append(page.evaluate("() => window.__workshop.mapDrawn"))
+        context.close()
+    return {"builder_open_ms_100x100_50": round(statistics.median(times), 1),
+            "builder_open_ms_100x100_50_max": round(max(times), 1)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
@@ -241,6 +294,7 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=20, help="WebSocket clients besides the page")
     parser.add_argument("--rate", type=float, default=25.0, help="turns ended per second (2-3 events each)")
     parser.add_argument("--turns", type=int, default=400, help="turns ended while the clients listen")
+    parser.add_argument("--builder-only", action="store_true", help="only the builder's figure (builder_open_ms_100x100_50)")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -251,6 +305,10 @@ def main() -> int:
         server = Server(data)
         browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         try:
+            results.update(builder_open(browser, server, data, args.runs))
+            if args.builder_only:
+                print(json.dumps(results) if args.json else "\n".join(f"{k}: {v}" for k, v in results.items()))
+                return 0
             results.update(first_paint(browser, server, data, args.runs))
             results.update(first_paint_long(browser, server, data, args.runs, Path(tmp)))
             setup = json.loads((REPO / "docs/examples/bolt-and-blade-table.json").read_text())

@@ -71,10 +71,14 @@ def _of(events: list[Event], kind: type) -> list[Any]:
 def test_bolt_and_blade_throws_and_area_attacks_catch_whom_the_preview_names() -> None:
     samples = _samples("bolt-and-blade")
     kinds = {type(command).__name__ for _s, command, _p, _e in samples}
-    assert kinds == {"BBThrow", "BBAreaAttack"}, kinds
+    assert kinds == {"BBThrow", "BBAreaAttack", "BBOverwatch"}, kinds
     landed = 0
     for state, command, preview, events in samples:
         _consistent(state, command.actor, preview, self_is_ally=True)
+        if type(command).__name__ == "BBOverwatch":  # the watched area (BB-CMB-13), drawn on hover (issue 19 item 13)
+            (taken,) = [e for e in _of(events, ActionTaken) if e.action == "overwatch"]
+            assert [tuple(s) for s in taken.details["area"]] == [tuple(s) for s in preview.squares] and not preview.caught
+            continue
         if preview.shape == "single":  # a krak charge (BB-CMB-28): an attack on the one in the square
             assert [a.target for a in _of(events, AttackResolved)] == _caught(preview)
             continue

@@ -205,7 +205,7 @@ def test_r6_21_wounds_the_gm_sets_bring_their_injury_and_a_dead_character_revive
     assert adjusted(state, "vance", add={"fate_points": 1}).status == "dead"  # points still go to the dead
     event = adjusted(state, "vance", revive=True, reason="it was a clone")
     sheet = state.characters["vance"].sheet
-    assert (event.status, sheet["wounds"], sheet["conditions"], "dead" in sheet) == ("hurt", 3, {"incapacitated": ""}, False)
+    assert (event.status, sheet["wounds"], sheet["conditions"], "dead" in sheet) == ("down", 3, {"incapacitated": ""}, False)
 
 
 def test_a_retired_character_fights_no_fight_rests_no_rest_until_revived() -> None:
@@ -297,3 +297,20 @@ def test_a_release_is_refused_with_one_line() -> None:
     assert refusal(["vance"], reason="") == "give a reason (--reason TEXT): it goes into the character's history"
     assert refusal(["vance"], status="under way") == "encounter 'raid' is under way: end it first (the GM's EndEncounter)"
     assert refusal(["vance"], status=ENDED) == "encounter 'raid': its final state is needed to release from it"
+
+
+def test_r6_21_an_incapacitated_character_fights_no_fight_until_a_wound_heals() -> None:
+    """R6-21, R6-42, R6-43 (issue 19 item 12): a RonD6 character left at 3 Wounds is
+    Incapacitated (-3D to everything, or unconscious) until rest or a healer takes a
+    Wound off: its status is "down", not "hurt", and no fight enlists it; at 2 Wounds
+    it is hurt and fit again."""
+    state = campaign_with("rond6", "vance", "okoro")
+    harm(state, "vance", wounds=3, conditions={"incapacitated": ""})
+    assert state.characters["vance"].status == "down"
+    with pytest.raises(CampaignError, match=r"Agent Vance \(vance\) is Incapacitated at 3 Wounds \(R6-21\); rest first: "
+                                            r"a healer's Medicine test heals a Wound \(R6-43"):
+        enlist(state, "raid", "vance", "okoro")
+    harm(state, "vance", wounds=2, conditions={})
+    assert state.characters["vance"].status == "hurt"
+    enlist(state, "raid", "vance", "okoro")
+    assert state.characters["vance"].engaged_in == "raid"

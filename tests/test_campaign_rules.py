@@ -178,8 +178,8 @@ def test_r6_21_a_healer_saves_a_mortally_wounded_character_with_r6_43() -> None:
     (roll,) = result.rolls
     assert (roll.rule, roll.target, roll.total) == ("R6-43", 30, 30)
     assert result.sheet["wounds"] == 3 and result.sheet["conditions"] == {"incapacitated": ""}
-    assert "mortal_minutes" not in result.sheet and RONDE6.status(result.sheet) == "hurt"
-    assert RONDE6.unfit(result.sheet) is None
+    assert "mortal_minutes" not in result.sheet and RONDE6.status(result.sheet) == "down"
+    assert "is Incapacitated at 3 Wounds (R6-21)" in RONDE6.unfit(result.sheet)  # alive, not dying, not yet fit
 
 
 def test_r6_22_a_day_of_rest_ends_fatigue_and_stunned_ends_without_a_roll() -> None:
@@ -205,7 +205,7 @@ def test_rond6_aftermath_keeps_wounds_points_ammunition_and_the_lasting_injuries
     assert any("Stunned ends" in note for note in notes)
     knocked_out = RonD6Combatant(id="p", name="P", side="x", wounds=3, conditions={"unconscious": ""}, out_of_fight=True)
     sheet, notes = RONDE6.aftermath(dict(R6_SHEET), knocked_out)
-    assert sheet["conditions"] == {"incapacitated": ""} and RONDE6.status(sheet) == "hurt"
+    assert sheet["conditions"] == {"incapacitated": ""} and RONDE6.status(sheet) == "down"
 
 
 def test_rond6_resupply_fills_magazines_and_the_reloads_it_was_created_with() -> None:

@@ -35,3 +35,5 @@ def test_seats_and_create_json_end_with_a_newline(redis_url: str) -> None:
     assert created.stdout.endswith("}\n") and json.loads(created.stdout)["seats"]
     seats = firelane("seats", "lined", "--redis", redis_url, "--json")
     assert seats.stdout.endswith("}\n") and json.loads(seats.stdout)["seats"]
+    gm = next(s for s in json.loads(seats.stdout)["seats"] if s["seat"] == "gm")
+    assert gm["options"] == "firelane:{default}:enc:lined:options:gm"  # the seat's own view stream

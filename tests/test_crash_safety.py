@@ -35,6 +35,7 @@ from firelane.events import codec
 from firelane.events.log import EventLog
 from firelane.cli.common import seed_from
 from firelane.events.schemas import EncounterSetup
+from firelane.projections.audit import verify
 from firelane.redisio import EmbeddedRedis, RedisConnectionError, RedisError, connect
 from firelane.redisio.datadir import DataDir, shared_server
 from tests.cli_helpers import Served, firelane, redis_servers_of
@@ -110,7 +111,14 @@ async def test_killed_engine_restarts_to_the_same_log(system: str, run: int, red
 
     stored = await stored_events(redis_url, f"e{run}")
     live = [codec.decode_event(s) for s in stored]
+    # The store's engine publishes its signing key in the start (tests/test_fairness.py checks it); the rest is the pure loop's.
+    assert len(live[0].log_public_key) == 64  # type: ignore[attr-defined]
+    reference[0] = msgspec.structs.replace(reference[0], log_public_key=live[0].log_public_key)  # type: ignore[attr-defined]
     assert live == reference, f"log differs after kills at {killed_at}"
+    # Each restarted engine took up the open signed group from the log: every signature checks, to the end.
+    signatures = verify(stored, campaign=CAMPAIGN)
+    assert not [p for p in signatures.problems if p.startswith("signature")], signatures.problems
+    assert signatures.signed_through == len(stored) and not signatures.unsigned
     assert [s.version for s in stored] == list(range(1, len(stored) + 1))
     assert any(v < len(reference) for v in killed_at), f"no kill landed mid-fight ({killed_at} of {len(reference)})"
 
@@ -213,7 +221,10 @@ async def test_serve_restarts_its_killed_redis_server_and_the_fight_ends_as_the_
             stored = await EventLog(client, CAMPAIGN).read(encounter)
         finally:
             await client.aclose()
-    assert [codec.decode_event(s) for s in stored] == reference
+    live = [codec.decode_event(s) for s in stored]
+    assert len(live[0].log_public_key) == 64  # type: ignore[attr-defined]  (the store's signing key, published)
+    reference[0] = msgspec.structs.replace(reference[0], log_public_key=live[0].log_public_key)  # type: ignore[attr-defined]
+    assert live == reference
     assert [s.version for s in stored] == list(range(1, len(stored) + 1))
 
 

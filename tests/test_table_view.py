@@ -92,7 +92,7 @@ def test_the_view_narrates_every_event_with_every_roll(served: Served) -> None:
         assert http.get(f"{base}/view", headers={"Authorization": "Bearer nope"}).status_code == 403
         # The seat's options come with the live view: a spectator may do nothing.
         assert view["options"]["role"] == "spectator" and view["options"]["combatants"] == []
-        assert view["previewable"] == ["BBAreaAttack", "BBThrow"] and view["first_line"] == 1
+        assert view["previewable"] == ["BBAreaAttack", "BBOverwatch", "BBThrow"] and view["first_line"] == 1
 
 
 def test_a_long_fights_narration_comes_in_pages(served: Served) -> None:

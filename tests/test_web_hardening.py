@@ -36,7 +36,10 @@ from firelane.web.guard import ServedNames, hypercorn_config
 from firelane.web.app import Api, make_app
 from firelane.web.feed import LOST_LOG, REPLACED, SEAT_WATCHERS, SPECTATOR_WATCHERS, EncounterFeed
 from firelane.redisio import RedisError
+from tests.api_contract import api_contract  # noqa: F401 - the fixture: every exchange checked against /api/openapi.json
 from tests.cli_helpers import create_seats, ENGINE_ENV, Served, firelane
+
+pytestmark = pytest.mark.usefixtures("api_contract")
 
 ALLOWED = "table.example"  # the served store's --allowed-host
 

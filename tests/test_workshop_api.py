@@ -27,7 +27,7 @@ from firelane.actors.campaign import gm_token
 from firelane.actors.runtime import default_policies, run_encounter
 from firelane.actors.store import open_store
 from firelane.actors.workshop import create_campaign
-from firelane.engine.registry import demo_setup, get_system
+from firelane.engine.registry import demo_setup, get_system, system_names
 from firelane.web.app import Api, make_app
 from firelane.web.guard import ServedNames, hypercorn_config
 
@@ -361,7 +361,8 @@ async def test_the_lobby_rolls_nothing_shows_who_is_there_and_the_start_begins_t
 async def test_characters_from_archetypes_edited_retired_and_revived(shop: Shop) -> None:
     async with shop.browser() as http:
         systems = (await http.get(shop.url("/systems"))).json()["systems"]
-        assert [s["name"] for s in systems] == ["bolt-and-blade", "d100-degrees", "d100-zones", "rond6"]
+        assert [s["name"] for s in systems] == system_names()  # the four built in (and any plugin loaded)
+        assert {"bolt-and-blade": "Bolt & Blade", "rond6": "RonD6"}.items() <= {s["name"]: s["title"] for s in systems}.items()
         form = (await http.get(shop.url("/systems/d100-degrees/form"))).json()
         armour = next(f for f in form["fields"] if f["path"] == "armour")
         assert armour == {"path": "armour", "label": "Armour", "kind": "catalogue", "catalogue": "armour", "default": "none"}
@@ -381,6 +382,11 @@ async def test_characters_from_archetypes_edited_retired_and_revived(shop: Shop)
             "character 'ash': combatant 'ash': sheet field 'armour' names no armour of RonD6: 'chainmail'")
         edited = await http.post(shop.url("/characters/kell/edit"), json={"set": {"willpower": 44}, "reason": "trained"})
         assert edited.status_code == 200 and edited.json()["character"]["sheet"]["willpower"] == 44
+        # The form picks armour by name in an edit too: the sheet keeps its points and its name.
+        armoured = await http.post(shop.url("/characters/kell/edit"), json={"set": {"armour": "carapace"}, "reason": "loot"})
+        assert armoured.status_code == 200, armoured.text
+        assert {k: armoured.json()["character"]["sheet"][k] for k in ("armour", "armour_name")} == {
+            "armour": 5, "armour_name": "carapace"}
         no_reason = await http.post(shop.url("/characters/kell/retire"), json={})
         assert no_reason.status_code == 400 and no_reason.json()["error"].startswith("reason:")
         retired = await http.post(shop.url("/characters/kell/retire"), json={"reason": "went home"})
@@ -417,6 +423,9 @@ async def test_archetypes_saved_by_the_gm_rests_and_campaigns(shop: Shop) -> Non
         rested = await http.post(shop.url("/rest"), json={"party": True, "days": 2})
         assert rested.status_code == 200, rested.text
         assert rested.json()["lines"][0] == "downtime 1: 2 day(s) for rook"
+        garbage = await http.post("/api/workshop/campaigns/import", content=b"not an export\n")
+        assert garbage.status_code == 400
+        assert garbage.json() == {"error": "the file is not a firelane campaign export (its lines are '<chain> <json>')"}
         exported = await http.get(shop.url("/export"))
         assert exported.status_code == 200 and exported.headers["content-disposition"].endswith('.firelane"')
         imported = await http.post("/api/workshop/campaigns/import", params={"as": "copy"}, content=exported.content)
@@ -428,6 +437,13 @@ async def test_archetypes_saved_by_the_gm_rests_and_campaigns(shop: Shop) -> Non
         names = [c["name"] for c in (await http.get("/api/workshop/campaigns")).json()["campaigns"]]
         assert names == ["copy", "home", "second"]
         assert (await http.get("/api/workshop/campaigns/second/encounters")).status_code == 200
+        empty = await http.get("/api/workshop/campaigns/second/export")
+        assert empty.status_code == 409 and empty.json() == {
+            "error": "campaign 'second' has no encounters and no characters in this store: nothing to export"}
+        bad_name = await http.post("/api/workshop/campaigns", json={"name": "no spaces"})
+        assert bad_name.json() == {"error": "name: 'no spaces' must be 1-64 characters of A-Z a-z 0-9 _ . -"}
+        no_csrf = await http.delete("/api/workshop/session", headers={"X-Firelane-CSRF": ""})
+        assert no_csrf.status_code == 403  # signing out is a change too: a foreign page cannot sign the GM out
 
 
 # ------------------------------------------------------------------ with a real `firelane serve`
@@ -532,8 +548,7 @@ async def test_refusals_of_each_route_name_the_field(shop: Shop) -> None:
             ("POST", "/rest", {"days": 2}, 400, "characters: name who rests, or give party: true (not both)"),
             ("POST", "/rest", {"party": "yes", "days": 2}, 400, "party: must be true or false"),
             ("GET", "/images/xyz", None, 400, "image: not an image id"),
-            ("GET", "/systems/chess/form", None, 404, "unknown rule system 'chess'; known: bolt-and-blade, d100-degrees, "
-                                                      "d100-zones, rond6"),
+            ("GET", "/systems/chess/form", None, 404, f"unknown rule system 'chess'; known: {', '.join(system_names())}"),
         ]
         for method, path, body, status, error in cases:
             answer = await http.request(method, shop.url(path), json=body)

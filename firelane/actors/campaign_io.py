@@ -131,6 +131,7 @@ class Entry(msgspec.Struct, tag_field="x", tag="e", kw_only=True, omit_defaults=
     c: str = ""
     k: str = ""
     q: str = ""
+    g: str = ""  # the log's public-key signature closing a group (events/log_signing.py)
 
 
 class Trailer(msgspec.Struct, tag_field="x", tag="end", kw_only=True):
@@ -208,7 +209,8 @@ class _Writer:
     def entry(self, row: list[Any]) -> None:
         raw_id, f = row
         self.write(Entry(e=raw_id.decode("ascii"), n=int(f[1]), t=f[3].decode(), s=int(f[5]), d=msgspec.Raw(f[7]),
-                         c=f[9].decode(), k=f[11].decode(), q=f[13].decode()))
+                         c=f[9].decode(), k=f[11].decode(), q=f[13].decode(),
+                         g=f[17].decode() if len(f) > 17 else ""))
         self.entries += 1
 
 
@@ -344,7 +346,8 @@ class _StreamState:
 
     def stored(self, entry: Entry) -> StoredEvent:
         return StoredEvent(entry_id=entry.e, version=entry.n, encounter=self.head.id or CAMPAIGN_STREAM, type=entry.t,
-                           schema=entry.s, data=bytes(entry.d), command_id=entry.c, causation=entry.k, inbox_cursor=entry.q)
+                           schema=entry.s, data=bytes(entry.d), command_id=entry.c, causation=entry.k, inbox_cursor=entry.q,
+                           signature=entry.g)
 
 
 def _open_stream(head: StreamHead, seen: set[str], *, verify: bool = True) -> _StreamState:
@@ -589,6 +592,7 @@ class _Importer:
         self.pending: list[tuple[Any, ...]] = []
         self.users: list[str] = []
         self.registered: list[tuple[int, str, bytes]] = []
+        self.keep_signatures = True  # False when imported under another name (see write_entries)
 
     async def flush(self) -> None:
         if not self.pending:
@@ -636,8 +640,11 @@ class _Importer:
         for entry in entries:
             data = bytes(entry.d)
             mac = "" if key is None else entry_mac(key, encounter, entry.n, entry.t, entry.s, data, entry.c, entry.k, entry.q)
+            # The exporting store's signatures go along: they still check under the campaign's own
+            # name (they cover it); under another name they would not, and are left out.
+            signature = ("g", entry.g) if entry.g and self.keep_signatures else ()
             await self.add("XADD", log_key, entry.e, "n", entry.n, "t", entry.t, "s", entry.s, "d", data,
-                           "c", entry.c, "k", entry.k, "q", entry.q, "h", mac)
+                           "c", entry.c, "k", entry.k, "q", entry.q, "h", mac, *signature)
             if entry.c:
                 applied[entry.c] = entry.e  # the last entry a command wrote (the append script's record)
             if state.head.kind == "campaign" and entry.t == codec.event_tag(DowntimeEnded):
@@ -725,6 +732,7 @@ async def import_campaign(store: Store, path: str | os.PathLike[str], as_name: s
         await event_log.client.execute("DEL", lock_key)
         raise
     importer = _Importer(event_log, token)
+    importer.keep_signatures = name == verified.campaign
     try:
         current: _StreamState | None = None
         entries: list[Entry] = []

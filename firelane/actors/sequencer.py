@@ -50,7 +50,7 @@ from firelane.actors.lease import SequencerLease
 from firelane.actors.seating import close_seats, provision_seat_users
 from firelane.actors.policies import AIPolicy, Policy
 from firelane.engine.core import SEQUENCER, Applied, BaseRuleSystem, Rejected, reject, resting_points
-from firelane.engine.dice import SeededDice, check_seed_size, commit_seed
+from firelane.engine.dice import SeededDice, check_seed_size, commit_seed, dice_key
 from firelane.engine.registry import get_system
 from firelane.engine.seats import ENGINE_SEAT, authorize, default_seats
 from firelane.engine.setup_check import check_setup
@@ -199,9 +199,16 @@ class EncounterExists(RuntimeError):
     pass
 
 
-def _start_command(setup: EncounterSetup, seed: SeedRecord) -> bytes:
+def log_public_key(event_log: EventLog) -> str:
+    """The public key (hex) that signs this store's logs ("" for a log opened
+    without one): published in the log's first entry, by `seats --json` and
+    the API, when the encounter is created."""
+    return event_log.signer.key.public_key.hex() if event_log.signer is not None else ""
+
+
+def _start_command(setup: EncounterSetup, seed: SeedRecord, log_public_key: str = "") -> bytes:
     start = StartEncounter(command_id="start", actor=SEQUENCER, setup=setup, seed_commitment=commit_seed(seed.seed_bytes),
-                           reproducible_dice=seed.reproducible_dice)
+                           reproducible_dice=seed.reproducible_dice, log_public_key=log_public_key)
     return codec.encode_command(start)
 
 
@@ -269,7 +276,7 @@ async def create_encounter(event_log: EventLog, encounter: str, setup: Encounter
     # The start is queued before the encounter is registered: `firelane serve`
     # takes up a registered encounter at once, and reads its setup from it.
     record = SeedRecord(seed=seed.hex(), reproducible_dice=reproducible_dice)
-    await event_log.submit(encounter, _start_command(setup, record), seat=ENGINE_SEAT)
+    await event_log.submit(encounter, _start_command(setup, record, log_public_key(event_log)), seat=ENGINE_SEAT)
     if lobby:  # before it is registered: an engine that sees it registered sees it waiting
         await event_log.client.execute("SET", event_log.encounter_key(encounter, "lobby"), b"1")
     await event_log.register_encounter(encounter, _meta(encounter, setup, record))
@@ -298,7 +305,7 @@ async def ensure_encounter(event_log: EventLog, encounter: str, setup: Encounter
     await enlisting.record()
     await _store_tokens(event_log, encounter, setup)
     if await event_log.version(encounter) == 0:  # queued before it is registered, as in create_encounter
-        await event_log.submit(encounter, _start_command(setup, stored), seat=ENGINE_SEAT)
+        await event_log.submit(encounter, _start_command(setup, stored, log_public_key(event_log)), seat=ENGINE_SEAT)
     await event_log.register_encounter(encounter, _meta(encounter, setup, stored))
     return stored.seed_bytes
 
@@ -852,7 +859,7 @@ class Sequencer:
         ):
             # Checked at once, so a bad answer is refused now; a good one waits for the others.
             try:
-                self.system.decide(self.state, command, SeededDice(self.seed, self.state.branch_version))
+                self.system.decide(self.state, command, SeededDice(dice_key(self.seed, self.state.client_seeds), self.state.branch_version))
             except Rejected:
                 await self._commit(received, self._cursor_after(received))  # the rejection, recorded at once
                 return
@@ -878,7 +885,7 @@ class Sequencer:
         """Decide and evolve ``command`` (see BaseRuleSystem.apply); a bug in a
         rule system becomes a rejection and never stops the encounter."""
         try:
-            return self.system.apply(self.state, command, SeededDice(self.seed, self.state.branch_version), in_place=in_place)
+            return self.system.apply(self.state, command, SeededDice(dice_key(self.seed, self.state.client_seeds), self.state.branch_version), in_place=in_place)
         except Exception as exc:  # noqa: BLE001
             log.exception("decide failed", encounter=self.encounter, command=type(command).__name__)
             rejection = CommandRejected(command_id=command.command_id, actor=command.actor,

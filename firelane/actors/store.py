@@ -25,6 +25,7 @@ from pathlib import Path
 import msgspec
 
 from firelane.events.log import EventLog
+from firelane.events.log_signing import LogSigner
 from firelane.events.public_signing import KeyFileError, SigningKey, key_file
 from firelane.redisio import RedisClient, connect
 from firelane.redisio.datadir import DataDir, SharedServer, shared_server
@@ -74,8 +75,16 @@ class Store:
         assert key is not None
         return key
 
+    def log_signer(self) -> LogSigner:
+        """Signs every append of this store's logs with its Ed25519 key (one
+        per store, so what it keeps of each log's open group is shared)."""
+        signer = self.__dict__.get("_log_signer")
+        if signer is None:
+            signer = self.__dict__["_log_signer"] = LogSigner(self.signing_key())
+        return signer
+
     def event_log(self, campaign: str) -> EventLog:
-        return EventLog(self.client, campaign, server_key=self.server_key)
+        return EventLog(self.client, campaign, server_key=self.server_key, signer=self.log_signer())
 
     async def serve_info(self) -> ServeInfo | None:
         raw = await self.client.execute("GET", SERVE_KEY)

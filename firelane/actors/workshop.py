@@ -2,7 +2,8 @@
 encounters, background images, the campaign's own archetypes and the GM's
 browser sessions (the HTTP API over them is firelane/web/workshop.py).
 
-- **Drafts** (``firelane:{c}:drafts``, draft id -> JSON): a setup being built,
+- **Drafts** (``firelane:{c}:drafts``, draft id -> JSON, and its version in
+  ``firelane:{c}:draft_versions``): a setup being built,
   exactly the setup JSON ``firelane create --setup`` takes, with a version
   number. A save names the version it was made from and lands only if that is
   still the stored one (one Lua script: compare and set, whole or not at all),
@@ -64,6 +65,10 @@ def drafts_key(event_log: EventLog) -> str:
     return f"firelane:{{{event_log.campaign}}}:drafts"
 
 
+def draft_versions_key(event_log: EventLog) -> str:
+    return f"firelane:{{{event_log.campaign}}}:draft_versions"
+
+
 def archived_key(event_log: EventLog) -> str:
     return f"firelane:{{{event_log.campaign}}}:archived"
 
@@ -90,17 +95,15 @@ def background_key(event_log: EventLog, encounter: str) -> str:
 
 # ------------------------------------------------------------------ drafts
 
-# KEYS[1] drafts hash; ARGV: id, expected version (-1: must not exist), new JSON, new version.
+# KEYS[1] drafts hash, KEYS[2] their versions; ARGV: id, expected version (-1: must not exist), new JSON,
+# new version. The version is kept apart so the check never parses a draft.
 _SAVE_DRAFT = """
-local stored = redis.call('HGET', KEYS[1], ARGV[1])
-local version = -1
-if stored then
-  version = cjson.decode(stored)['version']
-end
+local version = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '-1')
 if version ~= tonumber(ARGV[2]) then
   return version
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[4])
 return -2
 """
 
@@ -123,7 +126,7 @@ async def save_draft(event_log: EventLog, draft: str, expected: int, setup: dict
     saved = Draft(id=validate_id("draft", draft), version=expected + 1, setup=setup, background=background,
                   updated_ms=_now_ms())
     answer = await event_log.client.evalsha_or_load(
-        _SAVE_DRAFT, (drafts_key(event_log),), (draft, -1 if expected == 0 else expected, msgspec.json.encode(saved),
+        _SAVE_DRAFT, (drafts_key(event_log), draft_versions_key(event_log)), (draft, -1 if expected == 0 else expected, msgspec.json.encode(saved),
                                                 saved.version))
     if int(answer) != -2:
         raise DraftConflict(int(answer))
@@ -131,7 +134,8 @@ async def save_draft(event_log: EventLog, draft: str, expected: int, setup: dict
 
 
 async def delete_draft(event_log: EventLog, draft: str) -> bool:
-    return bool(await event_log.client.execute("HDEL", drafts_key(event_log), validate_id("draft", draft)))
+    await event_log.client.execute("HDEL", draft_versions_key(event_log), validate_id("draft", draft))
+    return bool(await event_log.client.execute("HDEL", drafts_key(event_log), draft))
 
 
 async def id_taken(event_log: EventLog, encounter: str) -> str | None:

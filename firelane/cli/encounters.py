@@ -29,14 +29,15 @@ from firelane.engine.seats import ENGINE_SEAT, GM, default_seats, seat_by_id, se
 from firelane.engine.setup_check import decode_setup
 from firelane.events import codec
 from firelane.events.log import EventLog, InboxClosed, InboxFull
-from firelane.events.schemas import CommandRejected, EncounterSetup, EncounterStarted, SeatSetup, SeedRevealed
+from firelane.events.schemas import ClientSeedAdded, CommandRejected, EncounterSetup, EncounterStarted, SeatSetup, SeedRevealed
 from firelane.cli import campaign as campaign_cli
 from firelane.actors.store import CliError, ServeInfo, Store
 from firelane.engine.core import Rejected, resting_points_of
 from firelane.events.options_schemas import SeatOptions
 from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING, Narrator, colour_enabled, describe_options, print_line
 from firelane.web.demo_server import DEFAULT_PORT, serve_table, table_link
-from firelane.projections.audit import Verifier, audit_entries, revealed_seed, verify
+from firelane.actors.fairness import key_description, published_log_key
+from firelane.projections.audit import VerificationReport, Verifier, audit_entries, revealed_seed, verify
 from firelane.engine.branches import Branches
 from firelane.projections.replay import stream_frames, undone_spans
 from firelane.projections.roster import roster_page
@@ -353,8 +354,9 @@ async def cmd_audit(args: argparse.Namespace) -> int:
     async with cli_store(args, announce=False) as store:
         event_log = store.event_log(args.campaign)
         await _check_stored(event_log, args.encounter)
+        store_key = store.signing_key().public_key.hex()
         # Streamed page by page; verification keeps only the dice positions seen.
-        verifier = Verifier(await revealed_seed(event_log, args.encounter)) if args.verify else None
+        verifier = Verifier(await revealed_seed(event_log, args.encounter), args.campaign) if args.verify else None
         undone = Branches(await undone_spans(event_log, args.encounter))
         set_apart: list[Any] = []  # the rolls the GM's rewinds undid, listed after the rest
         first = True
@@ -369,6 +371,11 @@ async def cmd_audit(args: argparse.Namespace) -> int:
                 events = [codec.decode_event(s) for s in trusted]
                 if not args.json and events and isinstance(events[0], EncounterStarted) and events[0].reproducible_dice:
                     print(REPRODUCIBLE_DICE_WARNING)  # (with --json, the verdict says it)
+                if not args.json:
+                    for stored, event in zip(trusted, events):
+                        if isinstance(event, ClientSeedAdded):
+                            print(f"v{stored.version} client seed added by seat {event.seat}: {event.client_seed!r} "
+                                  f"(every die after it mixes it in)")
                 for entry in audit_entries(trusted, events, undone):
                     if args.json:
                         out.write((b"" if first else b",") + msgspec.json.encode(entry))
@@ -395,14 +402,30 @@ async def cmd_audit(args: argparse.Namespace) -> int:
         return 0
     report = verifier.report()
     verdict = sys.stderr if args.json else sys.stdout  # with --json, stdout is the JSON alone
+    if report.client_seeds:
+        print(f"client seeds: {', '.join(f'{seat} at v{version}' for version, seat, _text in report.client_seeds)} "
+              f"(mixed into every die after each)", file=verdict)
     if report.ok:
         print(f"verified: seed matches its commitment; {report.dice} dice in {report.rolls} rolls recomputed, all match"
-              + (f" ({REPRODUCIBLE_DICE_WARNING})" if report.reproducible_dice else ""), file=verdict)
+              + (f" ({REPRODUCIBLE_DICE_WARNING})" if report.reproducible_dice else "")
+              + f"; {_signature_verdict(report, store_key)}", file=verdict)
         return 0
     print(f"verification FAILED ({len(report.problems)} problems):", file=verdict)
     for problem in report.problems:
         print(f"  {problem}", file=verdict)
+    print(_signature_verdict(report, store_key), file=verdict)
     return 1
+
+
+def _signature_verdict(report: VerificationReport, store_key: str) -> str:
+    """One line on the log's public-key signatures (their failures are among the problems)."""
+    if not report.log_public_key:
+        return f"signatures: none ({report.unsigned})"
+    whose = ("this store's key" if report.log_public_key == store_key
+             else "NOT this store's key: compare it with the one published when the encounter was created")
+    covered = f"covering v1-v{report.signed_through}" if report.signatures else "none valid"
+    line = f"signatures: {report.signatures} valid, {covered}, key {report.log_key_fingerprint} ({whose})"
+    return line + (f"; {report.unsigned}" if report.unsigned else "")
 
 
 async def cmd_encounters(args: argparse.Namespace) -> int:
@@ -438,6 +461,7 @@ async def cmd_seats(args: argparse.Namespace) -> int:
         serve = await store.serve_info()
         redis_where = (serve.redis if serve is not None and serve.redis else
                        (f"unix://{store.socket_path}" if store.socket_path else store.redis_display))
+        log_key = key_description(await published_log_key(event_log, args.encounter))
     seats = default_seats(setup)
     rows = []
     for seat in seats:
@@ -446,17 +470,21 @@ async def cmd_seats(args: argparse.Namespace) -> int:
         rows.append({"seat": seat.id, "role": seat.role, "name": seat.name, "combatants": seat.combatants,
                      "token": token, "link": link, "redis_user": acl_user(args.campaign, args.encounter, seat.id),
                      "log": event_log.log_key(args.encounter),
-                     "inbox": event_log.inbox_key(args.encounter, seat.id) if seat.role != "spectator" else None})
+                     "inbox": event_log.inbox_key(args.encounter, seat.id) if seat.role != "spectator" else None,
+                     "options": event_log.options_key(args.encounter, seat.id)})
     if args.json:
-        sys.stdout.buffer.write(msgspec.json.encode({"redis": redis_where, "seats": rows}) + b"\n")
+        sys.stdout.buffer.write(msgspec.json.encode({"redis": redis_where, "seats": rows,
+                                                     "log_signing_key": log_key}) + b"\n")
         return 0
     print(f"encounter {args.encounter} in campaign {args.campaign}; Redis for direct clients: {redis_where}")
+    print(f"  the log is signed with the Ed25519 key {log_key['fingerprint']} ({log_key['public_key']})"
+          if log_key["public_key"] else "  the log is not signed (started by an older firelane)")
     for row in rows:
         controls = ", ".join(row["combatants"]) or ("-" if row["role"] != "gm" else "GM commands")
         print(f"  {row['seat']:<12} {row['role']:<9} controls: {controls}")
         print(f"      token: {row['token']}")
         print(f"      join:  {row['link'] or '(start firelane serve for the web link)'}")
-        print(f"      redis: user {row['redis_user']!r}, password = the token; read {row['log']}"
+        print(f"      redis: user {row['redis_user']!r}, password = the token; read {row['log']} and {row['options']}"
               + (f", write {row['inbox']}" if row["inbox"] else ""))
     return 0
 

@@ -25,7 +25,7 @@ from typing import Any, ClassVar, NamedTuple, Protocol
 import msgspec
 
 from firelane.engine import branches
-from firelane.engine.dice import Dice
+from firelane.engine.dice import MAX_CLIENT_SEED_CHARS, Dice
 from firelane.engine.gm_fields import GROUPS, FieldSpec, describe, value_problem
 from firelane.engine.reactions import order_claims
 # SEQUENCER (the engine's own actor) and GM (the GM's) are defined with the
@@ -95,6 +95,8 @@ from firelane.events.schemas import (
     RewindEncounter,
     RoundStarted,
     SeedRevealed,
+    ClientSeedAdded,
+    AddClientSeed,
     StartEncounter,
     TimeOutTurn,
     TurnEnded,
@@ -847,6 +849,9 @@ class BaseRuleSystem:
             require(command.actor == SEQUENCER, "only the engine restores a state")
             self._restore(decision, command)
             return
+        if isinstance(command, AddClientSeed):
+            self._add_client_seed(decision, command)
+            return
         if isinstance(command, TimeOutTurn):
             require(command.actor == SEQUENCER, "only the engine times a turn out")
             require(state.active == command.combatant and state.window is None,
@@ -877,6 +882,21 @@ class BaseRuleSystem:
             return
         self.decide_action(decision, command, dice)
         self._settle(decision, dice)
+
+    def _add_client_seed(self, decision: Decision, command: AddClientSeed) -> None:
+        """A player seat's seed, mixed into every die drawn after it
+        (engine/dice.py `dice_key`). The sequencer has checked that the actor
+        is the seat the command came from (engine/seats.py `authorize`)."""
+        state = decision.state
+        seat = next((s for s in state.seats if s.id == command.actor), None)
+        require(seat is not None and seat.role == "player",
+                f"only a player seat adds a client seed, not {command.actor[:64]!r}")
+        require(all(added != command.actor for added, _seed in state.client_seeds),
+                "this seat has added its client seed already (one each)")
+        text = command.client_seed
+        require(1 <= len(text) <= MAX_CLIENT_SEED_CHARS and text.isprintable(),
+                f"a client seed is 1 to {MAX_CLIENT_SEED_CHARS} printable characters")
+        decision.emit(ClientSeedAdded(seat=command.actor, client_seed=text))
 
     # ------------------------------------------------------------ the GM's commands
 
@@ -1198,7 +1218,8 @@ class BaseRuleSystem:
         # The log records the seats in full (a GM and a spectator seat are always there).
         setup = msgspec.structs.replace(setup, seats=default_seats(setup))
         decision.emit(EncounterStarted(encounter=state.encounter or "", setup=setup, seed_commitment=command.seed_commitment,
-                                       reproducible_dice=command.reproducible_dice))
+                                       reproducible_dice=command.reproducible_dice,
+                                       log_public_key=command.log_public_key))
         self.advance(decision, dice)
 
     def _require_window(self, state: EncounterState, window: int) -> ReactionWindow:
@@ -1419,6 +1440,10 @@ def _on_ended(system: BaseRuleSystem, state: EncounterState, event: EncounterEnd
     state.suspended_windows = []
 
 
+def _on_client_seed(system: BaseRuleSystem, state: EncounterState, event: ClientSeedAdded) -> None:
+    state.client_seeds = [*state.client_seeds, (event.seat, event.client_seed)]
+
+
 def _on_seed(system: BaseRuleSystem, state: EncounterState, event: SeedRevealed) -> None:
     state.seed_revealed = event.seed
 
@@ -1488,6 +1513,7 @@ _GENERIC_EVOLVERS: dict[type, Any] = {
     CommandsDropped: _on_dropped,
     EncounterEnded: _on_ended,
     SeedRevealed: _on_seed,
+    ClientSeedAdded: _on_client_seed,
     TurnTimedOut: _on_turn_timed_out,
     GMAdjusted: _on_gm_adjusted,
     GMRuled: _on_gm_ruled,

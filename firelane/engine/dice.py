@@ -43,6 +43,31 @@ def derive_face(seed: bytes, at: int, k: int, sides: int) -> int:
         attempt += 1
 
 
+MAX_CLIENT_SEED_CHARS = 64
+CLIENT_SEEDS_CONTEXT = b"firelane-client-seeds:1"
+
+
+def _length_prefixed(value: bytes) -> bytes:
+    return len(value).to_bytes(4, "big") + value
+
+
+def dice_key(seed: bytes, client_seeds: Iterable[tuple[str, str]] = ()) -> bytes:
+    """The key every die is derived with (`derive_face`): the server's seed
+    itself while no player seat has added a client seed, so a fight without
+    contributions rolls exactly as before; else the 32-byte keyed BLAKE2b,
+    under the server's seed, of the context and every contribution so far in
+    log order, each seat and client seed as a 4-byte big-endian length and
+    its UTF-8 bytes (docs/fairness.md). Nobody can know the dice after a
+    contribution without both the seed, secret until the end, and the
+    contribution, made after the seed's commitment."""
+    contributions = list(client_seeds)
+    if not contributions:
+        return seed
+    message = CLIENT_SEEDS_CONTEXT + b"".join(
+        _length_prefixed(seat.encode()) + _length_prefixed(text.encode()) for seat, text in contributions)
+    return hashlib.blake2b(message, key=seed, digest_size=32).digest()
+
+
 def new_seed() -> bytes:
     """A secret seed: 256 random bits, from the operating system's CSPRNG."""
     return secrets.token_bytes(32)

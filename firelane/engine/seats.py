@@ -79,6 +79,12 @@ def authorize(seats: list[SeatSetup], combatants: dict[str, str], seat_id: str, 
         return f"seat {seat_id!r} is a spectator's: it can watch, not act"
     if actor == SEQUENCER or authority == "engine":
         return f"{type(command).__name__} with actor {actor!r} is the engine's alone"
+    if authority == "seat":  # the seat acts as itself: the channel must be the seat it names
+        if seat.role != "player":
+            return f"{type(command).__name__} is a player seat's: seat {seat_id!r} is the {seat.role}'s"
+        if actor != seat_id:
+            return f"{type(command).__name__} names the sending seat as its actor: send it with actor {seat_id!r}"
+        return None
     if authority == "gm" or actor == GM:
         if seat.role != "gm":
             return f"{type(command).__name__} is a GM command: only the GM seat may send it"

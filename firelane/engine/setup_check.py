@@ -6,7 +6,7 @@ walls, one combatant per square, sane sizes, seats that make sense. A bad
 setup is refused with one line naming the field, and nothing is registered,
 so the encounter ID stays free.
 
-`decode_setup` reads setup JSON with hard limits on size and nesting first, so
+`decode_setup` (and `convert_setup`, for JSON already parsed) reads setup JSON with hard limits on size and nesting first, so
 a hostile or broken file cannot exhaust memory or the stack, and refuses a
 field it does not know at any level a person writes (the setup, its terrain,
 walls, cover, combatants and seats): a misspelt field would otherwise be
@@ -51,10 +51,33 @@ def decode_setup(raw: bytes, *, source: str = "setup") -> EncounterSetup:
         raise SetupError(f"{source}: {_path_message(str(exc))}") from None
     except msgspec.DecodeError as exc:
         raise SetupError(f"{source} is not valid JSON: {exc}") from None
-    unknown = unknown_field(msgspec.json.decode(raw), msgspec.inspect.type_info(EncounterSetup), "")
+    unknown = unknown_field(msgspec.json.decode(raw), _setup_info(), "")
     if unknown:
         raise SetupError(f"{source}: {unknown}")
     return setup
+
+
+def convert_setup(value: Any, *, source: str = "setup") -> EncounterSetup:
+    """`decode_setup` for setup JSON already parsed (within the limits) by its
+    caller, e.g. a part of a request's body: the same checks, the same lines."""
+    try:
+        setup = msgspec.convert(value, EncounterSetup)
+    except msgspec.ValidationError as exc:
+        raise SetupError(f"{source}: {_path_message(str(exc))}") from None
+    unknown = unknown_field(value, _setup_info(), "")
+    if unknown:
+        raise SetupError(f"{source}: {unknown}")
+    return setup
+
+
+_SETUP_INFO: list[msgspec.inspect.Type] = []
+
+
+def _setup_info() -> msgspec.inspect.Type:
+    """The setup's schema as msgspec describes it (made once: it costs more than a decode)."""
+    if not _SETUP_INFO:
+        _SETUP_INFO.append(msgspec.inspect.type_info(EncounterSetup))
+    return _SETUP_INFO[0]
 
 
 def unknown_field(value: Any, info: msgspec.inspect.Type, path: str) -> str | None:

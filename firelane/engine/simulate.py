@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from firelane.engine.core import SEQUENCER, BaseRuleSystem, Rejected, next_command_id, reject, resting_points
-from firelane.engine.dice import SeededDice, commit_seed
+from firelane.engine.dice import SeededDice, commit_seed, dice_key
 from firelane.engine.state import EncounterState
 from firelane.events.schemas import (
     Command,
@@ -94,6 +94,7 @@ def run_headless(
     people: People | None = None,
     gm: Callable[[EncounterState], Command | None] | None = None,
     reproducible_dice: bool = False,
+    log_public_key: str = "",
 ) -> Iterator[tuple[Command, list[Event], EncounterState]]:
     """Yield (command, events, state after) for every command until the encounter ends.
 
@@ -102,12 +103,13 @@ def run_headless(
     commands (a command it returns goes first). A GM's RewindEncounter is
     carried out as the live sequencer does (the state folded to the version
     asked for, restored). ``reproducible_dice``: the start says so, as a live
-    fight created with a seed text does.
+    fight created with a seed text does. ``log_public_key``: the key the
+    start publishes, as a live fight's does (the store's: its log is signed).
     """
     state = system.initial_state()
     state.encounter = encounter
     start = StartEncounter(command_id="start", actor=SEQUENCER, setup=setup, seed_commitment=commit_seed(seed),
-                           reproducible_dice=reproducible_dice)
+                           reproducible_dice=reproducible_dice, log_public_key=log_public_key)
     pending: Command | None = start
     rejected_last: set[str] = set()
     queued: list[Command] = []
@@ -146,7 +148,7 @@ def run_headless(
                 continue
         # Decided in place (nothing copied); a refusal after events were applied
         # spoils the state, which is then rebuilt from the history.
-        applied = system.apply(state, command, SeededDice(seed, state.branch_version), in_place=True)
+        applied = system.apply(state, command, SeededDice(dice_key(seed, state.client_seeds), state.branch_version), in_place=True)
         events = applied.events
         if applied.spoiled:
             state = system.initial_state()
@@ -166,7 +168,7 @@ def run_headless(
             return
     if not state.ended:
         stop = EndEncounter(command_id="stop", actor=SEQUENCER, reason=f"command limit ({max_commands}) reached")
-        events = system.decide_or_reject(state, stop, SeededDice(seed, state.branch_version))
+        events = system.decide_or_reject(state, stop, SeededDice(dice_key(seed, state.client_seeds), state.branch_version))
         for event in events:
             system.evolve(state, event)
         yield stop, events, state

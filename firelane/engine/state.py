@@ -87,6 +87,9 @@ class EncounterState(msgspec.Struct, kw_only=True):
     seed_commitment: str = ""
     reproducible_dice: bool = False  # the dice come from a seed text (see EncounterStarted)
     seed_revealed: str = ""
+    # The player seats' contributions to the dice, in log order: (seat, client seed).
+    # Every die is drawn with dice.dice_key(seed, client_seeds); a rewind restores the list as it was.
+    client_seeds: list[tuple[str, str]] = []
     rejected_commands: int = 0
     turn_deadline_ms: int | None = None  # the active human's turn timer, when one runs
     turn_started_at: int = 0  # the version of the running turn's TurnStarted

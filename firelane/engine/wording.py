@@ -144,9 +144,10 @@ def with_names(text: str, names: Mapping[str, str]) -> str:
 
 def combatant_names(state: EncounterState) -> dict[str, str]:
     """Each combatant's name as a reader tells it from the others: two with one
-    name get a number each in the order of the setup ("Cultist 1", "Cultist 2")."""
+    name get a number each in the order of their ids ("Cultist 1", "Cultist 2"),
+    as the page numbers them (assets/util.js)."""
     by_name: dict[str, list[str]] = {}
-    for cid, combatant in state.combatants.items():
+    for cid, combatant in sorted(state.combatants.items()):
         by_name.setdefault(combatant.name or cid, []).append(cid)
     names = {}
     for name, cids in by_name.items():

@@ -18,6 +18,9 @@ The log stores each event as a Redis Stream entry with these fields:
        several "seat=id" joined by ";" for a rewind)
     h  MAC of all the fields above and the encounter (see signing.py), so an
        entry the engine did not write is recognised
+    g  only on the entry that closes a signed group: the Ed25519 signature
+       (hex) over the group, checkable by anyone with the store's public key
+       (see log_signing.py and docs/fairness.md)
 
 Keeping the envelope separate from the payload lets the log, projections and
 frontends in other languages read an entry without knowing its schema.
@@ -48,6 +51,7 @@ class StoredEvent(msgspec.Struct, frozen=True, kw_only=True):
     command_id: str = ""
     causation: str = ""
     inbox_cursor: str = ""
+    signature: str = ""  # ``g``: set on the entry that closes a signed group
     # Set (and the fields above meaningless) for an entry that cannot be read
     # or was not written by the engine; readers skip it and may report it.
     problem: str = ""

@@ -52,6 +52,7 @@ import msgspec
 
 from firelane.events.envelope import NewEntry, StoredEvent
 from firelane.events.limits import MAX_PENDING_COMMANDS
+from firelane.events.log_signing import LogSigner, entry_bytes
 from firelane.events.signing import MAC_BYTES, campaign_key, entry_mac
 from firelane.redisio.client import CommandClient, Durability
 
@@ -62,12 +63,16 @@ CAMPAIGNS_KEY = "firelane:campaigns"  # set of campaign ids
 CREATED_KEY = "firelane:created"  # stream of (campaign, encounter) as encounters are registered
 _ID_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _PAGE_SIZE = 1000
+_RESUME_SCAN = 1000  # how far back an append looks for the log's open signed group
+# The seed's reveal closes a fight: its entry always carries a signature, so a finished log is signed to its end.
+_SEALING_TYPES = frozenset({"SeedRevealed"})
 
 # Appends one or more batches (one batch = the events answering one command).
 # Arguments: ARGV[1] expected version, ARGV[2] batch count, then per batch:
 # command id, causation, inbox cursor, body digest, entry count, then (type,
-# schema, data, mac) per entry. Batches are applied in order until one is a
-# duplicate or a conflict; the reply is the ``n`` of the stream's last entry
+# schema, data, mac, signature) per entry (signature "" for none: the field
+# ``g`` is written only on the entry that closes a signed group, log_signing.py).
+# Batches are applied in order until one is a duplicate or a conflict; the reply is the ``n`` of the stream's last entry
 # before the call ("" for none), then one result per batch processed:
 # {1, version, {ids}} written; {0, version, last_id} duplicate; {2, version,
 # last_id} the command id was applied with another body; {-1, version} conflict.
@@ -122,11 +127,18 @@ for b = 1, batches do
   local ids = {}
   local last_id = ''
   for i = 1, count do
-    local at = base + 5 + (i - 1) * 4
-    last_id = redis.call('XADD', log_key, '*',
-      'n', tostring(version + i),
-      't', ARGV[at + 1], 's', ARGV[at + 2], 'd', ARGV[at + 3],
-      'c', command_id, 'k', causation, 'q', inbox_cursor, 'h', ARGV[at + 4])
+    local at = base + 5 + (i - 1) * 5
+    if ARGV[at + 5] == '' then
+      last_id = redis.call('XADD', log_key, '*',
+        'n', tostring(version + i),
+        't', ARGV[at + 1], 's', ARGV[at + 2], 'd', ARGV[at + 3],
+        'c', command_id, 'k', causation, 'q', inbox_cursor, 'h', ARGV[at + 4])
+    else
+      last_id = redis.call('XADD', log_key, '*',
+        'n', tostring(version + i),
+        't', ARGV[at + 1], 's', ARGV[at + 2], 'd', ARGV[at + 3],
+        'c', command_id, 'k', causation, 'q', inbox_cursor, 'h', ARGV[at + 4], 'g', ARGV[at + 5])
+    end
     ids[i] = last_id
   end
   version = version + count
@@ -141,7 +153,7 @@ for b = 1, batches do
     end
   end
   results[b + 1] = {1, version, ids}
-  base = base + 5 + count * 4
+  base = base + 5 + count * 5
 end
 return results
 """
@@ -369,6 +381,10 @@ def _next_id(entry_id: str) -> str:
 # hands out every row in this layout, so readers index fields directly.
 ENVELOPE_FIELDS = (b"n", b"t", b"s", b"d", b"c", b"k", b"q", b"h")
 _ENVELOPE_NAMES = list(ENVELOPE_FIELDS)
+# The entry that closes a signed group has one more field, last: ``g``, its
+# public-key signature (log_signing.py); rows keep it at index 17.
+_SIGNED_NAMES = [*ENVELOPE_FIELDS, b"g"]
+FIELD_SIGNATURE = 17
 FIELD_VERSION, FIELD_TYPE, FIELD_SCHEMA, FIELD_DATA, FIELD_COMMAND, FIELD_CAUSATION, FIELD_INBOX, FIELD_MAC = (
     1, 3, 5, 7, 9, 11, 13, 15)
 
@@ -381,7 +397,8 @@ def _checked_row(encounter: str, row: list[Any], key: bytes | None) -> tuple[lis
     raw_id, flat = row
     if not isinstance(flat, list) or len(flat) % 2:
         return None, "malformed entry"
-    if flat[::2] != _ENVELOPE_NAMES:
+    names = flat[::2]
+    if names != _ENVELOPE_NAMES and names != _SIGNED_NAMES:
         fields = dict(zip(flat[::2], flat[1::2]))
         missing = [name.decode() for name in (b"n", b"t", b"s", b"d") if name not in fields]
         if missing:
@@ -389,6 +406,8 @@ def _checked_row(encounter: str, row: list[Any], key: bytes | None) -> tuple[lis
         flat = []
         for name in ENVELOPE_FIELDS:
             flat += (name, fields.get(name, b""))
+        if fields.get(b"g"):
+            flat += (b"g", fields[b"g"])
     if key is not None:
         # signing.raw_entry_mac, inlined: this runs for every entry of every read.
         # (Redis hands out every stream field as a string, so every value is bytes here.)
@@ -406,7 +425,7 @@ def _checked_page(encounter: str, rows: list[Any], key: bytes | None) -> list[An
     as it is: one look per row, no copy."""
     if key is None:
         try:
-            if all(type(flat) is list and flat[::2] == _ENVELOPE_NAMES for _raw_id, flat in rows):
+            if all(type(flat) is list and flat[::2] in (_ENVELOPE_NAMES, _SIGNED_NAMES) for _raw_id, flat in rows):
                 return rows
         except (TypeError, ValueError):
             pass  # a row that is not [id, fields]: checked one by one below
@@ -444,6 +463,7 @@ def _stream_entry_to_event(encounter: str, row: list[Any], key: bytes | None) ->
         return StoredEvent(
             entry_id=entry_id, version=int(f[1]), encounter=encounter, type=f[3].decode(), schema=int(f[5]),
             data=f[7], command_id=f[9].decode(), causation=f[11].decode(), inbox_cursor=f[13].decode(),
+            signature=f[FIELD_SIGNATURE].decode() if len(f) > FIELD_SIGNATURE else "",
         )
     except (ValueError, UnicodeDecodeError) as exc:
         return _invalid(encounter, entry_id, f"unreadable entry ({type(exc).__name__})")
@@ -454,13 +474,15 @@ class EventLog:
 
     def __init__(
         self, client: CommandClient, campaign: str, *, server_key: bytes | None = None,
-        replicas: int = 0, fsync: bool = False, ack_timeout_ms: int = 5000,
+        replicas: int = 0, fsync: bool = False, ack_timeout_ms: int = 5000, signer: LogSigner | None = None,
     ) -> None:
         """``server_key``: the store's log key (see firelane.redisio.datadir);
         with it, every append is signed and every read checked. Without it
         (tests, a bare Redis), entries are neither signed nor checked.
         ``replicas``/``fsync``: what a write needs before it returns (see the
-        module doc and ``Durability``)."""
+        module doc and ``Durability``). ``signer``: the store's public-key
+        signer (log_signing.py); with it, appends carry signatures anyone can
+        check with the store's public key."""
         self.client = client
         self.campaign = validate_id("campaign", campaign)
         self._prefix = f"firelane:{{{campaign}}}"
@@ -469,7 +491,9 @@ class EventLog:
         self.durability = (
             Durability(replicas=replicas, fsync=fsync, timeout_ms=ack_timeout_ms) if replicas or fsync else None
         )
-        self._options = {"server_key": server_key, "replicas": replicas, "fsync": fsync, "ack_timeout_ms": ack_timeout_ms}
+        self.signer = signer
+        self._options = {"server_key": server_key, "replicas": replicas, "fsync": fsync, "ack_timeout_ms": ack_timeout_ms,
+                         "signer": signer}
 
     def for_campaign(self, campaign: str) -> EventLog:
         """The same store, another campaign."""
@@ -545,8 +569,12 @@ class EventLog:
             raise ValueError(f"expected_version must be >= 0, got {expected_version}")
         if not batches:
             raise ValueError("append_batches needs at least one batch")
+        signature, plan = "", None
+        if self.signer is not None:
+            signature, plan = await self._plan_signature(encounter, expected_version, batches)
         args: list[str | bytes | int] = [expected_version, len(batches)]
         version = expected_version
+        last = sum(len(batch.entries) for batch in batches) + expected_version
         for batch in batches:
             args.extend((batch.command_id, batch.causation, batch.inbox_cursor, batch.digest, len(batch.entries)))
             for entry in batch.entries:
@@ -556,11 +584,21 @@ class EventLog:
                 mac = "" if self.key is None else entry_mac(
                     self.key, encounter, version, entry.type, entry.schema, entry.data,
                     batch.command_id, batch.causation, batch.inbox_cursor)
-                args.extend((entry.type, entry.schema, entry.data, mac))
-        tail_version, *reply = await self.client.evalsha_or_load(
-            _APPEND_SCRIPT, (self.log_key(encounter), self.applied_key(encounter), self.version_key(encounter)), args,
-            durability=self.durability,
-        )
+                args.extend((entry.type, entry.schema, entry.data, mac, signature if version == last else ""))
+        try:
+            tail_version, *reply = await self.client.evalsha_or_load(
+                _APPEND_SCRIPT, (self.log_key(encounter), self.applied_key(encounter), self.version_key(encounter)),
+                args, durability=self.durability,
+            )
+        except BaseException:
+            if self.signer is not None:
+                self.signer.forget(self.campaign, encounter)  # it may or may not have landed
+            raise
+        if self.signer is not None:
+            if len(reply) == len(batches) and all(status == 1 for status, *_ in reply):
+                self.signer.commit(self.campaign, encounter, last, plan)
+            else:
+                self.signer.forget(self.campaign, encounter)
         results = []
         expected = expected_version
         conflict = None
@@ -584,6 +622,59 @@ class EventLog:
         if conflict is not None:
             raise conflict
         return results
+
+    async def _plan_signature(self, encounter: str, expected_version: int,
+                              batches: Sequence[Batch]) -> tuple[str, object]:
+        """The signature the last entry of this append carries ("" for none
+        yet) and the signer's plan for it (log_signing.LogSigner)."""
+        signer = self.signer
+        assert signer is not None
+        if not signer.known(self.campaign, encounter, expected_version):
+            await self._resume_signing(encounter, expected_version)
+        entries = []
+        version = expected_version
+        seal = False
+        for batch in batches:
+            command, causation, cursor = batch.command_id.encode(), batch.causation.encode(), batch.inbox_cursor.encode()
+            for entry in batch.entries:
+                version += 1
+                entries.append(entry_bytes(str(version).encode(), entry.type.encode(), str(entry.schema).encode(),
+                                           command, causation, cursor, entry.data))
+                seal = seal or entry.type in _SEALING_TYPES
+        return signer.plan(self.campaign, encounter, entries, seal=seal)
+
+    async def _resume_signing(self, encounter: str, version: int) -> None:
+        """Find the group the log has open (the entries after the last one
+        carrying a signature) so the next signature covers them: at most
+        `_RESUME_SCAN` entries are looked back over; further back (a log an
+        older firelane wrote unsigned), the next group starts after ``version``."""
+        assert self.signer is not None
+        tail: list[StoredEvent] = []
+        first = version + 1
+        if version > 0:
+            try:
+                async with aclosing(self._newest_first(encounter, page=100)) as events:
+                    async for event in events:
+                        if event.version > version:
+                            continue
+                        if event.signature:
+                            first = event.version + 1
+                            break
+                        tail.append(event)
+                        if event.version == 1:
+                            first = 1
+                            break
+                        if len(tail) >= _RESUME_SCAN:
+                            tail = []
+                            break
+            except LogTampered:
+                tail = []
+        tail.reverse()
+        if tail and (tail[0].version != first or tail[-1].version != version):
+            tail, first = [], version + 1  # the log does not run on: leave it to the readers to say so
+        self.signer.resume(self.campaign, encounter, first, [
+            entry_bytes(str(e.version).encode(), e.type.encode(), str(e.schema).encode(), e.command_id.encode(),
+                        e.causation.encode(), e.inbox_cursor.encode(), e.data) for e in tail])
 
     async def tail_problem(self, encounter: str, version: int, *, before: str = "") -> str:
         """What is wrong with the end of a log whose counter says ``version``

@@ -175,6 +175,19 @@ class EncounterStarted(Event, omit_defaults=True):
     # The creator asked for dice reproducible from a seed text (--reproducible-dice):
     # anyone who knows the text can predict every roll.
     reproducible_dice: bool = False
+    # The store's Ed25519 public key (64 hex digits) whose signatures the log
+    # carries (events/log_signing.py, docs/fairness.md); "" for a log that is not signed.
+    log_public_key: str = ""
+
+
+class ClientSeedAdded(Event):
+    """A player seat's contribution to the dice (docs/fairness.md): every die
+    drawn after this entry comes from the server's seed mixed with every
+    contribution so far, in log order. ``seat`` is the seat the command came
+    from (its channel), ``client_seed`` the text as given."""
+
+    seat: str
+    client_seed: str
 
 
 class RoundStarted(Event):
@@ -495,6 +508,7 @@ class StartEncounter(Command, omit_defaults=True):
     setup: EncounterSetup
     seed_commitment: str
     reproducible_dice: bool = False  # see EncounterStarted
+    log_public_key: str = ""  # see EncounterStarted
 
 
 class EndTurn(Command):
@@ -596,6 +610,17 @@ class RestoreState(Command):
     state: dict[str, Any]
 
 
+class AddClientSeed(Command):
+    """A player seat adds its own seed to the dice (docs/fairness.md). The
+    ``actor`` is the sending seat's own id: the engine checks it against the
+    channel the command came on. One per seat; any text of 1 to 64
+    characters (the page offers a random one)."""
+
+    authority: ClassVar[str] = "seat"
+
+    client_seed: str
+
+
 class TimeOutTurn(Command):
     """Sent by the sequencer when a human's turn timer runs out."""
 
@@ -636,6 +661,7 @@ GENERIC_EVENTS: tuple[type[Event], ...] = (
     GMRuled,
     EncounterRewound,
     CommandRepeated,
+    ClientSeedAdded,
 )
 
 GENERIC_COMMANDS: tuple[type[Command], ...] = (
@@ -651,4 +677,5 @@ GENERIC_COMMANDS: tuple[type[Command], ...] = (
     RewindEncounter,
     RestoreState,
     TimeOutTurn,
+    AddClientSeed,
 )

@@ -26,13 +26,15 @@ from typing import Any
 import msgspec
 
 from firelane.engine.branches import Branches
-from firelane.engine.dice import commit_seed, derive_face
+from firelane.engine.dice import commit_seed, derive_face, dice_key
 from firelane.engine.wording import explain_roll
 from firelane.events import codec
 from firelane.events.codec import event_tag
 from firelane.events.envelope import StoredEvent
 from firelane.events.log import EventLog, VersionSequence
-from firelane.events.schemas import EncounterRewound, EncounterStarted, Event, Roll, SeedRevealed
+from firelane.events.log_signing import GroupCheck
+from firelane.events.public_signing import fingerprint
+from firelane.events.schemas import ClientSeedAdded, EncounterRewound, EncounterStarted, Event, Roll, SeedRevealed
 
 
 class AuditEntry(msgspec.Struct, frozen=True, kw_only=True):
@@ -58,6 +60,13 @@ class VerificationReport(msgspec.Struct, kw_only=True):
     reproducible_dice: bool = False
     reproducible_rests: list[int] = []  # downtime: the rests whose starts say the same
     problems: list[str] = []
+    # The log's signatures (events/log_signing.py), when the campaign was given:
+    log_public_key: str = ""  # published in EncounterStarted ("" for a log written before firelane signed)
+    log_key_fingerprint: str = ""
+    signatures: int = 0  # valid group signatures
+    signed_through: int = 0  # the last version a valid signature covers
+    unsigned: str = ""  # what is not signed (a log without a key, or its end not signed yet): said, not failed
+    client_seeds: list[tuple[int, str, str]] = []  # (version, seat, client seed), in log order
 
     @property
     def ok(self) -> bool:
@@ -117,8 +126,10 @@ def audit_entries(stored_events: list[StoredEvent], events: list[Event] | None =
     return entries
 
 
-def verify(stored_events: list[StoredEvent], events: list[Event] | None = None) -> VerificationReport:
-    """Check every die of a log held in memory (see `Verifier` for a stream).
+def verify(stored_events: list[StoredEvent], events: list[Event] | None = None, *,
+           campaign: str | None = None) -> VerificationReport:
+    """Check every die of a log held in memory (see `Verifier` for a stream);
+    with ``campaign``, its signatures too.
     Entries read with ``include_invalid`` that the engine did not write (or
     that cannot be read) are reported, never decoded."""
     reveal = None
@@ -126,7 +137,7 @@ def verify(stored_events: list[StoredEvent], events: list[Event] | None = None) 
         if not stored.problem and stored.type == event_tag(SeedRevealed):
             reveal = codec.decode_event(stored)
             break
-    verifier = Verifier(bytes.fromhex(reveal.seed) if reveal is not None else None)  # type: ignore[attr-defined]
+    verifier = Verifier(bytes.fromhex(reveal.seed) if reveal is not None else None, campaign)  # type: ignore[attr-defined]
     verifier.feed(stored_events, events if events is not None and len(events) == len(stored_events) else None)
     return verifier.report()
 
@@ -152,8 +163,15 @@ class Verifier:
     come again: each branch is checked on its own, and every die on every
     branch must be the seed's."""
 
-    def __init__(self, seed: bytes | None) -> None:
+    def __init__(self, seed: bytes | None, campaign: str | None = None) -> None:
+        """``campaign``: check the log's signatures too (they cover it)."""
         self.seed = seed
+        self._campaign = campaign
+        self._signatures: GroupCheck | None = None
+        self._last_version = 0
+        self._client_seeds: list[tuple[str, str]] = []
+        self._dice_key = seed
+        self._signatures_reported = False
         self._report = VerificationReport(seed_revealed=seed is not None)
         self._commitment: str | None = None
         self._previous_command: str | None = None
@@ -187,6 +205,8 @@ class Verifier:
             event = events[index] if events is not None else None
             if event is None:
                 event = codec.decode_event(stored)
+            if self._campaign is not None:
+                self._check_signature(stored, event)
             # A batch is a run of consecutive entries answering one command; its
             # dice were rolled at the branch position just before its first entry.
             if stored.command_id != self._previous_command or not stored.command_id:
@@ -198,7 +218,12 @@ class Verifier:
                 self._branch = event.branch_version
                 # The positions before the branch point are shared; those after it start over.
                 self._used = used = {p: seen for p, seen in used.items() if p[0] < event.branch_version}
+                # The contributions in force are the restored state's (those after the point are undone).
+                self._set_client_seeds([(str(seat), str(text)) for seat, text in event.state.get("client_seeds", [])])
                 continue
+            if isinstance(event, ClientSeedAdded):
+                report.client_seeds.append((stored.version, event.seat, event.client_seed))
+                self._set_client_seeds([*self._client_seeds, (event.seat, event.client_seed)])
             self._branch += 1
             if isinstance(event, EncounterStarted) and self._commitment is None:
                 self._commitment = event.seed_commitment
@@ -236,12 +261,45 @@ class Verifier:
                         report.problems.append(
                             f"{where}: rolled at position {die.at} but its command's events start after position {self._base}"
                         )
-                    expected = derive_face(seed, die.at, die.k, die.sides)
+                    expected = derive_face(self._dice_key, die.at, die.k, die.sides)  # type: ignore[arg-type]
                     if expected != die.face:
                         report.problems.append(f"{where}: face {die.face} but the seed gives {expected}")
 
+    def _set_client_seeds(self, client_seeds: list[tuple[str, str]]) -> None:
+        self._client_seeds = client_seeds
+        if self.seed is not None:
+            self._dice_key = dice_key(self.seed, client_seeds)
+
+    def _check_signature(self, stored: StoredEvent, event: Event) -> None:
+        """Feed one genuine entry to the signature check (docs/fairness.md):
+        its key is the one the log's EncounterStarted publishes."""
+        self._last_version = max(self._last_version, stored.version)
+        if self._signatures is None:
+            if not isinstance(event, EncounterStarted) or not event.log_public_key:
+                return
+            try:
+                key = bytes.fromhex(event.log_public_key)
+            except ValueError:
+                self._report.problems.append("the log's published public key is not hex")
+                return
+            self._report.log_public_key = event.log_public_key
+            self._report.log_key_fingerprint = fingerprint(key)
+            self._signatures = GroupCheck(self._campaign or "", stored.encounter, key)
+        fields = (str(stored.version).encode(), stored.type.encode(), str(stored.schema).encode(),
+                  stored.command_id.encode(), stored.causation.encode(), stored.inbox_cursor.encode(), stored.data)
+        self._signatures.feed(stored.version, fields, stored.signature.encode())
+
     def report(self) -> VerificationReport:
         report = self._report
+        if self._campaign is not None and not self._signatures_reported:
+            self._signatures_reported = True
+            check = self._signatures
+            if check is None:
+                report.unsigned = "the log carries no public key (written before firelane signed its logs): not signed"
+            else:
+                report.signatures, report.signed_through = check.signatures, check.signed_through
+                report.problems.extend(f"signature: {problem}" for problem in check.problems)
+                report.unsigned = check.unsigned_tail(self._last_version)
         if self.seed is None:
             return VerificationReport(problems=["the seed has not been revealed yet (the encounter is still running?)",
                                                 *report.problems], reproducible_dice=report.reproducible_dice)

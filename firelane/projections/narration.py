@@ -47,6 +47,7 @@ from firelane.events.schemas import (
     Roll,
     RoundStarted,
     SeedRevealed,
+    ClientSeedAdded,
     StateAdjusted,
     TestRolled,
     TurnEnded,
@@ -244,6 +245,11 @@ class Narrator:
             return self.paint(f"Encounter over: {winner} ({event.reason}){by}", "bold", "green")
         if isinstance(event, SeedRevealed):
             return self.paint(f"seed revealed: {event.seed}", "dim")
+        if isinstance(event, ClientSeedAdded):
+            seat = next((s for s in state.seats if s.id == event.seat), None) if state is not None else None
+            who = seat.name if seat is not None and seat.name else event.seat
+            return self.paint(f"{who} added a client seed ({event.client_seed!r}): every die from here on mixes it in",
+                              "dim")
         return self._generic(event, state)
 
     def _generic(self, event: Event, state: EncounterState | None = None) -> str:

@@ -14,9 +14,11 @@ page costs the same in a campaign of ten encounters or of ten thousand.
 from __future__ import annotations
 
 from contextlib import aclosing
+from typing import Any
 
 import msgspec
 
+from firelane.engine.registry import get_system
 from firelane.events.log import EventLog, LogTampered, validate_id
 from firelane.projections.turn_state import TurnStateProjection
 
@@ -31,6 +33,9 @@ class RosterRow(msgspec.Struct, kw_only=True):
     winner: str | None = None
     standing: list[str] = []
     down: list[str] = []
+    # Of those standing, who is out of action all the same, with the condition's
+    # words: RonD6's Incapacitated (R6-21), say (issue 19 item 12).
+    out_of_action: dict[str, str] = {}
     reproducible_dice: bool = False  # its dice come from a seed text: anyone who knows it can predict every roll
 
     def describe(self) -> str:
@@ -39,8 +44,11 @@ class RosterRow(msgspec.Struct, kw_only=True):
         text = f"{self.encounter:<40} {self.system:<15} {self.status:<16} round {self.round:<3} {self.events:>6} events"
         if self.status == "ended":
             text += f"  winner: {self.winner or 'none'}"
+        if self.name and self.name != self.encounter:
+            text += f"  \"{self.name}\""
         if self.standing or self.down:
-            text += f"  standing: {', '.join(self.standing) or '-'}; down: {', '.join(self.down) or '-'}"
+            shown = [f"{who} ({self.out_of_action[who]})" if who in self.out_of_action else who for who in self.standing]
+            text += f"  standing: {', '.join(shown) or '-'}; down: {', '.join(self.down) or '-'}"
         if self.reproducible_dice:
             text += "  (reproducible dice: anyone who knows the seed text can predict every roll)"
         return text
@@ -93,7 +101,7 @@ async def _row(event_log: EventLog, encounter: str) -> RosterRow:
     meta = msgspec.json.decode(meta_raw) if meta_raw else {}
     if not isinstance(meta, dict):
         meta = {}
-    system, name = meta.get("system", "?"), meta.get("name", encounter)
+    system, name = meta.get("system", "?"), meta.get("name") or encounter
     # Read before the fold: the log held every entry up to it then.
     counter = await event_log.version(encounter)
     if counter == 0:
@@ -122,12 +130,34 @@ async def _row(event_log: EventLog, encounter: str) -> RosterRow:
     return RosterRow(
         encounter=encounter,
         system=state.system,
-        name=meta.get("name", encounter),
+        name=name,
         status="ended" if state.ended else "running",
         round=state.round,
         events=state.version,
         winner=state.winner,
-        standing=[c.name for c in state.combatants.values() if not c.out_of_fight],
-        down=[c.name for c in state.combatants.values() if c.out_of_fight],
+        standing=[c.name or c.id for c in state.combatants.values() if not c.out_of_fight],
+        down=[c.name or c.id for c in state.combatants.values() if c.out_of_fight],
+        out_of_action=out_of_action(state),
         reproducible_dice=state.reproducible_dice,
     )
+
+
+# Conditions that leave a combatant on its feet in the engine's eyes (not out of
+# the fight) but out of action: it is not "standing" in any sense a reader means.
+OUT_OF_ACTION = ("mortally_wounded", "unconscious", "incapacitated", "dying")
+
+
+def out_of_action(state: Any) -> dict[str, str]:
+    """Each standing combatant's name -> the words of the gravest such condition it has."""
+    try:
+        words = get_system(state.system).labels
+    except Exception:  # an unknown system: the condition's own name, in words
+        words = None
+    found = {}
+    for c in state.combatants.values():
+        if c.out_of_fight:
+            continue
+        worst = next((cond for cond in OUT_OF_ACTION if cond in c.conditions), None)
+        if worst is not None:
+            found[c.name or c.id] = words.word("conditions", worst) if words is not None else worst.replace("_", " ")
+    return found

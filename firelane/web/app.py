@@ -44,6 +44,7 @@ from firelane.web import contract
 from firelane.web.access import Api, json_response
 from firelane.web.campaign import campaign_routes
 from firelane.web.encounters import encounter_routes
+from firelane.web.fairness import fairness_routes
 from firelane.web.table import table_routes
 from firelane.web.workshop import workshop_routes
 from firelane.web.workshop_pages import workshop_page_routes
@@ -111,6 +112,7 @@ def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
         Route("/api/asyncapi.json", asyncapi),
         *campaign_routes(api),  # the roster, the characters, the GM's hand (web/campaign.py)
         *encounter_routes(api),  # a seat's view, commands and WebSocket (web/encounters.py)
+        *fairness_routes(api),  # the log's signing key and its entries as stored, for verifiers (web/fairness.py)
         *workshop_routes(api),  # the GM's workshop: drafts, lobby, characters (web/workshop.py, docs/workshop-api.md)
         *table_routes(api),  # the page at / and /table/..., its assets, and GET …/view (web/table.py)
         *workshop_page_routes(),  # the GM's workshop pages at /workshop/... (web/workshop_pages.py)

@@ -5,8 +5,9 @@ the code: the routes the app has, and the msgspec types of what they take and
 answer (msgspec's JSON Schema is 2020-12, which OpenAPI 3.1 takes as it is).
 
 A route gets its parameters, body and answers from ``OPERATIONS`` (by path
-and method); a route missing there (one added later) is still published, from
-its path and the first line of its docstring, answering JSON. The suite
+and method); a route missing there (one added later: the workshop's, which
+docs/workshop-api.md describes) is still published, from its path and the
+first line of its docstring, with any success answer and the usual refusals. The suite
 checks every request and answer of its API tests against the document
 (tests/api_contract.py).
 """
@@ -284,9 +285,10 @@ def _path_parameters(path: str) -> list[dict[str, Any]]:
 def _operation(route: Route, method: str, schemas: dict[str, Any]) -> dict[str, Any]:
     path = route.path
     known = OPERATIONS.get((path, method))
+    generic = known is None
     if known is None:  # a route this table does not know yet: published from its path and docstring
         doc = (route.endpoint.__doc__ or route.name or path).strip().splitlines()[0]
-        known = Operation(summary=doc, answers={200: ("JSON", "object")})
+        known = Operation(summary=doc)
     parameters = _path_parameters(path) + [
         {"name": p.name, "in": "query", "required": p.required, "schema": p.schema, "description": p.description}
         for p in known.query]
@@ -304,6 +306,9 @@ def _operation(route: Route, method: str, schemas: dict[str, Any]) -> dict[str, 
         schema = _schema_of(kind, schemas)
         answer["content"] = {known.content: {"schema": schema} if schema is not None else {}}
         operation["responses"][str(status)] = answer
+    if generic:  # its answers are not described here: any success, and refusals as everywhere
+        operation["responses"]["2XX"] = {"description": "its answer (not described in this document)",
+                                         "content": {"*/*": {}}}
     operation["responses"]["default"] = {"description": "a refusal or a failure: one line",
                                          "content": {"application/json": {"schema": {"$ref": REF.format(name="Error")}}}}
     return operation
@@ -387,8 +392,9 @@ LOG_FIELDS = {
          "(the engine's own player, e.g. player:ash), deadline:window-N (window N's deadline passed), deadline:turn-V "
          "(the turn started at version V ran out of time), timeout:ai-plays-COMBATANT (the AI plays the rest of "
          "that turn), encounter-ended (the seed's reveal)",
-    "q": "the inbox cursor: SEAT=ENTRY_ID, the last inbox entry of that seat the engine had handled when it wrote "
-         "this (how a restarted engine knows where to read on); a reader may ignore it",
+    "q": "the engine's bookmark: SEAT=ENTRY_ID (several joined by ';' after a rewind), the last inbox entry of that "
+         "seat the engine had handled when it wrote this (how a restarted engine knows where to read on); often "
+         "empty; a reader may ignore it",
     "h": "the engine's MAC over the entry (a key only the server holds): an entry whose h does not match was not "
          "written by the engine",
 }

@@ -28,8 +28,9 @@ CSRF_HEADER = "x-firelane-csrf"
 UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
-def set_cookie(response: Response, session: str) -> None:
-    response.set_cookie(COOKIE, session, max_age=SESSION_TTL_S, path="/", httponly=True, samesite="strict")
+def set_cookie(response: Response, session: str, *, secure: bool = False) -> None:
+    """The session's cookie; ``secure`` (the request came over https) keeps it off plain http."""
+    response.set_cookie(COOKIE, session, max_age=SESSION_TTL_S, path="/", httponly=True, samesite="strict", secure=secure)
 
 
 def clear_cookie(response: Response) -> None:

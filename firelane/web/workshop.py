@@ -31,10 +31,10 @@ from firelane.engine.dice import new_seed
 from firelane.engine.forms import character_form, bestiary
 from firelane.engine.registry import UnknownSystem, get_system, system_names
 from firelane.engine.seats import GM, default_seats
-from firelane.engine.setup_check import SetupError, check_setup, decode_setup
+from firelane.engine.setup_check import SetupError, check_setup, convert_setup, decode_setup
 from firelane.events import codec
 from firelane.events.limits import MAX_SETUP_BYTES, MAX_SETUP_DEPTH, json_too_deep
-from firelane.events.log import validate_id
+from firelane.events.log import InboxClosed, InboxFull, validate_id
 from firelane.events.schemas import CombatantSetup, CommandRejected, EncounterSetup, GMAdjust, Terrain
 from firelane.events.tokens_at_rest import token_digest
 from firelane.projections.characters import campaign_characters
@@ -53,6 +53,7 @@ from firelane.web.gm_session import (
 from firelane.web.guard import ApiError, read_body
 
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
+MAX_IMPORT_BYTES = 256 * 1024 * 1024  # a campaign file sent to the API (the CLI's import takes any size)
 MAX_IMAGE_PIXELS = 50_000_000  # Pillow's own bomb check is a warning under 2x its limit: ours refuses
 IMAGE_TYPES = {"image/png": "PNG", "image/jpeg": "JPEG", "image/webp": "WEBP"}
 DEFAULT_MAP = {"width": 20, "height": 15}
@@ -158,8 +159,10 @@ def setup_object(body: dict[str, Any], name: str = "setup") -> tuple[dict[str, A
     value = body.get(name)
     if not isinstance(value, dict):
         raise ApiError(400, f"{name}: must be a setup (a JSON object, as firelane create --setup takes)")
+    if len(msgspec.json.encode(value)) > MAX_SETUP_BYTES:
+        raise ApiError(413, f"{name}: larger than {MAX_SETUP_BYTES:,} bytes")
     try:
-        decoded = decode_setup(msgspec.json.encode(value), source=name)
+        decoded = convert_setup(value, source=name)  # the body's depth and size are checked already
     except SetupError as exc:
         message = str(exc)
         raise ApiError(400, message if message.startswith(name) else f"{name}: {message}") from None
@@ -311,7 +314,7 @@ def workshop_routes(api: Api) -> list[Route]:  # noqa: C901 - one closure per ro
         record = await shop.session_record(client, session) or {}
         response = json_response({"signed_in": True, "campaigns": await signed_campaigns(api, record),
                                   "csrf": record.get("csrf")})
-        set_cookie(response, session)
+        set_cookie(response, session, secure=request.url.scheme == "https")
         return response
 
     def check_csrf_if_signed(request: Request, record: dict[str, str]) -> None:
@@ -495,9 +498,9 @@ def workshop_routes(api: Api) -> list[Route]:  # noqa: C901 - one closure per ro
             setup = await encounter_setup(event_log, encounter)
         except LookupError:
             raise ApiError(404, f"no draft or encounter {encounter!r} in campaign {event_log.campaign!r}") from None
-        given = msgspec.to_builtins(setup)
-        # A setup as written: the campaign's characters by reference, as when it was made.
-        return given, await shop.get_background(event_log, encounter)
+        # The setup as it started (sheets spelled out; a campaign character keeps its
+        # reference, and a new lobby takes its sheet as it stands then).
+        return msgspec.to_builtins(setup), await shop.get_background(event_log, encounter)
 
     async def duplicate(request: Request) -> Response:
         campaign = await gm(request)
@@ -636,7 +639,12 @@ def workshop_routes(api: Api) -> list[Route]:  # noqa: C901 - one closure per ro
                            reason=reason)
         after = await event_log.version(encounter)
         key = f"{gm_seat}/{command_id}"
-        inbox_id = await event_log.submit(encounter, codec.encode_command(command), seat=gm_seat)
+        try:
+            inbox_id = await event_log.submit(encounter, codec.encode_command(command), seat=gm_seat)
+        except InboxClosed as exc:
+            raise ApiError(409, str(exc)) from None
+        except InboxFull as exc:
+            raise ApiError(429, str(exc)) from None
         wanted = {key, f"{gm_seat}/inbox:{inbox_id}"}
         feed = await api.feed(campaign, encounter)
         with trio.move_on_after(15):
@@ -852,7 +860,7 @@ def workshop_routes(api: Api) -> list[Route]:  # noqa: C901 - one closure per ro
                 validate_id("campaign", as_name)
             except ValueError:
                 raise ApiError(400, f"as: {as_name[:64]!r} must be 1-64 characters of A-Z a-z 0-9 _ . -") from None
-        data = await read_body(request, 512 * 1024 * 1024, "the campaign file")
+        data = await read_body(request, MAX_IMPORT_BYTES, "the campaign file")
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "import.firelane"
             await trio.Path(path).write_bytes(data)
@@ -860,7 +868,8 @@ def workshop_routes(api: Api) -> list[Route]:  # noqa: C901 - one closure per ro
                 name, verified = await import_campaign(api.store, path, as_name, trust=store_trust(api.store),
                                                        progress=False)
             except (CliError, ValueError) as exc:
-                raise ApiError(400, str(exc).splitlines()[0][:400]) from None
+                line = str(exc).splitlines()[0].replace(str(path), "the file")  # not this server's scratch path
+                raise ApiError(400, line[:400]) from None
         token = await gm_token(api.event_log(name), renew=True)
         await shop.sign_in(client, found[0], name, token_digest(token))
         return json_response({"name": name, "encounters": verified.encounters, "characters": verified.characters,

@@ -95,10 +95,10 @@ def test_allies_offered_as_targets_are_marked_and_attacked_only_once_confirmed(t
     assert "friendly fire" in pop.locator(".ally-note").first.text_content()
     pop.locator(".confirm-attack").first.click()
     pop.locator("[data-confirm='friendly-fire']").wait_for()
+    table.shot(page, f"table-friendly-fire-{system}")
     pop.locator("[data-confirm-no='friendly-fire']").click()
     page.wait_for_timeout(700)
     assert len(table.events(encounter, token)) == before
-    table.shot(page, f"table-friendly-fire-{system}")
     pop.locator(".confirm-attack").first.click()
     pop.locator("[data-confirm-yes='friendly-fire']").click()
     landed = wait_until(lambda: [e for e in table.events(encounter, token)[before:] if f"'target': '{ally}'" in str(e["data"])],
@@ -192,4 +192,53 @@ def test_a_players_narration_says_which_entries_it_does_not_show(table: Table) -
     assert n not in numbers and sorted(numbers + [n]) == list(range(1, max(numbers) + 1))
     hidden = alice.eval_on_selector_all(".narration .line", "ls => ls.filter(l => !l.getClientRects().length).length")
     assert hidden == 0
+    assert not table.errors, table.errors
+
+
+def test_an_overwatch_shows_its_area_when_its_watcher_is_hovered(table: Table) -> None:
+    seats = table.create("overwatch", table_setup(reaction_deadline_ms=60_000), seed="overwatch-1")
+    token = seats["gm"]["token"]
+    pages = {"kell": table.open(seats["alice"]["link"]), "vass": table.open(seats["bruno"]["link"])}
+    answered: set[tuple[str, int]] = set()
+    for _ in range(20):  # pass the players' prompts until one of their turns
+        body = wait_until(lambda: (b := table.state("overwatch", token)) and (a := b["awaiting"] or {}).get("kind") in ("turn", "reactions")
+                          and [c for c in a["combatants"] if c in pages and (c, a.get("window")) not in answered] and b,
+                          timeout=60, what="a player to be asked")
+        awaiting = body["awaiting"]
+        who = next(c for c in awaiting["combatants"] if c in pages and (c, awaiting.get("window")) not in answered)
+        page = pages[who]
+        wait_until(lambda: page_version(page) >= body["version"], what="the page to catch up")
+        if awaiting["kind"] == "turn":
+            break
+        page.click(f"[data-prompt='{who}'][data-window='{awaiting['window']}'] .pass")
+        answered.add((who, awaiting["window"]))
+    page.click(f"[data-mine='{who}'] [data-action='BBOverwatch'] button.action")
+    square = page.locator("svg.map rect.pick").first.get_attribute("data-pick")
+    page.click(f"svg.map rect.pick[data-pick='{square}']")
+    area = page.locator(f"svg.map .overwatch[data-overwatch='{who}']")
+    area.wait_for()
+    watched = table.state("overwatch", token)["state"]["combatants"][who]["overwatch_area"]
+    assert area.locator("rect").count() == len(watched) > 0
+    assert "shown" not in area.get_attribute("class")
+    page.hover(f"svg.map [data-token='{who}'] .body")
+    wait_until(lambda: "shown" in area.get_attribute("class"), what="the area filled while its watcher is hovered")
+    assert area.locator("rect").first.evaluate("r => Number(getComputedStyle(r).fillOpacity)") > 0.1
+    page.mouse.move(2, 2)
+    wait_until(lambda: "shown" not in area.get_attribute("class"), what="the area back to its outline")
+    assert not table.errors, table.errors
+
+
+def test_two_combatants_with_one_name_are_told_apart(table: Table) -> None:
+    setup = table_setup(reaction_deadline_ms=60_000)
+    for combatant in setup["combatants"]:
+        if combatant["id"] in ("ash", "mott"):
+            combatant["name"] = "Cultist"
+    seats = table.create("namesakes", setup, seed="namesakes-1")
+    page = table.open(seats["spectator"]["link"])
+    page.wait_for_selector("svg.map [data-token='mott']")
+    marks = {cid: page.locator(f"svg.map [data-token='{cid}'] .initials").text_content() for cid in ("ash", "mott", "kell")}
+    assert marks == {"ash": "C1", "mott": "C2", "kell": "SK"}, marks
+    names = {cid: page.locator(f".initiative [data-initiative='{cid}'] .who").text_content() for cid in ("ash", "mott")}
+    assert names == {"ash": "Cultist 1", "mott": "Cultist 2"}, names
+    assert page.locator("svg.map [data-token='mott'] title").text_content().startswith("Cultist 2")
     assert not table.errors, table.errors

@@ -164,6 +164,7 @@ def test_the_gms_whole_path(table: Table) -> None:
     give_to(gm, "Vass", "Bo")
     gm.click(".ws-combatants li[data-combatant='Kell'] .ws-pick")
     wait_checked(gm)
+    gm.locator(".ws-banner.bad").wait_for(state="detached", timeout=10_000)  # the refusal's notice fades
     shots(table, gm, "workshop-builder")
     gm.click("[data-do=save]")
     gm.wait_for_selector("[data-do=save]:text('Saved')")

@@ -11,6 +11,7 @@ import { AttackGroups } from "./attacks.js";
 import { CharacterPage, Landing, rememberSeat } from "./campaign.js";
 import { html, combatantName, pct, signed, sideClass } from "./util.js";
 import { rewindPoint, stepOn } from "./branches.js";
+import { FairnessPanel } from "./verify.js";
 
 function parseLocation() {
   const parts = location.pathname.split("/").filter(Boolean).map(decodeURIComponent);
@@ -208,6 +209,7 @@ function Table({ where }) {
       onPreview=${setPreviewing} />`;
   const gmPanel = !inReplay && role === "gm" && html`<${GMPanel} view=${live} gm=${options?.gm} send=${send} busy=${busy} rewindTo=${rewindTo} setRewindTo=${setRewindTo} lines=${conn.lines} />`;
   const spectating = role === "spectator" && !inReplay && html`<section class="panel spectating"><h2>Spectating</h2><p>You watch the fight as it happens; the players and the GM act.</p></section>`;
+  const fairness = !inReplay && html`<${FairnessPanel} where=${where} view=${live} seat=${seat} send=${send} busy=${busy} />`;
   const initiative = html`<${Initiative} view=${shown || live} />`;
   const narration = html`<${Narration} lines=${conn.lines} upto=${inReplay ? replay.at : null} branches=${live} gm=${role === "gm"}
       canRewind=${role === "gm" && !inReplay && options?.gm?.commands?.includes("RewindEncounter") ? (n) => rewindPoint(conn.lines, live, n) : null}
@@ -238,7 +240,7 @@ function Table({ where }) {
     <div class=${"tab-panels" + (tab === null || sheet ? " closed" : "")}>
       ${role === "gm" && !inReplay && html`<div class="tab-panel" data-panel="gm" hidden=${tab !== "gm"}>${gmPanel}</div>`}
       ${hasAct && html`<div class="tab-panel" data-panel="act" hidden=${tab !== "act"}>${actPanel}</div>`}
-      <div class="tab-panel" data-panel="order" hidden=${tab !== "order"}>${initiative}${spectating}</div>
+      <div class="tab-panel" data-panel="order" hidden=${tab !== "order"}>${initiative}${spectating}${fairness}</div>
       <div class="tab-panel story" data-panel="story" hidden=${tab !== "story"}>${narration}</div>
     </div>
   </aside>`;
@@ -256,7 +258,7 @@ function Table({ where }) {
       ${!inReplay && html`<button class="to-replay" onClick=${() => setReplay({ at: live.version, view: null })}>Replay</button>`}
     </header>
     <main>
-      ${layout === "wide" && html`<aside class="left">${initiative}${actPanel}${gmPanel}${spectating}</aside>`}
+      ${layout === "wide" && html`<aside class="left">${initiative}${actPanel}${gmPanel}${spectating}${fairness}</aside>`}
       <div class="center">
         ${!inReplay && html`<${Prompt} view=${live} options=${options} answered=${answered} now=${() => conn.serverNow()} send=${send} busy=${busy}
           onPickSquares=${setPromptPicks} folded=${promptFolded} setFolded=${setPromptFolded} />`}

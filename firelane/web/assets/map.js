@@ -33,7 +33,7 @@ function coverBars(feature) {
 
 // `stack`: [index, count] of the combatants on this square (two may share one
 // where a rule allows it): each is drawn smaller and shifted, with a badge saying how many.
-function Token({ state, combatant, extras, mine, selected, active, target, allyTarget, blocked, caught, caughtAlly, stack, onClick, onHover }) {
+function Token({ state, combatant, label, extras, mine, selected, active, target, allyTarget, blocked, caught, caughtAlly, stack, onClick, onHover }) {
   const [x, y] = combatant.position;
   const [index, count] = stack || [0, 1];
   const shift = count > 1 ? (index - (count - 1) / 2) * (S * 0.36 / (count - 1)) : 0;
@@ -69,7 +69,7 @@ function Token({ state, combatant, extras, mine, selected, active, target, allyT
     ${target && html`<circle class=${allyTarget ? "target-ring ally" : "target-ring"} cx=${cx} cy=${cy} r=${r * 0.49} />`}
     ${caughtAlly && html`<g class="ally-warning"><circle cx=${cx} cy=${cy} r=${r * 0.49} /><text x=${cx + r * 0.3} y=${cy - r * 0.25}>⚠</text></g>`}
     <circle class="body" cx=${cx} cy=${cy} r=${r * 0.36} />
-    <text class="initials" x=${cx} y=${cy + 4.5 * scale} text-anchor="middle" font-size=${13 * scale}>${shortLabel(state, combatant.id)}</text>
+    <text class="initials" x=${cx} y=${cy + 4.5 * scale} text-anchor="middle" font-size=${13 * scale}>${label}</text>
     ${ratio !== null && html`<g class="health">
       <rect class="track" x=${left + 5 * scale} y=${top + r - 6} width=${r - 10 * scale} height="4" rx="2" />
       <rect class=${"fill" + (ratio <= 0.34 ? " low" : ratio <= 0.67 ? " mid" : "")} x=${left + 5 * scale} y=${top + r - 6}
@@ -160,6 +160,8 @@ function usePanZoom(full) {
     setBox(next.w >= full.w - 0.5 ? null : next);
   };
   const down = (e) => {
+    // The GM drags tokens to move them (gmdrag.js): a press on one is no pan.
+    if (e.target.closest?.(".role-gm svg.map g.token")) return;
     pointers.current.set(e.pointerId, [e.clientX, e.clientY]);
     const points = [...pointers.current.values()];
     if (points.length === 1) {
@@ -344,7 +346,7 @@ export function GameMap({ view, mine, selected, moves, targets, picks, onSquare,
           y=${whyNot.blocking_square[1] * S + 2} width=${S - 4} height=${S - 4} rx="3" />`}</g>`}
       ${combatants.map((c) => {
         const here = stacks.get(sq(c.position));
-        return html`<${Token} key=${c.id} state=${state} combatant=${c} extras=${view.extras?.[c.id]}
+        return html`<${Token} key=${c.id} state=${state} combatant=${c} label=${shortLabel(state, c.id)} extras=${view.extras?.[c.id]}
         mine=${mine.has(c.id)} selected=${selected === c.id} active=${state.active === c.id} caught=${caught.has(c.id)} caughtAlly=${alliesCaught.has(c.id)}
         target=${targets?.get(c.id)} allyTarget=${!!targets?.get(c.id) && moverSide !== null && c.side === moverSide}
         blocked=${blockedBy.get(c.id)} stack=${here.length > 1 ? [here.indexOf(c.id), here.length] : null}

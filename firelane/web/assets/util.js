@@ -18,13 +18,29 @@ export function sideClass(state, side) {
   return `side${Math.max(0, index) % 6}`;
 }
 
-// A combatant's name as a reader tells it from the others: two of one name
-// get a number each, in the state's order (as the server's narration says them).
+// A combatant's name as the page shows it: where two share a name ("Cultist",
+// "Cultist"), each gets its number in the order of their ids ("Cultist 1",
+// "Cultist 2"), on its token, in the tracker and in every prompt alike.
+const shownNames = new WeakMap();
+
+function namesOf(state) {
+  let names = shownNames.get(state.combatants);
+  if (!names) {
+    names = new Map();
+    const byName = new Map();
+    for (const id of Object.keys(state.combatants).sort()) {
+      const name = state.combatants[id].name ?? id;
+      byName.set(name, [...(byName.get(name) || []), id]);
+    }
+    for (const [name, ids] of byName) ids.forEach((id, i) => names.set(id, ids.length === 1 ? name : `${name} ${i + 1}`));
+    shownNames.set(state.combatants, names);
+  }
+  return names;
+}
+
 export function combatantName(state, id) {
-  const me = state?.combatants?.[id];
-  if (!me) return id;
-  const same = Object.entries(state.combatants).filter(([, c]) => c.name === me.name).map(([cid]) => cid);
-  return same.length > 1 ? `${me.name} ${same.indexOf(id) + 1}` : me.name;
+  if (!state?.combatants?.[id]) return id;
+  return namesOf(state).get(id) ?? id;
 }
 
 // The map's short label of a combatant, unique on the map: its initials, with

@@ -624,3 +624,26 @@ def test_bb_cmb_17_a_shooter_hit_by_return_fire_may_dive_for_cover() -> None:
     assert (explained.total, explained.target, explained.success) == (14, 15, False)
     assert not of(events, DamageDealt) and not of(events, AttackResolved)  # the declared attack is not rolled again
     assert state.combatants["a"].position == (1, 6) and state.combatants["a"].reaction_used and state.window is None
+
+
+# ---------------------------------------------------------------- BB-CMB-13: where an Overwatch may be centred (issue 19 item 13)
+
+
+def test_bb_cmb_13_overwatch_is_never_centred_on_a_wall_and_its_preview_draws_the_watched_area() -> None:
+    """BB-CMB-13: an Overwatch watches "a visible ... piece of battlefield space": a wall square
+    is none. The engine refuses it and the options do not offer it; the preview of a legal
+    centre draws exactly the squares the command then watches."""
+    from firelane.engine.systems.bolt_and_blade.schemas import BBOverwatch
+
+    state = start(arena([fighter("w", "blue", (2, 5), **sheet()), fighter("m", "red", (12, 5), **knife_only())], walls=[(6, 4), (6, 5), (6, 6)]), ["w", "m"])
+    assert rejected(act(state, BBOverwatch(command_id=cid(), actor="w", center=(6, 5)))) == "(6, 5) is a wall: an Overwatch watches open ground"
+    listed = next(a for a in SYSTEM.combatant_options(state, "w").actions if a.action == "BBOverwatch")
+    centres = {tuple(c.square) for c in listed.choices}
+    assert (6, 5) not in centres and (6, 4) not in centres and (5, 5) in centres
+    command = BBOverwatch(command_id=cid(), actor="w", center=(5, 5))
+    preview = SYSTEM.preview_area(state, command)
+    assert (preview.command, preview.shape, preview.origin, preview.rule) == ("BBOverwatch", "overwatch", (5, 5), "BB-CMB-13")
+    assert (6, 5) not in preview.squares and (4, 4) in preview.squares
+    events = act(state, command)
+    taken = one(events, ActionTaken)
+    assert [tuple(s) for s in taken.details["area"]] == [tuple(s) for s in preview.squares]

@@ -134,8 +134,12 @@ def test_r6_43_treating_a_wound_is_listed_for_each_patient_in_reach() -> None:
 
 
 def test_r6_12_swimming_and_climbing_moves_are_listed_and_walk_the_listed_path() -> None:
-    """R6-12: swimming is half Move (rounded up); climbing without the specialisation too; each pace listed."""
-    state = start(setup(combatant("a", "red", (1, 1)), combatant("b", "blue", (20, 10))), [5, 5, 5, 2, 2, 2])
+    """R6-12: swimming is half Move (rounded up); climbing without the specialisation too; each pace
+    listed, on a map whose water (a river along row 1) and surfaces to climb (a wall face along row 2) the settings mark."""
+    river = [[x, 1] for x in range(0, 24)]
+    face = [[x, 2] for x in range(0, 24)]
+    state = start(setup(combatant("a", "red", (1, 1)), combatant("b", "blue", (20, 10)), water_spaces=river, climb_spaces=face),
+                  [5, 5, 5, 2, 2, 2])
     act(state, cmd(R6DeclareActions, "a", count=2))
     moves = _opts(state, "a").moves
     swims = [m for m in moves if m.mode == "swim partial"]
@@ -146,6 +150,21 @@ def test_r6_12_swimming_and_climbing_moves_are_listed_and_walk_the_listed_path()
     too_far = max(len(m.path) for m in swims) + 1
     unlisted = R6Move(command_id="u", actor="a", to=(1 + too_far, 1), mode="swim", pace="partial")
     assert command_json(unlisted) not in [m.command for m in moves] and _refused(state, unlisted)
+
+
+def test_r6_12_swimming_and_climbing_are_not_offered_on_a_dry_floor_with_nothing_to_climb() -> None:
+    """R6-12 (issue 19 item 11): on a map with no water and nothing to climb, only walks are
+    offered; with a pool marked, swims are offered only along paths that meet the water."""
+    state = start(setup(combatant("a", "red", (1, 1)), combatant("b", "blue", (20, 10))), [5, 5, 5, 2, 2, 2])
+    act(state, cmd(R6DeclareActions, "a", count=2))
+    assert {m.command["mode"] for m in _opts(state, "a").moves} == {"walk"}
+    pool = [[x, y] for x in range(4, 7) for y in range(4, 7)]
+    wet = start(setup(combatant("a", "red", (1, 1)), combatant("b", "blue", (20, 10)), water_spaces=pool), [5, 5, 5, 2, 2, 2])
+    act(wet, cmd(R6DeclareActions, "a", count=2))
+    swims = [m for m in _opts(wet, "a").moves if m.command["mode"] == "swim"]
+    marked = {tuple(s) for s in pool}
+    assert swims and all(marked & {tuple(s) for s in m.path} for m in swims)
+    assert {m.command["mode"] for m in _opts(wet, "a").moves} == {"walk", "swim"}
 
 
 def test_r6_28_charge_is_listed_with_each_melee_weapon_in_hand() -> None:

@@ -45,6 +45,7 @@ from firelane.engine.systems.bolt_and_blade.schemas import (
     BBSuppress,
     BBTakeCover,
 )
+from firelane.events.options_schemas import AreaPreview
 from firelane.events.schemas import Command, ConditionApplied, ConditionRemoved, EligibleReactor, StateAdjusted
 
 
@@ -216,19 +217,44 @@ def _overwatch(decision: Decision, command: BBOverwatch, dice: Dice) -> None:
     center: Square = (int(command.center[0]), int(command.center[1]))
     problem = overwatch_center_problem(state, me, center)
     require(problem is None, problem or "")
+    area = overwatch_area(state, me, command)
+    combat.spend_action(decision, me.id, action="overwatch", rule="BB-CMB-13", details={"center": list(center), "area": [list(s) for s in area]})
+    decision.emit(StateAdjusted(combatant=me.id, changes={"overwatch_area": [list(s) for s in area]}, reason="Overwatch area", rule="BB-CMB-13"))
+    decision.emit(ConditionApplied(combatant=me.id, condition=OVERWATCH, rule="BB-CMB-13", until=f"start_of_turn:{me.id}", details={"center": list(center)}))
+
+
+def overwatch_area(state: EncounterState, me: BoltAndBladeCombatant, command: BBOverwatch) -> list[Square]:
+    """The squares an Overwatch watches (BB-CMB-13): every open square within
+    the radius (the setting's at most) of the centre that ``me`` sees; the
+    command itself and its preview (`preview_overwatch`) both draw it here.
+    Raises Rejected for a radius beyond the setting's."""
+    grid = grid_of(state)
+    center: Square = (int(command.center[0]), int(command.center[1]))
     here: Square = me.position  # type: ignore[assignment]
     radius_ft = command.radius_ft if command.radius_ft is not None else int(state.settings.get("overwatch_radius_ft", 10))
     require(0 <= radius_ft <= int(state.settings.get("overwatch_radius_ft", 10)), f"an Overwatch area is at most {state.settings.get('overwatch_radius_ft', 10)} ft in radius")
     radius = int(radius_ft // state.terrain.square_size)
-    area = [
+    return [
         (x, y)
         for y in range(center[1] - radius, center[1] + radius + 1)
         for x in range(center[0] - radius, center[0] + radius + 1)
         if grid.passable((x, y)) and combat.sees(state, here, (x, y))
     ]
-    combat.spend_action(decision, me.id, action="overwatch", rule="BB-CMB-13", details={"center": list(center), "area": [list(s) for s in area]})
-    decision.emit(StateAdjusted(combatant=me.id, changes={"overwatch_area": [list(s) for s in area]}, reason="Overwatch area", rule="BB-CMB-13"))
-    decision.emit(ConditionApplied(combatant=me.id, condition=OVERWATCH, rule="BB-CMB-13", until=f"start_of_turn:{me.id}", details={"center": list(center)}))
+
+
+def preview_overwatch(state: EncounterState, command: BBOverwatch) -> AreaPreview:
+    """The area an Overwatch would watch, checked as the command is (nothing
+    changes): for the page to draw on hover (issue 19 item 13)."""
+    me = combat.require_turn(state, command.actor)
+    problem = overwatch_problem(state, me)
+    require(problem is None, problem or "")
+    center: Square = (int(command.center[0]), int(command.center[1]))
+    problem = overwatch_center_problem(state, me, center)
+    require(problem is None, problem or "")
+    # No one is "caught": the area is watched, and harms no one by itself.
+    return AreaPreview(command="BBOverwatch", shape="overwatch", origin=center, squares=overwatch_area(state, me, command),
+                       notes=["watched until the start of its next turn: Reactive Fire without Disadvantage at movement through it"],
+                       rule="BB-CMB-13")
 
 
 def overwatch_problem(state: EncounterState, me: BoltAndBladeCombatant) -> str | None:
@@ -244,6 +270,8 @@ def overwatch_center_problem(state: EncounterState, me: BoltAndBladeCombatant, c
     weapon = me.ready
     if not grid_of(state).in_bounds(center):
         return f"{center} is off the map"
+    if not grid_of(state).passable(center):
+        return f"{center} is a wall: an Overwatch watches open ground"
     here: Square = me.position  # type: ignore[assignment]
     if not combat.sees(state, here, center):
         return f"{me.id} cannot see {center}"

@@ -36,6 +36,7 @@ from firelane.engine.systems.bolt_and_blade.state import (
 )
 from firelane.events.options_schemas import AreaPreview, ReactionOption
 from firelane.engine.systems.bolt_and_blade.schemas import (
+    BBOverwatch,
     BB_COMMANDS,
     BB_EVENTS,
     BBDiveForCoverOptions,
@@ -118,7 +119,7 @@ class BoltAndBladeSystem(BaseRuleSystem):
     # spent earlier in the same round spent until the next round (BB-CMB-03).
     reaction_resets: ClassVar[str] = "own_turn"
     initiative_each_round: ClassVar[bool] = False
-    previewable: ClassVar[frozenset[str]] = frozenset({"BBThrow", "BBAreaAttack"})
+    previewable: ClassVar[frozenset[str]] = frozenset({"BBThrow", "BBAreaAttack", "BBOverwatch"})
     sentences = narration.SENTENCES
     shared_event_sentences = narration.SHARED_EVENT_SENTENCES
     labels = LABELS
@@ -332,6 +333,8 @@ class BoltAndBladeSystem(BaseRuleSystem):
         return options.reaction_options(state, window, combatant)
 
     def preview_area(self, state: EncounterState, command: Command) -> AreaPreview:
+        if isinstance(command, BBOverwatch):
+            return actions.preview_overwatch(state, command)  # the watched area (BB-CMB-13)
         return areas.preview_area(self, state, command)
 
     # ------------------------------------------------------------ evolve

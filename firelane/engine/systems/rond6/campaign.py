@@ -5,7 +5,10 @@ R6-21's injury levels and R6-22's recoveries).
 **Aftermath.** Wounds, Fatigue, death, Character and Fate Points, loaded
 ammunition and spare reloads come back as the fight left them, with the
 lasting injury conditions: ``incapacitated`` (3 Wounds), ``mortally_wounded``
-and ``unconscious`` (4), ``dead`` (5). House defaults: Stunned ends in the
+and ``unconscious`` (4), ``dead`` (5). A character at 3 Wounds is Incapacitated
+(R6-21: -3D to every test, or unconscious) until a Wound heals, so its status
+is "down" and no fight enlists it: the text's recovery is rest (R6-42, 2 weeks
+then a Stamina: Fortitude test) or a healer (R6-43); issue 19 item 12. House defaults: Stunned ends in the
 minute after the fight (its R6-42 recovery time is 1 minute, R6-22: a round
 without actions ends it); an Incapacitated character knocked unconscious
 comes to after the fight, conscious at -3D; the Wounds an Assisted Healing
@@ -54,6 +57,7 @@ from typing import Any
 
 from firelane.engine.campaign_rules import (
     DEAD,
+    DOWN,
     DYING,
     HURT,
     READY,
@@ -146,6 +150,10 @@ class RonD6Campaign(CampaignRules):
             return DEAD
         if wounds >= 4:
             return DYING
+        if wounds == 3:
+            # R6-21: Incapacitated (-3D to everything, or unconscious) until rest or a
+            # healer takes a Wound off (R6-42: 2 weeks; R6-43): not fit to fight.
+            return DOWN
         if wounds or int(sheet.get("fatigue", 0)) or "stunned" in dict(sheet.get("conditions", {})):
             return HURT
         return READY
@@ -165,6 +173,9 @@ class RonD6Campaign(CampaignRules):
             return "is dead (R6-21)"
         if status == DYING:
             return "is Mortally Wounded (R6-21); only a healer can save it (firelane rest --healer)"
+        if status == DOWN:
+            return ("is Incapacitated at 3 Wounds (R6-21); rest first: a healer's Medicine test heals a Wound "
+                    "(R6-43, firelane rest --healer), or 2 weeks' rest and a Stamina: Fortitude test (R6-42, firelane rest --days 14)")
         return None
 
     def fit(self, sheet: dict[str, Any]) -> dict[str, Any]:

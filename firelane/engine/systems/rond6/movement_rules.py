@@ -104,6 +104,11 @@ MOVEMENT_DEFAULTS: dict[str, Any] = {
     "terrain_check_base": "very easy",
     "jump_difficulty": "easy",
     "strenuous_test_base": "easy",
+    # R6-12: the map's water and its surfaces to climb (Spaces [x, y]); the
+    # shared terrain marks neither, so a table lists them here. Swimming and
+    # climbing are offered only on a path that meets them.
+    "water_spaces": [],
+    "climb_spaces": [],
 }
 
 

@@ -45,9 +45,11 @@ by setting the fields of two listed commands on one (``shots``,
 ``off_hand_weapon``, ``coordinate_with``, ``called_shot``); the engine checks
 the whole, as it checks any attack. Moves: walking at each pace as above, and
 swimming and climbing (R6-12) at each pace to every Space the mode's Move
-reaches (``mode`` "swim partial", "climb full"...): the map does not mark
-water or walls to climb, so where the terrain allows them is the table's
-call, and the engine takes them anywhere. Treating a Wound (R6-43, assisted
+reaches (``mode`` "swim partial", "climb full"...) by a path that meets the
+map's water or a surface to climb (the settings ``water_spaces`` and
+``climb_spaces``; the shared terrain marks neither): on a dry floor with
+nothing to climb neither is offered. The engine still takes them anywhere
+(where the terrain allows them is the table's call). Treating a Wound (R6-43, assisted
 healing) is listed for each patient in reach.
 
 Area attacks (R6-40 bursts, R6-41 cones; `area_options`): one option per
@@ -399,6 +401,9 @@ def move_options(system: SystemContract, state: RonD6State, me: RonD6Combatant) 
     lying = bodies(state, besides=[me.id])
     options: list[MoveOption] = []
     for mode in MOVE_MODES:
+        features = mode_features(state, mode)
+        if features is not None and not features:
+            continue  # R6-12: no water (or nothing to climb) on this map: no swimming (climbing) to offer
         listed: set[tuple[int, int]] = set()
         shorter = 0
         allowed = pace_steps(me, mode, "full", state.settings)
@@ -412,6 +417,8 @@ def move_options(system: SystemContract, state: RonD6State, me: RonD6Combatant) 
             for square, path in found.items():
                 if square in lying:
                     continue  # a body's Space: stepped over, never ended on
+                if features is not None and start not in features and features.isdisjoint(path):
+                    continue  # R6-12: a swim (climb) meets water (a surface to climb) on its way
                 farther = pace == "run" and len(path) > BASIC_ACTION_MULTIPLE * allowed
                 if farther not in probed:
                     probed[farther] = legal(system, state, me.id, R6Move(command_id="", actor=me.id, path=path, mode=mode, pace=pace))
@@ -421,6 +428,15 @@ def move_options(system: SystemContract, state: RonD6State, me: RonD6Combatant) 
                 options.append(MoveOption(to=square, cost=float(len(path)), path=path, mode=pace if mode == "walk" else f"{mode} {pace}",
                                           threats=threats, command=command_json(R6Move(command_id="", actor=me.id, to=square, mode=mode, pace=pace))))
     return options
+
+
+def mode_features(state: RonD6State, mode: str) -> set[tuple[int, int]] | None:
+    """R6-12: the Spaces where ``mode`` applies — the settings' water for a swim,
+    its climbable surfaces for a climb — or None for a walk (anywhere)."""
+    key = {"swim": "water_spaces", "climb": "climb_spaces"}.get(mode)
+    if key is None:
+        return None
+    return {(int(x), int(y)) for x, y in state.settings.get(key, [])}
 
 
 def move_option(system: SystemContract, state: RonD6State, me: RonD6Combatant, square: tuple[int, int], pace: str,

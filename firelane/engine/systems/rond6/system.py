@@ -210,6 +210,8 @@ class RonD6System(BaseRuleSystem):
         "move_normal": SettingRange(0, 1000),
         "move_strong": SettingRange(0, 1000),
         "objects.*.square.*": SettingRange(0, 10_000),
+        "water_spaces.*.*": SettingRange(0, 10_000),
+        "climb_spaces.*.*": SettingRange(0, 10_000),
         "objects.*.defense": SettingRange(0, 1000, nullable=True),
         "objects.*.structure_levels": SettingRange(1, 1000, nullable=True),
         "object_min_damage_levels": SettingRange(0, 1000),

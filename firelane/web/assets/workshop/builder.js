@@ -89,9 +89,17 @@ function Editor({ campaign, draft }) {
   const coverLevels = COVER_LEVELS[system] || [];
   const [coverLevel, setCoverLevel] = useState(coverLevels[0]?.[0] || "light");
   const [facing, setFacing] = useState([[1, 0]]);
-  // At first the map fits the width it has (a phone's whole width; between the side panels on a wide screen).
-  const [zoom, setZoom] = useState(() => Math.max(6, Math.min(40, Math.floor((window.innerWidth < 900 ? window.innerWidth - 16 : window.innerWidth - 660)
-    / Math.max(terrainOf(draft.setup).width, 1)))));
+  // The map fits the width it has (a phone's whole width; between the side panels on a wide screen) until the GM zooms.
+  const fit = (width) => Math.max(6, Math.min(40, Math.floor((window.innerWidth < 900 ? window.innerWidth - 16 : window.innerWidth - 660) / Math.max(width, 1))));
+  const [zoomed, setZoomed] = useState(null);
+  const zoom = zoomed ?? fit(terrainOf(setup).width);
+  const setZoom = (value) => setZoomed(value);
+  const [, setWindowWidth] = useState(window.innerWidth);
+  useEffect(() => {
+    const resized = () => setWindowWidth(window.innerWidth);
+    window.addEventListener("resize", resized);
+    return () => window.removeEventListener("resize", resized);
+  }, []);
   const [selected, setSelected] = useState(null);
   const [tab, setTab] = useState("tokens");
   const [notice, setNotice] = useState(null);
@@ -103,6 +111,16 @@ function Editor({ campaign, draft }) {
   const [placing, setPlacing] = useState(null); // a token picked from a list, waiting for a square
   const mapRef = useRef(null);
   const coverLabel = coverLabelOf(system);
+  // The background's size in pixels (the draft keeps only its id, offset and scale): from the upload's answer, or read off the image.
+  const [imageSizes, setImageSizes] = useState({});
+  useEffect(() => {
+    const id = background?.image;
+    if (!id || imageSizes[id]) return;
+    const probe = new Image();
+    probe.onload = () => setImageSizes((sizes) => ({ ...sizes, [id]: { width: probe.naturalWidth, height: probe.naturalHeight } }));
+    probe.src = api.imageUrl(campaign, id);
+  }, [background?.image]);
+  const imageSize = background ? imageSizes[background.image] : null;
 
   const change = (next, step) => history.change((value) => ({ ...value, setup: typeof next === "function" ? next(value.setup) : next }), step);
   const setBackground = (next, step) => history.change((value) => ({ ...value, background: next }), step);
@@ -134,6 +152,11 @@ function Editor({ campaign, draft }) {
     window.addEventListener("keydown", keys);
     return () => window.removeEventListener("keydown", keys);
   });
+
+  useEffect(() => {
+    // When the map was first drawn, in ms from the navigation's start (scripts/bench_web.py reads it).
+    requestAnimationFrame(() => { window.__workshop = { ...(window.__workshop || {}), mapDrawn: performance.now() }; });
+  }, []);
 
   const unsaved = history.value !== savedValue && JSON.stringify(history.value) !== JSON.stringify(savedValue);
   useEffect(() => {
@@ -241,15 +264,15 @@ function Editor({ campaign, draft }) {
           </div>`}
         </section>
         <${MapSettings} setup=${setup} change=${change} endStep=${() => history.endStep()} problems=${problems} zoom=${zoom} setZoom=${setZoom} />
-        <${BackgroundPanel} campaign=${campaign} background=${background} setBackground=${setBackground} endStep=${() => history.endStep()} terrain=${t} say=${say} />
+        <${BackgroundPanel} campaign=${campaign} background=${background} setBackground=${setBackground} endStep=${() => history.endStep()} terrain=${t} say=${say}
+          sized=${(id, size) => setImageSizes((sizes) => ({ ...sizes, [id]: size }))} />
       </aside>
       <div class="ws-center">
         ${placing && html`<div class="ws-banner info">Tap a square to place ${placing.label} <button onClick=${() => setPlacing(null)}>cancel</button></div>`}
         <${MapEditor} setup=${setup} change=${change} endStep=${() => history.endStep()} tool=${tool} cover=${{ level: coverLevel, facing }}
-          zoom=${zoom} background=${background && { ...background, url: api.imageUrl(campaign, background.image),
+          zoom=${zoom} background=${background && imageSize && { url: api.imageUrl(campaign, background.image),
             offset_x: background.offset?.[0] || 0, offset_y: background.offset?.[1] || 0,
-            width_squares: background.width ? background.width / (background.scale || 1) : null,
-            aspect: background.width && background.height ? background.height / background.width : 1 }}
+            width_squares: imageSize.width / (background.scale || 1), aspect: imageSize.height / imageSize.width }}
           selected=${selected} onSelect=${setSelected} mapRef=${mapRef} say=${(text) => say(text, "bad")} coverLabel=${coverLabel} onEmptySquare=${onEmptySquare} bands=${bands} />
         <${Palette} setup=${setup} characters=${characters} archetypes=${archetypes} system=${system} dropAt=${dropAt} pick=${setPlacing} />
       </div>
@@ -324,7 +347,7 @@ function MapSettings({ setup, change, endStep, problems, zoom, setZoom }) {
   </section>`;
 }
 
-function BackgroundPanel({ campaign, background, setBackground, endStep, terrain, say }) {
+function BackgroundPanel({ campaign, background, setBackground, endStep, terrain, say, sized }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(null);
   const upload = async (e) => {
@@ -337,7 +360,8 @@ function BackgroundPanel({ campaign, background, setBackground, endStep, terrain
       const image = await api.uploadImage(campaign, file);
       // A first guess: the image spans the map's width.
       const scale = Math.max(1, Math.round((image.width / Math.max(1, terrain.width)) * 100) / 100);
-      setBackground({ image: image.image, offset: [0, 0], scale, width: image.width, height: image.height });
+      sized(image.image, { width: image.width, height: image.height });
+      setBackground({ image: image.image, offset: [0, 0], scale });
       endStep();
       say(`The background (${image.width}×${image.height} pixels) is on the map: align it below`);
     } catch (err) {

@@ -11,6 +11,12 @@ const enc = encodeURIComponent;
 const POLL_MS = 1500;
 const ROLE = { gm: "Game master", player: "Player", spectator: "Spectators" };
 
+function hereWords(role, connected) {
+  if (role === "gm") return connected ? "the table is open" : "the table is not open";
+  if (role === "spectator") return connected ? `${connected} watching` : "nobody watching";
+  return connected > 1 ? `present (${connected} windows)` : connected ? "present" : "not here yet";
+}
+
 async function copy(text) {
   try {
     await navigator.clipboard.writeText(text);
@@ -84,7 +90,7 @@ export function Lobby({ campaign, encounter }) {
       return html`<li key=${seat.id} data-seat=${seat.name || seat.id} data-present=${here ? 1 : 0} class=${here ? "present" : ""}>
         <div class="ws-seat-head"><span class=${"ws-presence" + (here ? " on" : "")} title=${here ? "present" : "not here yet"}>●</span>
           <b>${seat.name || ROLE[seat.role]}</b> <span class="hint">${ROLE[seat.role] || seat.role}${seat.combatants?.length ? ` · plays ${seat.combatants.join(", ")}` : ""}</span>
-          <span class="ws-here">${here ? (presence[seat.id] > 1 ? `present (${presence[seat.id]} windows)` : "present") : "not here yet"}</span></div>
+          <span class="ws-here">${hereWords(seat.role, presence[seat.id] || 0)}</span></div>
         <div class="ws-row ws-link-row">
           <input class="ws-link" readonly value=${link} aria-label=${`invite link of ${seat.name || seat.role}`} onFocus=${(e) => e.currentTarget.select()} />
           <button data-copy=${seat.name || seat.id} onClick=${async () => { setCopied((await copy(link)) ? seat.id : null); setTimeout(() => setCopied(null), 2000); }}>${copied === seat.id ? "Copied" : "Copy"}</button>

@@ -64,6 +64,7 @@ export function MapEditor({ setup, change, endStep, tool, cover, zoom, backgroun
   const [drag, setDrag] = useState(null); // {id, square, moved}
   const [hover, setHover] = useState(null);
   const stroke = useRef(null); // {id, last}
+  const pan = useRef(null); // {x, y, left, top, moved, square}: a press on the empty map
   const t = terrainOf(setup);
   const width = Math.max(1, t.width | 0), height = Math.max(1, t.height | 0);
 
@@ -84,7 +85,14 @@ export function MapEditor({ setup, change, endStep, tool, cover, zoom, backgroun
     if (!square) return;
     const tokenId = e.target.closest?.("[data-token]")?.getAttribute("data-token");
     if (!painting) {
-      if (!tokenId) { onSelect(null); onEmptySquare?.(square); return; }
+      if (!tokenId) {
+        // The map takes every touch itself (a browser's own panning would cancel a drag), so a press on the
+        // empty map pans it, and a press that stays put is a tap on that square.
+        const box = svgRef.current.parentElement;
+        svgRef.current.setPointerCapture?.(e.pointerId);
+        pan.current = { x: e.clientX, y: e.clientY, left: box.scrollLeft, top: box.scrollTop, moved: false, square };
+        return;
+      }
       e.preventDefault();
       svgRef.current.setPointerCapture?.(e.pointerId);
       setDrag({ id: tokenId, square, moved: false, from: square });
@@ -96,6 +104,12 @@ export function MapEditor({ setup, change, endStep, tool, cover, zoom, backgroun
     change((s) => paint(s, square, tool, cover), stroke.current.id);
   };
   const onPointerMove = (e) => {
+    if (pan.current) {
+      const p = pan.current, box = svgRef.current.parentElement;
+      if (Math.abs(e.clientX - p.x) + Math.abs(e.clientY - p.y) > 6) p.moved = true;
+      if (p.moved) { box.scrollLeft = p.left - (e.clientX - p.x); box.scrollTop = p.top - (e.clientY - p.y); }
+      return;
+    }
     const square = squareAt(e.clientX, e.clientY);
     setHover(square);
     if (!square) return;
@@ -108,7 +122,13 @@ export function MapEditor({ setup, change, endStep, tool, cover, zoom, backgroun
       change((s) => paint(s, square, tool, cover), stroke.current.id);
     }
   };
-  const onPointerUp = () => {
+  const onPointerUp = (e) => {
+    if (pan.current) {
+      const { moved, square } = pan.current;
+      pan.current = null;
+      if (!moved && e.type !== "pointercancel") { onSelect(null); onEmptySquare?.(square); }
+      return;
+    }
     if (stroke.current) { stroke.current = null; endStep(); }
     if (!drag) return;
     const { id, square, moved } = drag;
