@@ -281,3 +281,26 @@ def test_rond6_active_defense_prompts_give_the_chance_the_attack_still_hits() ->
                 assert assumed is not None and same and same[0].hit_chance == pytest.approx(assumed[1], abs=1e-12)
                 checked += 1
     assert checked >= 3
+
+
+def test_bb_cmb_30_take_cover_says_the_cover_in_words() -> None:
+    """Item 13: "Take Cover: none -> light" read as words, in the option and the narration."""
+    from firelane.events.schemas import StateAdjusted
+    from firelane.projections.narration import Narrator
+
+    system = get_system("bolt-and-blade")
+    labels = []
+    state = None
+    for _command, _events, state in run_headless(system, demo_setup("bolt-and-blade"), b"a" * 32):
+        if state.active is not None and state.window is None:
+            labels += [a.label for a in system.combatant_options(state, state.active).actions if a.action == "BBTakeCover"]
+        if len(labels) >= 3:
+            break
+    assert labels
+    for label in labels:
+        assert re.fullmatch(r"Take Cover: from (no|light|heavy) cover to (light|heavy|total) cover", label), label
+    assert state is not None
+    kell = next(iter(state.combatants))
+    took = StateAdjusted(combatant=kell, changes={"taking_cover": True}, reason="took cover: none -> light", rule="BB-CMB-30")
+    line = Narrator().line(9, took, state)
+    assert line.endswith(f"{state.combatants[kell].name} takes cover: from no cover to light cover (BB-CMB-30)"), line

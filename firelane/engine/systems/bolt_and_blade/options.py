@@ -33,6 +33,7 @@ import msgspec
 from firelane.engine.core import Rejected, TurnOptions, command_json
 from firelane.engine.grid import Square, distance
 from firelane.engine.state import EncounterState, ReactionWindow
+from firelane.engine.systems.bolt_and_blade.narration import cover_words
 from firelane.engine.systems.bolt_and_blade import areas, combat
 from firelane.engine.systems.bolt_and_blade.actions import (
     aim_problem,
@@ -467,11 +468,6 @@ def fire_square_odds(state: EncounterState, reactor_id: str, window: ReactionWin
             continue
         odds.append((square, combat.plan_hit_chance(plan), overwatch))
     return odds
-
-
-def cover_words(level: str) -> str:
-    """A cover level as words: "none" -> "no cover", "light" -> "light cover"."""
-    return "no cover" if level in ("none", "") else f"{level} cover"
 
 
 def _reactive_fire(state: EncounterState, window: ReactionWindow, me: str, reaction: str) -> list[Choice]:
