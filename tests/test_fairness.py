@@ -254,3 +254,36 @@ def test_the_cli_publishes_the_key_and_audit_verifies_the_signatures(tmp_path) -
     assert verdict.startswith("verified: seed matches its commitment")
     assert f"key {published['fingerprint']} (this store's key)" in verdict and "signatures: " in verdict
     assert "not signed" not in verdict
+
+
+def test_firelane_submit_sends_a_client_seed_through_the_seat_it_names() -> None:
+    from firelane.cli.encounters import _seat_for
+    from firelane.engine.seats import default_seats
+
+    seats = default_seats(table_setup())
+    assert _seat_for(seats, "alice") == "alice"  # AddClientSeed's actor: the seat itself
+    assert _seat_for(seats, "a") == "alice"  # Ann, whom alice plays
+    assert _seat_for(seats, "gm") == "gm"
+
+
+async def test_signatures_stay_right_through_refused_and_repeated_appends(signed_log: EventLog) -> None:
+    """A version conflict, a repeated command and a second writer's appends:
+    each time the signer finds the open group again from the log."""
+    from firelane.events.envelope import NewEntry
+    from firelane.events.log import VersionConflict
+
+    def entries(*types: str) -> list[NewEntry]:
+        return [NewEntry(type=t, schema=1, data=b'{"type":"%s"}' % t.encode()) for t in types]
+
+    await signed_log.append("groups", 0, entries("EncounterStarted", "RoundStarted"), command_id="engine/start")
+    with pytest.raises(VersionConflict):
+        await signed_log.append("groups", 1, entries("TurnStarted"), command_id="engine/x")
+    repeated = await signed_log.append("groups", 2, entries("RoundStarted", "TurnStarted"), command_id="engine/start")
+    assert repeated.duplicate
+    other = EventLog(signed_log.client, "fair", server_key=SERVER_KEY, signer=LogSigner(signed_log.signer.key))
+    await other.append("groups", 2, entries("TurnStarted", "TurnEnded"), command_id="engine/y")  # another process
+    await signed_log.append("groups", 4, entries("SeedRevealed"), command_id="sequencer/reveal-seed")
+    stored = await signed_log.read("groups")
+    assert [s.version for s in stored] == [1, 2, 3, 4, 5]
+    groups = check(rows_of(stored), signed_log.signer.key.public_key, "groups")
+    assert not groups.problems and groups.signed_through == 5 and groups.signatures >= 1

@@ -59,3 +59,17 @@ def test_zones_and_rond6_take_armour_where_their_sheets_want_dr_and_armor() -> N
     sheet = rond6.combatants[0].sheet
     assert "armour" not in sheet and sheet["armor_name"] == "tactical_vest" and sheet["weapons"][0]["id"] == "pistol"
     assert msgspec.json.encode(sheet)  # plain JSON, as the log keeps it
+
+
+def test_the_settings_form_names_every_number_in_words_with_its_unit_and_range() -> None:
+    from firelane.engine.forms import settings_form
+
+    settings = {entry["path"]: entry for entry in settings_form(get_system("rond6"))}
+    assert settings["turn_timer_ms"] == {"path": "turn_timer_ms", "label": "Turn timer", "kind": "number", "low": 0,
+                                         "high": 86_400_000, "whole": True, "nullable": False, "unit": "milliseconds",
+                                         "note": "0: no timer", "default": 0}
+    assert settings["max_rounds"]["label"] == "Most rounds" and settings["max_rounds"]["unit"] == "rounds"
+    assert [c["value"] for c in settings["on_turn_timeout"]["choices"]] == ["end_turn", "ai"]
+    assert not any("*" in path for path in settings)  # tables stay in the setup JSON
+    zones = {entry["path"]: entry["label"] for entry in settings_form(get_system("d100-zones"))}
+    assert zones["square_metres"] == "Square size" and zones["death_at_hp"] == "Death at HP"

@@ -21,7 +21,6 @@ from firelane.actors.policies import AIPolicy
 from firelane.actors.runtime import run_encounter
 from firelane.actors.sequencer import create_encounter
 from firelane.engine.registry import demo_setup, get_system
-from firelane.events import codec
 from firelane.events.log import EventLog
 from firelane.events.log_signing import LogSigner
 from firelane.events.public_signing import SigningKey

@@ -564,3 +564,29 @@ async def test_refusals_of_each_route_name_the_field(shop: Shop) -> None:
         assert bad_to.json() == {"error": "to: must be a square [x, y] of whole numbers"}
         one = await http.delete("/api/workshop/session", params={"campaign": "home"})
         assert one.json() == {"signed_in": False, "campaigns": []}
+
+
+async def test_a_character_released_from_a_lobby_ends_it_unplayed(shop: Shop) -> None:
+    """A lobby's campaign characters are enlisted; releasing one ends the encounter before any
+    turn (the release's own path for a fight that never started), and the home lists it ended."""
+    async with shop.browser() as http:
+        form = (await http.get(shop.url("/systems/d100-zones/form"))).json()
+        ranger = next(a for a in form["archetypes"] if a["id"] == "ranger")
+        assert (await http.post(shop.url("/characters"), json={"id": "ives", "name": "Ives", "system": "d100-zones",
+                                                               "sheet": ranger["sheet"]})).status_code == 201
+        setup = humans()
+        setup["combatants"][0] = {"id": "ives", "character": "ives", "side": "rangers", "position": [6, 6],
+                                  "policy": "human"}
+        await new_draft(http, shop, setup)
+        assert (await http.post(shop.url("/checks"), json=setup)).json() == {"ok": True, "problems": []}
+        opened = await http.post(shop.url("/drafts/raid/lobby"), json={"version": 1})
+        assert opened.status_code == 200, opened.text
+        busy = await http.post(shop.url("/characters/ives/retire"), json={"reason": "x"})
+        assert busy.status_code == 409  # enlisted in the lobby's fight
+        released = await http.post(f"/api/campaigns/{CAMPAIGN}/characters/ives/release", json={"reason": "left early"},
+                                   headers={"Authorization": f"Bearer {shop.token}"})
+        assert released.status_code == 200, released.text
+        listed = (await http.get(shop.url("/encounters"))).json()
+        assert listed["lobby"] == [] and [row["id"] for row in listed["ended"]] == ["raid"]
+        assert (await http.post(shop.url("/encounters/raid/start"))).json() == {
+            "error": "encounter 'raid' is not in the lobby (it is ended)"}

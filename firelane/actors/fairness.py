@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
 from firelane.events import codec
 from firelane.events.log import EventLog
 from firelane.events.public_signing import fingerprint
@@ -39,7 +37,3 @@ def raw_entry(entry_id: str, stored: Any) -> dict[str, Any]:
     return {"id": entry_id, "n": stored.version, "t": stored.type, "s": stored.schema,
             "d": stored.data.decode("utf-8"), "c": stored.command_id, "k": stored.causation,
             "q": stored.inbox_cursor, "g": stored.signature}
-
-
-def encode_raw_entries(entries: list[dict[str, Any]]) -> bytes:
-    return msgspec.json.encode(entries)

@@ -256,6 +256,11 @@ async def cmd_start(args: argparse.Namespace) -> int:
         event_log = store.event_log(args.campaign)
         if await event_log.encounter_meta(args.encounter) is None:
             raise CliError(f"encounter {args.encounter!r} does not exist in campaign {args.campaign!r}")
+        length = await event_log.version(args.encounter)
+        tail = await event_log.read_from_version(args.encounter, max(0, length - 3)) if length else []
+        if any(s.type in ("EncounterEnded", "SeedRevealed") for s in tail):
+            raise CliError(f"encounter {args.encounter!r} has ended (its characters were released before it started)"
+                           if await in_lobby(event_log, args.encounter) else f"encounter {args.encounter!r} has ended")
         if not await start_lobby(event_log, args.encounter):
             raise CliError(f"encounter {args.encounter!r} is not in the lobby: it has started already")
         serve = await store.serve_info()
@@ -543,9 +548,12 @@ async def cmd_submit(args: argparse.Namespace) -> int:
 
 def _seat_for(seats: list[SeatSetup], actor: object) -> str:
     """The seat a trusted terminal speaks through for ``actor``: the GM's for
-    "gm", the controlling seat of a human combatant, the engine's otherwise."""
+    "gm", a player seat for its own id, the controlling seat of a human
+    combatant, the engine's otherwise."""
     if actor == GM:
         return next(seat.id for seat in seats if seat.role == "gm")
+    if any(seat.id == actor and seat.role == "player" for seat in seats):
+        return str(actor)  # a seat acting as itself (AddClientSeed)
     seat = seat_controlling(seats, actor) if isinstance(actor, str) else None
     if seat is not None:
         return seat.id

@@ -47,9 +47,11 @@ from firelane.events.options_schemas import (
     MoveOption,
     ReactionOption,
     SeatOptions,
+    Untargetable,
     Waiting,
     WindowOptions,
 )
+from firelane.engine.grid import Grid, Square, distance
 from firelane.engine.state import Claim, Combatant, EncounterState, ReactionWindow, copy_state
 from firelane.engine.labels import Labels
 from firelane.engine.wording import combatant_names, plain_words, with_names, worded_options
@@ -693,7 +695,67 @@ class BaseRuleSystem:
         return CombatantOptions(
             combatant=combatant_id, its_turn=True, turn_deadline_ms=state.turn_deadline_ms,
             moves=turn.moves, attacks=turn.attacks, actions=turn.actions,
-            end_turn=command_json(EndTurn(command_id="", actor=combatant_id)))
+            end_turn=command_json(EndTurn(command_id="", actor=combatant_id)),
+            untargetable=self.untargetable(state, combatant_id, turn.attacks))
+
+    # ------------------------------------------------------------ why an enemy cannot be targeted (issue 19 item 10)
+
+    def untargetable(self, state: EncounterState, combatant_id: str, attacks: list[AttackOption]) -> list[Untargetable]:
+        """Each standing enemy no listed attack targets for which the map gives
+        a reason, nearest first: a wall blocks the line (its square named), it
+        is beyond the reach of every weapon the combatant carries
+        (`attack_reach_squares`), or cover shields it that no attack passes
+        (`blocking_cover`). An enemy passed over for another reason (the
+        Action already spent, say) is not listed: that is the turn's, not the
+        enemy's."""
+        me = state.combatants[combatant_id]
+        if me.position is None:
+            return []
+        here = (int(me.position[0]), int(me.position[1]))
+        targeted = {a.target for a in attacks}
+        enemies = sorted(
+            (c for c in state.combatants.values()
+             if c.side != me.side and not c.out_of_fight and c.position is not None and c.id not in targeted),
+            key=lambda c: (distance(here, (int(c.position[0]), int(c.position[1]))), c.id))  # type: ignore[index]
+        found = []
+        for enemy in enemies:
+            reason = self.untargetable_reason(state, me, enemy)
+            if reason is not None:
+                found.append(reason)
+        return found
+
+    def untargetable_reason(self, state: EncounterState, me: Combatant, enemy: Combatant) -> Untargetable | None:
+        """Why ``me`` cannot target ``enemy`` from where it stands, or None (see `untargetable`)."""
+        here = (int(me.position[0]), int(me.position[1]))  # type: ignore[index]
+        there = (int(enemy.position[0]), int(enemy.position[1]))  # type: ignore[index]
+        mine, theirs = me.name or me.id, enemy.name or enemy.id
+        blocker = Grid(state.terrain).sight_blocker(here, there)
+        if blocker is not None:
+            return Untargetable(combatant=enemy.id, reason_code="no_line_of_sight", blocking_square=blocker,
+                                words=f"{theirs}: the wall at ({blocker[0]}, {blocker[1]}) blocks {mine}'s line of sight")
+        reach = self.attack_reach_squares(state, me)
+        away = distance(here, there)
+        if reach is not None and away > reach:
+            size, unit = state.terrain.square_size, state.terrain.unit
+            return Untargetable(combatant=enemy.id, reason_code="out_of_range",
+                                words=f"{theirs}: {away} squares ({away * size:g} {unit}) away, beyond the reach of "
+                                      f"{mine}'s weapons ({reach:g} square{'s' if reach != 1 else ''})")
+        cover = self.blocking_cover(state, me, enemy)
+        if cover is not None:
+            level, square, rule = cover
+            where = f" at ({square[0]}, {square[1]})" if square is not None else ""
+            return Untargetable(combatant=enemy.id, reason_code="full_cover", blocking_square=square, rule=rule,
+                                words=f"{theirs}: {level} cover{where} shields them from {mine}; no attack gets through")
+        return None
+
+    def attack_reach_squares(self, state: EncounterState, me: Combatant) -> float | None:
+        """The farthest, in squares, any weapon ``me`` carries attacks; None: not known here."""
+        return None
+
+    def blocking_cover(self, state: EncounterState, me: Combatant, enemy: Combatant) -> tuple[str, Square | None, str] | None:
+        """(level in words, the cover's square, rule) of cover that keeps ``me``
+        from targeting ``enemy`` at all, or None (the system's own rule)."""
+        return None
 
     def gm_options(self, state: EncounterState) -> GMOptions:
         if not state.started or state.ended:

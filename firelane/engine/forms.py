@@ -83,23 +83,48 @@ def _field(system: BaseRuleSystem, field: SheetField) -> dict[str, Any]:
     return described
 
 
-_SETTING_UNITS = {"_ms": "milliseconds", "_ft": "feet", "_metres": "metres", "rounds": "rounds"}
+_SETTING_UNITS = (("_ms", "milliseconds"), ("_ft", "feet"), ("_metres", "metres"), ("rounds", "rounds"))
+# The settings every system has, in words (the systems' own are named in words from their keys).
+_BASE_SETTING_LABELS = {"max_rounds": "Most rounds", "reaction_deadline_ms": "Reaction deadline",
+                        "turn_timer_ms": "Turn timer", "on_turn_timeout": "When a turn's time runs out",
+                        "square_metres": "Square size"}
+_BASE_SETTING_NOTES = {"turn_timer_ms": "0: no timer", "reaction_deadline_ms": "how long each reaction prompt waits"}
+_WORDS = {"dc": "DC", "hp": "HP", "ai": "AI", "max": "most", "min": "minimum"}
+
+
+def _setting_label(name: str) -> str:
+    if name in _BASE_SETTING_LABELS:
+        return _BASE_SETTING_LABELS[name]
+    key = name.removeprefix("bb_")
+    for suffix, _unit in _SETTING_UNITS[:3]:
+        key = key.removesuffix(suffix)
+    return _words(" ".join(_WORDS.get(part, part) for part in key.split("_")))
 
 
 def settings_form(system: BaseRuleSystem) -> list[dict[str, Any]]:
-    """The system's numeric settings with their ranges and defaults (what check_setup holds them to)."""
+    """The system's settings a form sets: every plain number with its range and
+    default (what check_setup holds them to), and what happens when a turn's
+    time runs out. Tables (a setting that is an object) are left to the setup JSON."""
     ranges = {**BASE_SETTING_RANGES, **system.setting_ranges}
     defaults = {**system.base_settings, **system.default_settings}
     described = []
     for name, spec in sorted(ranges.items()):
-        unit = next((u for suffix, u in _SETTING_UNITS.items() if name.endswith(suffix)), "")
-        entry: dict[str, Any] = {"path": name, "label": _words(name.removesuffix("_ms")), "kind": "number",
+        if "*" in name or "." in name:
+            continue  # a table's entries
+        unit = next((u for suffix, u in _SETTING_UNITS if name.endswith(suffix)), "")
+        entry: dict[str, Any] = {"path": name, "label": _setting_label(name), "kind": "number",
                                  "low": spec.low, "high": spec.high, "whole": spec.whole, "nullable": spec.nullable}
         if unit:
             entry["unit"] = unit
+        if name in _BASE_SETTING_NOTES:
+            entry["note"] = _BASE_SETTING_NOTES[name]
         if name in defaults and isinstance(defaults[name], (int, float, type(None))):
             entry["default"] = defaults[name]
         described.append(entry)
+    described.append({"path": "on_turn_timeout", "label": _setting_label("on_turn_timeout"), "kind": "choice",
+                      "choices": [{"value": "end_turn", "label": "End the turn"},
+                                  {"value": "ai", "label": "Let the AI play the rest of it"}],
+                      "default": defaults.get("on_turn_timeout", "end_turn")})
     return described
 
 

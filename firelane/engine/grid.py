@@ -119,6 +119,20 @@ class Grid:
             self._sight_cache[key] = self._sight_cache[(b[0], b[1], a[0], a[1])] = cached
         return cached
 
+    def sight_blocker(self, a: Square, b: Square) -> Square | None:
+        """The first wall square (from ``a``) that blocks the line from ``a`` to
+        ``b`` — one of a pair of walls meeting at a corner it passes — or None
+        when the line is clear (`line_of_sight`)."""
+        walls = self.walls
+        for step in supercover_line(a, b):
+            if isinstance(step[0], tuple):
+                first, second = step  # type: ignore[misc]
+                if first in walls and second in walls:
+                    return min((first, second), key=lambda s: (distance(a, s), s))  # type: ignore[no-any-return]
+            elif step != a and step != b and step in walls:
+                return step  # type: ignore[return-value]
+        return None
+
     @cached_property
     def _sight_cache(self) -> dict[tuple[int, int, int, int], bool]:
         return {}

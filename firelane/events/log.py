@@ -569,8 +569,10 @@ class EventLog:
             raise ValueError(f"expected_version must be >= 0, got {expected_version}")
         if not batches:
             raise ValueError("append_batches needs at least one batch")
+        if any(not entry.type for batch in batches for entry in batch.entries):
+            raise ValueError("a log entry needs a non-empty type")
         signature, plan = "", None
-        if self.signer is not None:
+        if self.signer is not None:  # (after every check that can refuse the append: the plan moves the signer on)
             signature, plan = await self._plan_signature(encounter, expected_version, batches)
         args: list[str | bytes | int] = [expected_version, len(batches)]
         version = expected_version
@@ -578,8 +580,6 @@ class EventLog:
         for batch in batches:
             args.extend((batch.command_id, batch.causation, batch.inbox_cursor, batch.digest, len(batch.entries)))
             for entry in batch.entries:
-                if not entry.type:
-                    raise ValueError("a log entry needs a non-empty type")
                 version += 1
                 mac = "" if self.key is None else entry_mac(
                     self.key, encounter, version, entry.type, entry.schema, entry.data,

@@ -126,6 +126,23 @@ class WindowOptions(msgspec.Struct, frozen=True, kw_only=True):
     prompt: str = ""  # what it is about, in words: "a ranged attack by Cultist Mott"
 
 
+class Untargetable(msgspec.Struct, frozen=True, kw_only=True):
+    """An enemy the combatant cannot attack from where it stands, and why
+    (issue 19 item 10), for the page to show on hover or tap.
+
+    ``reason_code``: "no_line_of_sight" (a wall blocks the line: ``blocking_square``
+    is the first wall square on it), "out_of_range" (beyond the reach of every
+    weapon it carries), "full_cover" (cover that cannot be shot through:
+    ``blocking_square`` is the cover's square). ``words``: one sentence with
+    names, never ids."""
+
+    combatant: str
+    reason_code: str
+    words: str
+    blocking_square: Square | None = None
+    rule: str = ""
+
+
 class CombatantOptions(msgspec.Struct, frozen=True, kw_only=True):
     combatant: str
     its_turn: bool = False
@@ -136,6 +153,7 @@ class CombatantOptions(msgspec.Struct, frozen=True, kw_only=True):
     window: WindowOptions | None = None
     end_turn: dict[str, Any] | None = None
     why_not: str = ""  # when it can do nothing now: why (not its turn, down, waiting for a window...)
+    untargetable: list[Untargetable] = []  # on its turn: each standing enemy no listed attack targets, and why
 
 
 class GMCall(msgspec.Struct, frozen=True, kw_only=True):

@@ -28,6 +28,7 @@ from firelane.events.options_schemas import SeatOptions
 from firelane.events.schemas import GENERIC_EVENTS, SeatSetup
 from firelane.projections.characters import CampaignView, CharacterView, HistoryEntry
 from firelane.projections.roster import RosterRow
+from firelane.web.fairness import LogPage, SigningKeyAnswer
 
 REF = "#/components/schemas/{name}"
 API_VERSION = "1"
@@ -221,6 +222,15 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     (f"{_CAMPAIGN}/characters/{{character}}/release", "POST"): Operation(
         summary="free a character from an encounter that never started (or ended without its aftermath)",
         auth="gm", body=Release, answers={200: ("what the release did", ReleaseAnswer)}),
+    (f"{_ENCOUNTER}/signing-key", "GET"): Operation(
+        summary="the public key the encounter's log is signed with (docs/fairness.md)", auth="seat",
+        answers={200: ("the key (empty strings for a log started unsigned)", SigningKeyAnswer)}),
+    (f"{_ENCOUNTER}/log", "GET"): Operation(
+        summary="the log's entries as stored, for a verifier (docs/fairness.md)", auth="seat",
+        query=(Param("after", {"type": "string", "pattern": "^[0-9-]{1,41}$"},
+                     "the last entry id seen (default 0-0: from the first)"),
+               Param("limit", {"type": "integer", "minimum": 1, "maximum": 100000}, "at most this many (default 10,000)")),
+        answers={200: ("the entries, oldest first", LogPage)}),
     ("/", "GET"): Operation(summary="the table page: the campaign's characters and encounters", content="text/html",
                             answers={200: ("the page", None)}),
     ("/table/{campaign}/{encounter}", "GET"): Operation(
@@ -397,6 +407,8 @@ LOG_FIELDS = {
          "empty; a reader may ignore it",
     "h": "the engine's MAC over the entry (a key only the server holds): an entry whose h does not match was not "
          "written by the engine",
+    "g": "only on an entry that closes a signed group: the Ed25519 signature (128 hex digits) over the group, "
+         "checkable with the key published at GET …/signing-key (docs/fairness.md)",
 }
 
 

@@ -9,6 +9,7 @@ page's verifier (assets/fairness.js) reads them; so can any client.
 
 from __future__ import annotations
 
+import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -20,11 +21,40 @@ from firelane.web.guard import ApiError
 _ENTRY_ID = "0123456789-"
 
 
+class SigningKeyAnswer(msgspec.Struct, kw_only=True):
+    """The key the encounter's log is signed with ("" for a log started unsigned)."""
+
+    algorithm: str  # "Ed25519"
+    public_key: str  # 64 hex digits, the raw 32-byte key
+    fingerprint: str  # the first 16 bytes of its SHA-256, as 8 dash-joined groups of 4 hex digits
+
+
+class LogEntry(msgspec.Struct, kw_only=True):
+    """One log entry as stored (docs/fairness.md): what its signature covers."""
+
+    id: str  # the Redis stream entry id (page on with ?after=)
+    n: int
+    t: str
+    s: int
+    d: str  # the event's JSON, as stored: sign and hash these bytes, do not re-encode
+    c: str
+    k: str
+    q: str
+    g: str  # the signature closing a group ("" on the other entries)
+
+
+class LogPage(msgspec.Struct, kw_only=True):
+    campaign: str
+    encounter: str
+    version: int  # the log's version counter (its last version)
+    entries: list[LogEntry]
+
+
 def fairness_routes(api: Api) -> list[BaseRoute]:
     async def signing_key(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
         await api.seat(campaign, encounter, token_of(request))
-        return json_response(key_description(await published_log_key(api.event_log(campaign), encounter)))
+        return json_response(SigningKeyAnswer(**key_description(await published_log_key(api.event_log(campaign), encounter))))
 
     async def log(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
@@ -34,9 +64,9 @@ def fairness_routes(api: Api) -> list[BaseRoute]:
             raise ApiError(400, "after must be a log entry id such as 1733000000000-0")
         limit = int_param(request, "limit", 10_000, low=1, high=100_000)
         event_log = api.event_log(campaign)
-        entries = [raw_entry(s.entry_id, s) for s in await event_log.read(encounter, after, count=limit)]
-        return json_response({"campaign": campaign, "encounter": encounter,
-                              "version": await event_log.version(encounter), "entries": entries})
+        entries = [LogEntry(**raw_entry(s.entry_id, s)) for s in await event_log.read(encounter, after, count=limit)]
+        return json_response(LogPage(campaign=campaign, encounter=encounter, version=await event_log.version(encounter),
+                                     entries=entries))
 
     return [
         Route("/api/campaigns/{campaign}/encounters/{encounter}/signing-key", signing_key),

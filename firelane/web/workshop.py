@@ -63,7 +63,8 @@ _COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@#-]{1,64}")
 # ------------------------------------------------------------------ reading bodies
 
 
-async def json_body(request: Request, limit: int = MAX_SETUP_BYTES) -> dict[str, Any]:
+async def json_body(request: Request, limit: int = MAX_SETUP_BYTES + 65_536) -> dict[str, Any]:
+    """The request's JSON object (a setup of up to MAX_SETUP_BYTES, and what comes with it); ApiError otherwise."""
     raw = await read_body(request, limit, "the request")
     if json_too_deep(raw, MAX_SETUP_DEPTH):
         raise ApiError(400, f"the request nests deeper than {MAX_SETUP_DEPTH} levels")
@@ -609,7 +610,7 @@ def workshop_routes(api: Api) -> list[Route]:  # noqa: C901 - one closure per ro
 
     async def start(request: Request) -> Response:
         event_log, _campaign, encounter = await registered(request)
-        if not await shop.start_lobby(event_log, encounter):
+        if await encounter_state(event_log, encounter) == "ended" or not await shop.start_lobby(event_log, encounter):
             state = await encounter_state(event_log, encounter)
             raise ApiError(409, f"encounter {encounter!r} is not in the lobby (it is {state})")
         api.started.add((event_log.campaign, encounter))

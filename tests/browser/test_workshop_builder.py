@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PIL import Image
 
 from tests.browser.table_helpers import Table, table_setup, wait_until
@@ -102,6 +103,7 @@ def test_sheet_problems_as_typed_and_the_background_image(table: Table, tmp_path
     wait_until(lambda: level.locator(".problem").count() > 0, what="the level's problem")
     assert all("level" in line.lower() for line in level.locator(".problem").all_inner_texts())
     assert card.locator(".ws-field[data-field=vitality] .problem").count() == 0
+    table.shot(gm, "workshop-builder-problem")
     level.locator("input").fill("2")
     wait_until(lambda: level.locator(".problem").count() == 0, what="the level's problem to go")
     # Weapons picked by name from the catalogue.
@@ -112,6 +114,22 @@ def test_sheet_problems_as_typed_and_the_background_image(table: Table, tmp_path
     weapons.locator("select.ws-add").select_option(label=label)
     assert weapons.locator(".ws-chip").count() == before + 1
     assert label in weapons.inner_text()
+
+    # The GM keeps this NPC as an archetype of the campaign: it joins the list to drag from.
+    card.locator(".ws-field[data-field=name] input").fill("Cellar thug")
+    card.get_by_role("button", name="Save as an archetype").click()
+    gm.locator(".ws-palette [data-carry='Cellar thug']").wait_for()
+
+    # Settings with their labels and units: a duration typed in seconds is kept in milliseconds.
+    gm.click("[data-tab=settings]")
+    deadline = gm.locator(".ws-settings .ws-field[data-field=reaction_deadline_ms]")
+    assert "Reaction deadline" in deadline.inner_text() and "seconds" in deadline.inner_text()
+    deadline.locator("input").fill("45")
+    rounds = gm.locator(".ws-settings .ws-field[data-field=max_rounds] label").inner_text()
+    assert "rounds" in rounds and "_" not in rounds  # a label in words, with its unit
+    table.shot(gm, "workshop-builder-settings")
+    assert json.loads(exported(gm))["settings"]["reaction_deadline_ms"] == 45000
+    gm.click("[data-tab=tokens]")
 
     # The background: an image that is not one is refused in one line; a PNG is kept and aligned.
     not_image = tmp_path / "map.png"
@@ -187,10 +205,21 @@ def test_a_phone_drags_tokens_and_paints_by_touch_and_zones_show_their_bands(tab
     assert table.errors == []
 
 
-def test_the_gm_drags_a_token_during_a_fight(table: Table) -> None:
-    seats = table.create("dragged", table_setup(reaction_deadline_ms=600_000, turn_timer_ms=600_000))
-    gm = table.open(seats["gm"]["link"])
-    state = table.state("dragged", seats["gm"]["token"])["state"]
+@pytest.mark.parametrize("by", ["mouse", "finger"])
+def test_the_gm_drags_a_token_during_a_fight(table: Table, by: str) -> None:
+    encounter = f"dragged-by-{by}"
+    seats = table.create(encounter, table_setup(reaction_deadline_ms=600_000, turn_timer_ms=600_000))
+    if by == "mouse":
+        gm = table.open(seats["gm"]["link"])
+    else:
+        context = table.browser.new_context(viewport={"width": 1024, "height": 768}, has_touch=True, is_mobile=True)
+        table.contexts.append(context)
+        gm = context.new_page()
+        gm.on("pageerror", lambda error: table.errors.append(f"gm: {error}"))
+        gm.goto(seats["gm"]["link"])
+        gm.wait_for_selector(".app header .status.live", timeout=20_000)
+        gm.locator("[data-gm=drag-by-touch]").check()  # a finger's drag is the map's own pan until the GM says otherwise
+    state = table.state(encounter, seats["gm"]["token"])["state"]
     who, mover = next((cid, c) for cid, c in state["combatants"].items() if c["position"] and not c["out_of_fight"])
     walls = {tuple(w) if isinstance(w, list) else (w["x"], w["y"]) for w in state["terrain"]["walls"]}
     taken = {tuple(c["position"]) for c in state["combatants"].values() if c["position"]}
@@ -202,18 +231,22 @@ def test_the_gm_drags_a_token_during_a_fight(table: Table) -> None:
         return tuple(gm.evaluate("""([x, y]) => { const svg = document.querySelector("svg.map"), p = svg.createSVGPoint();
             p.x = x * 40 + 20; p.y = y * 40 + 20; const q = p.matrixTransform(svg.getScreenCTM()); return [q.x, q.y]; }""", list(square)))
 
-    gm.mouse.move(*centre(tuple(mover["position"])))
-    gm.mouse.down()
-    gm.mouse.move(*centre(free), steps=10)
-    gm.mouse.up()
+    gm.locator("svg.map").scroll_into_view_if_needed()
+    if by == "mouse":
+        gm.mouse.move(*centre(tuple(mover["position"])))
+        gm.mouse.down()
+        gm.mouse.move(*centre(free), steps=10)
+        gm.mouse.up()
+    else:
+        touch_drag(gm, centre(tuple(mover["position"])), centre(free))
     ask = gm.locator(".gm-move[data-confirm=Move]")
     ask.wait_for()
     assert mover["name"] in ask.inner_text() and f"({free[0]}, {free[1]})" in ask.inner_text()
     ask.locator("[data-move-reason]").fill("fell through the rotten floor")
     ask.locator("[data-confirm-yes=Move]").click()
-    wait_until(lambda: table.state("dragged", seats["gm"]["token"])["state"]["combatants"][who]["position"] == list(free),
+    wait_until(lambda: table.state(encounter, seats["gm"]["token"])["state"]["combatants"][who]["position"] == list(free),
                what="the token to move")
-    adjusted = [e for e in table.events("dragged", seats["gm"]["token"]) if e["type"] in ("GMAdjusted", "StateAdjusted")
+    adjusted = [e for e in table.events(encounter, seats["gm"]["token"]) if e["type"] in ("GMAdjusted", "StateAdjusted")
                 and "fell through the rotten floor" in json.dumps(e["data"])]
     assert adjusted, "the move is recorded with its reason"
     assert table.errors == []

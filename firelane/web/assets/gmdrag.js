@@ -29,15 +29,27 @@ function squareProblem(state, who, [x, y]) {
   return other ? `(${x}, ${y}) is taken by ${other.name}` : null;
 }
 
+// On a touch screen the map's own panning would take a finger's drag, so there dragging tokens is switched on
+// by the GM (the map then takes every touch); a mouse or a pen drags at once.
+const COARSE = typeof matchMedia === "function" && matchMedia("(pointer: coarse)").matches;
+
 export function TokenDrag({ view, send, busy, reason }) {
   const [asking, setAsking] = useState(null); // {who, to}
   const [why, setWhy] = useState("");
+  const [byTouch, setByTouch] = useState(false);
   const latest = useRef(view);
   latest.current = view;
+  const touchOn = useRef(false);
+  touchOn.current = byTouch;
+  useEffect(() => {
+    const map = document.querySelector("svg.map");
+    if (map) map.style.touchAction = byTouch ? "none" : "";
+  });
   useEffect(() => {
     let drag = null; // {who, svg, from, to, marker, moved}
     const down = (e) => {
       if (e.button !== undefined && e.button !== 0) return;
+      if (e.pointerType === "touch" && !touchOn.current) return;
       const token = e.target.closest?.("svg.map g.token[data-token]");
       if (!token) return;
       const svg = token.ownerSVGElement;
@@ -97,7 +109,11 @@ export function TokenDrag({ view, send, busy, reason }) {
       document.removeEventListener("pointercancel", up, true);
     };
   }, []);
-  if (!asking) return html`<div class="hint gm-drag-hint">Drag a token on the map to move it (a GM adjustment).</div>`;
+  if (!asking) {
+    return html`<div class="hint gm-drag-hint">Drag a token on the map to move it (a GM adjustment).
+      ${COARSE || byTouch ? html`<label><input type="checkbox" data-gm="drag-by-touch" checked=${byTouch}
+        onChange=${(e) => setByTouch(e.currentTarget.checked)} /> with a finger</label>` : ""}</div>`;
+  }
   const state = view.state;
   const name = combatantName(state, asking.who);
   const wrong = squareProblem(state, asking.who, asking.to);

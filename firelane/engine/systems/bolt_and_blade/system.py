@@ -332,6 +332,17 @@ class BoltAndBladeSystem(BaseRuleSystem):
     def reaction_options(self, state: EncounterState, window: ReactionWindow, combatant: str) -> list[ReactionOption]:
         return options.reaction_options(state, window, combatant)
 
+    def attack_reach_squares(self, state: EncounterState, me: Any) -> float | None:
+        """The farthest any weapon carried attacks: a ranged or thrown weapon's
+        maximum range (BB-CORE-11), or melee reach (`untargetable`)."""
+        ranged = [w.range[1] for w in me.weapons if not w.is_melee and w.template is None]
+        return max([r / state.terrain.square_size for r in ranged] + [combat.melee_reach_squares(state, me)])
+
+    def blocking_cover(self, state: EncounterState, me: Any, enemy: Any) -> tuple[str, Any, str] | None:
+        """BB-CMB-04: total cover "cannot be targeted" (on the enemy's square, facing ``me``)."""
+        level, _how = combat.cover_against(state, enemy, tuple(me.position))
+        return ("total", tuple(enemy.position), "BB-CMB-04") if level == "total" else None
+
     def preview_area(self, state: EncounterState, command: Command) -> AreaPreview:
         if isinstance(command, BBOverwatch):
             return actions.preview_overwatch(state, command)  # the watched area (BB-CMB-13)

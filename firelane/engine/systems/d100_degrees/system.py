@@ -189,6 +189,11 @@ class D100DegreesSystem(PercentileSystem):
 
     # ------------------------------------------------------------ what a combatant may do now (issue 9)
 
+    def attack_reach_squares(self, state: EncounterState, me: Any) -> float | None:
+        """The farthest any weapon carried attacks, in squares (`untargetable`)."""
+        ranges = [float(w.range_m) for w in me.weapons]
+        return max(ranges) / float(state.settings["square_metres"]) if ranges else None
+
     def turn_options(self, state: EncounterState, combatant: str) -> TurnOptions:
         return options.turn_options(state, combatant)  # type: ignore[arg-type]
 

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from firelane.engine.core import Decision, Rejected, SettingRange, TurnOptions, require
 from firelane.engine.dice import Dice
+from firelane.engine.grid import Grid
 from firelane.engine.state import Combatant, EncounterState, ReactionWindow
 from firelane.engine.systems.d100_zones import actions, ai, options, reactions, rules
 from firelane.engine.systems.d100_zones.state import MELEE, RANGED, UNARMED, D100ZCombatant, D100ZState, ZWeapon
@@ -249,6 +250,20 @@ class D100ZonesSystem(PercentileSystem):
             revived.hp = event.hp
 
     # ------------------------------------------------------------ what a combatant may do now (issue 9)
+
+    def attack_reach_squares(self, state: EncounterState, me: Any) -> float | None:
+        """The farthest any weapon carried attacks, in squares: a ranged weapon's
+        range, else Engaged (2 m, D100Z-02/04) (`untargetable`)."""
+        metres = [float(w.range_m) for w in me.weapons if w.kind == "ranged"] + [2.0]
+        return max(metres) / float(state.settings["square_metres"])
+
+    def blocking_cover(self, state: EncounterState, me: Any, enemy: Any) -> tuple[str, Any, str] | None:
+        """D100Z-09 (with the cover option): heavy cover "cannot be targeted directly"."""
+        if not actions.option_on(state, "cover"):  # type: ignore[arg-type]
+            return None
+        here, there = tuple(me.position), tuple(enemy.position)
+        cover = rules.cover_between(Grid(state.terrain).cover_at, here, there)  # type: ignore[arg-type]
+        return ("heavy", (cover.x, cover.y), "D100Z-09") if cover is not None and cover.level == "heavy" else None
 
     def turn_options(self, state: EncounterState, combatant: str) -> TurnOptions:
         return options.turn_options(self, state, combatant)  # type: ignore[arg-type]

@@ -604,6 +604,17 @@ class RonD6System(BaseRuleSystem):
 
     # ================================================================ what a combatant may do now (issue 9)
 
+    def attack_reach_squares(self, state: Any, me: Any) -> float | None:
+        """The farthest any weapon carried attacks, in Spaces: a ranged or thrown
+        weapon's Long range, a melee weapon's reach, Point Blank unarmed (R6-14)."""
+        reach = [1] + [w.ranges[-1] if w.ranges and w.kind in ("ranged", "thrown") else w.reach for w in me.weapons]
+        return float(max(reach))
+
+    def blocking_cover(self, state: Any, me: Any, enemy: Any) -> tuple[str, Any, str] | None:
+        """R6-13 (house default): total cover blocks an attack."""
+        here, there = tuple(me.position), tuple(enemy.position)
+        return ("total", None, "R6-13") if actions.cover_level(state, there, here) == "total" else None
+
     def turn_options(self, state: Any, combatant: str) -> TurnOptions:
         return options.turn_options(self, state, combatant)
 

@@ -45,6 +45,16 @@ function problemsUnder(problems, prefix) {
   return problems.filter((p) => p.path === prefix || p.path.startsWith(prefix + ".") || p.path.startsWith(prefix + "[")).map((p) => p.message);
 }
 
+// A problem in words: where it is (a combatant by its name, the map, a setting) and what is wrong.
+function problemWords(problem, setup) {
+  if (!problem.path) return problem.message;
+  const where = problem.path
+    .replace(/^combatants\[(\d+)\]/, (_, i) => setup.combatants?.[Number(i)]?.name || `combatant ${Number(i) + 1}`)
+    .replace(/^terrain\.?/, "the map ").replace(/^settings\./, "setting ").replace(/^seats\[(\d+)\]/, (_, i) => `seat ${Number(i) + 1}`)
+    .replace(/\.sheet\./, "'s ").replace(/\./g, " ").replace(/_/g, " ").trim();
+  return `${where}: ${problem.message}`;
+}
+
 function useDebounced(value, ms) {
   const [settled, setSettled] = useState(value);
   useEffect(() => {
@@ -126,10 +136,11 @@ function Editor({ campaign, draft }) {
   const setBackground = (next, step) => history.change((value) => ({ ...value, background: next }), step);
   const say = (text, kind = "info") => { setNotice({ text, kind }); setTimeout(() => setNotice((n) => (n && n.text === text ? null : n)), 5000); };
 
+  const loadArchetypes = () => api.archetypes(campaign, system).then((body) => setArchetypes(body.archetypes || [])).catch(() => {});
   useEffect(() => {
     api.form(campaign, system).then(setForm).catch((e) => say(`The ${system} form: ${e.message}`, "bad"));
     api.characters(campaign).then((body) => setCharacters(body.characters || [])).catch(() => {});
-    api.archetypes(campaign, system).then((body) => setArchetypes(body.archetypes || [])).catch(() => {});
+    loadArchetypes();
   }, [system]);
 
   // Checked as it is edited: the same checks as `firelane create`, a moment after the last change.
@@ -188,7 +199,8 @@ function Editor({ campaign, draft }) {
       await api.openLobby(campaign, draft.id, at);
       location.href = `/workshop/${enc(campaign)}/lobby/${enc(draft.id)}`;
     } catch (e) {
-      setSaveError(e.message);
+      const first = e.body?.problems?.[0];
+      setSaveError(first ? `The lobby cannot open yet: ${problemWords(first, history.value.setup)}` : e.message);
       if (e.body?.problems) setProblems(e.body.problems);
     }
   };
@@ -243,7 +255,7 @@ function Editor({ campaign, draft }) {
       <button data-do="lobby" class="go" disabled=${saving} onClick=${openLobby}>Open the lobby…</button>
     </header>
     ${saveError && html`<div class="ws-banner bad one-line" data-save-error="1">${saveError}</div>`}
-    ${notice && html`<div class=${"ws-banner " + notice.kind}>${notice.text}</div>`}
+    ${notice && html`<div class=${"ws-banner ws-toast " + notice.kind} role="status">${notice.text}</div>`}
     <div class="ws-body">
       <aside class="ws-tools">
         <section><h3>Tools</h3>
@@ -281,11 +293,12 @@ function Editor({ campaign, draft }) {
           <button key=${id} class=${tab === id ? "on" : ""} data-tab=${id} onClick=${() => setTab(id)}>${label}${
             id === "tokens" && problems.some((p) => p.path.startsWith("combatants")) ? html` <span class="dot bad">●</span>` : ""}</button>`)}</nav>
         <div class="ws-checks" data-problems=${problems.length} data-checking=${checking ? 1 : 0}>${checking ? "checking…" : problems.length ? `${problems.length} problem${problems.length > 1 ? "s" : ""} to fix before the lobby` : html`<span class="ok">ready for the lobby</span>`}</div>
-        ${general.length > 0 && html`<ul class="ws-problems">${general.map((p) => html`<li>${p.line || p.message}</li>`)}</ul>`}
+        ${general.length > 0 && html`<ul class="ws-problems">${general.map((p) => html`<li>${problemWords(p, setup)}</li>`)}</ul>`}
         ${tab === "tokens" && html`<${CombatantsPanel} setup=${setup} change=${change} endStep=${() => history.endStep()} form=${form}
-          selected=${selectedCombatant} select=${setSelected} problems=${problems} characters=${characters} campaign=${campaign} say=${say} />`}
+          selected=${selectedCombatant} select=${setSelected} problems=${problems} characters=${characters} campaign=${campaign} say=${say}
+          savedArchetype=${loadArchetypes} />`}
         ${tab === "seats" && html`<${SeatsPanel} setup=${setup} change=${change} endStep=${() => history.endStep()} problems=${problems} />`}
-        ${tab === "settings" && html`<${SettingsPanel} setup=${setup} change=${change} endStep=${() => history.endStep()} form=${form} problems=${problems} />`}
+        ${tab === "settings" && html`<${SettingsPanel} setup=${setup} change=${change} form=${form} problems=${problems} />`}
         ${tab === "json" && html`<${JsonPanel} setup=${setup} change=${change} draftId=${draft.id} say=${say} />`}
       </aside>
     </div>
@@ -445,7 +458,7 @@ function Palette({ setup, characters, archetypes, system, dropAt, pick }) {
 
 // ------------------------------------------------------------ combatants, their sides, seats and sheets
 
-function CombatantsPanel({ setup, change, endStep, form, selected, select, problems, characters, campaign, say }) {
+function CombatantsPanel({ setup, change, endStep, form, selected, select, problems, characters, campaign, say, savedArchetype }) {
   const combatants = setup.combatants || [];
   const sides = [...new Set(combatants.map((c) => c.side))];
   return html`<section class="ws-combatants">
@@ -459,11 +472,11 @@ function CombatantsPanel({ setup, change, endStep, form, selected, select, probl
     ${combatants.length === 0 && html`<p class="hint">Drag characters and archetypes from under the map onto it.</p>`}
     ${selected && html`<${CombatantForm} key=${selected.id} setup=${setup} combatant=${selected} index=${combatants.indexOf(selected)} change=${change}
       endStep=${endStep} form=${form} sides=${sides} problems=${problems} select=${select} character=${characters.find((x) => x.id === selected.character)}
-      campaign=${campaign} say=${say} />`}
+      campaign=${campaign} say=${say} savedArchetype=${savedArchetype} />`}
   </section>`;
 }
 
-function CombatantForm({ setup, combatant, index, change, endStep, form, sides, problems, select, character, campaign, say }) {
+function CombatantForm({ setup, combatant, index, change, endStep, form, sides, problems, select, character, campaign, say, savedArchetype }) {
   const prefix = `combatants[${index}]`;
   const seats = seatsOf(setup).filter((s) => s.role === "player");
   const seatOf = seats.find((s) => (s.combatants || []).includes(combatant.id));
@@ -476,8 +489,9 @@ function CombatantForm({ setup, combatant, index, change, endStep, form, sides, 
   const rest = problems.filter((p) => (p.path === prefix || p.path.startsWith(prefix + ".")) && !/\.(name|side|position|policy|sheet)\b/.test(p.path.slice(prefix.length)));
   const saveArchetype = async () => {
     try {
-      await api.saveArchetype(campaign, { id: combatant.id, name: combatant.name || combatant.id, system: setup.system, sheet });
+      await api.saveArchetype(campaign, { id: `own-${combatant.id}`.slice(0, 64), name: combatant.name || combatant.id, system: setup.system, sheet });
       say(`${combatant.name || combatant.id} is saved as an archetype of this campaign`);
+      savedArchetype();
     } catch (e) {
       say(e.message, "bad");
     }
@@ -532,13 +546,45 @@ function SeatsPanel({ setup, change, endStep, problems }) {
   </section>`;
 }
 
-function SettingsPanel({ setup, change, endStep, form, problems }) {
+// The settings most encounters touch come first; the rest (the system's house rules) below them.
+const FIRST_SETTINGS = ["max_rounds", "reaction_deadline_ms", "turn_timer_ms"];
+
+function tidyLabel(field) {
+  let label = field.label.replace(/^(bb|r6|d100[dz]) /i, "");
+  if (field.unit) label = label.replace(/ (ft|ms|m|s)$/i, "");
+  return label.charAt(0).toUpperCase() + label.slice(1);
+}
+
+// A duration the engine keeps in milliseconds, shown and typed in seconds.
+function inSeconds(field) {
+  const s = (v) => (v === null || v === undefined ? v : v / 1000);
+  return { ...field, unit: "seconds", low: s(field.low), high: s(field.high), default: s(field.default), whole: false };
+}
+
+function SettingField({ field, settings, change, problems }) {
+  const seconds = field.unit === "milliseconds";
+  const shown = { ...(seconds ? inSeconds(field) : field), label: tidyLabel(field) };
+  const raw = getPath(settings, field.path);
+  const value = seconds && typeof raw === "number" ? raw / 1000 : raw;
+  const set = (v) => change((s) => ({ ...s, settings: setPath(s.settings || {}, field.path, seconds && typeof v === "number" ? Math.round(v * 1000) : v) }), `setting-${field.path}`);
+  return html`<${Field} field=${shown} value=${value} set=${set} problems=${problemsUnder(problems, `settings.${field.path}`)} idPrefix="setting" />`;
+}
+
+function SettingsPanel({ setup, change, form, problems }) {
   if (!form) return html`<p>…</p>`;
   const settings = setup.settings || {};
-  return html`<section class="ws-settings">${form.settings.map((field) => html`<${Field} key=${field.path} field=${field}
-      value=${getPath(settings, field.path)} set=${(v) => change((s) => ({ ...s, settings: setPath(s.settings || {}, field.path, v) }), `setting-${field.path}`)}
-      problems=${problemsUnder(problems, `settings.${field.path}`)} idPrefix="setting" />`)}
-    ${problems.filter((p) => p.path.startsWith("settings") && !form.settings.some((f) => p.path.startsWith(`settings.${f.path}`))).map((p) => html`<div class="problem">${p.message}</div>`)}
+  const plain = form.settings.filter((f) => !f.path.includes("*"));
+  const first = FIRST_SETTINGS.map((path) => plain.find((f) => f.path === path)).filter(Boolean);
+  const rest = plain.filter((f) => !FIRST_SETTINGS.includes(f.path));
+  const tables = form.settings.filter((f) => f.path.includes("*"));
+  const known = (path) => plain.some((f) => path === `settings.${f.path}` || path.startsWith(`settings.${f.path}.`));
+  return html`<section class="ws-settings">
+    ${first.map((field) => html`<${SettingField} key=${field.path} field=${field} settings=${settings} change=${change} problems=${problems} />`)}
+    ${rest.length > 0 && html`<details class="ws-more-settings"><summary>The system's other settings (${rest.length})</summary>
+      ${rest.map((field) => html`<${SettingField} key=${field.path} field=${field} settings=${settings} change=${change} problems=${problems} />`)}
+      ${tables.length > 0 && html`<p class="hint">Tables of values (${[...new Set(tables.map((f) => tidyLabel({ ...f, label: f.label.split(".")[0] })))].join(", ")}) are set in the setup JSON.</p>`}
+    </details>`}
+    ${problems.filter((p) => p.path.startsWith("settings") && !known(p.path)).map((p) => html`<div class="problem">${problemWords(p, setup)}</div>`)}
   </section>`;
 }
 

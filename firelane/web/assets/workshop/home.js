@@ -6,7 +6,7 @@
 // workshop API (docs/workshop-api.md) with the GM's sign-in.
 import { useEffect, useState } from "../vendor/preact-hooks.module.js";
 import { html } from "../util.js";
-import { api } from "./api.js";
+import { api, signOut } from "./api.js";
 import { Field, getPath, setPath } from "./fields.js";
 
 const enc = encodeURIComponent;
@@ -72,7 +72,7 @@ function CampaignBar({ campaign, campaigns }) {
     <button data-do="new-campaign" onClick=${() => setMaking(!making)}>New campaign…</button>
     <a class="button" href=${api.exportUrl(campaign)} download=${`${campaign}.campaign`}>Export</a>
     <span class="ws-spacer"></span>
-    <button onClick=${async () => { const { signOut } = await import("./api.js"); await signOut(); location.reload(); }}>Sign out</button>
+    <button onClick=${async () => { await signOut(); location.reload(); }}>Sign out</button>
     ${making && html`<form class="ws-row ws-new-campaign" onSubmit=${create}>
       <input aria-label="the new campaign's name" placeholder="name: letters, digits, - _ ." value=${name} onInput=${(e) => setName(e.currentTarget.value)} />
       <button data-do="create-campaign" disabled=${!name.trim()}>Create</button>
