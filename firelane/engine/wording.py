@@ -235,7 +235,7 @@ def worded_options(options: Any, state: EncounterState, words: Labels) -> Any:
     attacks = []
     for attack in options.attacks:
         mode = mode_words(attack.mode, words)
-        label = words.word("weapons", attack.weapon) + (f" ({mode})" if mode else "")
+        label = weapon_name(state, options.combatant, attack.weapon, words) + (f" ({mode})" if mode else "")
         attacks.append(msgspec.structs.replace(
             attack, label=label, mode_label=mode, notes=[say(n) for n in attack.notes],
             modifiers=[msgspec.structs.replace(m, source=say(m.source)) for m in attack.modifiers]))
@@ -252,6 +252,19 @@ def worded_options(options: Any, state: EncounterState, words: Labels) -> Any:
         window = msgspec.structs.replace(window, reactions=reactions, prompt=prompt)
     return msgspec.structs.replace(options, why_not=say(options.why_not), attacks=attacks, actions=actions, moves=moves,
                                    window=window)
+
+
+def weapon_name(state: EncounterState, combatant: str, weapon: str, words: Labels | None = None) -> str:
+    """A weapon as a person reads it: the system's label, else the name the
+    combatant's sheet gives the weapon of that id (RonD6's "smg" is its
+    "submachine gun"), else the id in words."""
+    if words is not None and weapon in words.weapons:
+        return words.weapons[weapon]
+    holder = state.combatants.get(combatant)
+    for held in getattr(holder, "weapons", None) or []:
+        if getattr(held, "id", None) == weapon and getattr(held, "name", ""):
+            return str(held.name)
+    return weapon.replace("_", " ")
 
 
 def name_of(state: EncounterState, combatant: str) -> str:
