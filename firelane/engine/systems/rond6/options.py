@@ -72,7 +72,7 @@ turn's action and as a Wait interruption:
 * a cone: one Choice per facing (all eight, those catching no one too), no
   ``square`` and no ``hit_chance`` (no aim point);
 * the notes of each: the test's pool and range term, then every combatant
-  caught, ``catches <id> (<enemy|ally|self>, <rule>): hit <chance> against
+  caught, ``catches <id> (<enemy|ally|self>, <rule>): hit <chance>% against
   <kind> defense <n>``, `AREA_ALLY_NOTE` / `AREA_SELF_NOTE` when the area
   catches an ally / the attacker itself, and the damage roll.
 """
@@ -571,7 +571,7 @@ def caught_notes(system: SystemContract, state: RonD6State, me: RonD6Combatant, 
         defense, info = combat.defense_value(system, state, blast, target, weapon.kind, "area")
         chances[target.id] = odds.chance_at_least(attack, defense)
         relation = "self" if target.id == me.id else ("ally" if target.side == me.side else "enemy")
-        notes.append(f"catches {target.id} ({relation}, {rule}): hit {chances[target.id]:.4f} against {info['kind']} defense {defense}")
+        notes.append(f"catches {target.id} ({relation}, {rule}): hit {chances[target.id]:.2%} against {info['kind']} defense {defense}")
     if not caught:
         notes.append("catches no one")
     if any(t.side == me.side and t.id != me.id for t in caught):
