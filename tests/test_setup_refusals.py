@@ -48,7 +48,7 @@ def changed(change) -> dict:
 
 @pytest.mark.parametrize(("change", "line"), [
     (lambda s: s.update(settings={"reaction_deadline_ms": -1}),
-     "settings.reaction_deadline_ms: must be a whole number from 1 to 86,400,000, not -1"),
+     "settings.reaction_deadline_ms: must be a whole number from 1 to 2,592,000,000, not -1"),
     (lambda s: s.update(colour="red"),
      "{path}: colour: unknown field; known: system, combatants, terrain, settings, name, seats"),
     (lambda s: s["combatants"][1].update(id="engine"),

@@ -229,3 +229,35 @@ def test_a_paced_demo_serves_the_table_while_it_runs(tmp_path: Path) -> None:
         if process.poll() is None:
             process.kill()
             process.communicate()
+
+
+def test_the_view_gives_a_long_turn_timer_as_an_absolute_time(served: Served, tmp_path: Path) -> None:
+    """A turn timer set in human units ("24h") is shown as milliseconds and as
+    an ISO 8601 time (UTC) a page turns into its viewer's own time."""
+    from tests.browser.table_helpers import setup_with_players
+
+    # The timer runs on a human's turn only: wait for one of the players' side.
+    # (Windows the players' side does not answer close after a second: the fight comes round quickly.)
+    setup = setup_with_players("bolt-and-blade", settings={"turn_timer": "24h", "reaction_deadline": "1s"})
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(setup))
+    result = firelane("create", "long-timer", "--setup", str(path), "--data-dir", str(served.data_dir), "--json")
+    assert result.returncode == 0, result.stderr
+    tokens = {s["seat"]: s["token"] for s in json.loads(result.stdout)["seats"]}
+    base = f"{served.api}/api/campaigns/default/encounters/long-timer"
+    give_up = time.monotonic() + 90
+    with httpx.Client(timeout=10, headers={"Authorization": f"Bearer {tokens['p1']}"}) as http:
+        while time.monotonic() < give_up:
+            view = http.get(f"{base}/view?lines=0").json()
+            awaiting = view.get("awaiting") or {}
+            if awaiting.get("turn_deadline_at_ms"):
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"no human's turn came: {view}"[:3000])
+    at_ms = awaiting["turn_deadline_at_ms"]
+    assert 0 <= at_ms - view["now_ms"] <= 86_400_000 and at_ms - view["now_ms"] > 86_400_000 - 60_000
+    assert awaiting["turn_deadline_at"] == table.iso_time(at_ms) and awaiting["turn_deadline_at"].endswith("Z")
+    from datetime import datetime
+
+    assert datetime.fromisoformat(awaiting["turn_deadline_at"].replace("Z", "+00:00")).timestamp() * 1000 == at_ms

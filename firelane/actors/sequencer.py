@@ -46,15 +46,20 @@ import msgspec
 import trio
 
 from firelane.actors.campaign import enlistment, record_aftermath
+from firelane.actors import hooks, inbox_hub
+from firelane.actors.clock import WallClock, deadlines_key, system_wall_clock
+from firelane.actors.orders import load_orders, note_used, orders_used
 from firelane.actors.lease import SequencerLease
 from firelane.actors.seating import close_seats, provision_seat_users
 from firelane.actors.policies import AIPolicy, Policy
 from firelane.engine.core import SEQUENCER, Applied, BaseRuleSystem, Rejected, reject, resting_points
 from firelane.engine.dice import SeededDice, check_seed_size, commit_seed, dice_key
 from firelane.engine.registry import get_system
-from firelane.engine.seats import ENGINE_SEAT, authorize, default_seats
+from firelane.engine.seats import ENGINE_SEAT, authorize, default_seats, seat_controlling
 from firelane.engine.setup_check import check_setup
 from firelane.engine.state import EncounterState, copy_state
+from firelane.engine.orders import StandingOrder, turn_answer, window_answer
+from firelane.engine.timeouts import TIME_UP_CALL, window_timeout
 from firelane.events import codec
 from firelane.events.limits import (
     MAX_COMMAND_BYTES,
@@ -109,6 +114,8 @@ _COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@#-]{1,64}")
 # a backlog: past MAX_PENDING_COMMANDS unread, its oldest are skipped.
 READ_BATCH = 256
 SEAT_VIEWS_KEPT = 4  # entries of a seat's view stream kept (the newest is what counts)
+# Events that answer a seat without changing what anyone may do: no new seat views for them.
+_ANSWERS_ONLY = (CommandRejected, CommandRepeated, CommandsDropped)
 ENDED_REASON = "the encounter has ended: it takes no more commands"
 # A seat's refused commands recorded one by one: a burst of REJECTION_BURST,
 # then one per REJECTION_REFILL_S; the others are counted in one
@@ -459,7 +466,13 @@ class Sequencer:
 
     def __init__(self, event_log: EventLog, encounter: str, system: BaseRuleSystem, seed: bytes, *, lease_wait_s: float = 6.0,
                  snapshot_every: int = 1000, players: Mapping[str, Policy] | None = None, pace: float = 0.0,
-                 publish_seat_views: bool = True) -> None:
+                 wall_clock: WallClock | None = None, publish_seat_views: bool = True) -> None:
+        # The wall clock the deadlines are kept on across restarts (`deadlines_key`);
+        # tests pass one that follows trio's MockClock (actors/clock.py).
+        self.wall_clock = wall_clock or system_wall_clock
+        self._deadlines_to_record: dict[str, str] = {}
+        self._title = encounter  # the fight's name, for notices (read at start)
+        self._calls_told: set[str] = set()  # the GM calls pending at the last append (told once each)
         self.lease_wait_s = lease_wait_s
         self.snapshot_every = snapshot_every  # events between snapshots (0: none)
         self._snapshot_version = 0
@@ -499,7 +512,10 @@ class Sequencer:
         # Each seat's view stream (EventLog.options_key) is written when the engine goes to wait for the
         # seats, once per version; publish_seat_views=False: never (a bench of the pure engine).
         self.publish_seat_views = publish_seat_views
-        self._views_version = -1
+        self._views_stale = True  # something a seat may do may have changed since the views were written
+        self._views_pending: EncounterState | None = None  # a copy of the state whose views are to be written
+        self._views_wanted = trio.Event()
+        self._views_asked = self._views_done = 0
 
     async def load(self) -> None:
         """Rebuild the state from the log; raises `LogTampered` when the log's
@@ -519,6 +535,7 @@ class Sequencer:
         self._loads += 1
         # Entries read but not yet recorded as handled are read again: none may leave its inbox first.
         self._untidy = {seat: [] for seat in self._untidy}
+        self._views_stale = True
         self._read, self._safe = {ENGINE_SEAT: "0-0"}, {ENGINE_SEAT: "0-0"}
         self._know_seats()
         for seat, cursor in cursors.items():
@@ -543,16 +560,51 @@ class Sequencer:
         if turn is None and window is None:
             return
         try:
+            recorded = await self.log.client.execute("HGETALL", deadlines_key(self.log.campaign, self.encounter)) or []
+        except RedisError as exc:
+            log.warning("cannot read the recorded deadlines", error=str(exc)[:200])
+            recorded = []
+        kept = {recorded[i].decode(): recorded[i + 1].decode() for i in range(0, len(recorded), 2)}
+        now_ms = self.wall_clock()
+        if turn is not None and kept.get("turn", "").startswith(f"{turn}:"):
+            # The deadline the engine recorded when the turn began: a restart
+            # (hours or days later) keeps it, by the wall clock.
+            self._turn_deadline = trio.current_time() + (int(kept["turn"].split(":")[1]) - now_ms) / 1000
+            self._deadlines_to_record.pop("turn", None)
+            turn = None
+        if window is not None and kept.get("window", "").startswith(f"{window}:"):
+            self._window_deadline = trio.current_time() + (int(kept["window"].split(":")[1]) - now_ms) / 1000
+            self._deadlines_to_record.pop("window", None)
+            window = None
+        if turn is None and window is None:
+            return
+        try:
             turn_ms, window_ms = await self.log.clock_starts(self.encounter, turn_version=turn, window=window)
             seconds, micros = await self.log.client.execute("TIME")
         except RedisError as exc:
             log.warning("cannot read when the running turn began; it gets its full time", error=str(exc)[:200])
             return
         now_ms = int(seconds) * 1000 + int(micros) // 1000
+        wall_ms = self.wall_clock()
         if turn_ms is not None and self._turn_deadline is not None:
             self._turn_deadline -= max(0, now_ms - turn_ms) / 1000
+            self._deadlines_to_record["turn"] = f"{turn}:{wall_ms + int((self._turn_deadline - trio.current_time()) * 1000)}"
         if window_ms is not None and self._window_deadline is not None:
             self._window_deadline -= max(0, now_ms - window_ms) / 1000
+            self._deadlines_to_record["window"] = (f"{window}:"
+                                                   f"{wall_ms + int((self._window_deadline - trio.current_time()) * 1000)}")
+        await self._record_deadlines()
+
+    async def _record_deadlines(self) -> None:
+        """Keep the running turn's and window's deadlines on the wall clock in
+        Redis, so an engine restarted hours or days later (`firelane serve`
+        stopped and started again) times them out when they were due, and
+        the API can show them."""
+        if not self._deadlines_to_record:
+            return
+        recording, self._deadlines_to_record = self._deadlines_to_record, {}
+        fields = [item for pair in recording.items() for item in pair]
+        await self.log.client.execute("HSET", deadlines_key(self.log.campaign, self.encounter), *fields)
 
     def _know_seats(self) -> None:
         """Read the inbox of every seat that may act (known once the encounter has started)."""
@@ -571,6 +623,7 @@ class Sequencer:
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(lease.keep)
+                nursery.start_soon(self._write_seat_views)
                 state = await self._serve(stop_when_ended=stop_when_ended)
                 nursery.cancel_scope.cancel()
             return state
@@ -586,6 +639,12 @@ class Sequencer:
 
     async def _serve(self, *, stop_when_ended: bool) -> EncounterState:
         await self.load()
+        self._calls_told = set(self.system.pending_gm_calls(self.state)) if self.state.started else set()
+        if hooks.notifier_running():
+            try:
+                self._title = (await encounter_setup(self.log, self.encounter)).name or self.encounter
+            except LookupError:
+                pass
         await self._restore_drops()
         log.info("sequencer started", encounter=self.encounter, version=self.state.version)
         while True:
@@ -615,7 +674,18 @@ class Sequencer:
                 # Players waiting to act: only look; else wait for a command.
                 block = None if players_awaited else 1000
                 self._unread_seats = False
-                entries = await self.log.read_inboxes(self.encounter, dict(self._read), block_ms=block, count=READ_BATCH)
+                hub = inbox_hub.current()
+                if block is not None and hub is not None:
+                    # Many encounters in one process: look, then wait on the hub's shared
+                    # reads (a few connections for them all), then look again.
+                    entries = await self.log.read_inboxes(self.encounter, dict(self._read), count=READ_BATCH)
+                    if not entries:
+                        await hub.wait({self.log.inbox_key(self.encounter, seat): cursor
+                                        for seat, cursor in self._read.items()})
+                        entries = await self.log.read_inboxes(self.encounter, dict(self._read), count=READ_BATCH)
+                else:
+                    entries = await self.log.read_inboxes(self.encounter, dict(self._read), block_ms=block,
+                                                          count=READ_BATCH)
             await self._handle_read(entries)
 
     async def _handle_read(self, entries: list[InboxEntry]) -> None:
@@ -1040,21 +1110,84 @@ class Sequencer:
             self._logged_cursors.update(parse_inbox_cursors(batch.inbox_cursor))
         if any(isinstance(e, EncounterRewound) for a in applied for e in a.events):
             self._window_seen = self._turn_seen = None  # the restored window or turn runs its time again
+        if any(not isinstance(e, _ANSWERS_ONLY) for a in applied for e in a.events):
+            self._views_stale = True
         self._know_seats()
         self._track_window()
         written = [r.entry_ids[-1] for r in results if r.entry_ids]
         if written:
             await self._note_appended(written[-1])
+        await self._record_deadlines()
+        self._tell(applied)
         return results
+
+    def _tell(self, applied: list[Applied]) -> None:
+        """Hand the notices of what was just appended to this process's
+        notifier (webhooks, actors/hooks.py), if one runs: never waits."""
+        if not hooks.notifier_running():
+            return
+        events = [event for a in applied for event in a.events]
+        first = self.state.version - len(events) + 1
+        numbered = list(enumerate(events, start=first))
+        notices = hooks.notices_for(self.system, self.state, self.log.campaign, numbered, self.wall_clock(),
+                                    title=self._title)
+        calls = self.system.pending_gm_calls(self.state) if not self.state.ended else {}
+        for call, text in calls.items():
+            if call not in self._calls_told and call != TIME_UP_CALL:  # (time-up is told by its own event)
+                notices += hooks.gm_call_notices(self.state, self.log.campaign, call, text, title=self._title)
+        self._calls_told = set(calls)
+        hooks.offer(notices)
 
     async def _close_window_on_deadline(self) -> None:
         window = self.state.window
         assert window is not None
         log.info("reaction window deadline", encounter=self.encounter, window=window.window, waiting=window.unanswered())
+        await self._answer_for_the_away()
         await self._flush_window_answers()
         if self.state.window is not None and self.state.window.window == window.window:
             close = CloseReactionWindow(command_id=f"close-window-{window.window}", actor=SEQUENCER, window=window.window)
             await self._commit(_Received(SEQUENCER, "", close, cause=f"deadline:window-{window.window}"), "", in_place=True)
+
+    async def _seat_orders(self, seat: str) -> tuple[list[StandingOrder], dict[str, int]]:
+        """A seat's standing orders and how often each has answered (read at a deadline only)."""
+        try:
+            return await load_orders(self.log, self.encounter, seat), await orders_used(self.log, self.encounter, seat)
+        except RedisError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a seat's orders never stop the engine
+            log.warning("standing orders unreadable", encounter=self.encounter, seat=seat, error=repr(exc)[:200])
+            return [], {}
+
+    async def _answer_for_the_away(self) -> None:
+        """A window's deadline ran out: answer for the reactors still awaited,
+        by their seats' standing orders (the seat's answer, citing the order),
+        or by the AI where their seats chose it (setting ``on_timeout``); the
+        others pass, or their GM is asked, when the window closes."""
+        state = self.state
+        window = state.window
+        assert window is not None
+        by_order: list[tuple[str, str]] = []
+        for combatant in window.unanswered():
+            if combatant in self._buffer or combatant in self.players:
+                continue
+            seat = seat_controlling(state.seats, combatant)
+            if seat is not None:
+                orders, used = await self._seat_orders(seat.id)
+                answer = window_answer(self.system, state, combatant, orders, used, self._union)
+                if answer is not None:
+                    order, command = answer
+                    command = msgspec.structs.replace(command, command_id=f"order-{order.id}-w{window.window}")
+                    self._buffer[combatant] = _Received(seat.id, "", command, cause=f"order:{seat.id}:{order.id}")
+                    by_order.append((seat.id, order.id))
+                    continue
+            if window_timeout(state, combatant) == "ai":
+                command = self._timed_out_player.choose(state, combatant, last_rejected=False)
+                if command is not None:
+                    self._buffer[combatant] = _Received(
+                        SEQUENCER, "", msgspec.structs.replace(command, command_id=f"ai-{command.command_id}"),
+                        cause=f"timeout:ai-answers-{combatant}")
+        for seat_id, order_id in by_order:
+            await note_used(self.log, self.encounter, seat_id, order_id)
 
     async def _may_record_rejection(self, seat: str, inbox_id: str) -> bool:
         """Whether a refusal of this seat's inbox entry is recorded in the log
@@ -1184,9 +1317,27 @@ class Sequencer:
         if state.active is None or state.window is not None:
             return
         log.info("turn timer ran out", encounter=self.encounter, combatant=state.active)
-        timeout = TimeOutTurn(command_id=f"timeout-{state.turn_started_at}", actor=SEQUENCER, combatant=state.active)
-        await self._commit(_Received(SEQUENCER, "", timeout, cause=f"deadline:turn-{state.turn_started_at}"), "",
-                           in_place=True)
+        combatant, turn = state.active, state.turn_started_at
+        then, cause = "", f"deadline:turn-{turn}"
+        seat = seat_controlling(state.seats, combatant)
+        if seat is not None:
+            orders, used = await self._seat_orders(seat.id)
+            answer = turn_answer(self.system, state, combatant, seat.id, orders, used, self._union)
+            if answer is not None:
+                order, doing = answer
+                cause = f"order:{seat.id}:{order.id}"
+                await note_used(self.log, self.encounter, seat.id, order.id)
+                if isinstance(doing, str):
+                    then = doing
+                else:
+                    # The order's action, as the seat's own command; then the turn ends.
+                    action = msgspec.structs.replace(doing, command_id=f"order-{order.id}-t{turn}")
+                    await self._commit(_Received(seat.id, "", action, cause=cause), "", in_place=True)
+                    if self.state.active != combatant or self.state.window is not None or self.state.ended:
+                        return
+                    then = "end_turn"
+        timeout = TimeOutTurn(command_id=f"timeout-{turn}", actor=SEQUENCER, combatant=combatant, then=then)
+        await self._commit(_Received(SEQUENCER, "", timeout, cause=cause), "", in_place=True)
 
     def _track_turn(self) -> None:
         state = self.state
@@ -1196,6 +1347,7 @@ class Sequencer:
         elif state.turn_started_at != self._turn_seen:
             self._turn_seen = state.turn_started_at
             self._turn_deadline = trio.current_time() + state.turn_deadline_ms / 1000
+            self._deadlines_to_record["turn"] = f"{state.turn_started_at}:{self.wall_clock() + state.turn_deadline_ms}"
 
     def _track_window(self) -> None:
         self._track_turn()
@@ -1203,33 +1355,71 @@ class Sequencer:
         if window is None:
             self._window_deadline = None
             self._window_seen = None
+        elif self.state.time_up == f"window-{window.window}":
+            self._window_deadline = None  # its time is up and the GM is asked: the GM closes it
+            self._window_seen = window.window
         elif window.window != self._window_seen:
             self._window_seen = window.window
             self._window_deadline = trio.current_time() + window.deadline_ms / 1000
+            self._deadlines_to_record["window"] = f"{window.window}:{self.wall_clock() + window.deadline_ms}"
 
     async def _publish_seat_views(self) -> None:
-        """Write each seat's options (SeatOptions: what the engine awaits, what
-        the seat may do now) to its own stream, which only that seat's Redis
-        user (and the engine) may read: a bot on Redis decides from it. Once
-        per log version, when the engine goes to wait for the seats (not while
-        its own players play on), so a fight the engine plays alone costs
-        nothing; the newest few entries are kept."""
+        """Have each seat's options (SeatOptions: what the engine awaits, what
+        the seat may do now) written to its own stream, which only that seat's
+        Redis user (and the engine) may read: a bot on Redis decides from it.
+        Asked when the engine goes to wait for the seats (not while its own
+        players play on, so a fight the engine plays alone costs nothing) and
+        something other than refusals and repeats was written since the last
+        time (a flood of refused commands costs no views). The options of an
+        awaited seat take tens of milliseconds (every move with its threats),
+        so they are computed from a copy of the state in a worker thread by
+        `_write_seat_views`, while the engine goes on reading the inboxes."""
         state = self.state
-        if not self.publish_seat_views or not state.started or state.version == self._views_version:
+        if not self.publish_seat_views or not state.started or not self._views_stale:
             return
-        self._views_version = state.version
-        commands = []
+        self._views_stale = False
+        self._views_pending = copy_state(state)  # a newer state replaces one not yet taken up
+        self._views_asked += 1
+        self._views_wanted.set()
+
+    async def _write_seat_views(self) -> None:
+        """The one writer of the seats' view streams (so they are written in
+        order), for as long as the sequencer runs."""
+        while True:
+            await self._views_wanted.wait()
+            self._views_wanted = trio.Event()
+            state, self._views_pending = self._views_pending, None
+            asked = self._views_asked
+            if state is not None:
+                try:
+                    views = await trio.to_thread.run_sync(self._seat_views, state, abandon_on_cancel=True)
+                    replies = await self.log.client.pipeline(
+                        [("XADD", self.log.options_key(self.encounter, seat), "MAXLEN", str(SEAT_VIEWS_KEPT), "*",
+                          "n", str(state.version), "o", view) for seat, view in views])
+                    for reply in replies:
+                        if isinstance(reply, RedisError):
+                            log.warning("cannot write a seat's options", encounter=self.encounter, error=str(reply)[:200])
+                except (RedisError, OSError) as exc:  # Redis away: the next wait writes them again
+                    log.warning("cannot write the seats' options", encounter=self.encounter, error=str(exc)[:200])
+                    self._views_stale = True
+            self._views_done = asked
+
+    def _seat_views(self, state: EncounterState) -> list[tuple[str, bytes]]:
+        """(seat, its options as JSON) for every seat of ``state`` (a copy no one changes)."""
+        views = []
         for seat in state.seats:
             try:
-                view = msgspec.json.encode(self.system.options(state, seat.id))
+                views.append((seat.id, msgspec.json.encode(self.system.options(state, seat.id))))
             except Exception as exc:  # noqa: BLE001 - a view that fails never stops the fight
-                log.warning("cannot compute a seat's options", encounter=self.encounter, seat=seat.id, error=repr(exc)[:200])
-                continue
-            commands.append(("XADD", self.log.options_key(self.encounter, seat.id), "MAXLEN", str(SEAT_VIEWS_KEPT), "*",
-                             "n", str(state.version), "o", view))
-        for reply in await self.log.client.pipeline(commands):
-            if isinstance(reply, RedisError):
-                log.warning("cannot write a seat's options", encounter=self.encounter, error=str(reply)[:200])
+                log.warning("cannot compute a seat's options", encounter=self.encounter, seat=seat.id,
+                            error=repr(exc)[:200])
+        return views
+
+    async def _views_written(self, within_s: float = 5.0) -> None:
+        """Wait (a while at most) until the views asked for so far are written."""
+        with trio.move_on_after(within_s):
+            while self._views_done < self._views_asked:
+                await trio.sleep(0.01)
 
     async def _finish(self) -> None:
         """The encounter has ended: close its inboxes (the API refuses from
@@ -1239,6 +1429,7 @@ class Sequencer:
         for is answered, and none is taken once the reveal is readable. Safe
         to repeat from any point (a restart comes here again)."""
         await self._publish_seat_views()  # "ended": nothing more is awaited
+        await self._views_written()
         if self.state.seed_revealed:
             if not await self.log.inboxes_closed(self.encounter):  # ended by an older engine, which revealed first
                 await self._close_seats(answer_first=False)

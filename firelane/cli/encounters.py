@@ -41,7 +41,7 @@ from firelane.actors.fairness import key_description, published_log_key
 from firelane.projections.audit import VerificationReport, Verifier, audit_entries, revealed_seed, verify
 from firelane.engine.branches import Branches
 from firelane.projections.replay import stream_frames, undone_spans
-from firelane.projections.roster import roster_page
+from firelane.projections.roster import out_of_action as roster_out_of_action, roster_page
 from firelane.projections.turn_state import fold_stream, log_system, system_of
 from firelane.cli.common import chosen_seed, cli_store, stderr_line
 
@@ -298,12 +298,15 @@ def _state_table(state: Any) -> list[str]:
              f"{', window ' + str(state.window.window) + ' open' if state.window else ''}"
              f"{', ENDED: ' + str(state.winner) + ' (' + state.end_reason + ')' if state.ended else ''}"]
     base = {"id", "name", "side", "position", "initiative", "out_of_fight", "reaction_used", "conditions", "policy"}
+    # Standing in the engine's eyes but out of action (RonD6's Incapacitated, R6-21): said so, not "up".
+    out_of_action = roster_out_of_action(state)
     for c in state.combatants.values():
         extra = {k: getattr(c, k) for k in c.__struct_fields__ if k not in base and isinstance(getattr(c, k), (int, str, bool)) and not isinstance(getattr(c, k), bool)}
-        status = "DOWN" if c.out_of_fight else "up"
+        name = c.name or c.id
+        status = "DOWN" if c.out_of_fight else out_of_action.get(name, "up")
         conditions = ",".join(c.conditions) or "-"
         extras = " ".join(f"{k}={v}" for k, v in list(extra.items())[:6])
-        lines.append(f"  {c.id:<10} {c.name:<22} {c.side:<10} pos={c.position} {status:<4} init={c.initiative} conditions={conditions} {extras}")
+        lines.append(f"  {c.id:<10} {name:<22} {c.side:<10} pos={c.position} {status:<4} init={c.initiative} conditions={conditions} {extras}")
     return lines
 
 
@@ -601,4 +604,105 @@ async def cmd_schema(args: argparse.Namespace) -> int:
         sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(document)) + b"\n")
         return 0
     sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(msgspec.json.schema(target))) + b"\n")
+    return 0
+
+
+async def cmd_orders(args: argparse.Namespace) -> int:
+    """A seat's standing orders: shown, added to, removed, cleared or set from a file."""
+    from firelane.actors.orders import OrdersRefused, seat_orders, set_seat_orders
+
+    async with cli_store(args, announce=False) as store:
+        event_log = store.event_log(args.campaign)
+        try:
+            shown = await seat_orders(event_log, args.encounter, args.seat)
+            kept = [{k: o[k] for k in ("id", "combatant", "on", "do", "times")} for o in shown["orders"]]
+            changed: list[dict[str, Any]] | None = None
+            if args.set:
+                try:
+                    with open(args.set, "rb") as file:
+                        body = file.read()
+                except OSError as exc:
+                    raise CliError(f"cannot read {args.set}: {exc.strerror}") from None
+                shown = await set_seat_orders(event_log, args.encounter, args.seat, body)
+            elif args.add:
+                combatant, on, do = args.add
+                changed = kept + [{"combatant": combatant, "on": on, "do": do, "times": args.times}]
+            elif args.remove:
+                if not any(o["id"] == args.remove for o in kept):
+                    raise CliError(f"seat {args.seat} has no order {args.remove!r} "
+                                   f"(its orders: {', '.join(o['id'] for o in kept) or 'none'})")
+                changed = [o for o in kept if o["id"] != args.remove]
+            elif args.clear:
+                changed = []
+            if changed is not None:
+                shown = await set_seat_orders(event_log, args.encounter, args.seat, msgspec.json.encode({"orders": changed}))
+        except OrdersRefused as exc:
+            raise CliError(str(exc)) from None
+    if args.json:
+        sys.stdout.buffer.write(msgspec.json.encode(shown) + b"\n")
+        return 0
+    if not shown["orders"]:
+        print(f"seat {args.seat} has no standing orders")
+    for order in shown["orders"]:
+        used = f" — answered {order['used']} time{'s' if order['used'] != 1 else ''}" if order["used"] else ""
+        print(f"{order['id']}  {order['text']}{used}")
+    if args.catalogue:
+        print("orders it may give:")
+        for kind in shown["catalogue"]["windows"] + [shown["catalogue"]["turn"]]:
+            print(f"  on {kind['on']} ({kind['label']}): " + ", ".join(f"{d['do']} ({d['label']})" for d in kind["do"]))
+    return 0
+
+
+async def cmd_hooks(args: argparse.Namespace) -> int:
+    """A seat's webhooks (or, with --campaign-hooks, the campaign's): list, add, remove, deliveries."""
+    from firelane.actors.hooks import (HookRefused, delivery_log, hook_json, owned_hooks, owner_key, register_hook,
+                                       remove_hook)
+
+    if not args.campaign_hooks and not (args.encounter and args.seat):
+        raise CliError("give ENCOUNTER and --seat S (a seat's hooks), or --campaign-hooks (the campaign's)")
+    async with cli_store(args, announce=False) as store:
+        event_log = store.event_log(args.campaign)
+        encounter, seat = ("", "") if args.campaign_hooks else (args.encounter, args.seat)
+        if seat:
+            seats = default_seats(await encounter_setup(event_log, encounter))
+            found = seat_by_id(seats, seat)
+            if found is None or found.role == "spectator":
+                raise CliError(f"encounter {encounter} has no player's or GM's seat {seat!r} "
+                               f"(seats: {', '.join(s.id for s in seats if s.role != 'spectator')})")
+        owner = owner_key(args.campaign, encounter, seat)
+        client = event_log.client
+        if args.add:
+            try:
+                hook = await register_hook(client, campaign=args.campaign, encounter=encounter, seat=seat, url=args.add,
+                                           format=args.format, allow_private=args.allow_private)
+            except HookRefused as exc:
+                raise CliError(str(exc)) from None
+            shown: Any = {**hook_json(hook), "secret": hook.secret}
+            if not args.json:
+                print(f"{hook.id}  {hook_json(hook)['url']} ({hook.format}); its secret (shown once): {hook.secret}")
+        elif args.remove:
+            if not await remove_hook(client, owner, args.remove):
+                raise CliError(f"no hook {args.remove!r} here")
+            shown = {"removed": args.remove}
+            if not args.json:
+                print(f"removed {args.remove}")
+        elif args.deliveries:
+            if not await client.execute("SISMEMBER", owner, args.deliveries):
+                raise CliError(f"no hook {args.deliveries!r} here")
+            shown = await delivery_log(client, args.deliveries)
+            if not args.json:
+                for row in shown:
+                    at = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(row["at_ms"] / 1000))
+                    status = f" HTTP {row['status']}" if row["status"] else ""
+                    print(f"{at} UTC  {row['kind']}  attempt {row['attempt']}: {row['outcome']}{status}"
+                          f"{' — ' + row['detail'] if row['detail'] else ''}")
+        else:
+            shown = [hook_json(h) for h in await owned_hooks(client, owner)]
+            if not args.json:
+                for hook in shown:
+                    print(f"{hook['id']}  {hook['url']} ({hook['format']})")
+                if not shown:
+                    print("no hooks")
+    if args.json:
+        sys.stdout.buffer.write(msgspec.json.encode(shown) + b"\n")
     return 0

@@ -5,6 +5,8 @@
     firelane run ENCOUNTER [--setup F]   create (or resume) an encounter and run it to the end
     firelane create ENCOUNTER --setup F  create an encounter for `firelane serve` to run; print its seats
     firelane seats ENCOUNTER             each seat's secret token, join link and Redis user
+    firelane orders ENCOUNTER --seat S   a seat's standing orders (--add, --remove, --clear, --set)
+    firelane hooks ENCOUNTER --seat S    a seat's webhooks (--add URL, --remove, --deliveries; --campaign-hooks)
     firelane options ENCOUNTER --seat S  what a seat may do now (moves, attacks with odds, window answers...)
     firelane replay ENCOUNTER [--at V]   narrate a stored fight; show the state at version V
     firelane watch ENCOUNTER             narrate an encounter live while another engine runs it
@@ -57,6 +59,8 @@ from firelane.cli.encounters import (
     cmd_seats,
     cmd_submit,
     cmd_options,
+    cmd_orders,
+    cmd_hooks,
     cmd_schema,
 )
 
@@ -194,6 +198,35 @@ def build_parser() -> argparse.ArgumentParser:
     options.add_argument("--json", action="store_true", help="the typed options as JSON (firelane schema --options)")
     options.set_defaults(handler=cmd_options)
 
+    orders = sub.add_parser("orders", parents=[common], help="a seat's standing orders: what it answers while away")
+    orders.add_argument("encounter")
+    orders.add_argument("--seat", required=True, help="the player's seat whose orders these are")
+    orders_change = orders.add_mutually_exclusive_group()
+    orders_change.add_argument("--add", nargs=3, metavar=("COMBATANT", "ON", "DO"),
+                               help="add an order: e.g. kell fire_lane reactive_fire, or kell turn ai")
+    orders_change.add_argument("--remove", metavar="ID", help="remove the order with this id (e.g. o3)")
+    orders_change.add_argument("--clear", action="store_true", help="remove every order of the seat")
+    orders_change.add_argument("--set", metavar="FILE", help='replace them with a JSON file: {"orders": [...]}')
+    orders.add_argument("--times", type=int, default=0, help="with --add: answer only the first N times (0: always)")
+    orders.add_argument("--catalogue", action="store_true", help="also list the orders the rule system takes")
+    orders.add_argument("--json", action="store_true", help="machine-readable")
+    orders.set_defaults(handler=cmd_orders)
+
+    hooks = sub.add_parser("hooks", parents=[common], help="webhooks of a seat or of the campaign: your turn, a window, a "
+                                                           "GM ruling, the end")
+    hooks.add_argument("encounter", nargs="?", default="")
+    hooks.add_argument("--seat", help="the seat whose hooks these are (a player's or the GM's)")
+    hooks.add_argument("--campaign-hooks", action="store_true", help="the campaign's hooks (its GM's: rulings, ends)")
+    hooks_change = hooks.add_mutually_exclusive_group()
+    hooks_change.add_argument("--add", metavar="URL", help="register a hook posting to URL (its secret is shown once)")
+    hooks_change.add_argument("--remove", metavar="ID", help="remove a hook")
+    hooks_change.add_argument("--deliveries", metavar="ID", help="a hook's delivery log, newest first")
+    hooks.add_argument("--format", choices=("json", "discord", "slack"), default="json", help="with --add: the body's shape")
+    hooks.add_argument("--allow-private", action="store_true",
+                       help="with --add: allow a loopback or private address (as serve --allow-private-hooks)")
+    hooks.add_argument("--json", action="store_true", help="machine-readable")
+    hooks.set_defaults(handler=cmd_hooks)
+
     seats = sub.add_parser("seats", parents=[common], help="each seat's token, join link and Redis user")
     seats.add_argument("encounter")
     seats.add_argument("--json", action="store_true", help="machine-readable")
@@ -208,6 +241,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--workers", type=int, default=1,
                        help="engine processes; encounters are spread over them and taken over when one dies (default 1)")
     serve.add_argument("--engine-only", action="store_true", help=argparse.SUPPRESS)  # a worker of another serve
+    serve.add_argument("--allow-private-hooks", action="store_true",
+                       help="let webhooks post to loopback and private addresses (refused by default: a hook could "
+                            "otherwise reach this machine's or its network's own services)")
     serve.add_argument("--appendfsync", choices=("everysec", "always"),
                        help="AOF fsync policy of the embedded redis-server, kept in the data dir "
                             "(everysec: may lose the last second on a power cut; always: loses no acknowledged command)")

@@ -38,6 +38,8 @@ import msgspec
 import trio
 from hypercorn.trio import serve as hypercorn_serve
 
+from firelane.actors.hooks import Notifier
+from firelane.actors.inbox_hub import InboxHub
 from firelane.actors.campaign import stored_gm_token
 from firelane.actors.sequencer import seat_token_digests
 from firelane.events.log import CAMPAIGNS_KEY
@@ -228,6 +230,8 @@ def _worker_command(args: argparse.Namespace) -> list[str]:
         command += ["--data-dir", str(args.data_dir)]
     if args.log:
         command += ["--log", args.log]
+    if args.allow_private_hooks:
+        command += ["--allow-private-hooks"]
     return command
 
 
@@ -309,6 +313,11 @@ async def serve(args: argparse.Namespace) -> int:
             try:
                 async with trio.open_nursery() as nursery:
                     api = Api(store, nursery)
+                    api.allow_private_hooks = args.allow_private_hooks
+                    # The webhooks of this process's engines (actors/hooks.py): never in their way.
+                    nursery.start_soon(Notifier(store.client, allow_private=args.allow_private_hooks).run)
+                    # The engines' waits for commands share a few connections (actors/inbox_hub.py).
+                    nursery.start_soon(InboxHub(store.client).run)
                     binds = await nursery.start(lambda task_status: hypercorn_serve(
                         make_app(api, names), config, shutdown_trigger=stopping.wait, task_status=task_status))
                     names.add_urls(binds)  # the announced address, which the join links use
@@ -373,5 +382,7 @@ async def _engine_only(args: argparse.Namespace) -> int:
     async with open_store(redis_url=args.redis, data_dir=args.data_dir, client_name="firelane-worker") as store:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_stop_when_orphaned, parent, nursery.cancel_scope)
+            nursery.start_soon(Notifier(store.client, allow_private=args.allow_private_hooks).run)
+            nursery.start_soon(InboxHub(store.client).run)  # the engines' waits share a few connections
             await EngineHost(store, expected_hosts=args.workers).run(nursery)
     return 0

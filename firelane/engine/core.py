@@ -53,6 +53,19 @@ from firelane.events.options_schemas import (
 )
 from firelane.engine.grid import Grid, Square, distance
 from firelane.engine.state import Claim, Combatant, EncounterState, ReactionWindow, copy_state
+from firelane.engine.orders import OrderCatalogue
+from firelane.engine.timeouts import (
+    AI_PLAYS_THE_TURN,
+    CLOSE_THE_WINDOW,
+    END_THE_TURN,
+    MAX_DEADLINE_MS,
+    TIME_UP_CALL,
+    TURN_TIMEOUTS,
+    SettingsError,
+    normalise_timing,
+    turn_timeout,
+    window_timeout,
+)
 from firelane.engine.labels import Labels
 from firelane.engine.wording import combatant_names, plain_words, with_names, worded_options
 from firelane.engine.wording import OptionalSentence, Sentence
@@ -105,6 +118,7 @@ from firelane.events.schemas import (
     TurnSkipped,
     TurnStarted,
     TurnTimedOut,
+    WindowTimedOut,
 )
 
 
@@ -119,13 +133,14 @@ class SettingRange(NamedTuple):
     nullable: bool = False
 
 
-# The settings every system has (`BaseRuleSystem.base_settings`). A day bounds
-# every wait: a deadline the engine keeps on its clock, not a way to turn it off.
+# The settings every system has (`BaseRuleSystem.base_settings`). Thirty days
+# bound every wait (a play-by-post table waits days): a deadline the engine
+# keeps on its clock, not a way to turn it off.
 DAY_MS = 86_400_000
 BASE_SETTING_RANGES: dict[str, SettingRange] = {
     "max_rounds": SettingRange(1, 10_000),
-    "reaction_deadline_ms": SettingRange(1, DAY_MS),
-    "turn_timer_ms": SettingRange(0, DAY_MS),  # 0: no turn timer
+    "reaction_deadline_ms": SettingRange(1, MAX_DEADLINE_MS),
+    "turn_timer_ms": SettingRange(0, MAX_DEADLINE_MS),  # 0: no turn timer
 }
 
 
@@ -351,9 +366,12 @@ class BaseRuleSystem:
         "max_rounds": 30,
         "reaction_deadline_ms": 30_000,
         # A human's turn timer (0: none); when it runs out the turn ends
-        # ("end_turn") or the AI plays the rest of it ("ai").
+        # ("end_turn"), the AI plays the rest of it ("ai") or the GM is asked
+        # ("gm"); per seat, "on_timeout" chooses for its turns and windows.
+        # The durations take human units too ("24h"): engine/timeouts.py.
         "turn_timer_ms": 0,
         "on_turn_timeout": "end_turn",
+        "on_timeout": {},
     }
     # The range of every numeric setting of the system's own (see `SettingRange`,
     # `setting_problem`); the base settings' are BASE_SETTING_RANGES. A test
@@ -368,6 +386,8 @@ class BaseRuleSystem:
     shared_event_sentences: ClassVar[Mapping[str, OptionalSentence]] = {}
     # Its words for people: reactions, actions, conditions, fields (engine/labels.py).
     labels: ClassVar[Labels] = Labels()
+    # The standing orders it takes: its window kinds and turn actions (each system's orders.py).
+    orders: ClassVar[OrderCatalogue] = OrderCatalogue()
     # Combatant fields the GM may never set with GMAdjust (identity and bookkeeping).
     gm_fixed_fields: ClassVar[frozenset[str]] = frozenset({"id", "name", "side", "policy", "initiative", "reaction_used"})
 
@@ -382,14 +402,18 @@ class BaseRuleSystem:
         return self.state_type()
 
     def settings_for(self, setup: EncounterSetup) -> dict[str, Any]:
-        unknown = set(setup.settings) - set(self.default_settings) - set(self.base_settings)
+        try:
+            given = normalise_timing(setup.settings, [seat.id for seat in default_seats(setup)])
+        except SettingsError as exc:
+            raise Rejected(str(exc)) from None
+        unknown = set(given) - set(self.default_settings) - set(self.base_settings)
         if unknown:
             raise Rejected(
                 f"unknown settings for {self.name}: {', '.join(sorted(unknown))}; "
                 f"known: {', '.join(sorted(set(self.default_settings) | set(self.base_settings)))}"
             )
         merged = {**self.base_settings, **self.default_settings}
-        for key, value in setup.settings.items():
+        for key, value in given.items():
             # A dict-valued setting (e.g. a table of options) is merged one
             # level down, so a table can switch one option and keep the rest.
             if isinstance(value, dict) and isinstance(merged.get(key), dict):
@@ -397,7 +421,7 @@ class BaseRuleSystem:
             else:
                 merged[key] = value
         ranges = {**BASE_SETTING_RANGES, **self.setting_ranges}
-        for key in setup.settings:
+        for key in given:
             problem = setting_problem(key, merged[key], ranges)
             if problem:
                 raise Rejected(problem)
@@ -648,6 +672,25 @@ class BaseRuleSystem:
     def settle_gm_call(self, decision: Decision, call: str, ruling: str, dice: Dice) -> None:
         """Carry out a GM ruling on a pending call (after GMRuled is recorded)."""
 
+    def pending_gm_calls(self, state: EncounterState) -> dict[str, str]:
+        """Every call waiting for the GM: a deadline whose seat chose to ask
+        the GM (``time-up``, engine/timeouts.py), then the rule system's."""
+        calls: dict[str, str] = {}
+        if state.time_up == "turn" and state.active is not None:
+            name = state.combatants[state.active].name or state.active
+            calls[TIME_UP_CALL] = f"{name}'s turn ran out of time: end it, or let the AI play it"
+        elif state.time_up.startswith("window-") and state.window is not None:
+            names = ", ".join(state.combatants[c].name or c for c in state.window.unanswered())
+            calls[TIME_UP_CALL] = (f"reaction window {state.window.window} ran out of time waiting for {names}: "
+                                   f"close it when you rule (a late answer still counts)")
+        return {**calls, **self.gm_calls(state)}
+
+    def _call_rulings(self, state: EncounterState, call: str) -> dict[str, Any]:
+        if call == TIME_UP_CALL:
+            rulings = [END_THE_TURN, AI_PLAYS_THE_TURN] if state.time_up == "turn" else [CLOSE_THE_WINDOW]
+            return {"rulings": rulings, "free_text": False}
+        return self.gm_call_rulings(state, call)
+
     # ------------------------------------------------------------ what a seat may do now
 
     def options(self, state: EncounterState, seat_id: str) -> SeatOptions:
@@ -767,8 +810,8 @@ class BaseRuleSystem:
         }
         names = combatant_names(state)
         calls = [msgspec.structs.replace(GMCall(id=call, text=plain_words(with_names(text, names), self.labels)),
-                                         **self.gm_call_rulings(state, call))
-                 for call, text in self.gm_calls(state).items()]
+                                         **self._call_rulings(state, call))
+                 for call, text in self.pending_gm_calls(state).items()]
         return GMOptions(
             commands=["GMAdjust", "GMSkipTurn", "GMRule", "RewindEncounter", "EndEncounter"],
             calls=calls, adjustable=adjustable, can_skip=state.window is not None or state.active is not None,
@@ -918,15 +961,24 @@ class BaseRuleSystem:
             require(command.actor == SEQUENCER, "only the engine times a turn out")
             require(state.active == command.combatant and state.window is None,
                     f"{command.combatant}'s turn is not the one running")
-            then = str(state.settings.get("on_turn_timeout", "end_turn"))
+            require(state.time_up == "", "the GM has been asked about this turn already")
+            require(command.then in ("", *TURN_TIMEOUTS), f"a turn times out to one of {', '.join(TURN_TIMEOUTS)}")
+            then = command.then or turn_timeout(state, command.combatant)
             decision.emit(TurnTimedOut(round=state.round, combatant=command.combatant, then=then))
-            if then != "ai":
+            if then == "end_turn":
                 self.end_turn(decision, dice)
             return
         if isinstance(command, CloseReactionWindow):
             require(command.actor == SEQUENCER, "only the sequencer closes reaction windows")
             window = self._require_window(state, command.window)
-            self._close_window(decision, dice, timed_out=window.unanswered())
+            waiting = window.unanswered()
+            asking = [c for c in waiting if window_timeout(state, c) == "gm"]
+            if asking and state.time_up != f"window-{window.window}":
+                # Their seats chose to have the GM asked: the window stays open
+                # (a late answer still counts) until the GM closes it.
+                decision.emit(WindowTimedOut(window=window.window, waiting=asking, then="gm"))
+                return
+            self._close_window(decision, dice, timed_out=waiting)
             return
         if command.actor not in (SEQUENCER, GM):  # a system's GM command (authority "gm") names no combatant
             self.require_combatant(state, command.actor)
@@ -986,9 +1038,20 @@ class BaseRuleSystem:
         elif isinstance(command, GMRule):
             require(bool(command.ruling.strip()), "a ruling needs its text")
             if command.call:
-                pending = self.gm_calls(state)
+                pending = self.pending_gm_calls(state)
                 require(command.call in pending,
                         f"no pending GM call {command.call[:64]!r}; pending: {', '.join(pending) or 'none'}")
+            if command.call == TIME_UP_CALL:
+                rulings = self._call_rulings(state, TIME_UP_CALL)["rulings"]
+                require(command.ruling in rulings, f"the ruling on a deadline's end is one of: {'; '.join(rulings)}")
+                combatant = state.active if state.time_up == "turn" else ""
+                decision.emit(GMRuled(call=command.call, ruling=command.ruling, reason=command.reason,
+                                      combatant=combatant or ""))
+                if command.ruling == END_THE_TURN:
+                    self.end_turn(decision, dice)
+                elif command.ruling == CLOSE_THE_WINDOW and state.window is not None:
+                    self._close_window(decision, dice, timed_out=state.window.unanswered())
+                return
             decision.emit(GMRuled(call=command.call, ruling=command.ruling, reason=command.reason))
             if command.call:
                 self.settle_gm_call(decision, command.call, command.ruling, dice)
@@ -1421,6 +1484,8 @@ def _on_turn_over(system: BaseRuleSystem, state: EncounterState, event: TurnEnde
         state.turn_deadline_ms = None
     if state.ai_plays == event.combatant:
         state.ai_plays = None
+    if state.time_up == "turn" and state.active is None:
+        state.time_up = ""  # the late player (or a skip) ended it: nothing left to ask
     state.acted_this_round.append(event.combatant)
 
 
@@ -1478,6 +1543,8 @@ def _on_ordered(system: BaseRuleSystem, state: EncounterState, event: ReactionsO
 
 
 def _on_window_closed(system: BaseRuleSystem, state: EncounterState, event: ReactionWindowClosed) -> None:
+    if state.time_up == f"window-{event.window}":
+        state.time_up = ""
     state.window = None
 
 
@@ -1514,6 +1581,12 @@ def _on_turn_timed_out(system: BaseRuleSystem, state: EncounterState, event: Tur
     state.turn_deadline_ms = None
     if event.then == "ai":
         state.ai_plays = event.combatant
+    elif event.then == "gm":
+        state.time_up = "turn"
+
+
+def _on_window_timed_out(system: BaseRuleSystem, state: EncounterState, event: WindowTimedOut) -> None:
+    state.time_up = f"window-{event.window}"
 
 
 def _on_gm_adjusted(system: BaseRuleSystem, state: EncounterState, event: GMAdjusted) -> None:
@@ -1533,6 +1606,12 @@ def _on_gm_adjusted(system: BaseRuleSystem, state: EncounterState, event: GMAdju
 
 
 def _on_gm_ruled(system: BaseRuleSystem, state: EncounterState, event: GMRuled) -> None:
+    if event.call == TIME_UP_CALL:
+        # Settled: a deadline's end is asked about once, not a call to remember.
+        if event.ruling == AI_PLAYS_THE_TURN and state.active is not None:
+            state.ai_plays = state.active
+        state.time_up = ""
+        return
     if event.call:
         state.gm_rulings.append(event.call)
 
@@ -1577,6 +1656,7 @@ _GENERIC_EVOLVERS: dict[type, Any] = {
     SeedRevealed: _on_seed,
     ClientSeedAdded: _on_client_seed,
     TurnTimedOut: _on_turn_timed_out,
+    WindowTimedOut: _on_window_timed_out,
     GMAdjusted: _on_gm_adjusted,
     GMRuled: _on_gm_ruled,
     EncounterRewound: _on_rewound,

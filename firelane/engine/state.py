@@ -95,6 +95,9 @@ class EncounterState(msgspec.Struct, kw_only=True):
     turn_started_at: int = 0  # the version of the running turn's TurnStarted
     gm_rulings: list[str] = []  # ids of the GM calls settled so far
     ai_plays: str | None = None  # a timed-out human whose turn the AI plays (setting on_turn_timeout "ai")
+    # A deadline ran out for a seat that chose to have the GM asked
+    # (engine/timeouts.py): "turn", or "window-<n>"; "" when none waits.
+    time_up: str = ""
     # The log versions the GM's rewinds undid: (first, last, the rewind's version),
     # sorted (engine/branches.py). A rewind keeps them: they are the log's, not the branch's.
     undone: list[tuple[int, int, int]] = []

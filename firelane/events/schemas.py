@@ -433,11 +433,24 @@ class EncounterEnded(Event):
 
 class TurnTimedOut(Event):
     """A human's turn timer ran out; ``then`` is what the engine did: "end_turn"
-    (the turn ends) or "ai" (the AI plays the rest of the turn)."""
+    (the turn ends), "ai" (the AI plays the rest of the turn) or "gm" (the GM
+    is asked: a GM call ``time-up``; the player may still play meanwhile)."""
 
     round: int
     combatant: str
     then: str
+
+
+class WindowTimedOut(Event):
+    """A reaction window's deadline ran out while ``waiting`` had not answered
+    and their seats chose to have the GM asked (setting ``on_timeout``): the
+    window stays open (a late answer still counts) until the GM closes it
+    (the GM call ``time-up``). Those whose seats chose otherwise were answered
+    for first (passed, or by the AI)."""
+
+    window: int
+    waiting: list[str]
+    then: str = "gm"
 
 
 class GMAdjusted(Event):
@@ -622,11 +635,14 @@ class AddClientSeed(Command):
 
 
 class TimeOutTurn(Command):
-    """Sent by the sequencer when a human's turn timer runs out."""
+    """Sent by the sequencer when a human's turn timer runs out. ``then``: what
+    a seat's standing order says to do ("end_turn", "ai", "gm"); "" for the
+    settings' choice."""
 
     authority: ClassVar[str] = "engine"
 
     combatant: str
+    then: str = ""
 
 
 GENERIC_EVENTS: tuple[type[Event], ...] = (
@@ -657,6 +673,7 @@ GENERIC_EVENTS: tuple[type[Event], ...] = (
     EncounterEnded,
     SeedRevealed,
     TurnTimedOut,
+    WindowTimedOut,
     GMAdjusted,
     GMRuled,
     EncounterRewound,

@@ -16,6 +16,7 @@ import msgspec
 
 from firelane.engine.branches import undone_by_rewind
 from firelane.engine.core import BaseRuleSystem
+from firelane.engine.durations import describe_duration
 from firelane.engine.registry import UnknownSystem, get_system
 from firelane.engine.state import EncounterState
 from firelane.events.options_schemas import SeatOptions
@@ -36,6 +37,7 @@ from firelane.events.schemas import (
     GMAdjusted,
     GMRuled,
     InitiativeRolled,
+    WindowTimedOut,
     Moved,
     ReactionClaimed,
     ReactionDenied,
@@ -150,8 +152,13 @@ class Narrator:
             timer = f" ({_seconds(event.deadline_ms)} on the clock)" if event.deadline_ms else ""
             return self.paint("▶ ", "bold") + f"{n(event.combatant)}'s turn{timer}"
         if isinstance(event, TurnTimedOut):
-            then = "the AI plays the rest of it" if event.then == "ai" else "the turn ends"
+            then = {"ai": "the AI plays the rest of it",
+                    "gm": "the GM is asked (the turn may still be played meanwhile)"}.get(event.then, "the turn ends")
             return self.paint(f"⏱ {named(state, event.combatant)}'s time is up: {then}", "yellow")
+        if isinstance(event, WindowTimedOut):
+            return self.paint(f"⏱ window {event.window}'s time is up waiting for "
+                              f"{', '.join(n(c) for c in event.waiting)}: the GM is asked "
+                              f"(a late answer still counts)", "yellow")
         if isinstance(event, TurnEnded):
             return self.paint(f"  {named(state, event.combatant)} ends the turn", "dim")
         if isinstance(event, TurnSkipped):
@@ -196,7 +203,7 @@ class Narrator:
             return self.paint("GM: ", "bold", "magenta") + (f"{n(event.combatant)} — {_fields(event.changes, state, self.words)}"
                                                             f" ({event.reason})")
         if isinstance(event, GMRuled):
-            on = f" on {event.call}" if event.call else ""
+            on = " on a deadline's end" if event.call == "time-up" else f" on {event.call}" if event.call else ""
             return self.paint("GM rules", "bold", "magenta") + f"{on}: {event.ruling}{f' ({event.reason})' if event.reason else ''}"
         if isinstance(event, EncounterRewound):
             undone = _spans(undone_by_rewind(state.undone, state.version))
@@ -354,6 +361,8 @@ def _spans(spans: list[tuple[int, int]]) -> str:
 
 
 def _seconds(milliseconds: int | None) -> str:
+    if (milliseconds or 0) >= 3_600_000:
+        return describe_duration(milliseconds or 0)  # "1 d 12 h", not "129600 s"
     return f"{(milliseconds or 0) / 1000:g} s"
 
 

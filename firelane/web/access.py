@@ -31,6 +31,8 @@ class Api:
         self.nursery = nursery
         self.feeds: dict[tuple[str, str], EncounterFeed] = {}
         self._seats: dict[tuple[str, str], tuple[dict[str, str], list[SeatSetup], str]] = {}
+        # Hooks may post to loopback and private addresses (`firelane serve --allow-private-hooks`).
+        self.allow_private_hooks = False
         # Encounters known to have left the lobby (they never go back): their commands skip the lobby check.
         self.started: set[tuple[str, str]] = set()
 

@@ -44,6 +44,8 @@ from firelane.web import contract
 from firelane.web.access import Api, json_response
 from firelane.web.campaign import campaign_routes
 from firelane.web.encounters import encounter_routes
+from firelane.web.orders import orders_routes
+from firelane.web.hooks import hooks_routes
 from firelane.web.fairness import fairness_routes
 from firelane.web.table import table_routes
 from firelane.web.workshop import workshop_routes
@@ -112,6 +114,8 @@ def make_app(api: Api, names: ServedNames | None = None) -> Starlette:
         Route("/api/asyncapi.json", asyncapi),
         *campaign_routes(api),  # the roster, the characters, the GM's hand (web/campaign.py)
         *encounter_routes(api),  # a seat's view, commands and WebSocket (web/encounters.py)
+        *orders_routes(api),  # a seat's standing orders (web/orders.py)
+        *hooks_routes(api),  # webhooks of a seat or a campaign (web/hooks.py)
         *fairness_routes(api),  # the log's signing key and its entries as stored, for verifiers (web/fairness.py)
         *workshop_routes(api),  # the GM's workshop: drafts, lobby, characters (web/workshop.py, docs/workshop-api.md)
         *table_routes(api),  # the page at / and /table/..., its assets, and GET …/view (web/table.py)

@@ -46,6 +46,7 @@ from __future__ import annotations
 import bisect
 import re
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,7 @@ from firelane.web.guard import ApiError
 from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING, Narrator, _system_of, _with_names, named
 from firelane.projections.audit import iter_rolls
 from firelane.projections.turn_state import system_of
+from firelane.projections.digest import seat_digest
 
 ASSETS = Path(__file__).with_name("assets")
 _CHECKPOINT_EVERY = 100  # versions between the states kept for the replay scrubber
@@ -175,6 +177,19 @@ def _roll_json(field: str, roll: Any, words: Labels | None = None, names: dict[s
 
 
 # ------------------------------------------------------------------ what the map shows besides the state
+
+
+DIGEST_EVENTS = 5_000
+
+
+def starts_batch(stored: StoredEvent, batch_starts: bytearray) -> bool:
+    """Whether ``stored`` is the first event of its command's batch."""
+    return stored.version >= len(batch_starts) or bool(batch_starts[stored.version])
+
+
+def iso_time(ms: int) -> str:
+    """Milliseconds since the epoch as ISO 8601 in UTC ("2026-12-02T03:30:00.000Z")."""
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _entry_ms(stored: StoredEvent) -> int:
@@ -294,6 +309,11 @@ class TableFold:
             segments = [[stored.type, ""]]  # a sentence that does not know this schema: name the event
         words, names = _system_words(state), combatant_names(state)
         rolls = [_roll_json(field, roll, words, names) for field, roll in iter_rolls(event)]
+        if stored.causation.startswith("order:") and starts_batch(stored, self.batch_starts):
+            # An answer a seat's standing order made (engine/orders.py): the log cites the order.
+            segments = [*segments, [" — by a standing order", ""]]
+        elif stored.causation.startswith("timeout:ai-answers-") and starts_batch(stored, self.batch_starts):
+            segments = [*segments, [" — the AI answered: time was up", ""]]
         line = {"n": stored.version, "type": stored.type, "at": _entry_ms(stored), "segs": segments, "rolls": rolls,
                 "batch_start": bool(self.batch_starts[stored.version]) if stored.version < len(self.batch_starts) else True}
         area = area_of(event)
@@ -476,6 +496,10 @@ def table_routes(api: Api) -> list[BaseRoute]:
             awaiting["deadline_at_ms"] = opened + awaiting["deadline_ms"] if opened and awaiting.get("deadline_ms") else None
         if shown.turn_deadline_ms and fold.turn_started_ms and not replay:
             awaiting["turn_deadline_at_ms"] = fold.turn_started_ms + shown.turn_deadline_ms
+        # Each deadline as an absolute time too (ISO 8601, UTC): a page shows it in its viewer's own time.
+        for at_ms in ("deadline_at_ms", "turn_deadline_at_ms"):
+            if awaiting.get(at_ms):
+                awaiting[at_ms.removesuffix("_ms")] = iso_time(awaiting[at_ms])
         body.update(
             title=fold.title, system_title=system.title, at=version, state=shown, awaiting=awaiting,
             reproducible_dice=bool(fold.dice_warning), dice_warning=fold.dice_warning,
@@ -487,6 +511,31 @@ def table_routes(api: Api) -> list[BaseRoute]:
             # whether the version shown is on an undone branch (its rewind's version).
             undone=state.undone, rewinds=fold.rewinds, at_undone_by=undone_by(state.undone, version),
         )
+        return json_response(body)
+
+    async def digest(request: Request) -> Response:
+        """"While you were away": what happened since version ``since`` (projections/digest.py)."""
+        campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
+        seat, _system = await api.seat(campaign, encounter, token_of(request))
+        fold, feed = await caught_up(campaign, encounter)
+        if fold.state is None or fold.system is None:
+            raise ApiError(409, f"encounter {encounter!r} has not started")
+        since = int_param(request, "since", 0, high=fold.version)
+        # The newest DIGEST_EVENTS at most: a digest of a whole long fight says what is recent.
+        start = max(since, fold.version - DIGEST_EVENTS)
+        events = [(stored.version, codec.decode_event(stored)) for stored in await feed.after(start) if not stored.problem]
+        state = fold.state
+        deadlines: dict[str, int | None] = {"turn": None, "window": None}
+        if state.turn_deadline_ms and fold.turn_started_ms:
+            deadlines["turn"] = fold.turn_started_ms + state.turn_deadline_ms
+        if state.window is not None and fold.window_opened_ms.get(state.window.window):
+            deadlines["window"] = fold.window_opened_ms[state.window.window] + state.window.deadline_ms
+        body = seat_digest(fold.system, state, seat.id, since, events, deadlines)
+        for waiting in body["awaits"]:
+            if waiting.get("deadline_at_ms"):
+                waiting["deadline_at"] = iso_time(waiting["deadline_at_ms"])
+        body["partial"] = start > since
+        body["now_ms"] = int(time.time() * 1000)
         return json_response(body)
 
     async def lines_before(request: Request) -> Response:
@@ -525,6 +574,7 @@ def table_routes(api: Api) -> list[BaseRoute]:
         Route("/api/campaigns/{campaign}/encounters/{encounter}/view", view),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/preview", preview),
         Route("/api/campaigns/{campaign}/encounters/{encounter}/lines", lines_before),
+        Route("/api/campaigns/{campaign}/encounters/{encounter}/digest", digest),
     ]
 
 

@@ -22,6 +22,7 @@ from firelane.events.schemas import (
 )
 from tests.toy_system import narration
 from tests.toy_system.labels import LABELS
+from tests.toy_system.orders import ORDERS
 from tests.toy_system.schemas import Step, Strike
 from tests.toy_system.state import ToyCombatant, ToyState
 
@@ -36,6 +37,7 @@ class ToySystem(BaseRuleSystem):
     sentences = narration.SENTENCES
     shared_event_sentences = narration.SHARED_EVENT_SENTENCES
     labels = LABELS
+    orders = ORDERS
     default_settings: ClassVar[dict[str, Any]] = {"hit_on": 4, "brace": False}
 
     def roll_initiative(self, decision: Decision, dice: Dice) -> InitiativeRolled:

@@ -7,6 +7,8 @@ import { Connection } from "./connection.js";
 import { GameMap } from "./map.js";
 import { ActionPanel, Initiative, Narration, Prompt, ReplayBar, Toasts } from "./panels.js";
 import { GMPanel } from "./gm.js";
+import { OrdersPanel } from "./orders.js";
+import { Digest } from "./digest.js";
 import { AttackGroups } from "./attacks.js";
 import { CharacterPage, Landing, rememberSeat } from "./campaign.js";
 import { html, combatantName, pct, signed, sideClass } from "./util.js";
@@ -208,6 +210,7 @@ function Table({ where }) {
       moveMode=${mode} setMoveMode=${setMoveMode} send=${send} busy=${busy} pick=${pick} setPick=${setPick} now=${() => conn.serverNow()}
       onPreview=${setPreviewing} />`;
   const gmPanel = !inReplay && role === "gm" && html`<${GMPanel} view=${live} gm=${options?.gm} send=${send} busy=${busy} rewindTo=${rewindTo} setRewindTo=${setRewindTo} lines=${conn.lines} />`;
+  const ordersPanel = role === "player" && !inReplay && html`<${OrdersPanel} conn=${conn} />`;  // standing orders (orders.js)
   const spectating = role === "spectator" && !inReplay && html`<section class="panel spectating"><h2>Spectating</h2><p>You watch the fight as it happens; the players and the GM act.</p></section>`;
   const fairness = !inReplay && html`<${FairnessPanel} where=${where} view=${live} seat=${seat} send=${send} busy=${busy} />`;
   const initiative = html`<${Initiative} view=${shown || live} />`;
@@ -239,7 +242,7 @@ function Table({ where }) {
         ${label}${alert[key] ? html`<span class="tab-alert" title="waiting for you">●</span>` : ""}</button>`)}</nav>
     <div class=${"tab-panels" + (tab === null || sheet ? " closed" : "")}>
       ${role === "gm" && !inReplay && html`<div class="tab-panel" data-panel="gm" hidden=${tab !== "gm"}>${gmPanel}</div>`}
-      ${hasAct && html`<div class="tab-panel" data-panel="act" hidden=${tab !== "act"}>${actPanel}</div>`}
+      ${hasAct && html`<div class="tab-panel" data-panel="act" hidden=${tab !== "act"}>${actPanel}${ordersPanel}</div>`}
       <div class="tab-panel" data-panel="order" hidden=${tab !== "order"}>${initiative}${spectating}${fairness}</div>
       <div class="tab-panel story" data-panel="story" hidden=${tab !== "story"}>${narration}</div>
     </div>
@@ -258,7 +261,7 @@ function Table({ where }) {
       ${!inReplay && html`<button class="to-replay" onClick=${() => setReplay({ at: live.version, view: null })}>Replay</button>`}
     </header>
     <main>
-      ${layout === "wide" && html`<aside class="left">${initiative}${actPanel}${gmPanel}${spectating}${fairness}</aside>`}
+      ${layout === "wide" && html`<aside class="left">${initiative}${actPanel}${gmPanel}${ordersPanel}${spectating}${fairness}</aside>`}
       <div class="center">
         ${!inReplay && html`<${Prompt} view=${live} options=${options} answered=${answered} now=${() => conn.serverNow()} send=${send} busy=${busy}
           onPickSquares=${setPromptPicks} folded=${promptFolded} setFolded=${setPromptFolded} />`}
@@ -278,6 +281,7 @@ function Table({ where }) {
       ${layout === "wide" ? html`<aside class="right">${narration}</aside>` : tabbed}
     </main>
     <${Toasts} toasts=${toasts} />
+    ${!inReplay && role !== "spectator" && html`<${Digest} conn=${conn} where=${where} seat=${seat?.id} version=${live.version} />`}
   </div>`;
 }
 

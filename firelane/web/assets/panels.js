@@ -176,10 +176,25 @@ export function Countdown({ until, total, now }) {
   if (!until) return null;
   const left = Math.max(0, until - now());
   const share = total ? Math.max(0, Math.min(1, left / total)) : 0;
-  return html`<div class=${"countdown" + (left < 5000 ? " urgent" : "")} data-left-ms=${Math.round(left)}>
+  // A long deadline (play by post) says what is left and when it falls, in the viewer's own time.
+  const due = new Date(until);
+  return html`<div class=${"countdown" + (left < 5000 ? " urgent" : "")} data-left-ms=${Math.round(left)}
+      data-due=${due.toISOString()} title=${"due " + due.toLocaleString()}>
     <div class="bar" style=${`width: ${share * 100}%`}></div>
-    <span>${(left / 1000).toFixed(left < 10000 ? 1 : 0)} s</span>
+    <span>${left < 60000 ? `${(left / 1000).toFixed(left < 10000 ? 1 : 0)} s`
+      : `${longLeft(left)} left · due ${due.toLocaleString([], { weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" })}`}</span>
   </div>`;
+}
+
+function longLeft(ms) {
+  const units = [["d", 86400000], ["h", 3600000], ["min", 60000]];
+  const parts = [];
+  for (const [name, size] of units) {
+    const count = Math.floor(ms / size);
+    if (count) parts.push(`${count} ${name}`);
+    ms -= count * size;
+  }
+  return parts.slice(0, 2).join(" ");
 }
 
 // ------------------------------------------------------------ prompts (reaction windows, decisions)

@@ -395,9 +395,15 @@ def krak_choices(state: EncounterState, me: BoltAndBladeCombatant, profile: area
             plan = combat.plan_attack(state, me.id, enemy.id, weapon)  # type: ignore[arg-type]
         except Rejected:
             continue
+        notes = [f"attack {terms(plan.modifiers)} vs Defense {plan.defense.total}"]
+        # A ranged attack on one creature: its windows, as for a shot (BB-CMB-14, -17).
+        if return_fire_problem(state, enemy.id, me.id) is None:
+            notes.append(f"{enemy.name or enemy.id} may Return Fire first: an Opposed Exchange (BB-CMB-14)")
+        if dive_offer(state, enemy.id, tuple(me.position)):  # type: ignore[arg-type]
+            notes.append(f"on a hit {enemy.name or enemy.id} may Dive for Cover (BB-CMB-17)")
         choices.append(Choice(label=f"{profile.name} at {enemy.id}", square=square, hit_chance=combat.plan_hit_chance(plan), rule="BB-CMB-28",
                               command=command_json(BBThrow(command_id="", actor=me.id, target=square, weapon=profile.name)),
-                              notes=[f"attack {terms(plan.modifiers)} vs Defense {plan.defense.total}"]))
+                              notes=notes))
     return choices
 
 

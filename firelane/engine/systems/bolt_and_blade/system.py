@@ -19,6 +19,7 @@ from firelane.engine.core import BaseRuleSystem, Decision, Rejected, SettingRang
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Square
 from firelane.engine.state import EncounterState, ReactionWindow
+from firelane.engine.systems.bolt_and_blade.orders import ORDERS
 from firelane.engine.systems.bolt_and_blade import actions, ai, areas, combat, movement, options, reactions
 from firelane.engine.systems.bolt_and_blade.combat import AttackPlan
 from firelane.engine.systems.bolt_and_blade.constants import BB_DEFAULT_SETTINGS, OVERWATCH, STUNNED
@@ -123,6 +124,7 @@ class BoltAndBladeSystem(BaseRuleSystem):
     sentences = narration.SENTENCES
     shared_event_sentences = narration.SHARED_EVENT_SENTENCES
     labels = LABELS
+    orders = ORDERS  # the standing orders it takes (orders.py)
     gm_field_specs = GM_FIELDS  # the GM's form, and what GMAdjust checks (gm_fields.py)
     default_settings: ClassVar[dict[str, Any]] = {**BB_DEFAULT_SETTINGS, **areas.AREA_DEFAULT_SETTINGS}
     setting_ranges: ClassVar[dict[str, SettingRange]] = {

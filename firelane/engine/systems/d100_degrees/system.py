@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 from firelane.engine.core import Decision, Rejected, SettingRange, TurnOptions, require
 from firelane.engine.dice import Dice
 from firelane.engine.state import Combatant, EncounterState, ReactionWindow
+from firelane.engine.systems.d100_degrees.orders import ORDERS
 from firelane.engine.systems.d100_degrees import actions, ai, options, reactions, rules
 from firelane.engine.systems.d100_degrees.state import D100DCombatant, D100DState, Weapon
 from firelane.engine.systems.percentile import SheetCheck
@@ -83,6 +84,7 @@ class D100DegreesSystem(PercentileSystem):
     sentences = narration.SENTENCES
     shared_event_sentences = narration.SHARED_EVENT_SENTENCES
     labels = LABELS
+    orders = ORDERS  # the standing orders it takes (orders.py)
     sample = SAMPLE  # the catalogue sheets may name (resolve_setup)
     sheet_fields = tuple(f.path for f in SHEET_FIELDS if "." not in f.path)  # listed in a refusal
     gm_field_specs = GM_FIELDS  # the GM's form, and what GMAdjust checks (gm_fields.py)

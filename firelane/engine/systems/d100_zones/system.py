@@ -12,6 +12,7 @@ from firelane.engine.core import Decision, Rejected, SettingRange, TurnOptions, 
 from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid
 from firelane.engine.state import Combatant, EncounterState, ReactionWindow
+from firelane.engine.systems.d100_zones.orders import ORDERS
 from firelane.engine.systems.d100_zones import actions, ai, options, reactions, rules
 from firelane.engine.systems.d100_zones.state import MELEE, RANGED, UNARMED, D100ZCombatant, D100ZState, ZWeapon
 from firelane.engine.systems.percentile import SheetCheck, parse_damage
@@ -102,6 +103,7 @@ class D100ZonesSystem(PercentileSystem):
     sentences = narration.SENTENCES
     shared_event_sentences = narration.SHARED_EVENT_SENTENCES
     labels = LABELS
+    orders = ORDERS  # the standing orders it takes (orders.py)
     sample = SAMPLE  # the catalogue sheets may name (resolve_setup)
     sheet_fields = tuple(f.path for f in SHEET_FIELDS if "." not in f.path)  # listed in a refusal
     gm_field_specs = GM_FIELDS  # the GM's form, and what GMAdjust checks (gm_fields.py)

@@ -65,6 +65,7 @@ from firelane.engine.dice import Dice
 from firelane.engine.grid import Grid
 from firelane.engine.seats import GM
 from firelane.engine.state import ReactionWindow
+from firelane.engine.systems.rond6.orders import ORDERS
 from firelane.engine.systems.rond6 import actions, ai, areas, combat, options, reactions, rules, sheets
 from firelane.engine.systems.rond6 import aux as _aux
 from firelane.engine.systems.rond6.pools import (
@@ -223,6 +224,7 @@ class RonD6System(BaseRuleSystem):
     sentences = narration.SENTENCES
     shared_event_sentences = narration.SHARED_EVENT_SENTENCES
     labels = LABELS
+    orders = ORDERS  # the standing orders it takes (orders.py)
     gm_field_specs = GM_FIELDS  # the GM's form, and what GMAdjust checks (gm_fields.py)
 
     # ================================================================ settings and sheets
