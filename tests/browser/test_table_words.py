@@ -30,9 +30,11 @@ def test_roll_details_read_as_words_and_a_shared_name_is_told_apart(table: Table
     names = page.eval_on_selector_all(".initiative .who", "xs => xs.map(x => x.textContent)")
     assert f"{first['name']} 1" in names and f"{first['name']} 2" in names, names
     # a line whose roll carries details the rules wrote as data
-    rolled = wait_until(lambda: next((e for e in table.events(encounter, token)
-                                      if any(isinstance(v, dict) and v.get("details") for v in e["data"].values())), None),
-                        timeout=60, what="a roll with details")
+    def worded_roll() -> dict | None:
+        lines = table.get(encounter, "view?after=0&tail=300", token)["lines"]
+        return next((line for line in lines if any(roll["details"] and roll["said"] for roll in line["rolls"])), None)
+
+    rolled = wait_until(worded_roll, timeout=60, what="a roll with details")
     line = page.locator(f".line[data-n='{rolled['n']}']")
     wait_until(lambda: line.count() == 1, what="its narration line")
     line.locator(".text").click()
