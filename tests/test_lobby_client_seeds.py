@@ -180,3 +180,26 @@ def test_firelane_submit_adds_lobby_seeds_and_audit_verify_checks_the_opening_wi
     assert "v2 client seed added by seat p1: \"p1's words\"" in audit.stdout
     assert "v3 client seed added by seat p2: 'p2 🎲'" in audit.stdout
     assert audit.stdout.strip().splitlines()[-1].startswith("verified: seed matches its commitment")
+
+
+def test_the_outsiders_verifier_checks_the_specs_lobby_fight_as_the_audit_does(tmp_path: Path) -> None:
+    """docs/examples/verify_fight.py, written from docs/fairness.md alone, on
+    the spec's lobby fight (its two lobby seeds recorded by the start, before
+    the opening initiative): valid, with the same dice and seeds as the audit."""
+    from firelane.events.envelope import StoredEvent
+    from tests.test_fairness_spec import vectors
+    from tests.test_outsider_verifier import run_verifier
+
+    (vector,) = [v for v in vectors() if v["kind"] == "lobby-fight"]
+    entries = [{"id": f"1-{e['n']}", **e} for e in vector["entries"]]
+    stored = [StoredEvent(entry_id=e["id"], version=e["n"], encounter=vector["encounter"], type=e["t"], schema=e["s"],
+                          data=e["d"].encode(), command_id=e["c"], causation=e["k"], inbox_cursor=e["q"], signature=e["g"])
+              for e in entries]
+    report = verify(stored, campaign=vector["campaign"])
+    status, summary = run_verifier({"campaign": vector["campaign"], "encounter": vector["encounter"],
+                                    "version": entries[-1]["n"], "entries": entries,
+                                    "public_key": vector["public_key"]}, tmp_path)
+    assert report.ok and status == 0 and summary["ok"], summary["problems"]
+    assert (summary["rolls"], summary["dice"]) == (report.rolls, report.dice) == (2, 2)
+    assert summary["client_seeds"] == [list(seed) for seed in report.client_seeds] == [
+        [2, "alice", "alice's own"], [3, "bob", "dé 🎲 42"]]
