@@ -27,3 +27,17 @@ def test_r6_21_an_incapacitated_combatant_is_listed_as_incapacitated_not_plainly
 def test_an_encounter_without_a_name_shows_no_blank_name() -> None:
     row = RosterRow(encounter="raid", system="rond6", name="raid", status="running", standing=["A"])
     assert '""' not in row.describe() and "standing: A; down: -" in row.describe()
+
+
+def test_r6_21_the_replay_state_table_says_incapacitated_and_never_leaves_a_name_blank() -> None:
+    """R6-21: `firelane replay`'s state table shows an Incapacitated combatant as such, not
+    "up", and a combatant without a name under its id."""
+    from firelane.cli.encounters import _state_table
+
+    system = get_system("rond6")
+    _command, _events, state = next(iter(run_headless(system, demo_setup("rond6"), b"r".ljust(32, b"-"))))
+    state.combatants["vance"].conditions["incapacitated"] = ""
+    state.combatants["okoro"].name = ""
+    lines = {line.split()[0]: line for line in _state_table(state)[1:]}
+    assert " incapacitated " in lines["vance"] and " up " not in lines["vance"]
+    assert lines["okoro"].split()[1] == "okoro"

@@ -14,6 +14,7 @@ import trio
 
 from firelane.actors.runtime import default_policies, run_encounter
 from firelane.actors.seating import acl_user
+from firelane.actors.lobby_seeds import LobbySeedRefused, add_lobby_client_seed
 from firelane.actors.workshop import in_lobby, start_lobby
 from firelane.actors.sequencer import (
     EncounterExists,
@@ -34,13 +35,14 @@ from firelane.cli import campaign as campaign_cli
 from firelane.actors.store import CliError, ServeInfo, Store
 from firelane.engine.core import Rejected, resting_points_of
 from firelane.events.options_schemas import SeatOptions
+from firelane.engine.wording import combatant_names, counted
 from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING, Narrator, colour_enabled, describe_options, print_line
 from firelane.web.demo_server import DEFAULT_PORT, serve_table, table_link
 from firelane.actors.fairness import key_description, published_log_key
 from firelane.projections.audit import VerificationReport, Verifier, audit_entries, revealed_seed, verify
 from firelane.engine.branches import Branches
 from firelane.projections.replay import stream_frames, undone_spans
-from firelane.projections.roster import roster_page
+from firelane.projections.roster import out_of_action as roster_out_of_action, roster_page
 from firelane.projections.turn_state import fold_stream, log_system, system_of
 from firelane.cli.common import chosen_seed, cli_store, stderr_line
 
@@ -89,9 +91,10 @@ async def _narrate_live(event_log: EventLog, encounter: str, narrator: Narrator,
 
 
 def _summary(state: Any, events: int, elapsed: float) -> str:
-    standing = [c.name for c in state.combatants.values() if not c.out_of_fight]
+    names = combatant_names(state)
+    standing = [names[cid] for cid, c in state.combatants.items() if not c.out_of_fight]
     return (
-        f"{events} events in {elapsed:.2f}s; {state.round} rounds; winner: {state.winner or 'none'} "
+        f"{counted(events, 'event')} in {elapsed:.2f}s; {counted(state.round, 'round')}; winner: {state.winner or 'none'} "
         f"({state.end_reason}); still standing: {', '.join(standing) or 'no one'}"
     )
 
@@ -296,12 +299,15 @@ def _state_table(state: Any) -> list[str]:
              f"{', window ' + str(state.window.window) + ' open' if state.window else ''}"
              f"{', ENDED: ' + str(state.winner) + ' (' + state.end_reason + ')' if state.ended else ''}"]
     base = {"id", "name", "side", "position", "initiative", "out_of_fight", "reaction_used", "conditions", "policy"}
+    # Standing in the engine's eyes but out of action (RonD6's Incapacitated, R6-21): said so, not "up".
+    out_of_action = roster_out_of_action(state)
     for c in state.combatants.values():
         extra = {k: getattr(c, k) for k in c.__struct_fields__ if k not in base and isinstance(getattr(c, k), (int, str, bool)) and not isinstance(getattr(c, k), bool)}
-        status = "DOWN" if c.out_of_fight else "up"
+        name = c.name or c.id
+        status = "DOWN" if c.out_of_fight else out_of_action.get(name, "up")
         conditions = ",".join(c.conditions) or "-"
         extras = " ".join(f"{k}={v}" for k, v in list(extra.items())[:6])
-        lines.append(f"  {c.id:<10} {c.name:<22} {c.side:<10} pos={c.position} {status:<4} init={c.initiative} conditions={conditions} {extras}")
+        lines.append(f"  {c.id:<10} {name:<22} {c.side:<10} pos={c.position} {status:<4} init={c.initiative} conditions={conditions} {extras}")
     return lines
 
 
@@ -523,6 +529,8 @@ async def cmd_submit(args: argparse.Namespace) -> int:
             if chosen.role == "spectator":
                 raise CliError(f"seat {args.seat!r} is a spectator's: it can watch, not act")
         seat = args.seat or _seat_for(seats, raw.get("actor"))
+        if await in_lobby(event_log, args.encounter):
+            return await _submit_in_lobby(event_log, args.encounter, seat_by_id(seats, seat), raw)
         after = stored[-1].entry_id if stored else "0-0"
         try:
             inbox_id = await event_log.submit(args.encounter, payload, seat=seat)
@@ -542,6 +550,23 @@ async def cmd_submit(args: argparse.Namespace) -> int:
         print(f"submitted as inbox entry {inbox_id} of seat {seat}; no answer within {args.wait}s "
               f"(is the encounter running? firelane run {args.encounter})")
         return 3
+
+
+async def _submit_in_lobby(event_log: EventLog, encounter: str, seat: SeatSetup | None, raw: dict) -> int:
+    """In the lobby a player seat may only add its client seed (actors/lobby_seeds.py),
+    kept for the start, whose opening dice mix it in (docs/fairness.md)."""
+    if raw.get("type") != "AddClientSeed" or seat is None:
+        raise CliError(f"encounter {encounter!r} waits in its lobby: until firelane start {encounter}, "
+                       "a player seat may only add its client seed (AddClientSeed)")
+    if raw.get("actor") != seat.id:
+        raise CliError(f"a client seed is the seat's own: send it with actor {seat.id!r}")
+    text = raw.get("client_seed")
+    try:
+        await add_lobby_client_seed(event_log, encounter, seat, text if isinstance(text, str) else "")
+    except LobbySeedRefused as exc:
+        raise CliError(str(exc)) from None
+    print(f"client seed of seat {seat.id} kept for the start: {text!r} (the opening dice will mix it in)")
+    return 0
 
 
 def _seat_for(seats: list[SeatSetup], actor: object) -> str:

@@ -55,6 +55,7 @@ class AttackOption(msgspec.Struct, frozen=True, kw_only=True):
     rule: str = ""
     command: dict[str, Any]
     label: str = ""  # the weapon and mode in words ("marksman rifle (full auto)")
+    mode_label: str = ""  # the mode alone in words ("" for the plain attack)
     chance_of: str = "the attack hits"  # what ``hit_chance`` is the chance of, from the attacker's side
 
 
@@ -231,6 +232,14 @@ class Waiting(msgspec.Struct, frozen=True, kw_only=True):
     deadline_ms: int | None = None
 
 
+class ClientSeedOffer(msgspec.Struct, frozen=True, kw_only=True):
+    """A player seat may still add its client seed (docs/fairness.md section 3):
+    send ``command`` with a ``command_id`` and ``client_seed`` filled in."""
+
+    command: dict[str, Any]  # AddClientSeed, its actor the seat itself
+    max_chars: int  # 1 to this many printable characters
+
+
 class SeatOptions(msgspec.Struct, frozen=True, kw_only=True):
     seat: str
     role: str
@@ -238,6 +247,7 @@ class SeatOptions(msgspec.Struct, frozen=True, kw_only=True):
     waiting: Waiting
     combatants: list[CombatantOptions] = []
     gm: GMOptions | None = None
+    client_seed: ClientSeedOffer | None = None  # null unless a player seat may still add its client seed
 
 
 OPTION_TYPES: tuple[type, ...] = (SeatOptions,)

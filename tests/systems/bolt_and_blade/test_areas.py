@@ -453,6 +453,9 @@ def test_bb_cmb_14_a_krak_throw_opens_return_fire_before_the_roll() -> None:
     16, hits Defense 12) and c1's autogun (2: misses): the krak hits for 3d8 = 12. The grenade was
     spent once, as it was thrown."""
     state = start([sergeant(), *cultists((10, 10))])
+    (offered,) = [c for a in SYSTEM.combatant_options(state, "sgt").actions if a.action == "BBThrow"
+                  for c in a.choices if c.command["weapon"] == "krak grenade"]
+    assert "c1 may Return Fire first: an Opposed Exchange (BB-CMB-14)" in offered.notes  # the options say so beforehand
     events = play(state, throw((10, 10), weapon="krak grenade"))
     asked = only(events, ReactionWindowOpened)
     assert (asked.trigger, asked.actor, asked.rule) == ("ranged_attack", "sgt", "BB-CMB-14")
