@@ -538,6 +538,9 @@ class Sequencer:
         self._views_stale = True  # something a seat may do may have changed since the views were written
         self._views_pending: EncounterState | None = None  # a copy of the state whose views are to be written
         self._views_wanted = trio.Event()
+        # Whether the views' streams were looked at: a restarted engine (serve resuming
+        # thousands of fights) writes none whose stream ends with the same version's.
+        self._views_checked = False
         self._views_asked = self._views_done = 0
 
     async def load(self) -> None:
