@@ -102,3 +102,48 @@ async def test_three_hundred_waiting_encounters_share_a_few_connections_and_each
     finally:
         await engine_client.aclose()
         await setup_client.aclose()
+
+
+async def test_a_restarted_engine_does_not_write_the_same_versions_views_again(redis_url: str) -> None:
+    """Resuming thousands of waiting fights costs no options work: a restarted
+    sequencer finds every seat's view stream ending with its version's view."""
+    from firelane.actors.sequencer import Sequencer, load_seed
+    from firelane.events.log import EventLog
+
+    client = await connect(redis_url)
+    event_log = EventLog(client, "views-restart", server_key=b"k" * 32)
+    try:
+        await create_encounter(event_log, "f", table_setup(), b"s" * 32)
+        seed = await load_seed(event_log, "f")
+        key = event_log.options_key("f", "alice")
+
+        async def run_until_waiting() -> None:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(Sequencer(event_log, "f", TOY, seed, lease_wait_s=10).run)
+                with trio.fail_after(20):
+                    while True:
+                        view = await client.execute("XREVRANGE", key, "+", "-", "COUNT", 1)
+                        if view and b'"turn"' in view[0][1][3] and b'"a"' in view[0][1][3]:
+                            break
+                        await trio.sleep(0.02)
+                await trio.sleep(0.3)
+                nursery.cancel_scope.cancel()
+
+        await run_until_waiting()
+        written = (await client.execute("XREVRANGE", key, "+", "-", "COUNT", 1))[0][0]  # the newest view's id
+        version = await event_log.version("f")
+        await run_until_waiting()  # the engine restarted: same version, nothing new to say
+        assert await event_log.version("f") == version
+        assert (await client.execute("XREVRANGE", key, "+", "-", "COUNT", 1))[0][0] == written
+        # A seat's command moves the fight on: its views are written again.
+        await event_log.submit("f", codec.encode_command(EndTurn(command_id="end-1", actor="a")), seat="alice")
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(Sequencer(event_log, "f", TOY, seed, lease_wait_s=10).run)
+            with trio.fail_after(20):
+                while (await client.execute("XREVRANGE", key, "+", "-", "COUNT", 1))[0][0] == written:
+                    await trio.sleep(0.02)
+            nursery.cancel_scope.cancel()
+        newest = await client.execute("XREVRANGE", key, "+", "-", "COUNT", 1)
+        assert int(dict(zip(newest[0][1][::2], newest[0][1][1::2]))[b"n"]) > version
+    finally:
+        await client.aclose()
