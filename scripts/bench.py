@@ -69,8 +69,11 @@ What each key measures (docs/benchmarks.md says how to read them):
   person: ``idle_serve_rss_mb`` (serve's RSS), ``idle_redis_connections``
   (Redis's clients but the bench's own), ``idle_cpu_core_share`` (serve's CPU
   while they wait, in cores), ``idle_seat_p99_ms`` / ``_p50_`` (a seat's
-  command round trip meanwhile), ``idle_restart_s`` (serve stopped and
-  started again until every one waits again), ``idle_first_start_s``.
+  command round trip meanwhile), ``idle_restart_s`` (serve stopped with
+  SIGTERM and started again, until the new one holds every encounter's lease;
+  ``idle_seat_max_ms_after_restart``: the slowest of 20 seats' commands right
+  after), ``idle_first_start_s`` (the first serve, until every one has
+  published its seats' views).
 
 ``--only SECTION[,SECTION]`` (live, ai, windows, replay, sim, workers, workshop, idle)
 measures those alone.
@@ -1095,8 +1098,10 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                          + "; rss and CPU of serve's process; Redis connections: every client but the bench's; CPU: "
                          "serve's over the window, in cores; seat p99: a seat's EndTurn submitted to its inbox until "
                          "its answer is read from the log, one at a time, while all the others wait; restart: SIGTERM, "
-                         "then a new serve until every encounter has gone back to waiting (its seat options published "
-                         "again). The load average says how busy the shared machine was")
+                         "then a new serve until it holds every encounter's lease (it then folds the log from its "
+                         "snapshot and waits; a restarted engine writes no seat views of the same version again), and "
+                         "idle_seat_max_ms_after_restart: the slowest of 20 seats' commands in other encounters "
+                         "right after. The load average says how busy the shared machine was")
     if wanted("live"):
         result["live_detail"] = detail
     result["load_avg_1min_end"] = os.getloadavg()[0]
