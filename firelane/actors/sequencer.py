@@ -182,9 +182,8 @@ _views_limiter: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVa
 
 
 def _views_threads() -> trio.CapacityLimiter:
-    """The threads that work out seat views in this trio run: one. More would
-    only share the GIL, and each would grow a malloc arena of its own (a server
-    starting 1,000 fights reached 460 MB with trio's default 40)."""
+    """The threads that work out seat views in this trio run: one (more would
+    only share the GIL with the engines)."""
     try:
         return _views_limiter.get()
     except LookupError:
@@ -713,6 +712,9 @@ class Sequencer:
                 await self._publish_seat_views()  # the engine waits for the seats: tell each what it may do
             self._read_points += 1
             if self._on_settled is not None and (not players_awaited or self._read_points > 2):
+                # Once its views are written too: a host starting thousands holds
+                # only a few states' copies for the view writer at a time.
+                await self._views_written()
                 settled, self._on_settled = self._on_settled, None
                 settled()
             with trio.move_on_at(wake):
