@@ -714,7 +714,7 @@ class Sequencer:
             if self._on_settled is not None and (not players_awaited or self._read_points > 2):
                 # Once its views are written too: a host starting thousands holds
                 # only a few states' copies for the view writer at a time.
-                await self._views_written()
+                await self._views_written(within_s=60)  # (a queue of thousands takes more than the usual 5 s)
                 settled, self._on_settled = self._on_settled, None
                 settled()
             with trio.move_on_at(wake):
