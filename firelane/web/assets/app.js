@@ -166,8 +166,11 @@ function Table({ where }) {
   }
   if (!live) return html`<p class="booting">Joining ${where.encounter}…</p>`;
   if (!live.state) {
-    return html`<div class="lobby-wait"><p class="booting">${where.encounter} has not started yet; ${conn.lobby
-      ? "waiting for the GM to start it…" : "waiting for the engine…"}</p>
+    const here = (conn.present || []).map((s) => (s.id === seat?.id ? `${s.name} (you)` : s.name));
+    return html`<div class="lobby-wait">${conn.lobby
+      ? html`<p class="booting lobby-line">${where.encounter} waits in the lobby: the GM starts the fight.</p>
+        <p class="lobby-present" data-present=${here.length}>${here.length ? `Here now: ${here.join(", ")}.` : "No one else is here yet."}</p>`
+      : html`<p class="booting">${where.encounter} has not started yet; waiting for the engine…</p>`}
       ${conn.lobby && html`<${LobbySeedPanel} conn=${conn} seat=${seat} />`}</div>`;
   }
 
