@@ -28,7 +28,8 @@ URLs are checked (`check_url`): http or https, no credentials in them, and
 not pointing at this machine, loopback, private, link-local or other
 reserved addresses unless the operator allows it (`allow_private`:
 ``firelane serve --allow-private-hooks``; the tests' receivers are on
-loopback). Logs and delivery logs name a hook's host only, never its path or
+loopback) — when registered, and when posted to, on the addresses the post
+connects to (`_checked_http_client`: a name resolved twice could rebind). Logs and delivery logs name a hook's host only, never its path or
 query (a Discord or Slack hook URL carries its secret there).
 """
 
@@ -155,17 +156,65 @@ async def check_url(url: str, *, allow_private: bool = False) -> str:
                           "the signature")
     if allow_private:
         return url
-    try:
-        found = await trio.socket.getaddrinfo(parts.hostname, port or (443 if parts.scheme == "https" else 80),
-                                              type=trio.socket.SOCK_STREAM)
-    except OSError:
-        raise HookRefused(f"url: the host {parts.hostname[:80]!r} does not resolve") from None
-    for *_rest, address in found:
-        if _forbidden_address(address[0]):
-            raise HookRefused(f"url: {parts.hostname[:80]} is this machine, loopback or a private address "
-                              f"({address[0]}): refused unless the operator allows it "
-                              f"(firelane serve --allow-private-hooks)")
+    await checked_addresses(parts.hostname, port or (443 if parts.scheme == "https" else 80))
     return url
+
+
+async def checked_addresses(host: str, port: int) -> list[str]:
+    """Every address ``host`` resolves to, once; HookRefused if any of them is
+    this machine, loopback or private. A post connects only to these (a name
+    resolved again could answer otherwise: DNS rebinding)."""
+    try:
+        found = await trio.socket.getaddrinfo(host, port, type=trio.socket.SOCK_STREAM)
+    except OSError:
+        raise HookRefused(f"url: the host {host[:80]!r} does not resolve") from None
+    addresses = [address[0] for *_rest, address in found]
+    for address in addresses:
+        if _forbidden_address(address):
+            raise HookRefused(f"url: {host[:80]} is this machine, loopback or a private address "
+                              f"({address}): refused unless the operator allows it "
+                              f"(firelane serve --allow-private-hooks)")
+    if not addresses:
+        raise HookRefused(f"url: the host {host[:80]!r} does not resolve")
+    return addresses
+
+
+def _checked_http_client(allow_private: bool) -> Any:
+    """The hooks' HTTP client: every connection goes to an address checked by
+    ``checked_addresses`` in the same look-up (httpcore's network backend is
+    the one place that sees the address actually dialled). Proxies from the
+    environment are not used: a proxy would dial the receiver unchecked."""
+    import httpcore
+    import httpx
+
+    class CheckedBackend(httpcore.AsyncNetworkBackend):
+        def __init__(self) -> None:
+            self.inner = httpcore.AnyIOBackend()
+
+        async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                              local_address: str | None = None, socket_options: Any = None) -> Any:
+            if allow_private:
+                return await self.inner.connect_tcp(host, port, timeout, local_address, socket_options)
+            failure: Exception | None = None
+            for address in await checked_addresses(host, port):
+                try:
+                    return await self.inner.connect_tcp(address, port, timeout, local_address, socket_options)
+                except httpcore.ConnectError as exc:
+                    failure = exc
+            assert failure is not None
+            raise failure
+
+        async def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: Any = None) -> Any:
+            raise HookRefused("url: a hook posts over TCP only")
+
+        async def sleep(self, seconds: float) -> None:
+            await trio.sleep(seconds)
+
+    transport = httpx.AsyncHTTPTransport(trust_env=False)
+    transport._pool = httpcore.AsyncConnectionPool(ssl_context=httpx.create_ssl_context(trust_env=False),
+                                                   network_backend=CheckedBackend())
+    return httpx.AsyncClient(transport=transport, trust_env=False, follow_redirects=False,
+                             timeout=httpx.Timeout(DELIVERY_TIMEOUT_S), headers={"User-Agent": "firelane-hooks"})
 
 
 def sign(secret: str, body: bytes, at: int) -> str:
@@ -389,11 +438,8 @@ class Notifier:
             log.warning("notices dropped: the notifier is behind", count=len(notices))
 
     async def run(self) -> None:
-        import httpx  # imported where it is used: the engine alone never needs it
-
         _notifier.set(self)
-        async with httpx.AsyncClient(follow_redirects=False, timeout=httpx.Timeout(DELIVERY_TIMEOUT_S),
-                                     headers={"User-Agent": "firelane-hooks"}) if self._http is None else _Borrowed(self._http) as http:
+        async with _checked_http_client(self.allow_private) if self._http is None else _Borrowed(self._http) as http:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._enqueue_loop)
                 nursery.start_soon(self._deliver_loop, http)
@@ -518,6 +564,8 @@ class Notifier:
             try:
                 async with http.stream("POST", hook.url, content=body, headers=headers) as response:
                     status = response.status_code
+            except HookRefused as exc:  # the name now points at a forbidden address
+                return 0, "refused", str(exc)
             except httpx.HTTPError as exc:
                 return 0, "failed", f"{type(exc).__name__}: {str(exc)[:120]}".replace(hook.url, shown_url(hook.url))
         if scope.cancelled_caught:

@@ -1,0 +1,66 @@
+"""Hostile webhooks: a seat that owns a DNS name points it at a public address
+while the hook is checked and at this machine when it is posted to (DNS
+rebinding). The post must go only to an address that was checked."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+
+from firelane.actors.hooks import DUE_KEY, Notice, Notifier, delivery_log, register_hook
+from firelane.redisio import connect
+from tests.hook_receiver import Receiver
+
+PUBLIC = "93.184.216.34"
+
+
+class RebindingResolver(trio.abc.HostnameResolver):
+    """Answers a public address for the first `honest` look-ups of the
+    attacker's name, then loopback (as a DNS server with a zero TTL can)."""
+
+    def __init__(self, name: str, honest: int) -> None:
+        self.name, self.honest, self.asked = name, honest, 0
+
+    async def getaddrinfo(self, host, port, family=0, type=0, proto=0, flags=0):  # noqa: A002 - trio's names
+        host = host.decode() if isinstance(host, bytes) else host
+        if host != self.name:
+            return await trio.socket.getaddrinfo(host, port, family, type, proto, flags)
+        self.asked += 1
+        address = PUBLIC if self.asked <= self.honest else "127.0.0.1"
+        return [(trio.socket.AF_INET, trio.socket.SOCK_STREAM, 6, "", (address, int(port)))]
+
+    async def getnameinfo(self, sockaddr, flags):
+        raise OSError("not used")
+
+
+@pytest.mark.parametrize("honest", [1, 2])  # rebinds after registering, or after the check before posting
+async def test_a_rebinding_name_never_reaches_this_machine(redis_url: str, honest: int) -> None:
+    client = await connect(redis_url)
+    try:
+        await client.execute("DEL", DUE_KEY)
+        resolver = RebindingResolver("rebind.attacker.example", honest)
+        trio.socket.set_custom_hostname_resolver(resolver)
+        async with trio.open_nursery() as nursery:
+            receiver = await nursery.start(Receiver().serve)
+            hook = await register_hook(client, campaign="hostile", encounter=f"rebind{honest}", seat="alice",
+                                       url=f"http://rebind.attacker.example:{receiver.port}/steal",
+                                       format="json", allow_private=False)
+            notifier = Notifier(client, allow_private=False, poll_s=3600)
+            nursery.start_soon(notifier.run)
+            await trio.sleep(0)
+            notifier.offer([Notice(key=f"hostile/rebind{honest}/v1/your_turn/a", kind="your_turn", campaign="hostile",
+                                   encounter=f"rebind{honest}", seat="alice", campaign_too=False,
+                                   text="It is Ann's turn.")])
+            rows: list = []
+            with trio.move_on_after(8):
+                while not rows:
+                    await trio.sleep(0.05)
+                    rows = await delivery_log(client, hook.id, count=10)
+            nursery.cancel_scope.cancel()
+        trio.socket.set_custom_hostname_resolver(None)
+        assert rows, "no delivery was attempted"
+        assert receiver.at("/steal") == []  # loopback was never posted to
+        assert rows[0]["outcome"] == "refused"
+        assert "127.0.0.1" in rows[0]["detail"] and "steal" not in rows[0]["detail"]
+    finally:
+        await client.aclose()
