@@ -113,10 +113,6 @@ function Bands({ bands, at, terrain }) {
   });
 }
 
-// `previewing`: a choice without a square whose area is previewed while its
-// button is hovered (a cone's direction, a zone); a hovered square choice is
-// previewed too. The server computes every preview (`view.previewable` lists
-// the command types it can); the map only draws the answer.
 // Pan and zoom: the SVG's viewBox follows a drag (one finger or the mouse),
 // a pinch (two fingers), the wheel and the +, −, fit buttons. A drag that
 // moved is no click: a tap selects, a swipe pans.
@@ -200,6 +196,7 @@ function usePanZoom(full) {
       setBox(clampBox({ ...g.box, x: g.box.x - dx * g.k, y: g.box.y - dy * g.k }, full));
     }
   };
+  const forget = () => { pointers.current.clear(); gesture.current = null; };
   const up = (e) => {
     pointers.current.delete(e.pointerId);
     if (pointers.current.size === 0) gesture.current = null;
@@ -218,8 +215,19 @@ function usePanZoom(full) {
   return {
     svg, box: shown, zoomed: !!box,
     handlers: { onPointerDown: down, onPointerMove: move, onPointerUp: up, onPointerCancel: up },
-    zoomIn: () => zoomAt(1.5), zoomOut: () => zoomAt(1 / 1.5), fit: () => setBox(null),
+    // A button ends any gesture a lost pointerup left open (a drag whose finger left the page).
+    zoomIn: () => { forget(); zoomAt(1.5); }, zoomOut: () => { forget(); zoomAt(1 / 1.5); }, fit: () => { forget(); setBox(null); },
   };
+}
+
+// A map button that acts on a finger's lift as well as on a click: Chromium
+// sends no click for a tap that stops a swipe's fling, and a tap right after
+// panning the map is just that.
+function ZoomButton({ cls, title, disabled, act, children }) {
+  const lifted = useRef(false);
+  return html`<button class=${cls} title=${title} aria-label=${title} disabled=${disabled}
+    onPointerUp=${(e) => { if (e.pointerType === "touch") { lifted.current = true; act(); } }}
+    onClick=${() => { if (lifted.current) lifted.current = false; else act(); }}>${children}</button>`;
 }
 
 // `previewing`: a choice without a square whose area is previewed while its
@@ -354,14 +362,14 @@ export function GameMap({ view, mine, selected, moves, targets, picks, onSquare,
       })}
     </svg>
     <div class="zoom-buttons">
-      <button class="zoom-in" title="zoom in" aria-label="zoom in" onClick=${zoom.zoomIn}>+</button>
-      <button class="zoom-out" title="zoom out" aria-label="zoom out" disabled=${!zoom.zoomed} onClick=${zoom.zoomOut}>−</button>
-      <button class="zoom-fit" title="the whole map" aria-label="the whole map" disabled=${!zoom.zoomed} onClick=${zoom.fit}>⤢</button>
+      <${ZoomButton} cls="zoom-in" title="zoom in" act=${zoom.zoomIn}>+</${ZoomButton}>
+      <${ZoomButton} cls="zoom-out" title="zoom out" disabled=${!zoom.zoomed} act=${zoom.zoomOut}>−</${ZoomButton}>
+      <${ZoomButton} cls="zoom-fit" title="the whole map" disabled=${!zoom.zoomed} act=${zoom.fit}>⤢</${ZoomButton}>
     </div>
     ${risky && !tooltip && !whyNot && html`<div class="heat-legend" title="the best chance anyone who could react has to hit you there">
       <span>chance to be hit</span>${[10, 25, 50, 75, 100].map((p) => html`<i key=${p} class=${"heat-" + p}>${p}%</i>`)}</div>`}
     ${whyNot && !tooltip && html`<div class="map-tip why-not-tip" data-why-not=${whyNot.combatant}>
-      <b>${combatantName(state, whyNot.combatant)}</b> cannot be targeted: ${whyNot.words}</div>`}
+      <b>⊘ cannot be targeted</b> ${whyNot.words}</div>`}
     ${tooltip && html`<div class="map-tip">${hoveredMove ? html`
         <b>${humanize(hoveredMove.mode)} to (${hoveredMove.to[0]},${hoveredMove.to[1]})</b> · cost ${hoveredMove.cost}
         ${hoveredMove.threats.length === 0 ? html`<div class="ok">no one can react</div>` : hoveredMove.threats.map((t) => html`

@@ -136,8 +136,19 @@ export function Narration({ lines, upto, canRewind, onRewind, hasEarlier, loadEa
       el.scrollTop = el.scrollHeight;
     }
   }, [lines.length, upto, lo, hi]);
+  // A narration shown again (its tab opened on a phone, the window resized) keeps to its newest line.
+  useEffect(() => {
+    const el = box.current;
+    if (!el || typeof ResizeObserver === "undefined") return undefined;
+    const seen = new ResizeObserver(() => {
+      if (stick.current && keepBottom.current === null && el.clientHeight > 0 && !el.dataset.replaying) el.scrollTop = el.scrollHeight;
+    });
+    seen.observe(el);
+    return () => seen.disconnect();
+  }, []);
   const onScroll = () => {
     const el = box.current;
+    if (el.clientHeight === 0) return; // hidden (another tab): no reader scrolled it
     stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
   };
   const toggle = (n) => {
@@ -147,7 +158,7 @@ export function Narration({ lines, upto, canRewind, onRewind, hasEarlier, loadEa
   };
   return html`<section class="panel narration">
     <h2>Narration <span class="count" data-events=${last}>${last} events${shown.length < last ? ` · ${shown.length} shown` : ""}</span></h2>
-    <div class="lines" ref=${box} onScroll=${onScroll}>
+    <div class="lines" ref=${box} onScroll=${onScroll} data-replaying=${replaying ? "1" : undefined}>
       ${earlier && html`<button class="show-earlier" onClick=${showEarlier}>show earlier events</button>`}
       ${shown.map((line, i) => {
         const by = undoneBy(branches?.undone, line.n);
@@ -271,7 +282,7 @@ export function ActionPanel({ view, options, selected, select, moveMode, setMove
           ${(c.attacks.length > 0 || c.untargetable?.length > 0) && html`<div class="group"><h3>Attack${c.attacks.length > 0 ? html` <span class="hint">or click a target on the map</span>` : ""}</h3>
             <${AttackGroups} state=${state} attacks=${c.attacks} send=${send} busy=${busy} attacker=${c.combatant} />
             ${c.untargetable?.length > 0 && html`<ul class="untargetable-list">${c.untargetable.map((u) => html`<li key=${u.combatant} data-untargetable=${u.combatant}>
-              ⊘ <b>${combatantName(state, u.combatant)}</b>: ${u.words}</li>`)}</ul>`}</div>`}
+              ⊘ ${u.words}</li>`)}</ul>`}</div>`}
           ${c.actions.length > 0 && html`<div class="group"><h3>Actions</h3>
             ${c.actions.map((action) => {
               const squares = action.choices.filter((ch) => ch.square);
