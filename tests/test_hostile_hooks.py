@@ -64,3 +64,34 @@ async def test_a_rebinding_name_never_reaches_this_machine(redis_url: str, hones
         assert "127.0.0.1" in rows[0]["detail"] and "steal" not in rows[0]["detail"]
     finally:
         await client.aclose()
+
+
+async def test_a_delivery_in_flight_when_serve_stops_is_sent_again_by_the_next(redis_url: str) -> None:
+    """SIGTERM cancels the notifier while a receiver is still answering: the
+    delivery it had claimed must not vanish with it."""
+    client = await connect(redis_url)
+    try:
+        await client.execute("DEL", DUE_KEY)
+        async with trio.open_nursery() as nursery:
+            receiver = await nursery.start(Receiver().serve)
+            await register_hook(client, campaign="hostile", encounter="stopped", seat="alice",
+                                url=receiver.url("/slow"), format="json", allow_private=True)
+            async with trio.open_nursery() as first_serve:
+                notifier = Notifier(client, allow_private=True, poll_s=3600)
+                first_serve.start_soon(notifier.run)
+                await trio.sleep(0)
+                notifier.offer([Notice(key="hostile/stopped/v1/your_turn/a", kind="your_turn", campaign="hostile",
+                                       encounter="stopped", seat="alice", campaign_too=False, text="It is Ann's turn.")])
+                with trio.fail_after(5):
+                    await receiver.wait_for("/slow")
+                first_serve.cancel_scope.cancel()  # serve stops (as on SIGTERM) mid-post
+            assert len(receiver.at("/slow")) == 1
+            next_serve = Notifier(client, allow_private=True, poll_s=0.2)
+            nursery.start_soon(next_serve.run)
+            with trio.fail_after(5):
+                await receiver.wait_for("/slow", 2)  # the next serve posts it again
+            nursery.cancel_scope.cancel()
+        sent = {r.headers["firelane-delivery"] for r in receiver.at("/slow")}
+        assert len(sent) == 1  # the same delivery id: the receiver can tell it is a repeat
+    finally:
+        await client.aclose()

@@ -487,11 +487,24 @@ class Notifier:
                     due = []
                 for raw_id in due or []:
                     delivery_id = raw_id.decode()
-                    if await self.client.execute("ZREM", DUE_KEY, delivery_id):  # claimed: no other host sends it
-                        await limit.acquire()
+                    await limit.acquire()
+                    if await self._claim(delivery_id):  # no other host sends it while its lease runs
                         nursery.start_soon(self._deliver_one, http, delivery_id, limit)
+                    else:
+                        limit.release()
                 with trio.move_on_after(await self._until_next_due()):
                     await self._wake.wait()
+
+    async def _claim(self, delivery_id: str) -> bool:
+        """Take a due delivery for one attempt: its place in the due set moves
+        a lease ahead (not removed), so a process stopped or killed mid-post
+        leaves it to be sent again when the lease ends."""
+        try:
+            return bool(await self.client.evalsha_or_load(
+                _CLAIM_SCRIPT, [DUE_KEY], [delivery_id, self.wall_clock(), self.wall_clock() + LEASE_MS]))
+        except RedisError as exc:
+            log.warning("cannot claim a due delivery", error=str(exc)[:200])
+            return False
 
     async def _until_next_due(self) -> float:
         """Seconds to sleep: until the next delivery is due, at most ``poll_s``
@@ -508,15 +521,22 @@ class Notifier:
         try:
             raw = await self.client.execute("GET", delivery_key(delivery_id))
             if not raw:
+                await self.client.execute("ZREM", DUE_KEY, delivery_id)
                 return
             delivery = msgspec.json.decode(raw, type=Delivery)
             hook_raw = await self.client.execute("GET", hook_key(delivery.hook))
             if not hook_raw:
                 await self.client.execute("DEL", delivery_key(delivery_id))
+                await self.client.execute("ZREM", DUE_KEY, delivery_id)
                 return  # the hook was removed
             hook = msgspec.json.decode(hook_raw, type=Hook)
             attempt = delivery.attempt + 1
-            status, outcome, detail = await self._post(http, hook, delivery, delivery_id)
+            try:
+                status, outcome, detail = await self._post(http, hook, delivery, delivery_id)
+            except trio.Cancelled:  # serve is stopping mid-post: due again at once for the next one
+                with trio.CancelScope(shield=True), trio.move_on_after(2):
+                    await self.client.execute("ZADD", DUE_KEY, self.wall_clock(), delivery_id)
+                raise
             now = self.wall_clock()
             record = ["at", str(now), "kind", delivery.kind, "attempt", str(attempt), "outcome", outcome,
                       "status", str(status), "detail", detail[:200], "notice", delivery.notice]
@@ -524,6 +544,7 @@ class Notifier:
             if outcome == "delivered":
                 self.delivered += 1
                 await self.client.execute("DEL", delivery_key(delivery_id))
+                await self.client.execute("ZREM", DUE_KEY, delivery_id)
                 return
             pause = min(FIRST_RETRY_MS * 2 ** (attempt - 1), LONGEST_PAUSE_MS)
             if now + pause - delivery.first_ms > RETRY_FOR_MS:
@@ -532,6 +553,7 @@ class Notifier:
                                           *record[:6], "outcome", "given up", "status", str(status),
                                           "detail", f"no success in a day ({attempt} attempts)", "notice", delivery.notice)
                 await self.client.execute("DEL", delivery_key(delivery_id))
+                await self.client.execute("ZREM", DUE_KEY, delivery_id)
                 return
             retry = msgspec.structs.replace(delivery, attempt=attempt)
             await self.client.execute("SET", delivery_key(delivery_id), msgspec.json.encode(retry), "KEEPTTL")
@@ -575,6 +597,19 @@ class Notifier:
         if 300 <= status < 400:
             return status, "failed", f"redirect not followed ({status})"
         return status, "failed", f"HTTP {status}"
+
+
+LEASE_MS = int(DELIVERY_TIMEOUT_S * 1000) + 60_000  # one attempt's longest, and room to record it
+
+# Claim a delivery that is due (its score at most now): move it a lease ahead. 1 if claimed.
+_CLAIM_SCRIPT = """
+local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if due and tonumber(due) <= tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  return 1
+end
+return 0
+"""
 
 
 class _Borrowed:
