@@ -4,7 +4,7 @@
 // targets it may attack (with the chance to hit) and the squares a choice
 // needs. It draws what it is given and reports clicks; the App decides.
 import { useEffect, useRef, useState } from "./vendor/preact-hooks.module.js";
-import { html, sideClass, initials, pct, sq, danger, combatantName, humanize } from "./util.js";
+import { html, sideClass, shortLabel, pct, sq, danger, combatantName, humanize } from "./util.js";
 
 const S = 40; // user units per square; the SVG scales to its box
 
@@ -354,7 +354,7 @@ export function GameMap({ view, mine, selected, moves, targets, picks, onSquare,
           y=${whyNot.blocking_square[1] * S + 2} width=${S - 4} height=${S - 4} rx="3" />`}</g>`}
       ${combatants.map((c) => {
         const here = stacks.get(sq(c.position));
-        return html`<${Token} key=${c.id} state=${state} combatant=${c} label=${initials(combatantName(state, c.id))} extras=${view.extras?.[c.id]}
+        return html`<${Token} key=${c.id} state=${state} combatant=${c} label=${shortLabel(state, c.id)} extras=${view.extras?.[c.id]}
         mine=${mine.has(c.id)} selected=${selected === c.id} active=${state.active === c.id} caught=${caught.has(c.id)} caughtAlly=${alliesCaught.has(c.id)}
         target=${targets?.get(c.id)} allyTarget=${!!targets?.get(c.id) && moverSide !== null && c.side === moverSide}
         blocked=${blockedBy.get(c.id)} stack=${here.length > 1 ? [here.indexOf(c.id), here.length] : null}
@@ -373,8 +373,8 @@ export function GameMap({ view, mine, selected, moves, targets, picks, onSquare,
     ${tooltip && html`<div class="map-tip">${hoveredMove ? html`
         <b>${humanize(hoveredMove.mode)} to (${hoveredMove.to[0]},${hoveredMove.to[1]})</b> · cost ${hoveredMove.cost}
         ${hoveredMove.threats.length === 0 ? html`<div class="ok">no one can react</div>` : hoveredMove.threats.map((t) => html`
-          <div class="threat">${combatantName(state, t.reactor)}: ${humanize(t.reaction)}${t.at ? ` at (${t.at[0]},${t.at[1]})` : ""}${t.hit_chance != null ? ` — ${pct(t.hit_chance)} to hit` : ""}${t.rule ? html` <span class="rule">${t.rule}</span>` : ""}</div>`)}`
-      : html`<b>${previewChoice.label}</b>${previewChoice.hit_chance != null ? html` — <span class="odds">${pct(previewChoice.hit_chance)}</span>` : ""}
+          <div class="threat">${combatantName(state, t.reactor)}: ${t.label || humanize(t.reaction)}${t.at ? ` at (${t.at[0]},${t.at[1]})` : ""}${t.hit_chance != null ? ` — ${pct(t.hit_chance)} to hit` : ""}${t.rule ? html` <span class="rule">${t.rule}</span>` : ""}</div>`)}`
+      : html`<b>${previewChoice.label}</b>${previewChoice.hit_chance != null ? html` — <span class="chance-of">${previewChoice.chance_of || "it works"}:</span> <span class="odds">${pct(previewChoice.hit_chance)}</span>` : ""}
         ${preview && preview.caught.length > 0 && html`<div class="caught-list">catches: ${preview.caught.map((c) => combatantName(state, c.combatant)).join(", ")}</div>`}
         ${preview && preview.allies_caught.length > 0 && html`<div class="threat allies-caught">⚠ catches your side: ${preview.allies_caught.map((id) => combatantName(state, id)).join(", ")}</div>`}
         ${preview?.refused && html`<div class="threat">${preview.refused}</div>`}
