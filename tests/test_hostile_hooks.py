@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 import trio
+import trio.testing
 
 from firelane.actors.hooks import DUE_KEY, Notice, Notifier, delivery_log, register_hook
 from firelane.redisio import connect
@@ -93,5 +94,48 @@ async def test_a_delivery_in_flight_when_serve_stops_is_sent_again_by_the_next(r
             nursery.cancel_scope.cancel()
         sent = {r.headers["firelane-delivery"] for r in receiver.at("/slow")}
         assert len(sent) == 1  # the same delivery id: the receiver can tell it is a repeat
+    finally:
+        await client.aclose()
+
+
+class HangingResolver(RebindingResolver):
+    """Answers the registration, then never answers again (a name server that stalls)."""
+
+    async def getaddrinfo(self, host, port, family=0, type=0, proto=0, flags=0):  # noqa: A002 - trio's names
+        host = host.decode() if isinstance(host, bytes) else host
+        if host == self.name and self.asked >= self.honest:
+            await trio.sleep_forever()
+        return await super().getaddrinfo(host, port, family, type, proto, flags)
+
+
+@pytest.fixture
+def jumpy_clock() -> trio.testing.MockClock:
+    return trio.testing.MockClock(autojump_threshold=0.25)
+
+
+async def test_a_name_that_never_resolves_costs_one_timeout_not_a_delivery_slot_for_ever(redis_url: str, jumpy_clock) -> None:
+    client = await connect(redis_url)
+    try:
+        await client.execute("DEL", DUE_KEY)
+        trio.socket.set_custom_hostname_resolver(HangingResolver("stall.attacker.example", 1))
+        async with trio.open_nursery() as nursery:
+            hook = await register_hook(client, campaign="hostile", encounter="stall", seat="alice",
+                                       url="http://stall.attacker.example/x", format="json", allow_private=False)
+            notifier = Notifier(client, allow_private=False, poll_s=3600)
+            nursery.start_soon(notifier.run)
+            await trio.sleep(0)
+            notifier.offer([Notice(key="hostile/stall/v1/your_turn/a", kind="your_turn", campaign="hostile",
+                                   encounter="stall", seat="alice", campaign_too=False, text="It is Ann's turn.")])
+            started = trio.current_time()
+            rows: list = []
+            with trio.move_on_after(60):
+                while not rows:
+                    await trio.sleep(5)
+                    rows = await delivery_log(client, hook.id, count=10)
+            took = trio.current_time() - started
+            nursery.cancel_scope.cancel()
+        trio.socket.set_custom_hostname_resolver(None)
+        assert rows and rows[0]["outcome"] == "failed" and rows[0]["detail"] == "no answer within 10 s"
+        assert took < 12
     finally:
         await client.aclose()
