@@ -8,7 +8,7 @@ import pytest
 import trio
 import trio.testing
 
-from firelane.actors.hooks import DUE_KEY, Notice, Notifier, delivery_log, register_hook
+from firelane.actors.hooks import DUE_KEY, HookRefused, Notice, Notifier, check_url, delivery_log, register_hook
 from firelane.redisio import connect
 from tests.hook_receiver import Receiver
 
@@ -130,12 +130,25 @@ async def test_a_name_that_never_resolves_costs_one_timeout_not_a_delivery_slot_
             rows: list = []
             with trio.move_on_after(60):
                 while not rows:
-                    await trio.sleep(5)
+                    await trio.sleep(1)
                     rows = await delivery_log(client, hook.id, count=10)
             took = trio.current_time() - started
             nursery.cancel_scope.cancel()
         trio.socket.set_custom_hostname_resolver(None)
-        assert rows and rows[0]["outcome"] == "failed" and rows[0]["detail"] == "no answer within 10 s"
-        assert took < 12
+        assert rows and rows[0]["outcome"] == "refused"
+        assert rows[0]["detail"] == "url: the host 'stall.attacker.example' did not resolve within 5 s"
+        assert took < 7
     finally:
         await client.aclose()
+
+
+async def test_registering_a_name_that_never_resolves_is_refused_in_seconds(jumpy_clock) -> None:
+    trio.socket.set_custom_hostname_resolver(HangingResolver("stall.attacker.example", 0))
+    try:
+        started = trio.current_time()
+        with pytest.raises(HookRefused) as refused, trio.fail_after(60):
+            await check_url("https://stall.attacker.example/x")
+        assert str(refused.value) == "url: the host 'stall.attacker.example' did not resolve within 5 s"
+        assert trio.current_time() - started == pytest.approx(5, abs=0.5)
+    finally:
+        trio.socket.set_custom_hostname_resolver(None)

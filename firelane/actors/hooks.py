@@ -68,6 +68,7 @@ KINDS = ("your_turn", "window", "gm_ruling", "ended")
 FORMATS = ("json", "discord", "slack")
 SIGNATURE_HEADER = "Firelane-Signature"
 DELIVERY_TIMEOUT_S = 10.0
+RESOLVE_TIMEOUT_S = 5.0  # a hook's host name, looked up when registered and before each post
 CONCURRENT_DELIVERIES = 16
 RETRY_FOR_MS = 86_400_000
 FIRST_RETRY_MS = 30_000
@@ -164,10 +165,14 @@ async def checked_addresses(host: str, port: int) -> list[str]:
     """Every address ``host`` resolves to, once; HookRefused if any of them is
     this machine, loopback or private. A post connects only to these (a name
     resolved again could answer otherwise: DNS rebinding)."""
-    try:
-        found = await trio.socket.getaddrinfo(host, port, type=trio.socket.SOCK_STREAM)
-    except OSError:
-        raise HookRefused(f"url: the host {host[:80]!r} does not resolve") from None
+    found: list = []
+    with trio.move_on_after(RESOLVE_TIMEOUT_S) as scope:  # a stalled name server holds nothing for long
+        try:
+            found = await trio.socket.getaddrinfo(host, port, type=trio.socket.SOCK_STREAM)
+        except OSError:
+            raise HookRefused(f"url: the host {host[:80]!r} does not resolve") from None
+    if scope.cancelled_caught:
+        raise HookRefused(f"url: the host {host[:80]!r} did not resolve within {RESOLVE_TIMEOUT_S:g} s")
     addresses = [address[0] for *_rest, address in found]
     for address in addresses:
         if _forbidden_address(address):
