@@ -750,8 +750,9 @@ def workshop_routes(api: Api) -> list[Route]:  # noqa: C901 - one closure per ro
             raise ApiError(415, "the image must be sent as image/png, image/jpeg or image/webp")
         data = await read_body(request, MAX_IMAGE_BYTES, "the image")
         meta = await trio.to_thread.run_sync(check_image, data, media_type)
-        data = without_metadata(data, media_type, meta.pop("orientation"))
-        meta["bytes"] = len(data)
+        data = without_metadata(data, media_type, meta["orientation"])
+        meta = await trio.to_thread.run_sync(check_image, data, media_type)  # what is kept is checked too
+        del meta["orientation"]
         image = await shop.keep_image(api.event_log(campaign), data, meta)
         return json_response({"image": image, **meta}, status=201)
 
