@@ -75,3 +75,67 @@ async def test_an_image_is_served_without_where_and_when_it_was_taken(shop: Shop
         image.load()  # still a whole picture
         with Image.open(io.BytesIO(sent)) as original:
             assert image.tobytes() == original.tobytes()  # the pixels untouched
+
+
+# Open to anyone by design (docs): the pages' shells, the contract, health, and the campaign's
+# roster and characters ("the reads take no token", web/campaign.py).
+PUBLIC = {"/", "/favicon.ico", "/api/openapi.json", "/api/asyncapi.json", "/api/health", "/api/schema",
+          "/table/{campaign}/{encounter}", "/characters/{campaign}/{character}", "/api/workshop/session",
+          "/workshop", "/workshop/{campaign}", "/workshop/{campaign}/build/{draft}",
+          "/workshop/{campaign}/lobby/{encounter}", "/api/campaigns/{campaign}/encounters",
+          "/api/campaigns/{campaign}/characters", "/api/campaigns/{campaign}/characters/{character}"}
+
+
+async def test_no_route_answers_an_outsider_with_data_or_a_crash(shop: Shop) -> None:
+    """Every route the app serves, every method, with no credential at all
+    (and with a made-up one): refused, never a 2xx with data, never a 500."""
+    from starlette.routing import Mount, Route
+
+    from firelane.web.app import make_app
+    from firelane.web.guard import ServedNames
+
+    app = make_app(shop.api, ServedNames())
+    params = {"campaign": "home", "encounter": "raid", "character": "kell", "hook": "h1", "draft": "raid",
+              "image": "0" * 64, "archetype": "a1", "seat": "alice", "system": "rond6"}
+    answered: dict[str, int] = {}
+    async with __import__("httpx").AsyncClient(base_url=shop.base, timeout=20) as http:
+        for route in app.routes:
+            if isinstance(route, Mount) or not isinstance(route, Route) or route.path in PUBLIC:
+                continue
+            path = route.path
+            for name, value in params.items():
+                path = path.replace("{" + name + "}", value)
+            assert "{" not in path, route.path
+            for method in sorted((route.methods or {"GET"}) - {"HEAD"}):
+                for headers in ({}, {"Authorization": "Bearer 0123456789abcdef0123456789abcdef"}):
+                    answer = await http.request(method, path, headers=headers, json={})
+                    answered[f"{method} {route.path} {bool(headers)}"] = answer.status_code
+    wrong = {k: v for k, v in answered.items() if not 400 <= v < 500}
+    assert not wrong, sorted(wrong.items())
+    assert len(answered) > 40
+
+
+async def test_what_outsiders_may_read_holds_no_token(shop: Shop) -> None:
+    """The roster and characters are open to anyone: a lobby's and a running
+    fight's seat tokens and the GM token stay out of them."""
+    from tests.test_workshop_api import humans, new_draft
+
+    async with shop.browser() as http:
+        await new_draft(http, shop, humans())
+        lobby = await http.post(shop.url("/drafts/raid/lobby"), json={"version": 1})
+        assert lobby.status_code == 200, lobby.text
+        tokens = [s["link"].partition("#token=")[2] for s in lobby.json()["seats"] if "#token=" in s.get("link", "")]
+        assert len(tokens) >= 3
+        secrets_now = [*tokens, shop.token]
+        readable = []
+        async with __import__("httpx").AsyncClient(base_url=shop.base, timeout=20) as outsider:
+            for path in ("/api/campaigns/home/encounters", "/api/campaigns/home/encounters?page=1",
+                         "/api/campaigns/home/characters", "/api/openapi.json", "/api/asyncapi.json"):
+                readable.append((await outsider.get(path)).text)
+            assert (await http.post(shop.url("/encounters/raid/start"))).status_code == 200
+            for path in ("/api/campaigns/home/encounters", "/api/campaigns/home/characters"):
+                readable.append((await outsider.get(path)).text)
+    for text in readable:
+        for secret in secrets_now:
+            assert secret not in text
+    assert "raid" in readable[0]  # the roster does list the lobby
