@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 
 import pytest
+import trio
 from PIL import Image
 
 from tests.test_workshop_api import Shop, png, shop  # noqa: F401 - `shop` is the fixture
@@ -139,3 +140,44 @@ async def test_what_outsiders_may_read_holds_no_token(shop: Shop) -> None:
         for secret in secrets_now:
             assert secret not in text
     assert "raid" in readable[0]  # the roster does list the lobby
+
+
+async def test_two_gms_making_the_same_campaign_at_once_never_share_its_token(shop: Shop) -> None:
+    """Two signed-in GMs (of other campaigns) ask for the same new campaign
+    name at the same moment: one gets it, the other 409 — never both its token."""
+    answers: list = []
+    async with shop.browser() as first, shop.browser() as second:
+        async def make(http, index: int) -> None:
+            answers.append(await http.post("/api/workshop/campaigns", json={"name": "contested"}))
+
+        async with trio.open_nursery() as nursery:
+            for index in range(12):
+                nursery.start_soon(make, (first, second)[index % 2], index)
+    made = [a for a in answers if a.status_code == 201]
+    assert len(made) == 1, [a.json().get("token", "")[:6] for a in made]
+    assert sorted({a.status_code for a in answers}) == [201, 409]
+    assert all(a.json() == {"error": "campaign 'contested' already exists"} for a in answers if a.status_code == 409)
+
+
+async def test_making_a_campaign_is_one_step_so_racing_makers_never_share_its_token(shop: Shop, redis_url: str) -> None:
+    """Two servers on one store (each its own connection) make the same campaign at once."""
+    from firelane.actors.workshop import create_campaign
+    from firelane.events.log import EventLog
+    from firelane.redisio import connect
+
+    store = shop.api.store
+    clients = [await connect(redis_url) for _ in range(6)]
+    tokens: list = []
+
+    async def make(client) -> None:
+        tokens.append(await create_campaign(EventLog(client, "raced", server_key=store.server_key,
+                                                     signer=store.log_signer())))
+
+    try:
+        async with trio.open_nursery() as nursery:
+            for client in clients:
+                nursery.start_soon(make, client)
+    finally:
+        for client in clients:
+            await client.aclose()
+    assert len([t for t in tokens if t is not None]) == 1, tokens
