@@ -272,7 +272,7 @@ function Table({ where }) {
       <div class="center">
         ${!inReplay && html`<${Prompt} view=${live} options=${options} answered=${answered} now=${() => conn.serverNow()} send=${send} busy=${busy}
           onPickSquares=${setPromptPicks} folded=${promptFolded} setFolded=${setPromptFolded} />`}
-        ${shown ? html`<${GameMap} view=${shown} mine=${mineIds} selected=${selected} moves=${moves} targets=${targets} picks=${picks}
+        ${shown ? html`<${GameMap} view=${shown} background=${conn.background} mine=${mineIds} selected=${selected} moves=${moves} targets=${targets} picks=${picks}
           onSquare=${onSquare} onToken=${onToken} focus=${focus || selected || state.active} previewArea=${(c) => conn.preview(c)}
           previewing=${inReplay ? null : stillPreviewing} mover=${acting ? selected : null} untargetable=${acting ? mineOptions.untargetable || [] : []} />`
           : html`<div class="map-wrap loading">…</div>`}

@@ -88,6 +88,9 @@ export class Connection {
       this.system = seat.system;
       this.lobby = !!seat.lobby;  // waiting for the GM's Start
       this.present = seat.present || [];  // in the lobby: the seats with the table open
+      // The map's background image, where the GM set it (docs/workshop-api.md), fetched with this seat's token.
+      this.background = seat.background && seat.background.width && seat.background.height
+        ? { ...seat.background, href: `${seat.background.url}?token=${encodeURIComponent(this.token)}` } : null;
       this.seedCommitment = seat.seed_commitment || "";  // published before any client seed (docs/fairness.md)
       await this.refresh();
       this.lastEvent = this.view.version; // the socket sends what comes after the first view

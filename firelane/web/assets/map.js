@@ -236,7 +236,7 @@ function ZoomButton({ cls, title, disabled, act, children }) {
 // the command types it can); the map only draws the answer.
 // `mover`: the combatant acting (its allies among the targets are marked as
 // friendly fire); `untargetable`: the enemies it cannot target, each with why.
-export function GameMap({ view, mine, selected, moves, targets, picks, onSquare, onToken, focus, previewArea, previewing, mover, untargetable }) {
+export function GameMap({ view, background, mine, selected, moves, targets, picks, onSquare, onToken, focus, previewArea, previewing, mover, untargetable }) {
   const [hover, setHover] = useState(null);
   const [explained, setExplained] = useState(null); // a tapped token that cannot be targeted: its reason stays shown
   const [areaPreview, setAreaPreview] = useState(null); // {key, squares, caught, allies_caught, notes, refused}
@@ -336,6 +336,10 @@ export function GameMap({ view, mine, selected, moves, targets, picks, onSquare,
         </pattern>
       </defs>
       <rect class="ground" x="0" y="0" width=${width} height=${height} />
+      ${background && html`<clipPath id="map-bounds"><rect x="0" y="0" width=${width} height=${height} /></clipPath>
+        <image class="background" href=${background.href} clip-path="url(#map-bounds)" pointer-events="none" preserveAspectRatio="none"
+          x=${background.offset[0] * S} y=${background.offset[1] * S}
+          width=${(background.width / background.scale) * S} height=${(background.height / background.scale) * S} />`}
       ${(terrain.difficult || []).map(([x, y]) => html`<rect key=${"d" + x + "," + y} class="difficult" x=${x * S} y=${y * S} width=${S} height=${S}><title>difficult ground</title></rect>`)}
       <rect x="0" y="0" width=${width} height=${height} fill="url(#grid)" pointer-events="none" />
       ${(view.zones || []).map((zone, i) => html`<g key=${"z" + i} class=${"zone zone-" + zone.kind}>
