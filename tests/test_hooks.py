@@ -240,3 +240,113 @@ def test_hooks_are_registered_listed_delivered_and_removed_over_the_api(served_h
         assert "s3cret-path" not in listed.stdout
     finally:
         receiver.shutdown()
+
+
+class _ScriptedResolver:
+    """A resolver stub: each call answers the next of its answers (the last one then stays)."""
+
+    def __init__(self, *answers: list[str]) -> None:
+        self.answers = list(answers)
+        self.asked: list[tuple[str, int]] = []
+
+    async def __call__(self, host: str, port: int) -> list[str]:
+        self.asked.append((host, port))
+        return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+
+
+class _RecordingBackend:
+    """Stands for the network: records where it is asked to connect and the TLS
+    server name it is given, then fails the handshake (nothing leaves the machine)."""
+
+    def __init__(self) -> None:
+        self.connects: list[tuple[str, int]] = []
+        self.server_names: list[str | None] = []
+
+    async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        import httpcore
+
+        self.connects.append((host, port))
+        backend = self
+
+        class Stream(httpcore.AsyncNetworkStream):
+            async def start_tls(self, ssl_context, server_hostname=None, timeout=None):
+                backend.server_names.append(server_hostname)
+                raise httpcore.ConnectError("handshake refused by the test")
+
+            async def aclose(self) -> None:
+                pass
+
+        return Stream()
+
+    async def sleep(self, seconds: float) -> None:
+        await trio.sleep(seconds)
+
+
+async def test_a_connection_goes_to_the_address_checked_with_the_original_host_and_sni() -> None:
+    """DNS rebinding: the name answers a public address when checked and
+    loopback a moment later. The connection is made to the address checked
+    (resolved once), with the URL's own host as the TLS server name."""
+    import httpx
+
+    from firelane.actors.hooks import pinned_transport
+
+    resolver = _ScriptedResolver(["93.184.215.14"], ["127.0.0.1"])
+    network = _RecordingBackend()
+    async with httpx.AsyncClient(transport=pinned_transport(allow_private=False, resolver=resolver, inner=network)) as http:
+        with pytest.raises(httpx.ConnectError, match="handshake refused by the test"):
+            await http.post("https://hooks.example/firelane", content=b"{}")
+    assert resolver.asked == [("hooks.example", 443)]  # once: no second answer is ever used
+    assert network.connects == [("93.184.215.14", 443)]
+    assert network.server_names == ["hooks.example"]
+
+
+async def test_a_name_that_turns_private_after_registering_is_refused_at_delivery(client) -> None:
+    """Registered while its name answered a public address; at delivery it
+    answers loopback (where a receiver listens): refused, nothing is sent."""
+    await client.execute("DEL", DUE_KEY)
+    wall = trio_wall_clock(T0)
+    async with trio.open_nursery() as nursery:
+        receiver = await nursery.start(Receiver().serve)
+        resolver = _ScriptedResolver(["93.184.215.14"], ["127.0.0.1"])
+        url = f"http://rebound.example:{receiver.port}/ok"
+        assert await check_url(url, resolver=resolver) == url  # public when registered
+        hook = await register_hook(client, campaign="hooks", encounter="rebind", seat="alice", url=url, format="json",
+                                   allow_private=True, wall_clock=wall)
+        notifier = Notifier(client, allow_private=False, wall_clock=wall, poll_s=0.05, resolver=resolver)
+        nursery.start_soon(notifier.run)
+        await trio.sleep(0)
+        notifier.offer([Notice(key="hooks/rebind/v3/your_turn/a", kind="your_turn", campaign="hooks",
+                               encounter="rebind", seat="alice", campaign_too=False, text="It is Ann's turn.")])
+        with trio.fail_after(10):
+            while not (rows := await delivery_log(client, hook.id)):
+                await trio.sleep(0.05)
+        nursery.cancel_scope.cancel()
+    assert [(r["outcome"], r["detail"]) for r in rows] == [
+        ("refused", "url: rebound.example is this machine, loopback or a private address (127.0.0.1): refused unless "
+                    "the operator allows it (firelane serve --allow-private-hooks)")]
+    assert receiver.received == []
+
+
+async def test_a_delivery_connects_to_the_resolved_address_with_the_hosts_name(client) -> None:
+    """A name the resolver maps to loopback (the operator allows private
+    hooks): the post reaches the receiver there, its Host header the URL's."""
+    await client.execute("DEL", DUE_KEY)
+    wall = trio_wall_clock(T0)
+    async with trio.open_nursery() as nursery:
+        receiver = await nursery.start(Receiver().serve)
+        resolver = _ScriptedResolver(["127.0.0.1"])
+        url = f"http://receiver.example:{receiver.port}/ok"
+        hook = await register_hook(client, campaign="hooks", encounter="named", seat="alice", url=url, format="slack",
+                                   allow_private=True, wall_clock=wall)
+        notifier = Notifier(client, allow_private=True, wall_clock=wall, poll_s=0.05, resolver=resolver)
+        nursery.start_soon(notifier.run)
+        await trio.sleep(0)
+        notifier.offer([Notice(key="hooks/named/v3/your_turn/a", kind="your_turn", campaign="hooks",
+                               encounter="named", seat="alice", campaign_too=False, text="It is Ann's turn.")])
+        with trio.fail_after(10):
+            [got] = await receiver.wait_for("/ok")
+        nursery.cancel_scope.cancel()
+    assert got.headers["host"] == f"receiver.example:{receiver.port}"
+    assert json.loads(got.body) == {"text": "It is Ann's turn."}
+    assert resolver.asked == [("receiver.example", receiver.port)]
+    assert hook.id

@@ -24,7 +24,7 @@ failure); the answer's body is never read. A failure is retried with a
 growing pause (30 s, 1 min, 2 min … at most 6 h apart) for a day, then given
 up. Every attempt is in the hook's delivery log, which its owner reads.
 
-URLs are checked (`check_url`): http or https, no credentials in them, and
+URLs are checked (`check_url`, and at each connection `PinnedBackend`): http or https, no credentials, and
 not pointing at this machine, loopback, private, link-local or other
 reserved addresses unless the operator allows it (`allow_private`:
 ``firelane serve --allow-private-hooks``; the tests' receivers are on
@@ -39,7 +39,7 @@ import hmac
 import ipaddress
 import secrets
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -137,10 +137,17 @@ def _forbidden_address(address: str) -> bool:
             or ip.is_unspecified or not ip.is_global)
 
 
-async def check_url(url: str, *, allow_private: bool = False) -> str:
-    """The URL if a hook may post to it; HookRefused (one line) otherwise. The
-    host is resolved: every address it has must be public, unless the
-    operator allows private ones (then anything but credentials goes)."""
+Resolver = Callable[[str, int], Awaitable[list[str]]]
+
+
+async def system_resolver(host: str, port: int) -> list[str]:
+    """The addresses a host name resolves to (the system's resolver)."""
+    found = await trio.socket.getaddrinfo(host, port, type=trio.socket.SOCK_STREAM)
+    return list(dict.fromkeys(address[0] for *_rest, address in found))
+
+
+def _check_form(url: str) -> tuple[str, int]:
+    """(host, port) of a URL a hook may have, before any name is resolved; HookRefused otherwise."""
     if not isinstance(url, str) or not url or len(url) > MAX_URL_CHARS:
         raise HookRefused(f"url: give the receiver's http(s) URL (at most {MAX_URL_CHARS} characters)")
     try:
@@ -153,19 +160,93 @@ async def check_url(url: str, *, allow_private: bool = False) -> str:
     if parts.username is not None or parts.password is not None:
         raise HookRefused("url: must not carry credentials (user:password@): put a secret in the path or use "
                           "the signature")
-    if allow_private:
-        return url
+    return parts.hostname, port or (443 if parts.scheme == "https" else 80)
+
+
+async def checked_addresses(host: str, port: int, *, allow_private: bool,
+                            resolver: Resolver = system_resolver) -> list[str]:
+    """The addresses of ``host``, resolved once; HookRefused if any of them is
+    this machine, loopback or private (unless the operator allows it)."""
     try:
-        found = await trio.socket.getaddrinfo(parts.hostname, port or (443 if parts.scheme == "https" else 80),
-                                              type=trio.socket.SOCK_STREAM)
+        addresses = await resolver(host, port)
     except OSError:
-        raise HookRefused(f"url: the host {parts.hostname[:80]!r} does not resolve") from None
-    for *_rest, address in found:
-        if _forbidden_address(address[0]):
-            raise HookRefused(f"url: {parts.hostname[:80]} is this machine, loopback or a private address "
-                              f"({address[0]}): refused unless the operator allows it "
-                              f"(firelane serve --allow-private-hooks)")
+        addresses = []
+    if not addresses:
+        raise HookRefused(f"url: the host {host[:80]!r} does not resolve")
+    if not allow_private:
+        for address in addresses:
+            if _forbidden_address(address):
+                raise HookRefused(f"url: {host[:80]} is this machine, loopback or a private address "
+                                  f"({address}): refused unless the operator allows it "
+                                  f"(firelane serve --allow-private-hooks)")
+    return addresses
+
+
+async def check_url(url: str, *, allow_private: bool = False, resolver: Resolver = system_resolver) -> str:
+    """The URL if a hook may post to it; HookRefused (one line) otherwise. The
+    host is resolved: every address it has must be public, unless the
+    operator allows private ones (then anything but credentials goes)."""
+    host, port = _check_form(url)
+    if not allow_private:
+        await checked_addresses(host, port, allow_private=False, resolver=resolver)
     return url
+
+
+class PinnedBackend:
+    """An httpcore network backend that resolves a hook's host once, checks
+    every address, and connects to a checked address — never to a second
+    answer (DNS rebinding: a name that is public when checked and loopback
+    when connected). The request keeps its URL, so its Host header and its
+    TLS server name (SNI, and the certificate's check) are the original host's."""
+
+    def __init__(self, *, allow_private: bool, resolver: Resolver = system_resolver, inner: Any = None) -> None:
+        import httpcore
+
+        self.allow_private = allow_private
+        self.resolver = resolver
+        self.inner = inner if inner is not None else httpcore.AnyIOBackend()
+        self.connected: list[tuple[str, int]] = []  # (address, port) of each connection made (for tests)
+
+    async def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                          socket_options: Any = None) -> Any:
+        import httpcore
+
+        addresses = await checked_addresses(host, port, allow_private=self.allow_private, resolver=self.resolver)
+        failure: Exception | None = None
+        for address in addresses:
+            try:
+                stream = await self.inner.connect_tcp(address, port, timeout=timeout, local_address=local_address,
+                                                      socket_options=socket_options)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                failure = exc
+                continue
+            self.connected.append((address, port))
+            return stream
+        assert failure is not None
+        raise failure
+
+    async def connect_unix_socket(self, *args: Any, **kwargs: Any) -> Any:
+        raise HookRefused("url: hooks post over TCP only")
+
+    async def sleep(self, seconds: float) -> None:
+        await self.inner.sleep(seconds)
+
+
+def pinned_transport(*, allow_private: bool, resolver: Resolver = system_resolver, inner: Any = None) -> Any:
+    """An httpx transport whose connections go through `PinnedBackend`.
+
+    httpx does not take a network backend itself, so its own transport (which
+    turns httpx requests into httpcore's and maps the errors) is kept and its
+    connection pool swapped for one built on the pinned backend
+    (tests/test_hooks.py checks it end to end)."""
+    import httpcore
+    import httpx
+
+    transport = httpx.AsyncHTTPTransport(trust_env=False)
+    transport._pool = httpcore.AsyncConnectionPool(
+        ssl_context=httpx.create_ssl_context(trust_env=False),
+        network_backend=PinnedBackend(allow_private=allow_private, resolver=resolver, inner=inner))
+    return transport
 
 
 def sign(secret: str, body: bytes, at: int) -> str:
@@ -370,9 +451,11 @@ class Notifier:
     process hand it their notices."""
 
     def __init__(self, client: Any, *, allow_private: bool = False, wall_clock: WallClock = system_wall_clock,
-                 http: Any = None, queue: int = 10_000, poll_s: float = 5.0) -> None:
+                 http: Any = None, queue: int = 10_000, poll_s: float = 5.0,
+                 resolver: Resolver = system_resolver) -> None:
         self.client = client
         self.allow_private = allow_private
+        self.resolver = resolver
         self.wall_clock = wall_clock
         self._send, self._receive = trio.open_memory_channel[list[Notice]](queue)
         self._http = http
@@ -392,8 +475,11 @@ class Notifier:
         import httpx  # imported where it is used: the engine alone never needs it
 
         _notifier.set(self)
+        # Each connection goes to an address checked when it is made (pinned_transport).
         async with httpx.AsyncClient(follow_redirects=False, timeout=httpx.Timeout(DELIVERY_TIMEOUT_S),
-                                     headers={"User-Agent": "firelane-hooks"}) if self._http is None else _Borrowed(self._http) as http:
+                                     headers={"User-Agent": "firelane-hooks"}, trust_env=False,
+                                     transport=pinned_transport(allow_private=self.allow_private,
+                                                                resolver=self.resolver)) if self._http is None else _Borrowed(self._http) as http:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._enqueue_loop)
                 nursery.start_soon(self._deliver_loop, http)
@@ -507,7 +593,7 @@ class Notifier:
         import httpx
 
         try:
-            await check_url(hook.url, allow_private=self.allow_private)  # again: its name may point elsewhere now
+            _check_form(hook.url)  # its address is checked as the connection is made (PinnedBackend)
         except HookRefused as exc:
             return 0, "refused", str(exc)
         body = msgspec.json.encode(delivery.body)
@@ -518,6 +604,8 @@ class Notifier:
             try:
                 async with http.stream("POST", hook.url, content=body, headers=headers) as response:
                     status = response.status_code
+            except HookRefused as exc:  # its name points at a refused address now
+                return 0, "refused", str(exc)
             except httpx.HTTPError as exc:
                 return 0, "failed", f"{type(exc).__name__}: {str(exc)[:120]}".replace(hook.url, shown_url(hook.url))
         if scope.cancelled_caught:
