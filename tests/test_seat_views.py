@@ -56,6 +56,14 @@ async def test_a_seat_reads_its_own_options_from_redis_and_acts_on_them_but_read
                     with pytest.raises(RedisError) as refused:
                         await reader.execute(*command)
                     assert refused.value.code == "NOPERM", (seat, command)
+            # A refused command changes nothing anyone may do: no new view for it.
+            refused_id = await bob.execute("XADD", event_log.inbox_key("views", "bob"), "*", "p",
+                                           b'{"type":"EndTurn","command_id":"not-mine","actor":"a"}')
+            with trio.fail_after(10):
+                while not [s for s in await event_log.read("views") if s.causation == f"inbox:bob:{refused_id.decode()}"]:
+                    await trio.sleep(0.02)
+            await trio.sleep(0.2)
+            assert (await newest_view(alice, event_log, "views", "alice"))[0] == entry_id
             _, bobs = await newest_view(bob, event_log, "views", "bob")
             assert bobs["seat"] == "bob" and bobs["combatants"] == [] and bobs["waiting"]["combatants"] == ["a"]
             # Act on the option as sent, then follow the log and the seat's own stream in one XREAD.

@@ -114,6 +114,8 @@ _COMMAND_ID = re.compile(r"[A-Za-z0-9_.:@#-]{1,64}")
 # a backlog: past MAX_PENDING_COMMANDS unread, its oldest are skipped.
 READ_BATCH = 256
 SEAT_VIEWS_KEPT = 4  # entries of a seat's view stream kept (the newest is what counts)
+# Events that answer a seat without changing what anyone may do: no new seat views for them.
+_ANSWERS_ONLY = (CommandRejected, CommandRepeated, CommandsDropped)
 ENDED_REASON = "the encounter has ended: it takes no more commands"
 # A seat's refused commands recorded one by one: a burst of REJECTION_BURST,
 # then one per REJECTION_REFILL_S; the others are counted in one
@@ -510,7 +512,10 @@ class Sequencer:
         # Each seat's view stream (EventLog.options_key) is written when the engine goes to wait for the
         # seats, once per version; publish_seat_views=False: never (a bench of the pure engine).
         self.publish_seat_views = publish_seat_views
-        self._views_version = -1
+        self._views_stale = True  # something a seat may do may have changed since the views were written
+        self._views_pending: EncounterState | None = None  # a copy of the state whose views are to be written
+        self._views_wanted = trio.Event()
+        self._views_asked = self._views_done = 0
 
     async def load(self) -> None:
         """Rebuild the state from the log; raises `LogTampered` when the log's
@@ -530,6 +535,7 @@ class Sequencer:
         self._loads += 1
         # Entries read but not yet recorded as handled are read again: none may leave its inbox first.
         self._untidy = {seat: [] for seat in self._untidy}
+        self._views_stale = True
         self._read, self._safe = {ENGINE_SEAT: "0-0"}, {ENGINE_SEAT: "0-0"}
         self._know_seats()
         for seat, cursor in cursors.items():
@@ -617,6 +623,7 @@ class Sequencer:
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(lease.keep)
+                nursery.start_soon(self._write_seat_views)
                 state = await self._serve(stop_when_ended=stop_when_ended)
                 nursery.cancel_scope.cancel()
             return state
@@ -1103,6 +1110,8 @@ class Sequencer:
             self._logged_cursors.update(parse_inbox_cursors(batch.inbox_cursor))
         if any(isinstance(e, EncounterRewound) for a in applied for e in a.events):
             self._window_seen = self._turn_seen = None  # the restored window or turn runs its time again
+        if any(not isinstance(e, _ANSWERS_ONLY) for a in applied for e in a.events):
+            self._views_stale = True
         self._know_seats()
         self._track_window()
         written = [r.entry_ids[-1] for r in results if r.entry_ids]
@@ -1355,28 +1364,62 @@ class Sequencer:
             self._deadlines_to_record["window"] = f"{window.window}:{self.wall_clock() + window.deadline_ms}"
 
     async def _publish_seat_views(self) -> None:
-        """Write each seat's options (SeatOptions: what the engine awaits, what
-        the seat may do now) to its own stream, which only that seat's Redis
-        user (and the engine) may read: a bot on Redis decides from it. Once
-        per log version, when the engine goes to wait for the seats (not while
-        its own players play on), so a fight the engine plays alone costs
-        nothing; the newest few entries are kept."""
+        """Have each seat's options (SeatOptions: what the engine awaits, what
+        the seat may do now) written to its own stream, which only that seat's
+        Redis user (and the engine) may read: a bot on Redis decides from it.
+        Asked when the engine goes to wait for the seats (not while its own
+        players play on, so a fight the engine plays alone costs nothing) and
+        something other than refusals and repeats was written since the last
+        time (a flood of refused commands costs no views). The options of an
+        awaited seat take tens of milliseconds (every move with its threats),
+        so they are computed from a copy of the state in a worker thread by
+        `_write_seat_views`, while the engine goes on reading the inboxes."""
         state = self.state
-        if not self.publish_seat_views or not state.started or state.version == self._views_version:
+        if not self.publish_seat_views or not state.started or not self._views_stale:
             return
-        self._views_version = state.version
-        commands = []
+        self._views_stale = False
+        self._views_pending = copy_state(state)  # a newer state replaces one not yet taken up
+        self._views_asked += 1
+        self._views_wanted.set()
+
+    async def _write_seat_views(self) -> None:
+        """The one writer of the seats' view streams (so they are written in
+        order), for as long as the sequencer runs."""
+        while True:
+            await self._views_wanted.wait()
+            self._views_wanted = trio.Event()
+            state, self._views_pending = self._views_pending, None
+            asked = self._views_asked
+            if state is not None:
+                try:
+                    views = await trio.to_thread.run_sync(self._seat_views, state, abandon_on_cancel=True)
+                    replies = await self.log.client.pipeline(
+                        [("XADD", self.log.options_key(self.encounter, seat), "MAXLEN", str(SEAT_VIEWS_KEPT), "*",
+                          "n", str(state.version), "o", view) for seat, view in views])
+                    for reply in replies:
+                        if isinstance(reply, RedisError):
+                            log.warning("cannot write a seat's options", encounter=self.encounter, error=str(reply)[:200])
+                except (RedisError, OSError) as exc:  # Redis away: the next wait writes them again
+                    log.warning("cannot write the seats' options", encounter=self.encounter, error=str(exc)[:200])
+                    self._views_stale = True
+            self._views_done = asked
+
+    def _seat_views(self, state: EncounterState) -> list[tuple[str, bytes]]:
+        """(seat, its options as JSON) for every seat of ``state`` (a copy no one changes)."""
+        views = []
         for seat in state.seats:
             try:
-                view = msgspec.json.encode(self.system.options(state, seat.id))
+                views.append((seat.id, msgspec.json.encode(self.system.options(state, seat.id))))
             except Exception as exc:  # noqa: BLE001 - a view that fails never stops the fight
-                log.warning("cannot compute a seat's options", encounter=self.encounter, seat=seat.id, error=repr(exc)[:200])
-                continue
-            commands.append(("XADD", self.log.options_key(self.encounter, seat.id), "MAXLEN", str(SEAT_VIEWS_KEPT), "*",
-                             "n", str(state.version), "o", view))
-        for reply in await self.log.client.pipeline(commands):
-            if isinstance(reply, RedisError):
-                log.warning("cannot write a seat's options", encounter=self.encounter, error=str(reply)[:200])
+                log.warning("cannot compute a seat's options", encounter=self.encounter, seat=seat.id,
+                            error=repr(exc)[:200])
+        return views
+
+    async def _views_written(self, within_s: float = 5.0) -> None:
+        """Wait (a while at most) until the views asked for so far are written."""
+        with trio.move_on_after(within_s):
+            while self._views_done < self._views_asked:
+                await trio.sleep(0.01)
 
     async def _finish(self) -> None:
         """The encounter has ended: close its inboxes (the API refuses from
@@ -1386,6 +1429,7 @@ class Sequencer:
         for is answered, and none is taken once the reveal is readable. Safe
         to repeat from any point (a restart comes here again)."""
         await self._publish_seat_views()  # "ended": nothing more is awaited
+        await self._views_written()
         if self.state.seed_revealed:
             if not await self.log.inboxes_closed(self.encounter):  # ended by an older engine, which revealed first
                 await self._close_seats(answer_first=False)

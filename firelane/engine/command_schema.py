@@ -5,8 +5,9 @@
   CloseReactionWindow, RestoreState, TimeOutTurn) are left out: no seat may
   send them, and the engine refuses them from any inbox.
 - Every command's definition says who may send it: ``"x-authority"`` is
-  ``"combatant"`` (the seat controlling ``actor``) or ``"gm"`` (the GM seat,
-  actor ``"gm"``).
+  ``"combatant"`` (the seat controlling ``actor``), ``"seat"`` (a player
+  seat for itself: ``actor`` is the seat's id, as in AddClientSeed) or
+  ``"gm"`` (the GM seat, actor ``"gm"``).
 - ClaimReaction's ``options`` is typed per reaction (the system's
   ``reaction_options_types``): an ``allOf`` of ``if reaction is R then options
   is R's type``, and ``reaction`` lists the reactions the system has (a

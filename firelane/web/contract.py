@@ -468,7 +468,7 @@ def asyncapi_document() -> dict[str, Any]:
                 "parameters": redis_params,
                 "description": "The seat's own view, readable by that seat's user alone: what the engine awaits and "
                                "what the seat may do (SeatOptions), written whenever the engine goes to wait for the "
-                               "seats (once per log version; the newest 4 kept). XREVRANGE KEY + - COUNT 1 for the "
+                               "seats and the log has moved by more than refusals and repeats (the newest 4 kept). XREVRANGE KEY + - COUNT 1 for the "
                                "current one, XREAD BLOCK for the next." + hash_tag,
                 "messages": {"seatView": {"$ref": ref.format(name="SeatView")}},
             },
