@@ -199,7 +199,8 @@ def test_hooks_are_registered_listed_delivered_and_removed_over_the_api(served_h
             hook = made.json()
             assert hook["url"] == f"http://127.0.0.1:{receiver.server_port}/…" and len(hook["secret"]) >= 24
             assert http_client.get(url).json()["hooks"] == [{k: hook[k] for k in ("id", "url", "format", "scope",
-                                                                                    "encounter", "seat")}]
+                                                                                    "encounter", "seat", "kinds")}]
+            assert hook["kinds"] == ["your_turn", "window", "gm_ruling", "ended"]  # all, when not chosen
             refused = http_client.post(url, json={"url": "http://me:pw@127.0.0.1/x"})
             assert refused.status_code == 400 and refused.json()["error"].startswith("url: must not carry credentials")
             spectator = http_client.post(url, json={"url": target}, headers={"Authorization": f"Bearer {tokens['spectator']}"})
@@ -422,10 +423,14 @@ def test_campaign_hooks_take_the_gm_credential_only_and_every_refusal_is_one_lin
         # Bodies: each refused with one line naming what is wrong; nothing is kept.
         for content, status, line in (
             (b"{not json", 400, 'the hook is not JSON: send {"url": "https://...", "format": "json"}'),
-            (b'["x"]', 400, 'a hook is {"url": "https://...", "format": "json" | "discord" | "slack"}'),
+            (b'["x"]', 400, 'a hook is {"url": "https://...", "format": "json" | "discord" | "slack", "kinds": [...]}'),
             (json.dumps({"url": target, "colour": "red"}).encode(), 400,
-             'a hook is {"url": "https://...", "format": "json" | "discord" | "slack"}'),
+             'a hook is {"url": "https://...", "format": "json" | "discord" | "slack", "kinds": [...]}'),
             (json.dumps({"url": target, "format": "xml"}).encode(), 400, "format: one of json, discord, slack, not 'xml'"),
+            (json.dumps({"url": target, "kinds": ["your_turn", "lunch"]}).encode(), 400,
+             "kinds: one or more of your_turn, window, gm_ruling, ended, not 'lunch'"),
+            (json.dumps({"url": target, "kinds": []}).encode(), 400,
+             "kinds: a list of one or more of your_turn, window, gm_ruling, ended"),
             (json.dumps({"format": "json"}).encode(), 400,
              "url: give the receiver's http(s) URL (at most 2000 characters)"),
             (json.dumps({"url": "ftp://example.com/x"}).encode(), 400, "url: must be an http:// or https:// URL with a host"),
@@ -441,3 +446,32 @@ def test_campaign_hooks_take_the_gm_credential_only_and_every_refusal_is_one_lin
         assert len(http.get(campaign_hooks, headers=gm).json()["hooks"]) == 8
         assert http.delete(f"{campaign_hooks}/{hook['id']}", headers=gm).json() == {"removed": hook["id"]}
         assert hook["id"] not in [h["id"] for h in http.get(campaign_hooks, headers=gm).json()["hooks"]]
+
+
+async def test_a_hook_is_sent_only_the_notifications_it_asked_for(client) -> None:
+    await client.execute("DEL", DUE_KEY)
+    wall = trio_wall_clock(T0)
+    async with trio.open_nursery() as nursery:
+        receiver = await nursery.start(Receiver().serve)
+        ends_only = await register_hook(client, campaign="hooks", encounter="kinds", seat="alice",
+                                        url=receiver.url("/ok?ends"), format="json", allow_private=True,
+                                        wall_clock=wall, kinds=["ended"])
+        await register_hook(client, campaign="hooks", encounter="kinds", seat="alice", url=receiver.url("/ok?all"),
+                            format="json", allow_private=True, wall_clock=wall)
+        with pytest.raises(HookRefused, match="^kinds: one or more of your_turn, window, gm_ruling, ended, not 'x'$"):
+            await register_hook(client, campaign="hooks", encounter="kinds", seat="alice", url=receiver.url("/ok"),
+                                format="json", allow_private=True, kinds=["ended", "x"])
+        notifier = Notifier(client, allow_private=True, wall_clock=wall, poll_s=0.05)
+        nursery.start_soon(notifier.run)
+        await trio.sleep(0)
+        for kind in ("your_turn", "ended"):
+            notifier.offer([Notice(key=f"hooks/kinds/v3/{kind}/alice", kind=kind, campaign="hooks", encounter="kinds",
+                                   seat="alice", campaign_too=False, text=f"{kind} happened.")])
+        with trio.fail_after(10):
+            while len(receiver.received) < 3:
+                await trio.sleep(0.05)
+        await trio.sleep(0.3)  # (time for a wrong fourth one to arrive)
+        nursery.cancel_scope.cancel()
+    told = sorted((r.path, json.loads(r.body)["kind"]) for r in receiver.received)
+    assert told == [("/ok?all", "ended"), ("/ok?all", "your_turn"), ("/ok?ends", "ended")]
+    assert ends_only.kinds == ["ended"]

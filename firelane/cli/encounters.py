@@ -672,7 +672,8 @@ async def cmd_hooks(args: argparse.Namespace) -> int:
         if args.add:
             try:
                 hook = await register_hook(client, campaign=args.campaign, encounter=encounter, seat=seat, url=args.add,
-                                           format=args.format, allow_private=args.allow_private)
+                                           format=args.format, allow_private=args.allow_private,
+                                           kinds=args.kinds.split(",") if args.kinds else None)
             except HookRefused as exc:
                 raise CliError(str(exc)) from None
             shown: Any = {**hook_json(hook), "secret": hook.secret}

@@ -1,6 +1,6 @@
 """Webhooks over the API (actors/hooks.py): a seat's, and a campaign's (its GM's).
 
-    POST   /api/campaigns/{c}/encounters/{e}/hooks                 register one: {"url", "format"} (json, discord, slack)
+    POST   /api/campaigns/{c}/encounters/{e}/hooks                 register one: {"url", "format", "kinds"}
     GET    /api/campaigns/{c}/encounters/{e}/hooks                 the seat's hooks
     DELETE /api/campaigns/{c}/encounters/{e}/hooks/{id}            remove one
     GET    /api/campaigns/{c}/encounters/{e}/hooks/{id}/deliveries its delivery log, newest first
@@ -58,12 +58,13 @@ def hooks_routes(api: Api) -> list[BaseRoute]:
                 body = msgspec.json.decode(raw)
             except msgspec.DecodeError:
                 raise ApiError(400, 'the hook is not JSON: send {"url": "https://...", "format": "json"}') from None
-            if not isinstance(body, dict) or set(body) - {"url", "format"}:
-                raise ApiError(400, 'a hook is {"url": "https://...", "format": "json" | "discord" | "slack"}')
+            if not isinstance(body, dict) or set(body) - {"url", "format", "kinds"}:
+                raise ApiError(400, 'a hook is {"url": "https://...", "format": "json" | "discord" | "slack", '
+                                    '"kinds": [...]}')
             try:
                 hook = await register_hook(client, campaign=campaign, encounter=encounter, seat=seat,
                                            url=body.get("url"), format=body.get("format", "json"),
-                                           allow_private=api.allow_private_hooks)
+                                           allow_private=api.allow_private_hooks, kinds=body.get("kinds"))
             except HookRefused as exc:
                 raise ApiError(400, str(exc)) from None
             return json_response({**hook_json(hook), "secret": hook.secret}, status=201)
