@@ -208,3 +208,99 @@ def test_seeded_fights_read_as_words(system_name: str) -> None:
                 for fault in problems(text, ids, shared_here):
                     faults.setdefault(f"{where}: {fault}", (where, text[:240]))
     assert not faults, "\n".join(f"{key}\n    {text}" for key, (_where, text) in sorted(faults.items())[:40])
+
+
+# ------------------------------------------------------------------ item 8: every chance says what it is the chance of
+
+BARE_CHANCE = re.compile(r"\bchance (?:of )?0?\.\d|\bwith (?:chance )?0\.\d|hit_chance|\bchance\s*:")
+
+
+def _every_chance(system_name: str, seeds: tuple[bytes, ...]) -> list[tuple[str, Any]]:
+    """(what, option) for every listed choice or attack with a chance, in seeded demo fights."""
+    system = get_system(system_name)
+    found: list[tuple[str, Any]] = []
+    for seed in seeds:
+        for step, (_command, _events, state) in enumerate(run_headless(system, demo_setup(system_name), seed)):
+            if state.window is None and step % 5:
+                continue
+            for cid in state.combatants:
+                options = system.combatant_options(state, cid)
+                found += [("attack", a) for a in options.attacks]
+                found += [("choice", c) for a in options.actions for c in a.choices if c.hit_chance is not None]
+                if options.window is not None:
+                    found += [(f"reaction {r.reaction}", c) for r in options.window.reactions for c in r.choices]
+    return found
+
+
+@pytest.mark.parametrize("system_name", SYSTEMS)
+def test_every_chance_says_what_it_is_the_chance_of(system_name: str) -> None:
+    """Item 8: each listed chance names its event and side ("the hit still lands",
+    "your dodge succeeds"), and no note gives a bare decimal or a field name."""
+    listed = _every_chance(system_name, (b"a" * 32,))
+    assert listed
+    for what, option in listed:
+        if option.hit_chance is not None:
+            assert option.chance_of, (what, option.label)
+        for note in option.notes:
+            assert not BARE_CHANCE.search(note), (what, option.label, note)
+
+
+def test_rond6_active_defense_prompts_give_the_chance_the_attack_still_hits() -> None:
+    """Item 8 (R6-16): an Active Defense choice carries the chance the attack
+    still hits after the defence, the same number the attacker's options gave
+    for that defence before the attack (`active_defense_chance`)."""
+    from firelane.engine.systems.rond6 import options as r6_options
+    from firelane.engine.systems.rond6 import reactions as r6_reactions
+    from firelane.engine.systems.rond6.rules import DEFENSE_REACTIONS
+
+    system = get_system("rond6")
+    checked = 0
+    for seed in (b"a" * 32, b"b" * 32, b"c" * 32):
+        for _command, _events, state in run_headless(system, demo_setup("rond6"), seed):
+            window = state.window
+            if window is None or window.trigger != "attack_declared":
+                continue
+            for reactor in window.reactors:
+                me = state.combatants[reactor.combatant]
+                options = system.combatant_options(state, me.id)
+                if options.window is None:
+                    continue
+                defences = [(r, c) for r in options.window.reactions if r.reaction in DEFENSE_REACTIONS for c in r.choices]
+                assert defences
+                for reaction, choice in defences:
+                    assert choice.chance_of == "the attack still hits you" and 0 <= choice.hit_chance <= 1
+                    assert choice.label.startswith(reaction.reaction)
+                # the defence the attacker's odds assumed: the first offered, declaring the default count
+                strike = next(s for s in window.continuation["queue"] if s.get("target") == me.id)
+                rolled = r6_options.strike_roll(system, state, strike)
+                assumed = r6_options.active_defense_chance(system, state, strike, rolled[3])
+                first = r6_reactions.defense_options(system, state, me, strike["attack_kind"])[0]
+                count = me.declared_actions or r6_reactions.declare_count(system, state, me, {})
+                same = [c for r, c in defences if r.reaction == first
+                        and (me.declared_actions or c.command["options"].get("declare") == count)]
+                assert assumed is not None and same and same[0].hit_chance == pytest.approx(assumed[1], abs=1e-12)
+                checked += 1
+    assert checked >= 3
+
+
+def test_bb_cmb_30_take_cover_says_the_cover_in_words() -> None:
+    """Item 13: "Take Cover: none -> light" read as words, in the option and the narration."""
+    from firelane.events.schemas import StateAdjusted
+    from firelane.projections.narration import Narrator
+
+    system = get_system("bolt-and-blade")
+    labels = []
+    state = None
+    for _command, _events, state in run_headless(system, demo_setup("bolt-and-blade"), b"a" * 32):
+        if state.active is not None and state.window is None:
+            labels += [a.label for a in system.combatant_options(state, state.active).actions if a.action == "BBTakeCover"]
+        if len(labels) >= 3:
+            break
+    assert labels
+    for label in labels:
+        assert re.fullmatch(r"Take Cover: from (no|light|heavy) cover to (light|heavy|total) cover", label), label
+    assert state is not None
+    kell = next(iter(state.combatants))
+    took = StateAdjusted(combatant=kell, changes={"taking_cover": True}, reason="took cover: none -> light", rule="BB-CMB-30")
+    line = Narrator().line(9, took, state)
+    assert line.endswith(f"{state.combatants[kell].name} takes cover: from no cover to light cover (BB-CMB-30)"), line

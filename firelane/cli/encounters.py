@@ -34,6 +34,7 @@ from firelane.cli import campaign as campaign_cli
 from firelane.actors.store import CliError, ServeInfo, Store
 from firelane.engine.core import Rejected, resting_points_of
 from firelane.events.options_schemas import SeatOptions
+from firelane.engine.wording import combatant_names, counted
 from firelane.projections.narration import REPRODUCIBLE_DICE_WARNING, Narrator, colour_enabled, describe_options, print_line
 from firelane.web.demo_server import DEFAULT_PORT, serve_table, table_link
 from firelane.actors.fairness import key_description, published_log_key
@@ -89,9 +90,10 @@ async def _narrate_live(event_log: EventLog, encounter: str, narrator: Narrator,
 
 
 def _summary(state: Any, events: int, elapsed: float) -> str:
-    standing = [c.name for c in state.combatants.values() if not c.out_of_fight]
+    names = combatant_names(state)
+    standing = [names[cid] for cid, c in state.combatants.items() if not c.out_of_fight]
     return (
-        f"{events} events in {elapsed:.2f}s; {state.round} rounds; winner: {state.winner or 'none'} "
+        f"{counted(events, 'event')} in {elapsed:.2f}s; {counted(state.round, 'round')}; winner: {state.winner or 'none'} "
         f"({state.end_reason}); still standing: {', '.join(standing) or 'no one'}"
     )
 

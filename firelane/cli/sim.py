@@ -215,7 +215,7 @@ def build_report(setup: EncounterSetup, seed_text: str, results: list[FightResul
 def describe(report: SimReport) -> list[str]:
     lines = [f"{report.setup} ({report.system}): {report.runs} fights, seed {report.seed!r}"]
     for side, result in report.sides.items():
-        lines.append(f"  {side:<16} wins {result.wins:>6}  {result.rate:6.1%}  (95% CI {result.ci_low:.1%}-{result.ci_high:.1%})")
+        lines.append(f"  {side:<16} won {result.wins:>6}  {result.rate:6.1%}  (95% CI {result.ci_low:.1%}-{result.ci_high:.1%})")
     for kind, count in report.draws.items():
         lines.append(f"  {'no winner':<16} {count:>11}  {count / report.runs:6.1%}  ({kind})")
     r = report.rounds

@@ -144,9 +144,10 @@ def with_names(text: str, names: Mapping[str, str]) -> str:
 
 def combatant_names(state: EncounterState) -> dict[str, str]:
     """Each combatant's name as a reader tells it from the others: two with one
-    name get a number each in the order of the setup ("Cultist 1", "Cultist 2")."""
+    name get a number each in the order of their ids ("Cultist 1", "Cultist 2"),
+    as the page numbers them (assets/util.js)."""
     by_name: dict[str, list[str]] = {}
-    for cid, combatant in state.combatants.items():
+    for cid, combatant in sorted(state.combatants.items()):
         by_name.setdefault(combatant.name or cid, []).append(cid)
     names = {}
     for name, cids in by_name.items():
@@ -234,9 +235,9 @@ def worded_options(options: Any, state: EncounterState, words: Labels) -> Any:
     attacks = []
     for attack in options.attacks:
         mode = mode_words(attack.mode, words)
-        label = words.word("weapons", attack.weapon) + (f" ({mode})" if mode else "")
+        label = weapon_name(state, options.combatant, attack.weapon, words) + (f" ({mode})" if mode else "")
         attacks.append(msgspec.structs.replace(
-            attack, label=label, notes=[say(n) for n in attack.notes],
+            attack, label=label, mode_label=mode, notes=[say(n) for n in attack.notes],
             modifiers=[msgspec.structs.replace(m, source=say(m.source)) for m in attack.modifiers]))
     actions = [msgspec.structs.replace(a, label=say(a.label), choices=[choice(c, "it works") for c in a.choices])
                for a in options.actions]
@@ -251,6 +252,19 @@ def worded_options(options: Any, state: EncounterState, words: Labels) -> Any:
         window = msgspec.structs.replace(window, reactions=reactions, prompt=prompt)
     return msgspec.structs.replace(options, why_not=say(options.why_not), attacks=attacks, actions=actions, moves=moves,
                                    window=window)
+
+
+def weapon_name(state: EncounterState, combatant: str, weapon: str, words: Labels | None = None) -> str:
+    """A weapon as a person reads it: the system's label, else the name the
+    combatant's sheet gives the weapon of that id (RonD6's "smg" is its
+    "submachine gun"), else the id in words."""
+    if words is not None and weapon in words.weapons:
+        return words.weapons[weapon]
+    holder = state.combatants.get(combatant)
+    for held in getattr(holder, "weapons", None) or []:
+        if getattr(held, "id", None) == weapon and getattr(held, "name", ""):
+            return str(held.name)
+    return weapon.replace("_", " ")
 
 
 def name_of(state: EncounterState, combatant: str) -> str:

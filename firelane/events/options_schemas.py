@@ -55,6 +55,7 @@ class AttackOption(msgspec.Struct, frozen=True, kw_only=True):
     rule: str = ""
     command: dict[str, Any]
     label: str = ""  # the weapon and mode in words ("marksman rifle (full auto)")
+    mode_label: str = ""  # the mode alone in words ("" for the plain attack)
     chance_of: str = "the attack hits"  # what ``hit_chance`` is the chance of, from the attacker's side
 
 

@@ -58,7 +58,7 @@ from firelane.events.schemas import (
     TurnTimedOut,
 )
 from firelane.engine.labels import Labels
-from firelane.engine.wording import combatant_names, counted, explain_roll, plain_words, with_names
+from firelane.engine.wording import combatant_names, counted, explain_roll, plain_words, weapon_name, with_names
 
 # What every view of a fight (or rest) whose dice come from a seed text says.
 REPRODUCIBLE_DICE_WARNING = "reproducible dice: anyone who knows the seed text can predict every roll"
@@ -175,7 +175,7 @@ class Narrator:
             verdict = self.paint("HIT", "red", "bold") if event.hit else self.paint("miss", "green")
             crit = self.paint(" CRITICAL", "red", "bold") if event.critical else ""
             kind = "" if event.kind == "attack" else self.paint(f" ({self.said('modes', event.kind)})", "yellow")
-            text = (f"{n(event.attacker)} → {n(event.target)} with {self.said('weapons', event.weapon)}{kind}: {verdict}{crit}  "
+            text = (f"{n(event.attacker)} → {n(event.target)} with {weapon_name(state, event.attacker, event.weapon, self.words)}{kind}: {verdict}{crit}  "
                     + self.paint(self.explain(event.roll), "dim"))
             if event.defense is not None:
                 text += self.paint(f"  defence: {self.explain(event.defense)}", "dim")

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from firelane.engine.registry import demo_setup
+from firelane.engine.registry import demo_setup, get_system
 from tests.browser.table_helpers import Table, wait_until
 from tests.cli_helpers import cli_ok
 
@@ -110,9 +110,10 @@ def test_the_landing_lists_the_characters_and_a_character_page_shows_its_history
     aftermath = pell["history"][2]["event"]
     came_back = next(o for o in aftermath["characters"] if o["character"] == "rg-pell")
     aftermath_text = entries[2]["text"]
-    assert aftermath_text.startswith(f"came back from raid (winner {aftermath['winner']}")
-    for change in came_back["changes"]:  # what the fight changed, as the history says it
-        assert f"{change['field']} {change['before']} -> {change['after']}" in aftermath_text
+    assert aftermath_text.startswith(f"came back from raid (won by {aftermath['winner']}")
+    words = get_system("d100-zones").labels
+    for change in came_back["changes"]:  # what the fight changed, as the history says it, in words
+        assert f"{words.word('fields', change['field'])} from {change['before']} to {change['after']}" in aftermath_text
     # The rest with its rolls: each die, total and rule as the event has them.
     rest = pell["history"][4]["event"]
     assert rest["rolls"], "with the healer's seed, Pell's first aid rolls"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.table_helpers import Table, narrated, page_version, setup_with_players, table_setup, wait_until
+from tests.browser.table_helpers import Table, narrated, page_version, setup_with_players, show_tab, table_setup, wait_until
 
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1440, "height": 900}
@@ -170,6 +170,7 @@ def test_a_rewind_is_offered_only_where_it_can_land_and_its_undone_branch_is_mar
         assert "Mott was behind the crates" in line.get_attribute("title")
     assert not set(_rewind_marks(gm)) & set(undone)  # no ⟲ into the undone branch
     table.shot(gm, "table-gm-undone")
+    show_tab(alice, "story")  # on a phone the narration is a tab away
     table.shot(alice, "table-undone-phone")
     alice.reload()
     alice.wait_for_selector(".app header .status.live")

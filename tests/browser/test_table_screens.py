@@ -184,3 +184,24 @@ def test_on_a_phone_the_map_pinch_zooms_pans_and_selects_by_a_tap(table: Table) 
     show_tab(page, "act")
     assert "selected" in page.get_attribute("[data-mine='vass']", "class")
     assert not table.errors, table.errors
+
+
+def test_on_a_phone_the_narration_tab_opens_at_its_newest_line(table: Table) -> None:
+    seats = table.create("screens-story", two_players_setup(), seed="screens-3")
+    page = table.open(seats["alice"]["link"], width=390, height=844, touch=True)
+    gm = table.open(seats["gm"]["link"])
+    for _ in range(3):  # the GM skips turns: lines arrive while the narration's tab is closed
+        version = page_version(page)
+        gm.wait_for_selector(".gm [data-gm='skip']:not([disabled])")
+        gm.click(".gm [data-gm='skip']")
+        gm.click(".gm .confirm [data-confirm-yes='Skip']")
+        wait_until(lambda: page_version(page) > version, what="the skip on the phone")
+    assert not page.locator(".narration .lines").is_visible()
+    page.tap(".tabs [data-tab='story']")
+    last = page_version(page)
+    newest = page.locator(f".narration .line[data-n='{last}']")
+    newest.wait_for()
+    wait_until(lambda: newest.evaluate("""l => { const box = l.closest('.lines').getBoundingClientRect(), r = l.getBoundingClientRect();
+                                                 return r.bottom <= box.bottom + 1 && r.top >= box.top - 1; }"""),
+               what="the newest line in view")
+    assert not table.errors, table.errors

@@ -17,7 +17,8 @@ export function groupAttacks(attacks) {
 }
 
 function modeText(attack) {
-  return attack.mode && attack.mode !== "normal" ? attack.mode : "";
+  if (attack.mode_label !== undefined) return attack.mode_label;  // the mode in the system's words
+  return attack.mode && attack.mode !== "normal" ? attack.mode.replace(/_/g, " ") : "";
 }
 
 function Terms({ attack }) {
@@ -48,8 +49,8 @@ function AttackGroup({ state, group, send, busy, showTarget, mainClass, attacker
   return html`<div class=${"attack attack-group" + (ally ? " ally" : "")} data-attack=${group.target} data-weapon=${group.weapon} data-ally=${ally ? "yes" : undefined}>
     ${ally && html`<div class="ally-note" title="the rules allow friendly fire">⚠ ${who} is on your side: friendly fire</div>`}
     <button class=${"do " + (mainClass || "")} disabled=${busy} onClick=${() => attack(main, `attack ${who}`)}>
-      ${showTarget ? `${who} · ` : ""}${main.weapon}${modeText(main) ? ` (${modeText(main)})` : ""}
-      <span class="odds">${pct(main.hit_chance)}</span>
+      ${showTarget ? `${who} · ` : ""}${main.label || main.weapon}
+      <span class="odds" title=${`${main.chance_of || "the attack hits"}: ${pct(main.hit_chance)}`}>${pct(main.hit_chance)}</span>
     </button>
     <button class="why" title="modifiers" onClick=${() => setOpen(!open)}>${open ? "▾" : "±"}</button>
     ${variants.length > 0 && html`<div class="variant-row">

@@ -15,7 +15,7 @@
 // links here open a fight this browser has sat at; any other fight's link
 // opens the table, which asks for a join link.
 import { useEffect, useState } from "./vendor/preact-hooks.module.js";
-import { html, signed } from "./util.js";
+import { html, signed, detailWords } from "./util.js";
 
 const SEATS_KEY = "firelane.seats";
 const SEATS_KEPT = 200; // the newest; older ones are forgotten
@@ -238,7 +238,7 @@ function RollView({ roll }) {
     <div class="roll-total">= <b>${roll.total}</b>${roll.target !== null && roll.target !== undefined ? ` vs ${roll.target} (${roll.compare})` : ""}
       ${roll.success === true ? html` <span class="ok">success</span>` : roll.success === false ? html` <span class="bad">failure</span>` : ""}</div>
     ${roll.notes?.length > 0 && html`<div class="notes">${roll.notes.join("; ")}</div>`}
-    ${details.length > 0 && html`<div class="notes">${details.map(([k, v]) => `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`).join(" · ")}</div>`}
+    ${details.length > 0 && detailWords(roll.details) && html`<div class="notes">${detailWords(roll.details)}</div>`}
   </div>`;
 }
 

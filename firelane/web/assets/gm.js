@@ -261,7 +261,7 @@ export function GMPanel({ view, gm, send, busy, rewindTo, setRewindTo, lines }) 
       ${rewindWhy ? html`<div class="hint problem">${rewindWhy}</div>` : html`<div class="hint">or click ⟲ beside an event in the narration</div>`}</div>`}
     ${available.has("EndEncounter") && html`<div class="group"><h3>End the encounter</h3>
       <div class="row"><select value=${winner} onChange=${(e) => setWinner(e.currentTarget.value)}>
-        <option value="">no winner</option>${gm.sides.map((s) => html`<option value=${s}>${s} wins</option>`)}</select>
+        <option value="">no winner</option>${gm.sides.map((s) => html`<option value=${s}>won by ${s}</option>`)}</select>
         <button data-gm="end" class="danger" disabled=${busy} onClick=${() => confirm({
           text: `End the encounter now, ${winner ? `${winner} winning` : "with no winner"}? This cannot be rewound.`, yes: "End",
           run: () => send({ type: "EndEncounter", actor: "gm", winner: winner || null, reason: reason.trim() || "ended by the GM" }, "end") })}>End…</button></div></div>`}

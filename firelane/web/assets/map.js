@@ -4,7 +4,7 @@
 // targets it may attack (with the chance to hit) and the squares a choice
 // needs. It draws what it is given and reports clicks; the App decides.
 import { useEffect, useRef, useState } from "./vendor/preact-hooks.module.js";
-import { html, sideClass, initials, pct, sq, danger, combatantName, humanize } from "./util.js";
+import { html, sideClass, shortLabel, pct, sq, danger, combatantName, humanize } from "./util.js";
 
 const S = 40; // user units per square; the SVG scales to its box
 
@@ -113,10 +113,6 @@ function Bands({ bands, at, terrain }) {
   });
 }
 
-// `previewing`: a choice without a square whose area is previewed while its
-// button is hovered (a cone's direction, a zone); a hovered square choice is
-// previewed too. The server computes every preview (`view.previewable` lists
-// the command types it can); the map only draws the answer.
 // Pan and zoom: the SVG's viewBox follows a drag (one finger or the mouse),
 // a pinch (two fingers), the wheel and the +, −, fit buttons. A drag that
 // moved is no click: a tap selects, a swipe pans.
@@ -200,6 +196,7 @@ function usePanZoom(full) {
       setBox(clampBox({ ...g.box, x: g.box.x - dx * g.k, y: g.box.y - dy * g.k }, full));
     }
   };
+  const forget = () => { pointers.current.clear(); gesture.current = null; };
   const up = (e) => {
     pointers.current.delete(e.pointerId);
     if (pointers.current.size === 0) gesture.current = null;
@@ -218,8 +215,19 @@ function usePanZoom(full) {
   return {
     svg, box: shown, zoomed: !!box,
     handlers: { onPointerDown: down, onPointerMove: move, onPointerUp: up, onPointerCancel: up },
-    zoomIn: () => zoomAt(1.5), zoomOut: () => zoomAt(1 / 1.5), fit: () => setBox(null),
+    // A button ends any gesture a lost pointerup left open (a drag whose finger left the page).
+    zoomIn: () => { forget(); zoomAt(1.5); }, zoomOut: () => { forget(); zoomAt(1 / 1.5); }, fit: () => { forget(); setBox(null); },
   };
+}
+
+// A map button that acts on a finger's lift as well as on a click: Chromium
+// sends no click for a tap that stops a swipe's fling, and a tap right after
+// panning the map is just that.
+function ZoomButton({ cls, title, disabled, act, children }) {
+  const lifted = useRef(false);
+  return html`<button class=${cls} title=${title} aria-label=${title} disabled=${disabled}
+    onPointerUp=${(e) => { if (e.pointerType === "touch") { lifted.current = true; act(); } }}
+    onClick=${() => { if (lifted.current) lifted.current = false; else act(); }}>${children}</button>`;
 }
 
 // `previewing`: a choice without a square whose area is previewed while its
@@ -346,7 +354,7 @@ export function GameMap({ view, mine, selected, moves, targets, picks, onSquare,
           y=${whyNot.blocking_square[1] * S + 2} width=${S - 4} height=${S - 4} rx="3" />`}</g>`}
       ${combatants.map((c) => {
         const here = stacks.get(sq(c.position));
-        return html`<${Token} key=${c.id} state=${state} combatant=${c} label=${initials(combatantName(state, c.id))} extras=${view.extras?.[c.id]}
+        return html`<${Token} key=${c.id} state=${state} combatant=${c} label=${shortLabel(state, c.id)} extras=${view.extras?.[c.id]}
         mine=${mine.has(c.id)} selected=${selected === c.id} active=${state.active === c.id} caught=${caught.has(c.id)} caughtAlly=${alliesCaught.has(c.id)}
         target=${targets?.get(c.id)} allyTarget=${!!targets?.get(c.id) && moverSide !== null && c.side === moverSide}
         blocked=${blockedBy.get(c.id)} stack=${here.length > 1 ? [here.indexOf(c.id), here.length] : null}
@@ -354,19 +362,19 @@ export function GameMap({ view, mine, selected, moves, targets, picks, onSquare,
       })}
     </svg>
     <div class="zoom-buttons">
-      <button class="zoom-in" title="zoom in" aria-label="zoom in" onClick=${zoom.zoomIn}>+</button>
-      <button class="zoom-out" title="zoom out" aria-label="zoom out" disabled=${!zoom.zoomed} onClick=${zoom.zoomOut}>−</button>
-      <button class="zoom-fit" title="the whole map" aria-label="the whole map" disabled=${!zoom.zoomed} onClick=${zoom.fit}>⤢</button>
+      <${ZoomButton} cls="zoom-in" title="zoom in" act=${zoom.zoomIn}>+</${ZoomButton}>
+      <${ZoomButton} cls="zoom-out" title="zoom out" disabled=${!zoom.zoomed} act=${zoom.zoomOut}>−</${ZoomButton}>
+      <${ZoomButton} cls="zoom-fit" title="the whole map" disabled=${!zoom.zoomed} act=${zoom.fit}>⤢</${ZoomButton}>
     </div>
     ${risky && !tooltip && !whyNot && html`<div class="heat-legend" title="the best chance anyone who could react has to hit you there">
       <span>chance to be hit</span>${[10, 25, 50, 75, 100].map((p) => html`<i key=${p} class=${"heat-" + p}>${p}%</i>`)}</div>`}
     ${whyNot && !tooltip && html`<div class="map-tip why-not-tip" data-why-not=${whyNot.combatant}>
-      <b>${combatantName(state, whyNot.combatant)}</b> cannot be targeted: ${whyNot.words}</div>`}
+      <b>⊘ cannot be targeted</b> ${whyNot.words}</div>`}
     ${tooltip && html`<div class="map-tip">${hoveredMove ? html`
         <b>${humanize(hoveredMove.mode)} to (${hoveredMove.to[0]},${hoveredMove.to[1]})</b> · cost ${hoveredMove.cost}
         ${hoveredMove.threats.length === 0 ? html`<div class="ok">no one can react</div>` : hoveredMove.threats.map((t) => html`
-          <div class="threat">${combatantName(state, t.reactor)}: ${humanize(t.reaction)}${t.at ? ` at (${t.at[0]},${t.at[1]})` : ""}${t.hit_chance != null ? ` — ${pct(t.hit_chance)} to hit` : ""}${t.rule ? html` <span class="rule">${t.rule}</span>` : ""}</div>`)}`
-      : html`<b>${previewChoice.label}</b>${previewChoice.hit_chance != null ? html` — <span class="odds">${pct(previewChoice.hit_chance)}</span>` : ""}
+          <div class="threat">${combatantName(state, t.reactor)}: ${t.label || humanize(t.reaction)}${t.at ? ` at (${t.at[0]},${t.at[1]})` : ""}${t.hit_chance != null ? ` — ${pct(t.hit_chance)} to hit` : ""}${t.rule ? html` <span class="rule">${t.rule}</span>` : ""}</div>`)}`
+      : html`<b>${previewChoice.label}</b>${previewChoice.hit_chance != null ? html` — <span class="chance-of">${previewChoice.chance_of || "it works"}:</span> <span class="odds">${pct(previewChoice.hit_chance)}</span>` : ""}
         ${preview && preview.caught.length > 0 && html`<div class="caught-list">catches: ${preview.caught.map((c) => combatantName(state, c.combatant)).join(", ")}</div>`}
         ${preview && preview.allies_caught.length > 0 && html`<div class="threat allies-caught">⚠ catches your side: ${preview.allies_caught.map((id) => combatantName(state, id)).join(", ")}</div>`}
         ${preview?.refused && html`<div class="threat">${preview.refused}</div>`}

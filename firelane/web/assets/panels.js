@@ -1,7 +1,7 @@
 // The panels around the map: initiative, narration, the acting seat's
 // actions, reaction and decision prompts with their countdown, the replay bar.
 import { useEffect, useLayoutEffect, useRef, useState } from "./vendor/preact-hooks.module.js";
-import { html, sideClass, combatantName, pct, signed, humanize } from "./util.js";
+import { html, sideClass, combatantName, pct, signed, humanize, detailWords } from "./util.js";
 import { spanText, stepBack, stepOn, undoneBy, undoneNote } from "./branches.js";
 import { AttackGroups } from "./attacks.js";
 
@@ -29,11 +29,11 @@ export function Initiative({ view }) {
           <span class="who">${combatantName(state, id)}</span>
           <span class="init" title="initiative">${c.initiative}</span>
           ${health && html`<span class="hp" title=${health.label}>${health.wounds !== undefined ? health.label : `${health.value}/${health.max}`}</span>`}
-          ${Object.keys(c.conditions || {}).length > 0 && html`<div class="conds">${Object.keys(c.conditions).map((k) => html`<span class="cond">${humanize(k)}</span>`)}</div>`}
+          ${Object.keys(c.conditions || {}).length > 0 && html`<div class="conds">${Object.keys(c.conditions).map((k) => html`<span class="cond">${view.labels?.conditions?.[k] || humanize(k)}</span>`)}</div>`}
         </li>`;
       })}
     </ol>
-    ${state.ended && html`<p class="result">${state.winner ? `${state.winner} wins` : "no winner"} — ${state.end_reason}</p>`}
+    ${state.ended && html`<p class="result">${state.winner ? `won by ${state.winner}` : "no winner"} — ${state.end_reason}</p>`}
   </section>`;
 }
 
@@ -48,7 +48,7 @@ function RollTable({ roll }) {
     <div class="roll-total">= <b>${roll.total}</b>${roll.target !== null && roll.target !== undefined ? ` vs ${roll.target} (${roll.compare})` : ""}
       ${roll.success === true ? html` <span class="ok">success</span>` : roll.success === false ? html` <span class="bad">failure</span>` : ""}</div>
     ${roll.notes.length > 0 && html`<div class="notes">${roll.notes.join("; ")}</div>`}
-    ${Object.keys(roll.details || {}).length > 0 && html`<div class="notes">${Object.entries(roll.details).map(([k, v]) => `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`).join(" · ")}</div>`}
+    ${(roll.said ?? detailWords(roll.details)) && html`<div class="notes said">${roll.said ?? detailWords(roll.details)}</div>`}
   </div>`;
 }
 
@@ -66,7 +66,9 @@ function Line({ line, open, toggle, future, current, rewindable, onRewind, undon
     <span class="n" title="log version">${line.n}</span>
     <span class="text" onClick=${expandable ? toggle : undefined}>
       ${undone && html`<span class="undone-tag">undone</span> `}
-      ${empty && !expandable ? html`<span class="dim quiet-what">${humanize(line.type)}</span>` : line.segs.map(([text, cls], i) => html`<span key=${i} class=${cls}>${text}</span>`)}
+      ${empty && !expandable ? html`<span class="dim quiet-what">${humanize(line.type)}</span>` : line.segs.map(([text, cls], i) => html`<span key=${i} class=${cls}>${text}</span>`)
+        // a roll's explanation is the roll table's when the line has one: said once, as the table
+        .filter((_, i) => !(line.rolls.length > 0 && line.segs[i][1].includes("detail")))}
       ${expandable && html`<span class="more" title="show the rolls">${open ? "▾" : line.rolls.length ? `⚄${line.rolls.length > 1 ? " " + line.rolls.length : ""}` : "…"}</span>`}
     </span>
     ${rewindable && html`<button class="rewind-here" title=${`rewind the fight to just after event ${line.n}`} onClick=${() => onRewind(line.n)}>⟲</button>`}
@@ -136,8 +138,19 @@ export function Narration({ lines, upto, canRewind, onRewind, hasEarlier, loadEa
       el.scrollTop = el.scrollHeight;
     }
   }, [lines.length, upto, lo, hi]);
+  // A narration shown again (its tab opened on a phone, the window resized) keeps to its newest line.
+  useEffect(() => {
+    const el = box.current;
+    if (!el || typeof ResizeObserver === "undefined") return undefined;
+    const seen = new ResizeObserver(() => {
+      if (stick.current && keepBottom.current === null && el.clientHeight > 0 && !el.dataset.replaying) el.scrollTop = el.scrollHeight;
+    });
+    seen.observe(el);
+    return () => seen.disconnect();
+  }, []);
   const onScroll = () => {
     const el = box.current;
+    if (el.clientHeight === 0) return; // hidden (another tab): no reader scrolled it
     stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
   };
   const toggle = (n) => {
@@ -147,7 +160,7 @@ export function Narration({ lines, upto, canRewind, onRewind, hasEarlier, loadEa
   };
   return html`<section class="panel narration">
     <h2>Narration <span class="count" data-events=${last}>${last} events${shown.length < last ? ` · ${shown.length} shown` : ""}</span></h2>
-    <div class="lines" ref=${box} onScroll=${onScroll}>
+    <div class="lines" ref=${box} onScroll=${onScroll} data-replaying=${replaying ? "1" : undefined}>
       ${earlier && html`<button class="show-earlier" onClick=${showEarlier}>show earlier events</button>`}
       ${shown.map((line, i) => {
         const by = undoneBy(branches?.undone, line.n);
@@ -213,7 +226,7 @@ export function Prompt({ view, options, answered, now, send, busy, onPickSquares
     return html`<div class="prompt" key=${c.combatant + w.window} data-prompt=${c.combatant} data-window=${w.window}>
       <div class="prompt-head">
         <span class="bolt">⚡</span>
-        <div><b>${who}</b> may react: ${humanize(w.trigger)} by <b>${combatantName(state, w.actor)}</b>
+        <div><b>${who}</b> may react to ${w.prompt || `${humanize(w.trigger)} by ${combatantName(state, w.actor)}`}
           <div class="sub">window ${w.window} · waiting for ${w.awaited.map((id) => combatantName(state, id)).join(", ")}</div></div>
         ${setFolded && html`<button class="fold" title=${folded ? "show the choices" : "fold the prompt away to see the map"}
           aria-expanded=${!folded} onClick=${() => setFolded(!folded)}>${folded ? "show ▴" : "fold ▾"}</button>`}
@@ -225,7 +238,7 @@ export function Prompt({ view, options, answered, now, send, busy, onPickSquares
           ${r.choices.map((choice, i) => html`<button key=${i} class="choice" disabled=${busy}
               data-choice=${choice.label} onClick=${() => { onPickSquares(null); send(choice.command, `${r.label}: ${choice.label}`); }}
               onMouseEnter=${() => choice.square && onPickSquares([{ ...choice, allies: false }])} onMouseLeave=${() => onPickSquares(null)}>
-            ${choice.label}${choice.hit_chance != null ? html` <span class="odds">${pct(choice.hit_chance)}</span>` : ""}
+            ${choice.label}${choice.hit_chance != null ? html` <span class="chance-of">${choice.chance_of || "it works"}:</span> <span class="odds">${pct(choice.hit_chance)}</span>` : ""}
             ${choice.notes?.length ? html`<small>${choice.notes.join("; ")}</small>` : ""}
           </button>`)}
         </div>`)}
@@ -271,7 +284,7 @@ export function ActionPanel({ view, options, selected, select, moveMode, setMove
           ${(c.attacks.length > 0 || c.untargetable?.length > 0) && html`<div class="group"><h3>Attack${c.attacks.length > 0 ? html` <span class="hint">or click a target on the map</span>` : ""}</h3>
             <${AttackGroups} state=${state} attacks=${c.attacks} send=${send} busy=${busy} attacker=${c.combatant} />
             ${c.untargetable?.length > 0 && html`<ul class="untargetable-list">${c.untargetable.map((u) => html`<li key=${u.combatant} data-untargetable=${u.combatant}>
-              ⊘ <b>${combatantName(state, u.combatant)}</b>: ${u.words}</li>`)}</ul>`}</div>`}
+              ⊘ ${u.words}</li>`)}</ul>`}</div>`}
           ${c.actions.length > 0 && html`<div class="group"><h3>Actions</h3>
             ${c.actions.map((action) => {
               const squares = action.choices.filter((ch) => ch.square);
@@ -291,7 +304,7 @@ export function ActionPanel({ view, options, selected, select, moveMode, setMove
                   ${squares.length > 0 && html`<div class="hint">pick a square on the map${squares.some((s) => (s.notes || []).some((n) => /ally|allies|friendly/i.test(n))) ? " (⚠ marks squares that catch allies)" : ""}</div>`}
                   ${action.choices.filter((ch) => !ch.square).map((ch, i) => html`<button key=${i} class="choice" disabled=${busy}
                     data-choice=${ch.label} onMouseEnter=${() => onPreview?.(ch)} onMouseLeave=${() => onPreview?.(null)}
-                    onClick=${() => { setPick(null); onPreview?.(null); send(ch.command, `${action.label}: ${ch.label}`); }}>${ch.label}${ch.hit_chance != null ? html` <span class="odds">${pct(ch.hit_chance)}</span>` : ""}</button>`)}
+                    onClick=${() => { setPick(null); onPreview?.(null); send(ch.command, `${action.label}: ${ch.label}`); }}>${ch.label}${ch.hit_chance != null ? html` <span class="chance-of">${ch.chance_of || "it works"}:</span> <span class="odds">${pct(ch.hit_chance)}</span>` : ""}</button>`)}
                 </div>`}
               </div>`;
             })}</div>`}

@@ -43,6 +43,26 @@ export function combatantName(state, id) {
   return namesOf(state).get(id) ?? id;
 }
 
+// The map's short label of a combatant, unique on the map: its initials, with
+// a number where two would read alike.
+export function shortLabel(state, id) {
+  const label = (cid) => initials(combatantName(state, cid));
+  const mine = label(id);
+  const alike = Object.keys(state?.combatants || {}).filter((cid) => label(cid) === mine);
+  return alike.length > 1 ? `${mine.slice(0, 2)}${alike.indexOf(id) + 1}` : mine;
+}
+
+// A roll's details in words, when the server has not said them (`said`):
+// a flag that is off or a missing value says nothing; names, not field ids.
+export function detailWords(details) {
+  const value = (v) => v === null || v === false || v === "" || (Array.isArray(v) && v.length === 0) ? null
+    : v === true ? "" : Array.isArray(v) ? v.map(value).filter(Boolean).join(", ")
+    : typeof v === "object" ? (v.source ? `${v.source}${v.rule ? ` (${v.rule})` : ""}` : Object.entries(v).map(([k, x]) => `${k.replace(/_/g, " ")} ${value(x) ?? ""}`.trim()).join(", "))
+    : String(v).replace(/_/g, " ");
+  return Object.entries(details || {}).map(([k, v]) => [k.replace(/_/g, " "), value(v)])
+    .filter(([, v]) => v !== null).map(([k, v]) => (v ? `${k} ${v}` : k)).join("; ");
+}
+
 export function initials(name) {
   const words = name.replace(/[^\p{L}\p{N} ]/gu, "").split(/\s+/).filter(Boolean);
   if (words.length === 0) return "?";

@@ -491,7 +491,8 @@ def test_bb_cmb_17_dive_choices_list_each_square_and_the_chance_the_hit_still_la
     heavy, light = dive.choices
     # save: d20 + 0 >= 16: 5/20. Into heavy cover: 14 (16 - 2 Exposed) vs 15: a miss; into light: 14 vs 12: still a hit.
     assert heavy.hit_chance == 15 / 20 and light.hit_chance == 1.0
-    assert heavy.notes[0] == "Agility save DC 16: chance 0.25"
+    # issue 19 item 8: each number says what it is the chance of, from whose side
+    assert heavy.chance_of == "the hit still lands" and heavy.notes == ["Agility save DC 16 succeeds: 25%"]
     assert heavy.command["options"] == {"to": [5, 4]}
     decided(state, heavy.command)
 

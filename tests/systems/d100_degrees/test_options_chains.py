@@ -63,7 +63,7 @@ def test_d100d_04_each_link_s_chance_equals_a_brute_force_count() -> None:
     outcomes = options.chain_outcomes(chain.target_number, 3, True, "tens_digits", 2)
     assert options.link_chances(outcomes, 3) == pytest.approx([hits["b1"] / 100, hits["b2"] / 100, hits["b3"] / 100])
     note = next(n for n in chain.notes if n.startswith("chain "))
-    assert f"B2 hit with {hits['b2'] / 100:.4f}" in note and f"B3 hit with {hits['b3'] / 100:.4f}" in note
+    assert f"B2 is hit too: {hits['b2'] / 100:.2%}" in note and f"B3 is hit too: {hits['b3'] / 100:.2%}" in note
 
 
 def test_attacks_on_allies_are_listed_flagged_and_accepted() -> None:

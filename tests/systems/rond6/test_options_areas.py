@@ -29,7 +29,7 @@ from .r6helpers import PISTOL, act, cmd, combatant, of_type, one, rejection, set
 GRENADE = weapon_profile("frag_grenade")  # the sample data's: thrown, Small Burst, ranges 5/10/15, one grenade
 FLAMER = {"id": "flamer", "name": "flamer", "kind": "ranged", "skill": "firearms", "damage": "6D",
           "ranges": [3, 6, 9], "modes": ["cone:small"]}
-CAUGHT = re.compile(r"^catches (\w[\w ()-]*?) \((enemy|ally|self), (R6-4[01])\): hit (\d\.\d{4}) against (\w+) defense (\d+)$")
+CAUGHT = re.compile(r"^catches (\w[\w ()-]*?) \((enemy|ally|self), (R6-4[01])\): hit (\d{1,3}\.\d{2})% against (\w+) defense (\d+)$")
 
 
 def wild_pool_at_least(dice: int, target: int) -> Fraction:
@@ -65,7 +65,7 @@ def _caught(notes: list[str]) -> dict[str, tuple[str, str, float, int]]:
         match = CAUGHT.match(note)
         if match:
             who, relation, rule, chance, _kind, defense = match.groups()
-            found[who] = (relation, rule, float(chance), int(defense))
+            found[who] = (relation, rule, float(chance) / 100, int(defense))
     return found
 
 
@@ -119,7 +119,7 @@ def test_r6_40_the_grenade_is_listed_at_the_enemy_with_the_ally_caught_flagged_a
         "b": ("enemy", "R6-40", 16), "e": ("ally", "R6-40", 17)}
     assert options.AREA_ALLY_NOTE in on_b.notes and options.AREA_SELF_NOTE not in on_b.notes
     assert on_b.hit_chance == pytest.approx(float(wild_pool_at_least(4, 16)), abs=1e-12)
-    assert caught["e"][2] == pytest.approx(float(wild_pool_at_least(4, 17)), abs=5e-5)  # the note's 4 decimals
+    assert caught["e"][2] == pytest.approx(float(wild_pool_at_least(4, 17)), abs=5e-5)  # the note's 2 decimals of a percentage
     # The Wild Die first: 4 + 4 + 4 + 4 = 16; then one damage roll for the hit.
     events = act(state, as_command(SYSTEM, on_b.command), [4, 4, 4, 4] + [3] * 10, exact=False)
     assert one(events, R6AreaTargeted).targets == ["b", "e"]

@@ -7,6 +7,8 @@ sentence gets.
 
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 from firelane.engine.state import EncounterState
@@ -86,6 +88,23 @@ SENTENCES: dict[str, Sentence] = {
     "BBAreaResolved": _bb_area_resolved,
 }
 
+_TOOK_COVER = re.compile(r"took cover: (\w+) -> (\w+)")
+
+
+def cover_words(level: str) -> str:
+    """A cover level as words: "none" -> "no cover", "light" -> "light cover"."""
+    return "no cover" if level in ("none", "") else f"{level} cover"
+
+
+def _bb_adjusted(n: Any, e: Any, s: EncounterState) -> str | None:
+    """BB-CMB-30 Take Cover as a sentence ("took cover: none -> light" as the rules write it)."""
+    took = _TOOK_COVER.fullmatch(e.reason or "")
+    if set(e.changes) != {"taking_cover"} or took is None:
+        return None
+    return f"{n.name(s, e.combatant)} takes cover: from {cover_words(took.group(1))} to {cover_words(took.group(2))} ({e.rule})"
+
+
 # shared event tag -> the system's sentence for it (None from it: the shared one)
 SHARED_EVENT_SENTENCES: dict[str, OptionalSentence] = {
+    "StateAdjusted": _bb_adjusted,
 }

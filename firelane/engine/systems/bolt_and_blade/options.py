@@ -33,6 +33,7 @@ import msgspec
 from firelane.engine.core import Rejected, TurnOptions, command_json
 from firelane.engine.grid import Square, distance
 from firelane.engine.state import EncounterState, ReactionWindow
+from firelane.engine.systems.bolt_and_blade.narration import cover_words
 from firelane.engine.systems.bolt_and_blade import areas, combat
 from firelane.engine.systems.bolt_and_blade.actions import (
     aim_problem,
@@ -205,7 +206,8 @@ def action_options(state: EncounterState, me: BoltAndBladeCombatant) -> list[Act
     if not me.action_used:
         gain = take_cover_gain(state, me)
         if gain is not None:
-            single(BBTakeCover(command_id="", actor=actor), f"Take Cover: {gain[0]} -> {gain[1]}", "BB-CMB-30")
+            single(BBTakeCover(command_id="", actor=actor), f"Take Cover: from {cover_words(gain[0])} to {cover_words(gain[1])}",
+                   "BB-CMB-30")
         overwatch = overwatch_choices(state, me)
         if overwatch:
             options.append(ActionOption(action=tag(BBOverwatch), label="Overwatch: watch an area until your next turn", rule="BB-CMB-13", choices=overwatch))
@@ -232,7 +234,7 @@ def action_options(state: EncounterState, me: BoltAndBladeCombatant) -> list[Act
         dc = int(state.settings.get("search_dc", 12))
         search_bonus = sum(m.value for m in combat.check_modifiers(state, me, "intellect", "awareness"))
         single(BBSearch(command_id="", actor=actor), f"Search: Intellect (Awareness) DC {dc}", "BB-CORE-17",
-               [f"chance {combat.check_probability(search_bonus, dc):.2f}"])
+               [f"the check succeeds: {combat.check_probability(search_bonus, dc):.0%}"])
         options += area_options(state, me)
     if not me.bonus_used:
         marks = [
@@ -481,7 +483,7 @@ def _reactive_fire(state: EncounterState, window: ReactionWindow, me: str, react
         notes = ["now" if square == here else f"held until {window.actor} reaches {square}; lapses if its move ends first"]
         if overwatch:
             notes.append("on Overwatch: no Disadvantage, a hit stops the move unless it saves (BB-CMB-13)")
-        choices.append(Choice(label=f"fire at {window.actor} on {square}", square=square, hit_chance=chance,
+        choices.append(Choice(label=f"fire at {window.actor} on {square}", square=square, hit_chance=chance, chance_of="your shot hits",
                               rule="BB-CMB-13" if overwatch else "BB-CMB-10", notes=notes,
                               command=claim(window, me, "reactive_fire", square=list(square))))
     return choices
@@ -497,7 +499,8 @@ def _opportunity_strike(state: EncounterState, window: ReactionWindow, me: str, 
         except Rejected:
             chance = None
     label = f"strike {window.actor}" + (f" with {weapon.name}" if weapon is not None else "")
-    return [Choice(label=label, hit_chance=chance, rule="BB-CMB-15", command=claim(window, me, "opportunity_strike"))]
+    return [Choice(label=label, hit_chance=chance, rule="BB-CMB-15", chance_of="your strike hits",
+                   command=claim(window, me, "opportunity_strike"))]
 
 
 def _return_fire(state: EncounterState, window: ReactionWindow, me: str, reaction: str) -> list[Choice]:
@@ -517,10 +520,11 @@ def _return_fire(state: EncounterState, window: ReactionWindow, me: str, reactio
         else:
             shooter = combat.combatant(state, attacker)
             incoming = combat.plan_attack(state, attacker, me, shooter.weapon(window.continuation["weapon"]), kind="attack")  # type: ignore[arg-type]
-        notes.append(f"{attacker}'s shot hits on its own with chance {combat.plan_hit_chance(incoming):.3f}")
+        notes.append(f"{attacker}'s shot alone would hit you: {combat.plan_hit_chance(incoming):.0%}")
     except (Rejected, KeyError):
         pass
-    return [Choice(label=f"return fire at {attacker}", hit_chance=chance, rule="BB-CMB-14", notes=notes, command=claim(window, me, "return_fire"))]
+    return [Choice(label=f"return fire at {attacker}", hit_chance=chance, rule="BB-CMB-14", notes=notes, chance_of="your shot hits",
+                   command=claim(window, me, "return_fire"))]
 
 
 def dive_odds(state: EncounterState, window: ReactionWindow, me: str, square: Square) -> tuple[float, float]:
@@ -547,9 +551,10 @@ def _dive_for_cover(state: EncounterState, window: ReactionWindow, me: str, reac
     choices = []
     for square in dive_squares(state, me, attacker_square):
         save, still = dive_odds(state, window, me, square)
+        # The number shown is the attacker's: the chance the hit still lands after this dive.
         choices.append(Choice(label=f"dive to {square}", square=square, hit_chance=still, rule="BB-CMB-17",
-                              notes=[f"Agility save DC {window.continuation['total']}: chance {save:.2f}",
-                                     "hit_chance: the chance the hit still lands after the dive"],
+                              chance_of="the hit still lands",
+                              notes=[f"Agility save DC {window.continuation['total']} succeeds: {save:.0%}"],
                               command=claim(window, me, "dive_for_cover", to=list(square))))
     return choices
 

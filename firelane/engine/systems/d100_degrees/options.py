@@ -110,7 +110,7 @@ def evasion_notes(target: D100DCombatant, kind: str, chance: float) -> list[str]
         return [f"{target.id} cannot evade: {blocked}"] if blocked else []
     best = max(offered, key=lambda r: (evasion_chance(target, r), r))
     evade = evasion_chance(target, best)
-    return [f"{target.id} may {best} ({evade:.0%}, D100D-10): the hit then stands with {chance * (1 - evade):.4f}"]
+    return [f"{target.id} may {best} ({evade:.0%}, D100D-10): the hit then stands: {chance * (1 - evade):.2%}"]
 
 
 def enemies(state: D100DState, me: D100DCombatant) -> list[D100DCombatant]:
@@ -179,7 +179,7 @@ def chain_notes(state: D100DState, target: D100DCombatant, extra: list[str], out
     chances = link_chances(outcomes, 1 + len(extra))
     names = " -> ".join([target.id, *extra])
     return [f"chain {names} (D100D-04): " + ", ".join(
-        f"{cid} hit with {chance:.4f}" for cid, chance in zip(extra, chances[1:], strict=True))
+        f"{cid} is hit too: {chance:.2%}" for cid, chance in zip(extra, chances[1:], strict=True))
         + " (two more degrees of success per link)"]
 
 
@@ -327,7 +327,7 @@ def reaction_options(state: D100DState, window: ReactionWindow, combatant_id: st
             label=f"{reaction}: a Challenging {rules.EVASION_TEST[reaction][0]} test; success cancels every hit of "
                   f"{attack.get('attacker', 'the attacker')}'s {attack.get('weapon', 'attack')} on {combatant_id}",
             hit_chance=evasion_chance(me, reaction), rule="D100D-10",
-            notes=["hit_chance is the chance the Evasion succeeds"],
+            chance_of=f"your {reaction} succeeds",
             command=command_json(ClaimReaction(command_id="", actor=combatant_id, window=window.window, reaction=reaction)))])
         for reaction in reactor.reactions if reaction in rules.EVASION_TEST
     ]

@@ -225,7 +225,7 @@ def other_actions(system: BaseRuleSystem, state: D100ZState, me: D100ZCombatant)
         if patient.side == me.side:
             aid.append((D100ZFirstAid(command_id="", actor=me.id, target=patient.id), Choice(
                 label=f"first aid on {patient.id}", rule="D100Z-14", hit_chance=chance,
-                notes=["hit_chance is the INT test's chance (01-10 always works and stabilises)"], command={})))
+                chance_of="the first aid works", notes=["an INT test; 01-10 always works and stabilises"], command={})))
     for action, label, rule, candidates in (("D100ZAimedShot", "Aimed Shot", "D100Z-12", aims),
                                             ("D100ZSuppressiveFire", "Suppressive Fire", "D100Z-13", zones),
                                             ("D100ZFirstAid", "First Aid", "D100Z-14", aid)):

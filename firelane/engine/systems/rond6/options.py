@@ -72,7 +72,7 @@ turn's action and as a Wait interruption:
 * a cone: one Choice per facing (all eight, those catching no one too), no
   ``square`` and no ``hit_chance`` (no aim point);
 * the notes of each: the test's pool and range term, then every combatant
-  caught, ``catches <id> (<enemy|ally|self>, <rule>): hit <chance> against
+  caught, ``catches <id> (<enemy|ally|self>, <rule>): hit <chance>% against
   <kind> defense <n>``, `AREA_ALLY_NOTE` / `AREA_SELF_NOTE` when the area
   catches an ally / the attacker itself, and the damage roll.
 """
@@ -193,7 +193,7 @@ def strike_odds(system: SystemContract, state: RonD6State, strike: dict[str, Any
     notes = [f"rolls {roll.details['code']} with the Wild Die against {info['kind']} defense {defense}", odds.TRUNCATION_NOTE]
     opposed = active_defense_chance(system, state, strike, attack) if info["kind"] == "passive" else None
     if opposed is not None:
-        notes.append(f"{target.id} may defend actively ({opposed[0]}, R6-16): the attack then hits with {opposed[1]:.4f}")
+        notes.append(f"{target.id} may defend actively ({opposed[0]}, R6-16): the attack then hits: {opposed[1]:.2%}")
     return shown, defense, chance, notes
 
 
@@ -571,7 +571,7 @@ def caught_notes(system: SystemContract, state: RonD6State, me: RonD6Combatant, 
         defense, info = combat.defense_value(system, state, blast, target, weapon.kind, "area")
         chances[target.id] = odds.chance_at_least(attack, defense)
         relation = "self" if target.id == me.id else ("ally" if target.side == me.side else "enemy")
-        notes.append(f"catches {target.id} ({relation}, {rule}): hit {chances[target.id]:.4f} against {info['kind']} defense {defense}")
+        notes.append(f"catches {target.id} ({relation}, {rule}): hit {chances[target.id]:.2%} against {info['kind']} defense {defense}")
     if not caught:
         notes.append("catches no one")
     if any(t.side == me.side and t.id != me.id for t in caught):
@@ -733,14 +733,38 @@ def interrupt_choices(system: SystemContract, state: RonD6State, window: Reactio
     return choices
 
 
+STILL_HITS = "the attack still hits you"  # what a defence's chance is the chance of: the attacker's side
+
+
+def defended_chance(system: SystemContract, state: RonD6State, window: ReactionWindow, me: RonD6Combatant,
+                    reaction: str, penalty: int) -> float | None:
+    """R6-16: the chance the attack this window waits on still hits ``me`` if it
+    defends with ``reaction`` at ``penalty`` dice: the attack's exact total
+    (as its options computed it, `strike_roll`) reaching the defence's rolled
+    total, as `active_defense_chance` reckons it before the attack. None when
+    the window holds no strike on ``me``."""
+    strike = next((step for step in window.continuation.get("queue", [])
+                   if isinstance(step, dict) and step.get("step") == "strike" and step.get("target") == me.id), None)
+    if strike is None:
+        return None
+    rolled = strike_roll(system, state, strike)
+    if rolled is None:
+        return None
+    defense_roll = roll_test(_Twos(), state.settings, me, DEFENSE_REACTIONS[reaction], purpose="preview",
+                             rule=rules.R_ACTIVE, action_penalty=penalty)
+    return odds.opposed_chance(rolled[3], distribution_of(state, me, defense_roll))
+
+
 def defense_choices(system: SystemContract, state: RonD6State, window: ReactionWindow, me: RonD6Combatant, reaction: str) -> list[Choice]:
     skill = DEFENSE_REACTIONS[reaction]
     if me.declared_actions:
         return [Choice(label=f"{reaction} ({skill}), spending one of its declared actions", rule=rules.R_ACTIVE,
-                       command=_claim(window, me.id, reaction, {}))]
+                       hit_chance=defended_chance(system, state, window, me, reaction, max(0, me.declared_actions - 1)),
+                       chance_of=STILL_HITS, command=_claim(window, me.id, reaction, {}))]
     limit = system.action_limit(state, me)
     return [Choice(label=f"{reaction} ({skill}), declaring {n} action{'s' if n > 1 else ''} this round (-{n - 1}D to each)",
-                   rule=rules.R_ACTIVE, command=_claim(window, me.id, reaction, {"declare": n})) for n in range(1, limit + 1)]
+                   rule=rules.R_ACTIVE, hit_chance=defended_chance(system, state, window, me, reaction, n - 1),
+                   chance_of=STILL_HITS, command=_claim(window, me.id, reaction, {"declare": n})) for n in range(1, limit + 1)]
 
 
 def resist_choices(window: ReactionWindow, me: RonD6Combatant) -> list[Choice]:
