@@ -69,7 +69,7 @@ def test_the_settings_form_names_every_number_in_words_with_its_unit_and_range()
                                          "high": 86_400_000, "whole": True, "nullable": False, "unit": "milliseconds",
                                          "note": "0: no timer", "default": 0}
     assert settings["max_rounds"]["label"] == "Most rounds" and settings["max_rounds"]["unit"] == "rounds"
-    assert [c["value"] for c in settings["on_turn_timeout"]["choices"]] == ["end_turn", "ai"]
+    assert [c["value"] for c in settings["on_turn_timeout"]["choices"]] == ["end_turn", "ai", "gm"]
     assert not any("*" in path for path in settings)  # tables stay in the setup JSON
     zones = {entry["path"]: entry["label"] for entry in settings_form(get_system("d100-zones"))}
     assert zones["square_metres"] == "Square size" and zones["death_at_hp"] == "Death at HP"
