@@ -12,6 +12,8 @@ talk to Redis directly, with exactly this much power:
 - read its own options stream (``%R~`` on ``…:options:<seat>``: what the engine
   awaits and what this seat may do, written by the engine), no other seat's;
 - append to its own inbox stream (``%W~`` on ``…:inbox:<seat>``: XADD), nothing else;
+- a player seat: append its client seed to ``…:lobby_seed:<seat>`` while the
+  fight waits in its lobby (actors/lobby_seeds.py: the first entry counts);
 - no other key: not the seed, the lease, the seats' tokens, another seat's inbox.
 
 Once the encounter has ended, its seats keep reading the log (replay, audit)
@@ -63,6 +65,9 @@ def acl_rules(event_log: EventLog, encounter: str, seat: SeatSetup, token_digest
              f"%R~{event_log.log_key(encounter)}", f"%R~{event_log.options_key(encounter, seat.id)}"]
     if writes and seat.role != "spectator":
         rules += ["+xadd", f"%W~{event_log.inbox_key(encounter, seat.id)}"]
+    if writes and seat.role == "player":
+        # Its client seed while the fight waits in the lobby (actors/lobby_seeds.py: the first entry counts).
+        rules.append(f"%W~{event_log.encounter_key(encounter, f'lobby_seed:{seat.id}')}")
     return rules
 
 

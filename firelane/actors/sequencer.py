@@ -55,6 +55,7 @@ from firelane.actors.policies import AIPolicy, Policy
 from firelane.engine.core import SEQUENCER, Applied, BaseRuleSystem, Rejected, reject, resting_points
 from firelane.engine.dice import SeededDice, check_seed_size, commit_seed, dice_key
 from firelane.engine.registry import get_system
+from firelane.actors.lobby_seeds import lobby_client_seeds
 from firelane.engine.seats import ENGINE_SEAT, authorize, default_seats, seat_controlling
 from firelane.engine.setup_check import check_setup
 from firelane.engine.state import EncounterState, copy_state
@@ -386,6 +387,23 @@ async def encounter_setup(event_log: EventLog, encounter: str) -> EncounterSetup
         if isinstance(raw, dict) and raw.get("type") == "StartEncounter":
             return msgspec.convert(raw["setup"], EncounterSetup)
     raise LookupError(f"encounter {encounter!r} does not exist in campaign {event_log.campaign!r}")
+
+
+async def seed_commitment(event_log: EventLog, encounter: str) -> str:
+    """The seed commitment the encounter publishes: its first event's, or, while
+    it waits in its lobby, its queued StartEncounter's (fixed when it was
+    created, before any seat can add a client seed). "" if neither is found."""
+    stored = await event_log.read(encounter, count=1)
+    if stored:
+        return str(getattr(codec.decode_event(stored[0]), "seed_commitment", ""))
+    for entry in await event_log.read_inbox(encounter, ENGINE_SEAT, count=10):
+        try:
+            raw = msgspec.json.decode(entry.fields.get(b"p", b""))
+        except msgspec.DecodeError:
+            continue
+        if isinstance(raw, dict) and raw.get("type") == "StartEncounter":
+            return str(raw.get("seed_commitment", ""))
+    return ""
 
 
 async def fold_log(
@@ -908,6 +926,13 @@ class Sequencer:
         if isinstance(command, RewindEncounter):
             await self._rewind(received)
             return
+        if isinstance(command, StartEncounter) and not self.state.started and entry.seat == ENGINE_SEAT:
+            # The seeds the player seats added while the fight waited in its
+            # lobby (actors/lobby_seeds.py): recorded by the start, and mixed
+            # into its opening dice (`_apply`). A fight made without a lobby has none.
+            seeds = await lobby_client_seeds(self.log, self.encounter, default_seats(command.setup))
+            if seeds:
+                received = _Received(entry.seat, entry.entry_id, msgspec.structs.replace(command, client_seeds=seeds))
         window = self.state.window
         if isinstance(command, (ClaimReaction, PassReaction)) and command.actor in self._buffer:
             first = self._buffer[command.actor]
@@ -954,8 +979,10 @@ class Sequencer:
     def _apply(self, command: Command, *, in_place: bool) -> Applied:
         """Decide and evolve ``command`` (see BaseRuleSystem.apply); a bug in a
         rule system becomes a rejection and never stops the encounter."""
+        # A start draws its opening dice with the lobby's client seeds (it records them before any die).
+        client_seeds = command.client_seeds if isinstance(command, StartEncounter) else self.state.client_seeds
         try:
-            return self.system.apply(self.state, command, SeededDice(dice_key(self.seed, self.state.client_seeds), self.state.branch_version), in_place=in_place)
+            return self.system.apply(self.state, command, SeededDice(dice_key(self.seed, client_seeds), self.state.branch_version), in_place=in_place)
         except Exception as exc:  # noqa: BLE001
             log.exception("decide failed", encounter=self.encounter, command=type(command).__name__)
             rejection = CommandRejected(command_id=command.command_id, actor=command.actor,

@@ -14,6 +14,7 @@ import trio
 
 from firelane.actors.runtime import default_policies, run_encounter
 from firelane.actors.seating import acl_user
+from firelane.actors.lobby_seeds import LobbySeedRefused, add_lobby_client_seed
 from firelane.actors.workshop import in_lobby, start_lobby
 from firelane.actors.sequencer import (
     EncounterExists,
@@ -528,6 +529,8 @@ async def cmd_submit(args: argparse.Namespace) -> int:
             if chosen.role == "spectator":
                 raise CliError(f"seat {args.seat!r} is a spectator's: it can watch, not act")
         seat = args.seat or _seat_for(seats, raw.get("actor"))
+        if await in_lobby(event_log, args.encounter):
+            return await _submit_in_lobby(event_log, args.encounter, seat_by_id(seats, seat), raw)
         after = stored[-1].entry_id if stored else "0-0"
         try:
             inbox_id = await event_log.submit(args.encounter, payload, seat=seat)
@@ -547,6 +550,23 @@ async def cmd_submit(args: argparse.Namespace) -> int:
         print(f"submitted as inbox entry {inbox_id} of seat {seat}; no answer within {args.wait}s "
               f"(is the encounter running? firelane run {args.encounter})")
         return 3
+
+
+async def _submit_in_lobby(event_log: EventLog, encounter: str, seat: SeatSetup | None, raw: dict) -> int:
+    """In the lobby a player seat may only add its client seed (actors/lobby_seeds.py),
+    kept for the start, whose opening dice mix it in (docs/fairness.md)."""
+    if raw.get("type") != "AddClientSeed" or seat is None:
+        raise CliError(f"encounter {encounter!r} waits in its lobby: until firelane start {encounter}, "
+                       "a player seat may only add its client seed (AddClientSeed)")
+    if raw.get("actor") != seat.id:
+        raise CliError(f"a client seed is the seat's own: send it with actor {seat.id!r}")
+    text = raw.get("client_seed")
+    try:
+        await add_lobby_client_seed(event_log, encounter, seat, text if isinstance(text, str) else "")
+    except LobbySeedRefused as exc:
+        raise CliError(str(exc)) from None
+    print(f"client seed of seat {seat.id} kept for the start: {text!r} (the opening dice will mix it in)")
+    return 0
 
 
 def _seat_for(seats: list[SeatSetup], actor: object) -> str:

@@ -36,6 +36,7 @@ from firelane.events.envelope import NewEntry
 from firelane.events.limits import bounded
 from firelane.events.options_schemas import (
     ActionOption,
+    ClientSeedOffer,
     AreaPreview,
     AttackOption,
     Choice,
@@ -335,6 +336,28 @@ def command_json(command: Command) -> dict[str, Any]:
     body = msgspec.to_builtins(command)
     body.pop("command_id", None)
     return body
+
+
+def client_seed_offer(state: EncounterState | None, seat_id: str) -> ClientSeedOffer | None:
+    """AddClientSeed for a player seat that has added none yet, while the
+    fight runs or waits in its lobby (``state`` None); None once it has, or
+    the fight has ended (docs/fairness.md section 3)."""
+    if state is not None and (state.ended or any(seat == seat_id for seat, _text in state.client_seeds)):
+        return None
+    return ClientSeedOffer(command=command_json(AddClientSeed(command_id="", actor=seat_id, client_seed="")),
+                           max_chars=MAX_CLIENT_SEED_CHARS)
+
+
+def client_seed_problem(state: EncounterState, seat_id: str, text: str) -> str | None:
+    """Why ``seat_id`` may not add ``text`` as its client seed now, or None."""
+    seat = next((s for s in state.seats if s.id == seat_id), None)
+    if seat is None or seat.role != "player":
+        return f"only a player seat adds a client seed, not {seat_id[:64]!r}"
+    if any(added == seat_id for added, _seed in state.client_seeds):
+        return "this seat has added its client seed already (one each)"
+    if not (1 <= len(text) <= MAX_CLIENT_SEED_CHARS and text.isprintable()):
+        return f"a client seed is 1 to {MAX_CLIENT_SEED_CHARS} printable characters"
+    return None
 
 
 def require(condition: bool, reason: str) -> None:
@@ -709,7 +732,8 @@ class BaseRuleSystem:
             role, controlled = seat.role, list(seat.combatants)
         combatants = [self.combatant_options(state, cid) for cid in controlled if cid in state.combatants]
         gm = self.gm_options(state) if role == "gm" else None
-        return SeatOptions(seat=seat_id, role=role, version=state.version, waiting=waiting, combatants=combatants, gm=gm)
+        return SeatOptions(seat=seat_id, role=role, version=state.version, waiting=waiting, combatants=combatants, gm=gm,
+                           client_seed=client_seed_offer(state, seat_id) if role == "player" else None)
 
     def combatant_options(self, state: EncounterState, combatant_id: str) -> CombatantOptions:
         """What one combatant may do now, with everything a person reads in words (engine/wording.py)."""
@@ -1001,16 +1025,9 @@ class BaseRuleSystem:
         """A player seat's seed, mixed into every die drawn after it
         (engine/dice.py `dice_key`). The sequencer has checked that the actor
         is the seat the command came from (engine/seats.py `authorize`)."""
-        state = decision.state
-        seat = next((s for s in state.seats if s.id == command.actor), None)
-        require(seat is not None and seat.role == "player",
-                f"only a player seat adds a client seed, not {command.actor[:64]!r}")
-        require(all(added != command.actor for added, _seed in state.client_seeds),
-                "this seat has added its client seed already (one each)")
-        text = command.client_seed
-        require(1 <= len(text) <= MAX_CLIENT_SEED_CHARS and text.isprintable(),
-                f"a client seed is 1 to {MAX_CLIENT_SEED_CHARS} printable characters")
-        decision.emit(ClientSeedAdded(seat=command.actor, client_seed=text))
+        problem = client_seed_problem(decision.state, command.actor, command.client_seed)
+        require(problem is None, problem or "")
+        decision.emit(ClientSeedAdded(seat=command.actor, client_seed=command.client_seed))
 
     # ------------------------------------------------------------ the GM's commands
 
@@ -1345,6 +1362,14 @@ class BaseRuleSystem:
         decision.emit(EncounterStarted(encounter=state.encounter or "", setup=setup, seed_commitment=command.seed_commitment,
                                        reproducible_dice=command.reproducible_dice,
                                        log_public_key=command.log_public_key))
+        # The seeds the players added in the lobby, after the commitment and
+        # before any die: the engine drew ``dice`` with them mixed in
+        # (actors/sequencer.py), so the opening initiative is no longer the
+        # server's seed's alone.
+        for seat_id, text in command.client_seeds:
+            problem = client_seed_problem(state, seat_id, text)
+            require(problem is None, f"lobby client seed of {seat_id[:64]!r}: {problem}")
+            decision.emit(ClientSeedAdded(seat=seat_id, client_seed=text))
         self.advance(decision, dice)
 
     def _require_window(self, state: EncounterState, window: int) -> ReactionWindow:

@@ -232,6 +232,14 @@ class Waiting(msgspec.Struct, frozen=True, kw_only=True):
     deadline_ms: int | None = None
 
 
+class ClientSeedOffer(msgspec.Struct, frozen=True, kw_only=True):
+    """A player seat may still add its client seed (docs/fairness.md section 3):
+    send ``command`` with a ``command_id`` and ``client_seed`` filled in."""
+
+    command: dict[str, Any]  # AddClientSeed, its actor the seat itself
+    max_chars: int  # 1 to this many printable characters
+
+
 class SeatOptions(msgspec.Struct, frozen=True, kw_only=True):
     seat: str
     role: str
@@ -239,6 +247,7 @@ class SeatOptions(msgspec.Struct, frozen=True, kw_only=True):
     waiting: Waiting
     combatants: list[CombatantOptions] = []
     gm: GMOptions | None = None
+    client_seed: ClientSeedOffer | None = None  # null unless a player seat may still add its client seed
 
 
 OPTION_TYPES: tuple[type, ...] = (SeatOptions,)

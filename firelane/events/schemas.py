@@ -522,6 +522,12 @@ class StartEncounter(Command, omit_defaults=True):
     seed_commitment: str
     reproducible_dice: bool = False  # see EncounterStarted
     log_public_key: str = ""  # see EncounterStarted
+    # The client seeds the player seats added in the lobby (docs/fairness.md
+    # section 3), [seat, client seed] in seat order: filled in by the engine
+    # from the lobby when it takes the start up, never queued with it. The
+    # start records each as a ClientSeedAdded right after EncounterStarted,
+    # before the opening initiative, whose dice mix them in.
+    client_seeds: list[tuple[str, str]] = []
 
 
 class EndTurn(Command):

@@ -24,7 +24,7 @@ from firelane.engine.campaign import Adjustment
 from firelane.engine.command_schema import command_schema_components
 from firelane.engine.core import Awaiting
 from firelane.engine.registry import get_system, system_names
-from firelane.events.options_schemas import SeatOptions
+from firelane.events.options_schemas import ClientSeedOffer, SeatOptions
 from firelane.events.schemas import GENERIC_EVENTS, SeatSetup
 from firelane.projections.characters import CampaignView, CharacterView, HistoryEntry
 from firelane.projections.roster import RosterRow
@@ -69,6 +69,10 @@ class EventMessage(msgspec.Struct, kw_only=True, omit_defaults=True):
 class SeatAnswer(msgspec.Struct, kw_only=True):
     seat: SeatSetup
     system: str
+    lobby: bool = False  # the fight waits in its lobby for the GM's Start
+    # The seed's commitment (docs/fairness.md), published from the encounter's
+    # creation on, before any seat may add a client seed ("" if none is found).
+    seed_commitment: str = ""
 
 
 class EventsPage(msgspec.Struct, kw_only=True):
@@ -93,6 +97,15 @@ class NotStarted(msgspec.Struct, kw_only=True):
     seat: str
     version: int
     options: None
+    client_seed: ClientSeedOffer | None = None  # a player seat that may still add its client seed in the lobby
+
+
+class LobbySeedKept(msgspec.Struct, kw_only=True):
+    """A client seed sent in the lobby, kept for the start (docs/fairness.md section 3)."""
+
+    seat: str
+    lobby: bool
+    client_seed: str
 
 
 class CommandAccepted(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -189,10 +202,11 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     (f"{_ENCOUNTER}/commands", "POST"): Operation(
         summary="send a command through the seat's inbox", auth="seat",
         description="400: no command of the system (nothing stored); 403: a spectator's seat; 409: the encounter "
-                    "has ended; 413: over 64 KiB; 429: 256 commands of the seat unread (send again later).",
+                    "has ended, or waits in its lobby (where a player seat may only send AddClientSeed); 413: over 64 KiB; 429: 256 commands of the seat unread (send again later).",
         query=(Param("wait", {"type": "integer", "minimum": 0, "maximum": 60}, "seconds to wait for the answer"),),
         body="Command",
-        answers={200: ("answered (with wait)", CommandAnswered),
+        answers={200: ("answered (with wait); in the lobby, an AddClientSeed kept for the start",
+                       (CommandAnswered, LobbySeedKept)),
                  202: ("stored; not answered yet (without wait, or the wait ran out)", CommandAccepted)}),
     (f"{_ENCOUNTER}/view", "GET"): Operation(
         summary="what the table page draws (state, narration lines, options, zones)", auth="seat",
@@ -472,6 +486,16 @@ def asyncapi_document() -> dict[str, Any]:
                                "current one, XREAD BLOCK for the next." + hash_tag,
                 "messages": {"seatView": {"$ref": ref.format(name="SeatView")}},
             },
+            "lobbySeed": {
+                "address": "firelane:{campaign}:enc:{encounter}:lobby_seed:{seat}",
+                "servers": [{"$ref": "#/servers/redis"}],
+                "parameters": redis_params,
+                "description": "A player seat's client seed while the fight waits in its lobby (docs/fairness.md): "
+                               "XADD KEY * client_seed TEXT (1 to 64 printable characters). Only the first entry "
+                               "counts; the GM's Start records it before the opening initiative, whose dice mix it "
+                               "in. Writable by that player seat's user alone." + hash_tag,
+                "messages": {"lobbySeed": {"$ref": ref.format(name="LobbySeed")}},
+            },
         },
         "operations": {
             "followEvents": {"action": "receive", "channel": {"$ref": "#/channels/encounterEvents"},
@@ -482,6 +506,8 @@ def asyncapi_document() -> dict[str, Any]:
                             "summary": "act: append a command to the seat's inbox"},
             "readOptions": {"action": "receive", "channel": {"$ref": "#/channels/seatOptions"},
                             "summary": "what the engine awaits and what the seat may do"},
+            "addLobbySeed": {"action": "send", "channel": {"$ref": "#/channels/lobbySeed"},
+                             "summary": "a player seat adds its client seed before the GM's Start"},
         },
         "components": {
             "schemas": schemas,
@@ -493,6 +519,9 @@ def asyncapi_document() -> dict[str, Any]:
                 "InboxCommand": {"name": "InboxCommand", "summary": "field p: a command as JSON (schema: Command)",
                                  "payload": _stream_entry({"p": "the command as JSON (components/schemas/Command)"},
                                                           ["p"])},
+                "LobbySeed": {"name": "LobbySeed", "summary": "field client_seed: the seat's client seed",
+                              "payload": _stream_entry({"client_seed": "the client seed, 1 to 64 printable characters"},
+                                                       ["client_seed"])},
                 "SeatView": {"name": "SeatView",
                              "payload": _stream_entry({"n": "the log version the options hold for",
                                                        "o": "the SeatOptions as JSON (components/schemas/SeatOptions)"},

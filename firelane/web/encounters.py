@@ -29,16 +29,17 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from firelane.actors.sequencer import body_digest, command_key
+from firelane.actors.lobby_seeds import LobbySeedRefused, add_lobby_client_seed, has_lobby_client_seed
+from firelane.actors.sequencer import body_digest, command_key, seed_commitment
 from firelane.actors.workshop import get_background, image_meta
 from firelane.engine.branches import Branches
-from firelane.engine.core import resting_points_of
+from firelane.engine.core import client_seed_offer, resting_points_of
 from firelane.engine.registry import get_system
 from firelane.events import codec
 from firelane.events.envelope import StoredEvent
 from firelane.events.limits import MAX_COMMAND_BYTES, MAX_COMMAND_DEPTH, MAX_ECHOED_ID_CHARS, bounded, json_too_deep
 from firelane.events.log import InboxClosed, InboxFull, LogTampered
-from firelane.events.schemas import CommandRejected
+from firelane.events.schemas import AddClientSeed, CommandRejected
 from firelane.web.campaign import COMMAND_ID
 from firelane.web.guard import ApiError, read_body
 from firelane.web.access import Api, int_param, json_response, token_of
@@ -66,7 +67,7 @@ def _is_resend(body: bytes, digest: str, system: str) -> bool:
         return False  # refused under its inbox entry's own key, which the wait looks for
     return not digest or body_digest(command) == digest
 
-def _check_readable(body: bytes, system: str) -> None:
+def _check_readable(body: bytes, system: str) -> Any:
     """Refuse, with 400 and nothing stored, a body that is no command of
     ``system`` at all (not JSON, too deep, not an object, an unknown type, a
     field of the wrong type, a command_id or actor the engine does not take):
@@ -85,6 +86,7 @@ def _check_readable(body: bytes, system: str) -> None:
         raise ApiError(400, "command_id must be 1-64 characters of A-Z a-z 0-9 _ . : @ # -")
     if len(command.actor) > MAX_ECHOED_ID_CHARS:
         raise ApiError(400, f"actor is longer than {MAX_ECHOED_ID_CHARS} characters")
+    return command
 
 async def _send_events(socket: WebSocket, feed: EncounterFeed, watcher: Watcher, sent: int) -> None:
     """Every event after version ``sent``, then each new one as the feed queues
@@ -129,8 +131,11 @@ def encounter_routes(api: Api) -> list[BaseRoute]:
     async def seat_info(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
         seat, system = await api.seat(campaign, encounter, token_of(request))
+        event_log = api.event_log(campaign)
+        # The seed's commitment, published before any seat may add a client seed (docs/fairness.md).
         return json_response({"seat": seat, "system": system, "lobby": await api.in_lobby(campaign, encounter),
-                              "background": await background_placement(api.event_log(campaign), campaign, encounter)})
+                              "seed_commitment": await seed_commitment(event_log, encounter),
+                              "background": await background_placement(event_log, campaign, encounter)})
 
     async def background(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
@@ -168,7 +173,11 @@ def encounter_routes(api: Api) -> list[BaseRoute]:
         seat, _system = await api.seat(campaign, encounter, token_of(request))
         folded, system = await current_state(campaign, encounter)
         if folded is None:
-            return json_response({"seat": seat.id, "version": 0, "options": None})
+            # Waiting in the lobby (or not taken up yet): a player seat may add its client seed.
+            offer = None
+            if seat.role == "player" and not await has_lobby_client_seed(api.event_log(campaign), encounter, seat.id):
+                offer = client_seed_offer(None, seat.id)
+            return json_response({"seat": seat.id, "version": 0, "options": None, "client_seed": offer})
         answer = system.options(folded, seat.id)
         if answer.gm is not None:  # where a rewind may go: from the entries the feed holds (the newest 20,000)
             feed = await api.feed(campaign, encounter)
@@ -195,10 +204,10 @@ def encounter_routes(api: Api) -> list[BaseRoute]:
         seat, system = await api.seat(campaign, encounter, token_of(request))
         if seat.role == "spectator":
             raise ApiError(403, "a spectator's seat can watch, not act")
-        if await api.in_lobby(campaign, encounter):
-            raise ApiError(409, "the fight has not started yet: the GM starts it from the lobby")
         wait = int_param(request, "wait", 0, high=60)
         body = await read_body(request, MAX_COMMAND_BYTES, "the command")
+        if await api.in_lobby(campaign, encounter):
+            return await lobby_command(campaign, encounter, seat, system, body)
         _check_readable(body, system)
         event_log = api.event_log(campaign)
         command_id = _command_id(body) if wait else ""
@@ -230,6 +239,20 @@ def encounter_routes(api: Api) -> list[BaseRoute]:
                 await feed.wait_until(feed.version + 1)
         answer["answered"] = False
         return json_response(answer, status=202)
+
+    async def lobby_command(campaign: str, encounter: str, seat: Any, system: str, body: bytes) -> Response:
+        """In the lobby a seat may only add its client seed (actors/lobby_seeds.py):
+        kept for the start, whose opening dice mix it in."""
+        command = _check_readable(body, system)
+        if not isinstance(command, AddClientSeed):
+            raise ApiError(409, "the fight has not started yet: the GM starts it from the lobby")
+        if command.actor != seat.id:
+            raise ApiError(403, f"a client seed is the seat's own: send it with actor {seat.id!r}")
+        try:
+            await add_lobby_client_seed(api.event_log(campaign), encounter, seat, command.client_seed)
+        except LobbySeedRefused as exc:
+            raise ApiError(409, str(exc)) from None
+        return json_response({"seat": seat.id, "lobby": True, "client_seed": command.client_seed})
 
     async def websocket(socket: WebSocket) -> None:
         campaign, encounter = socket.path_params["campaign"], socket.path_params["encounter"]

@@ -25,6 +25,15 @@ for (const v of vectors) {
     const message = new Uint8Array([...new TextEncoder().encode("firelane-log-signature:1:"), ...digest]);
     const valid = await f.ed25519Verify(f.hexToBytes(v.public_key), message, f.hexToBytes(v.signature));
     out.push({ first_entry_bytes: f.bytesToHex(f.entryBytes(v.entries[0])), group_digest: f.bytesToHex(digest), valid });
+  } else if (v.kind === "lobby-fight") {
+    const report = await f.verifyLog({ campaign: v.campaign, encounter: v.encounter, entries: v.entries,
+                                       publishedKey: v.public_key });
+    const key = f.diceKey(f.hexToBytes(v.seed), report.clientSeeds.map((c) => [c.seat, c.clientSeed]));
+    const opening = [...report.entries.values()].flatMap((e) => e.dice)
+      .map(({ at, k, sides }) => [at, k, sides, f.deriveFace(key, at, k, sides)]);
+    out.push({ ok: report.ok, problems: report.problems.map((p) => p.reason), dice: report.dice,
+               client_seeds: report.clientSeeds.map((c) => [c.seat, c.clientSeed]), dice_key: f.bytesToHex(key),
+               opening_dice: opening });
   } else out.push({ unknown: v.kind });
 }
 process.stdout.write(JSON.stringify(out) + "\n");

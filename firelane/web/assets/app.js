@@ -14,7 +14,7 @@ import { AttackGroups } from "./attacks.js";
 import { CharacterPage, Landing, rememberSeat } from "./campaign.js";
 import { html, combatantName, pct, signed, sideClass } from "./util.js";
 import { rewindPoint, stepOn } from "./branches.js";
-import { FairnessPanel } from "./verify.js";
+import { FairnessPanel, LobbySeedPanel } from "./verify.js";
 
 function parseLocation() {
   const parts = location.pathname.split("/").filter(Boolean).map(decodeURIComponent);
@@ -166,7 +166,11 @@ function Table({ where }) {
       <p>Ask for a fresh join link (<code>firelane seats ENCOUNTER</code>).</p></div>`;
   }
   if (!live) return html`<p class="booting">Joining ${where.encounter}…</p>`;
-  if (!live.state) return html`<p class="booting">${where.encounter} has not started yet; waiting for the engine…</p>`;
+  if (!live.state) {
+    return html`<div class="lobby-wait"><p class="booting">${where.encounter} has not started yet; ${conn.lobby
+      ? "waiting for the GM to start it…" : "waiting for the engine…"}</p>
+      ${conn.lobby && html`<${LobbySeedPanel} conn=${conn} seat=${seat} />`}</div>`;
+  }
 
   const inReplay = !!replay;
   const shown = inReplay ? replay.view || null : live;

@@ -86,6 +86,8 @@ export class Connection {
       const seat = await this.get("seat");
       this.seat = seat.seat;
       this.system = seat.system;
+      this.lobby = !!seat.lobby;  // waiting for the GM's Start
+      this.seedCommitment = seat.seed_commitment || "";  // published before any client seed (docs/fairness.md)
       await this.refresh();
       this.lastEvent = this.view.version; // the socket sends what comes after the first view
       this.openSocket();

@@ -3,7 +3,7 @@
 // and "Verify this fight" checks every die and every signature in this
 // browser with fairness.js, naming the entries that fail, roll by roll.
 
-import { useState } from "./vendor/preact-hooks.module.js";
+import { useEffect, useState } from "./vendor/preact-hooks.module.js";
 import { fetchAndVerify } from "./fairness.js";
 import { html } from "./util.js";
 
@@ -12,13 +12,14 @@ function randomClientSeed() {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-function ClientSeedForm({ seat, send, busy }) {
+function ClientSeedForm({ seat, send, busy, lobby = false }) {
   const [text, setText] = useState("");
   const valid = text.length >= 1 && text.length <= 64;
   const add = () => valid && send({ type: "AddClientSeed", command_id: `client-seed-${Date.now()}`, actor: seat.id, client_seed: text },
     "your client seed");
   return html`<div class="client-seed-form">
-    <p>Add your own seed: every die from then on mixes it in, so neither the server nor anyone else could have chosen them.</p>
+    <p>${lobby ? "Add your own seed before the GM starts: the opening initiative and every die after mix it in, "
+      : "Add your own seed: every die from then on mixes it in, "}so neither the server nor anyone else could have chosen them.</p>
     <input class="client-seed" maxlength="64" placeholder="type anything, or take a random one" value=${text}
       onInput=${(e) => setText(e.target.value)} aria-label="your client seed" />
     <button class="random-seed" onClick=${() => setText(randomClientSeed())}>Random</button>
@@ -93,5 +94,43 @@ export function FairnessPanel({ where, view, seat, send, busy }) {
     ${mayAdd && html`<${ClientSeedForm} seat=${seat} send=${send} busy=${busy} />`}
     <button class="verify-fight" disabled=${checking} onClick=${verifyNow}>${checking ? "Verifying…" : "Verify this fight"}</button>
     ${report && html`<${Report} report=${report} />`}
+  </section>`;
+}
+
+// While the fight waits in its lobby: the seed's commitment, published before
+// any seat contributes, and, for a player seat that has added none, the form
+// (a random seed or its own words). The GM's Start records every lobby seed
+// before the opening initiative, whose dice mix them in (docs/fairness.md).
+export function LobbySeedPanel({ conn, seat }) {
+  const [offered, setOffered] = useState(null);  // null: not asked yet; false: none to add
+  const [added, setAdded] = useState("");
+  const [problem, setProblem] = useState("");
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    let gone = false;
+    conn.get("options").then((answer) => { if (!gone) setOffered(!!answer.client_seed); })
+      .catch(() => { if (!gone) setOffered(false); });
+    return () => { gone = true; };
+  }, [seat?.id]);
+  const send = async (command) => {
+    setBusy(true);
+    setProblem("");
+    try {
+      await conn.send(command);
+      setAdded(command.client_seed);
+    } catch (error) {
+      setProblem(error.message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<section class="panel fairness lobby-seed">
+    <h2>Fair dice</h2>
+    ${conn.seedCommitment && html`<p class="seed-commitment">The server has committed to its dice seed:
+      <code>${conn.seedCommitment}</code>. The fight's first entry must show the same.</p>`}
+    ${added ? html`<p class="lobby-seed-added">Your seed is in: <code>${added}</code>. The opening dice will mix it in.</p>`
+      : offered ? html`<${ClientSeedForm} seat=${seat} send=${send} busy=${busy} lobby=${true} />`
+      : offered === false && seat?.role === "player" ? html`<p class="lobby-seed-added">This seat has added its seed.</p>` : null}
+    ${problem && html`<p class="lobby-seed-problem">Not added: ${problem}</p>`}
   </section>`;
 }
