@@ -66,7 +66,7 @@ def test_the_settings_form_names_every_number_in_words_with_its_unit_and_range()
 
     settings = {entry["path"]: entry for entry in settings_form(get_system("rond6"))}
     assert settings["turn_timer_ms"] == {"path": "turn_timer_ms", "label": "Turn timer", "kind": "number", "low": 0,
-                                         "high": 86_400_000, "whole": True, "nullable": False, "unit": "milliseconds",
+                                         "high": 30 * 86_400_000, "whole": True, "nullable": False, "unit": "milliseconds",
                                          "note": "0: no timer", "default": 0}
     assert settings["max_rounds"]["label"] == "Most rounds" and settings["max_rounds"]["unit"] == "rounds"
     assert [c["value"] for c in settings["on_turn_timeout"]["choices"]] == ["end_turn", "ai", "gm"]
