@@ -239,6 +239,14 @@ def test_hooks_are_registered_listed_delivered_and_removed_over_the_api(served_h
         listed = firelane("hooks", "hooked", "--seat", "gm", *data)
         assert listed.stdout.strip().endswith(f"http://127.0.0.1:{receiver.server_port}/… (discord)")
         assert "s3cret-path" not in listed.stdout
+        chosen = firelane("hooks", "hooked", "--seat", "p1", "--add", target, "--allow-private", "--kinds",
+                          "ended,your_turn", *data)
+        assert chosen.returncode == 0, chosen.stderr
+        assert firelane("hooks", "hooked", "--seat", "p1", *data).stdout.strip().endswith(
+            f"http://127.0.0.1:{receiver.server_port}/… (json; told of: your turn, the fight ended)")
+        wrong = firelane("hooks", "hooked", "--seat", "p1", "--add", target, "--allow-private", "--kinds", "lunch", *data)
+        assert wrong.returncode == 2 and wrong.stderr.strip().splitlines() == [
+            "firelane: error: kinds: one or more of your_turn, window, gm_ruling, ended, not 'lunch'"]
     finally:
         receiver.shutdown()
 

@@ -64,6 +64,8 @@ from firelane.redisio import RedisError
 log = get_logger("firelane.hooks")
 
 KINDS = ("your_turn", "window", "gm_ruling", "ended")
+KIND_WORDS = {"your_turn": "your turn", "window": "a reaction awaits you", "gm_ruling": "a GM ruling is needed",
+              "ended": "the fight ended"}
 FORMATS = ("json", "discord", "slack")
 SIGNATURE_HEADER = "Firelane-Signature"
 DELIVERY_TIMEOUT_S = 10.0
