@@ -24,11 +24,12 @@ failure); the answer's body is never read. A failure is retried with a
 growing pause (30 s, 1 min, 2 min … at most 6 h apart) for a day, then given
 up. Every attempt is in the hook's delivery log, which its owner reads.
 
-URLs are checked (`check_url`, and at each connection `PinnedBackend`): http or https, no credentials, and
+URLs are checked (`check_url`): http or https, no credentials in them, and
 not pointing at this machine, loopback, private, link-local or other
 reserved addresses unless the operator allows it (`allow_private`:
 ``firelane serve --allow-private-hooks``; the tests' receivers are on
-loopback). Logs and delivery logs name a hook's host only, never its path or
+loopback) — when registered, and when posted to, on the addresses the post
+connects to (`_checked_http_client`: a name resolved twice could rebind). Logs and delivery logs name a hook's host only, never its path or
 query (a Discord or Slack hook URL carries its secret there).
 """
 
@@ -39,7 +40,7 @@ import hmac
 import ipaddress
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -69,6 +70,7 @@ KIND_WORDS = {"your_turn": "your turn", "window": "a reaction awaits you", "gm_r
 FORMATS = ("json", "discord", "slack")
 SIGNATURE_HEADER = "Firelane-Signature"
 DELIVERY_TIMEOUT_S = 10.0
+RESOLVE_TIMEOUT_S = 5.0  # a hook's host name, looked up when registered and before each post
 CONCURRENT_DELIVERIES = 16
 RETRY_FOR_MS = 86_400_000
 FIRST_RETRY_MS = 30_000
@@ -140,17 +142,10 @@ def _forbidden_address(address: str) -> bool:
             or ip.is_unspecified or not ip.is_global)
 
 
-Resolver = Callable[[str, int], Awaitable[list[str]]]
-
-
-async def system_resolver(host: str, port: int) -> list[str]:
-    """The addresses a host name resolves to (the system's resolver)."""
-    found = await trio.socket.getaddrinfo(host, port, type=trio.socket.SOCK_STREAM)
-    return list(dict.fromkeys(address[0] for *_rest, address in found))
-
-
-def _check_form(url: str) -> tuple[str, int]:
-    """(host, port) of a URL a hook may have, before any name is resolved; HookRefused otherwise."""
+async def check_url(url: str, *, allow_private: bool = False) -> str:
+    """The URL if a hook may post to it; HookRefused (one line) otherwise. The
+    host is resolved: every address it has must be public, unless the
+    operator allows private ones (then anything but credentials goes)."""
     if not isinstance(url, str) or not url or len(url) > MAX_URL_CHARS:
         raise HookRefused(f"url: give the receiver's http(s) URL (at most {MAX_URL_CHARS} characters)")
     try:
@@ -163,93 +158,71 @@ def _check_form(url: str) -> tuple[str, int]:
     if parts.username is not None or parts.password is not None:
         raise HookRefused("url: must not carry credentials (user:password@): put a secret in the path or use "
                           "the signature")
-    return parts.hostname, port or (443 if parts.scheme == "https" else 80)
-
-
-async def checked_addresses(host: str, port: int, *, allow_private: bool,
-                            resolver: Resolver = system_resolver) -> list[str]:
-    """The addresses of ``host``, resolved once; HookRefused if any of them is
-    this machine, loopback or private (unless the operator allows it)."""
-    try:
-        addresses = await resolver(host, port)
-    except OSError:
-        addresses = []
-    if not addresses:
-        raise HookRefused(f"url: the host {host[:80]!r} does not resolve")
-    if not allow_private:
-        for address in addresses:
-            if _forbidden_address(address):
-                raise HookRefused(f"url: {host[:80]} is this machine, loopback or a private address "
-                                  f"({address}): refused unless the operator allows it "
-                                  f"(firelane serve --allow-private-hooks)")
-    return addresses
-
-
-async def check_url(url: str, *, allow_private: bool = False, resolver: Resolver = system_resolver) -> str:
-    """The URL if a hook may post to it; HookRefused (one line) otherwise. The
-    host is resolved: every address it has must be public, unless the
-    operator allows private ones (then anything but credentials goes)."""
-    host, port = _check_form(url)
-    if not allow_private:
-        await checked_addresses(host, port, allow_private=False, resolver=resolver)
+    if allow_private:
+        return url
+    await checked_addresses(parts.hostname, port or (443 if parts.scheme == "https" else 80))
     return url
 
 
-class PinnedBackend:
-    """An httpcore network backend that resolves a hook's host once, checks
-    every address, and connects to a checked address — never to a second
-    answer (DNS rebinding: a name that is public when checked and loopback
-    when connected). The request keeps its URL, so its Host header and its
-    TLS server name (SNI, and the certificate's check) are the original host's."""
-
-    def __init__(self, *, allow_private: bool, resolver: Resolver = system_resolver, inner: Any = None) -> None:
-        import httpcore
-
-        self.allow_private = allow_private
-        self.resolver = resolver
-        self.inner = inner if inner is not None else httpcore.AnyIOBackend()
-        self.connected: list[tuple[str, int]] = []  # (address, port) of each connection made (for tests)
-
-    async def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                          socket_options: Any = None) -> Any:
-        import httpcore
-
-        addresses = await checked_addresses(host, port, allow_private=self.allow_private, resolver=self.resolver)
-        failure: Exception | None = None
-        for address in addresses:
-            try:
-                stream = await self.inner.connect_tcp(address, port, timeout=timeout, local_address=local_address,
-                                                      socket_options=socket_options)
-            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
-                failure = exc
-                continue
-            self.connected.append((address, port))
-            return stream
-        assert failure is not None
-        raise failure
-
-    async def connect_unix_socket(self, *args: Any, **kwargs: Any) -> Any:
-        raise HookRefused("url: hooks post over TCP only")
-
-    async def sleep(self, seconds: float) -> None:
-        await self.inner.sleep(seconds)
+async def checked_addresses(host: str, port: int) -> list[str]:
+    """Every address ``host`` resolves to, once; HookRefused if any of them is
+    this machine, loopback or private. A post connects only to these (a name
+    resolved again could answer otherwise: DNS rebinding)."""
+    found: list = []
+    with trio.move_on_after(RESOLVE_TIMEOUT_S) as scope:  # a stalled name server holds nothing for long
+        try:
+            found = await trio.socket.getaddrinfo(host, port, type=trio.socket.SOCK_STREAM)
+        except OSError:
+            raise HookRefused(f"url: the host {host[:80]!r} does not resolve") from None
+    if scope.cancelled_caught:
+        raise HookRefused(f"url: the host {host[:80]!r} did not resolve within {RESOLVE_TIMEOUT_S:g} s")
+    addresses = [address[0] for *_rest, address in found]
+    for address in addresses:
+        if _forbidden_address(address):
+            raise HookRefused(f"url: {host[:80]} is this machine, loopback or a private address "
+                              f"({address}): refused unless the operator allows it "
+                              f"(firelane serve --allow-private-hooks)")
+    if not addresses:
+        raise HookRefused(f"url: the host {host[:80]!r} does not resolve")
+    return addresses
 
 
-def pinned_transport(*, allow_private: bool, resolver: Resolver = system_resolver, inner: Any = None) -> Any:
-    """An httpx transport whose connections go through `PinnedBackend`.
-
-    httpx does not take a network backend itself, so its own transport (which
-    turns httpx requests into httpcore's and maps the errors) is kept and its
-    connection pool swapped for one built on the pinned backend
-    (tests/test_hooks.py checks it end to end)."""
+def _checked_http_client(allow_private: bool) -> Any:
+    """The hooks' HTTP client: every connection goes to an address checked by
+    ``checked_addresses`` in the same look-up (httpcore's network backend is
+    the one place that sees the address actually dialled). Proxies from the
+    environment are not used: a proxy would dial the receiver unchecked."""
     import httpcore
     import httpx
 
+    class CheckedBackend(httpcore.AsyncNetworkBackend):
+        def __init__(self) -> None:
+            self.inner = httpcore.AnyIOBackend()
+
+        async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                              local_address: str | None = None, socket_options: Any = None) -> Any:
+            if allow_private:
+                return await self.inner.connect_tcp(host, port, timeout, local_address, socket_options)
+            failure: Exception | None = None
+            for address in await checked_addresses(host, port):
+                try:
+                    return await self.inner.connect_tcp(address, port, timeout, local_address, socket_options)
+                except httpcore.ConnectError as exc:
+                    failure = exc
+            assert failure is not None
+            raise failure
+
+        async def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: Any = None) -> Any:
+            raise HookRefused("url: a hook posts over TCP only")
+
+        async def sleep(self, seconds: float) -> None:
+            await trio.sleep(seconds)
+
     transport = httpx.AsyncHTTPTransport(trust_env=False)
-    transport._pool = httpcore.AsyncConnectionPool(
-        ssl_context=httpx.create_ssl_context(trust_env=False),
-        network_backend=PinnedBackend(allow_private=allow_private, resolver=resolver, inner=inner))
-    return transport
+    transport._pool = httpcore.AsyncConnectionPool(ssl_context=httpx.create_ssl_context(trust_env=False),
+                                                   network_backend=CheckedBackend())
+    return httpx.AsyncClient(transport=transport, trust_env=False, follow_redirects=False,
+                             timeout=httpx.Timeout(DELIVERY_TIMEOUT_S), headers={"User-Agent": "firelane-hooks"})
 
 
 def sign(secret: str, body: bytes, at: int) -> str:
@@ -470,11 +443,9 @@ class Notifier:
     process hand it their notices."""
 
     def __init__(self, client: Any, *, allow_private: bool = False, wall_clock: WallClock = system_wall_clock,
-                 http: Any = None, queue: int = 10_000, poll_s: float = 5.0,
-                 resolver: Resolver = system_resolver) -> None:
+                 http: Any = None, queue: int = 10_000, poll_s: float = 5.0) -> None:
         self.client = client
         self.allow_private = allow_private
-        self.resolver = resolver
         self.wall_clock = wall_clock
         self._send, self._receive = trio.open_memory_channel[list[Notice]](queue)
         self._http = http
@@ -491,14 +462,8 @@ class Notifier:
             log.warning("notices dropped: the notifier is behind", count=len(notices))
 
     async def run(self) -> None:
-        import httpx  # imported where it is used: the engine alone never needs it
-
         _notifier.set(self)
-        # Each connection goes to an address checked when it is made (pinned_transport).
-        async with httpx.AsyncClient(follow_redirects=False, timeout=httpx.Timeout(DELIVERY_TIMEOUT_S),
-                                     headers={"User-Agent": "firelane-hooks"}, trust_env=False,
-                                     transport=pinned_transport(allow_private=self.allow_private,
-                                                                resolver=self.resolver)) if self._http is None else _Borrowed(self._http) as http:
+        async with _checked_http_client(self.allow_private) if self._http is None else _Borrowed(self._http) as http:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._enqueue_loop)
                 nursery.start_soon(self._deliver_loop, http)
@@ -548,11 +513,24 @@ class Notifier:
                     due = []
                 for raw_id in due or []:
                     delivery_id = raw_id.decode()
-                    if await self.client.execute("ZREM", DUE_KEY, delivery_id):  # claimed: no other host sends it
-                        await limit.acquire()
+                    await limit.acquire()
+                    if await self._claim(delivery_id):  # no other host sends it while its lease runs
                         nursery.start_soon(self._deliver_one, http, delivery_id, limit)
+                    else:
+                        limit.release()
                 with trio.move_on_after(await self._until_next_due()):
                     await self._wake.wait()
+
+    async def _claim(self, delivery_id: str) -> bool:
+        """Take a due delivery for one attempt: its place in the due set moves
+        a lease ahead (not removed), so a process stopped or killed mid-post
+        leaves it to be sent again when the lease ends."""
+        try:
+            return bool(await self.client.evalsha_or_load(
+                _CLAIM_SCRIPT, [DUE_KEY], [delivery_id, self.wall_clock(), self.wall_clock() + LEASE_MS]))
+        except RedisError as exc:
+            log.warning("cannot claim a due delivery", error=str(exc)[:200])
+            return False
 
     async def _until_next_due(self) -> float:
         """Seconds to sleep: until the next delivery is due, at most ``poll_s``
@@ -569,15 +547,22 @@ class Notifier:
         try:
             raw = await self.client.execute("GET", delivery_key(delivery_id))
             if not raw:
+                await self.client.execute("ZREM", DUE_KEY, delivery_id)
                 return
             delivery = msgspec.json.decode(raw, type=Delivery)
             hook_raw = await self.client.execute("GET", hook_key(delivery.hook))
             if not hook_raw:
                 await self.client.execute("DEL", delivery_key(delivery_id))
+                await self.client.execute("ZREM", DUE_KEY, delivery_id)
                 return  # the hook was removed
             hook = msgspec.json.decode(hook_raw, type=Hook)
             attempt = delivery.attempt + 1
-            status, outcome, detail = await self._post(http, hook, delivery, delivery_id)
+            try:
+                status, outcome, detail = await self._post(http, hook, delivery, delivery_id)
+            except trio.Cancelled:  # serve is stopping mid-post: due again at once for the next one
+                with trio.CancelScope(shield=True), trio.move_on_after(2):
+                    await self.client.execute("ZADD", DUE_KEY, self.wall_clock(), delivery_id)
+                raise
             now = self.wall_clock()
             record = ["at", str(now), "kind", delivery.kind, "attempt", str(attempt), "outcome", outcome,
                       "status", str(status), "detail", detail[:200], "notice", delivery.notice]
@@ -585,6 +570,7 @@ class Notifier:
             if outcome == "delivered":
                 self.delivered += 1
                 await self.client.execute("DEL", delivery_key(delivery_id))
+                await self.client.execute("ZREM", DUE_KEY, delivery_id)
                 return
             pause = min(FIRST_RETRY_MS * 2 ** (attempt - 1), LONGEST_PAUSE_MS)
             if now + pause - delivery.first_ms > RETRY_FOR_MS:
@@ -593,6 +579,7 @@ class Notifier:
                                           *record[:6], "outcome", "given up", "status", str(status),
                                           "detail", f"no success in a day ({attempt} attempts)", "notice", delivery.notice)
                 await self.client.execute("DEL", delivery_key(delivery_id))
+                await self.client.execute("ZREM", DUE_KEY, delivery_id)
                 return
             retry = msgspec.structs.replace(delivery, attempt=attempt)
             await self.client.execute("SET", delivery_key(delivery_id), msgspec.json.encode(retry), "KEEPTTL")
@@ -613,19 +600,16 @@ class Notifier:
         the receiver does; the answer's body is not read."""
         import httpx
 
-        try:
-            _check_form(hook.url)  # its address is checked as the connection is made (PinnedBackend)
-        except HookRefused as exc:
-            return 0, "refused", str(exc)
         body = msgspec.json.encode(delivery.body)
         at = self.wall_clock() // 1000
         headers = {"Content-Type": "application/json", SIGNATURE_HEADER: sign(hook.secret, body, at),
                    "Firelane-Event": delivery.kind, "Firelane-Delivery": delivery_id}
-        with trio.move_on_after(DELIVERY_TIMEOUT_S) as scope:
+        with trio.move_on_after(DELIVERY_TIMEOUT_S) as scope:  # the name's look-up too: a stalled one holds a slot
             try:
+                await check_url(hook.url, allow_private=self.allow_private)  # again: its name may point elsewhere now
                 async with http.stream("POST", hook.url, content=body, headers=headers) as response:
                     status = response.status_code
-            except HookRefused as exc:  # its name points at a refused address now
+            except HookRefused as exc:  # the name now points at a forbidden address
                 return 0, "refused", str(exc)
             except httpx.HTTPError as exc:
                 return 0, "failed", f"{type(exc).__name__}: {str(exc)[:120]}".replace(hook.url, shown_url(hook.url))
@@ -636,6 +620,19 @@ class Notifier:
         if 300 <= status < 400:
             return status, "failed", f"redirect not followed ({status})"
         return status, "failed", f"HTTP {status}"
+
+
+LEASE_MS = int(DELIVERY_TIMEOUT_S * 1000) + 60_000  # one attempt's longest, and room to record it
+
+# Claim a delivery that is due (its score at most now): move it a lease ahead. 1 if claimed.
+_CLAIM_SCRIPT = """
+local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if due and tonumber(due) <= tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  return 1
+end
+return 0
+"""
 
 
 class _Borrowed:
