@@ -14,7 +14,6 @@ from firelane.engine.core import BASE_SETTING_RANGES
 from firelane.engine.forms import bestiary, character_form, settings_form
 from firelane.engine.registry import get_system, system_names
 from firelane.engine.setup_check import check_setup
-from firelane.engine.timeouts import MAX_DEADLINE_MS
 from firelane.events.schemas import CombatantSetup, EncounterSetup, Terrain
 
 SYSTEMS = ["bolt-and-blade", "d100-degrees", "d100-zones", "rond6"]
@@ -71,10 +70,10 @@ def test_the_settings_form_names_every_number_in_words_with_its_unit_and_range()
 
     settings = {entry["path"]: entry for entry in settings_form(get_system("rond6"))}
     assert settings["turn_timer_ms"] == {"path": "turn_timer_ms", "label": "Turn timer", "kind": "number", "low": 0,
-                                         "high": MAX_DEADLINE_MS, "whole": True, "nullable": False, "unit": "milliseconds",
+                                         "high": 30 * 86_400_000, "whole": True, "nullable": False, "unit": "milliseconds",
                                          "note": "0: no timer", "default": 0}
     assert settings["max_rounds"]["label"] == "Most rounds" and settings["max_rounds"]["unit"] == "rounds"
-    assert [c["value"] for c in settings["on_turn_timeout"]["choices"]] == ["end_turn", "ai"]
+    assert [c["value"] for c in settings["on_turn_timeout"]["choices"]] == ["end_turn", "ai", "gm"]
     assert not any("*" in path for path in settings)  # tables stay in the setup JSON
     zones = {entry["path"]: entry["label"] for entry in settings_form(get_system("d100-zones"))}
     assert zones["square_metres"] == "Square size" and zones["death_at_hp"] == "Dead at this many hit points"

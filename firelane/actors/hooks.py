@@ -65,6 +65,8 @@ from firelane.redisio import RedisError
 log = get_logger("firelane.hooks")
 
 KINDS = ("your_turn", "window", "gm_ruling", "ended")
+KIND_WORDS = {"your_turn": "your turn", "window": "a reaction awaits you", "gm_ruling": "a GM ruling is needed",
+              "ended": "the fight ended"}
 FORMATS = ("json", "discord", "slack")
 SIGNATURE_HEADER = "Firelane-Signature"
 DELIVERY_TIMEOUT_S = 10.0
@@ -107,6 +109,7 @@ class Hook(msgspec.Struct, kw_only=True):
     secret: str  # the HMAC key, shown once when it is registered
     format: str = "json"
     created_ms: int = 0
+    kinds: list[str] = msgspec.field(default_factory=lambda: list(KINDS))  # what it is sent (default: all)
 
 
 class Delivery(msgspec.Struct, kw_only=True):
@@ -244,17 +247,32 @@ def check_signature(secret: str, body: bytes, header: str, *, now: int | None = 
 # ------------------------------------------------------------ registering
 
 
+def checked_kinds(kinds: Any) -> list[str]:
+    """The notifications a hook asks for, in their usual order; HookRefused (one line) otherwise."""
+    if kinds is None:
+        return list(KINDS)
+    if not isinstance(kinds, list) or not kinds or not all(isinstance(k, str) for k in kinds):
+        raise HookRefused(f"kinds: a list of one or more of {', '.join(KINDS)}")
+    for kind in kinds:
+        if kind not in KINDS:
+            raise HookRefused(f"kinds: one or more of {', '.join(KINDS)}, not {kind[:40]!r}")
+    return [k for k in KINDS if k in kinds]
+
+
 async def register_hook(client: Any, *, campaign: str, encounter: str, seat: str, url: str, format: str,
-                        allow_private: bool, wall_clock: WallClock = system_wall_clock) -> Hook:
-    """Keep a hook (its secret made here); HookRefused says why not."""
+                        allow_private: bool, wall_clock: WallClock = system_wall_clock,
+                        kinds: list[str] | None = None) -> Hook:
+    """Keep a hook (its secret made here); HookRefused says why not. ``kinds``:
+    which notifications it is sent (all when not given)."""
     if format not in FORMATS:
         raise HookRefused(f"format: one of {', '.join(FORMATS)}, not {str(format)[:40]!r}")
+    wanted = checked_kinds(kinds)
     await check_url(url, allow_private=allow_private)
     owner = owner_key(campaign, encounter, seat)
     if int(await client.execute("SCARD", owner) or 0) >= MAX_HOOKS_PER_OWNER:
         raise HookRefused(f"at most {MAX_HOOKS_PER_OWNER} hooks each: remove one first")
     hook = Hook(id=f"h{secrets.token_hex(6)}", campaign=campaign, encounter=encounter, seat=seat, url=url,
-                secret=secrets.token_urlsafe(24), format=format, created_ms=wall_clock())
+                secret=secrets.token_urlsafe(24), format=format, created_ms=wall_clock(), kinds=wanted)
     await client.execute("SET", hook_key(hook.id), msgspec.json.encode(hook))
     await client.execute("SADD", owner, hook.id)
     log.info("hook registered", hook=hook.id, campaign=campaign, encounter=encounter, seat=seat, url=shown_url(url))
@@ -274,7 +292,8 @@ async def owned_hooks(client: Any, owner: str) -> list[Hook]:
 def hook_json(hook: Hook) -> dict[str, Any]:
     """A hook as its owner sees it later (no secret, the URL's host only)."""
     return {"id": hook.id, "url": shown_url(hook.url), "format": hook.format,
-            "scope": "seat" if hook.encounter else "campaign", "encounter": hook.encounter, "seat": hook.seat}
+            "scope": "seat" if hook.encounter else "campaign", "encounter": hook.encounter, "seat": hook.seat,
+            "kinds": list(hook.kinds)}
 
 
 async def remove_hook(client: Any, owner: str, hook_id: str) -> bool:
@@ -467,6 +486,8 @@ class Notifier:
                 owners.append(owner_key(notice.campaign))
             for owner in owners:
                 for hook in await owned_hooks(self.client, owner):
+                    if notice.kind not in hook.kinds:
+                        continue  # its owner did not ask for this one
                     delivery_id = hashlib.blake2b(f"{hook.id}|{notice.key}".encode(), digest_size=10).hexdigest()
                     delivery = Delivery(hook=hook.id, kind=notice.kind, notice=notice.key,
                                         body=body_for(hook, notice, delivery_id, now), first_ms=now)

@@ -126,7 +126,8 @@ def settings_form(system: BaseRuleSystem) -> list[dict[str, Any]]:
         described.append(entry)
     described.append({"path": "on_turn_timeout", "label": _setting_label("on_turn_timeout"), "kind": "choice",
                       "choices": [{"value": "end_turn", "label": "End the turn"},
-                                  {"value": "ai", "label": "Let the AI play the rest of it"}],
+                                  {"value": "ai", "label": "Let the AI play the rest of it"},
+                                  {"value": "gm", "label": "Ask the GM"}],
                       "default": defaults.get("on_turn_timeout", "end_turn")})
     return described
 

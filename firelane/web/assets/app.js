@@ -9,6 +9,7 @@ import { ActionPanel, Initiative, Narration, Prompt, ReplayBar, Toasts } from ".
 import { GMPanel } from "./gm.js";
 import { OrdersPanel } from "./orders.js";
 import { Digest } from "./digest.js";
+import { KINDS_FOR, WebhooksPanel, seatRequest } from "./webhooks.js";
 import { AttackGroups } from "./attacks.js";
 import { CharacterPage, Landing, rememberSeat } from "./campaign.js";
 import { html, combatantName, pct, signed, sideClass } from "./util.js";
@@ -218,6 +219,7 @@ function Table({ where }) {
       onPreview=${setPreviewing} />`;
   const gmPanel = !inReplay && role === "gm" && html`<${GMPanel} view=${live} gm=${options?.gm} send=${send} busy=${busy} rewindTo=${rewindTo} setRewindTo=${setRewindTo} lines=${conn.lines} />`;
   const ordersPanel = role === "player" && !inReplay && html`<${OrdersPanel} conn=${conn} />`;  // standing orders (orders.js)
+  const webhooksPanel = KINDS_FOR[role] && !inReplay && html`<${WebhooksPanel} request=${seatRequest(conn)} kinds=${KINDS_FOR[role]} />`;  // webhooks.js
   const spectating = role === "spectator" && !inReplay && html`<section class="panel spectating"><h2>Spectating</h2><p>You watch the fight as it happens; the players and the GM act.</p></section>`;
   const fairness = !inReplay && html`<${FairnessPanel} where=${where} view=${live} seat=${seat} send=${send} busy=${busy} />`;
   const initiative = html`<${Initiative} view=${shown || live} />`;
@@ -250,7 +252,7 @@ function Table({ where }) {
     <div class=${"tab-panels" + (tab === null || sheet ? " closed" : "")}>
       ${role === "gm" && !inReplay && html`<div class="tab-panel" data-panel="gm" hidden=${tab !== "gm"}>${gmPanel}</div>`}
       ${hasAct && html`<div class="tab-panel" data-panel="act" hidden=${tab !== "act"}>${actPanel}${ordersPanel}</div>`}
-      <div class="tab-panel" data-panel="order" hidden=${tab !== "order"}>${initiative}${spectating}${fairness}</div>
+      <div class="tab-panel" data-panel="order" hidden=${tab !== "order"}>${initiative}${spectating}${fairness}${webhooksPanel}</div>
       <div class="tab-panel story" data-panel="story" hidden=${tab !== "story"}>${narration}</div>
     </div>
   </aside>`;
@@ -268,7 +270,7 @@ function Table({ where }) {
       ${!inReplay && html`<button class="to-replay" onClick=${() => setReplay({ at: live.version, view: null })}>Replay</button>`}
     </header>
     <main>
-      ${layout === "wide" && html`<aside class="left">${initiative}${actPanel}${gmPanel}${ordersPanel}${spectating}${fairness}</aside>`}
+      ${layout === "wide" && html`<aside class="left">${initiative}${actPanel}${gmPanel}${ordersPanel}${spectating}${fairness}${webhooksPanel}</aside>`}
       <div class="center">
         ${!inReplay && html`<${Prompt} view=${live} options=${options} answered=${answered} now=${() => conn.serverNow()} send=${send} busy=${busy}
           onPickSquares=${setPromptPicks} folded=${promptFolded} setFolded=${setPromptFolded} />`}
