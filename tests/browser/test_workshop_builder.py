@@ -257,7 +257,7 @@ def test_the_gm_cannot_drag_a_token_onto_a_body(table: Table) -> None:
     encounter = "dragged-onto-a-body"
     seats = table.create(encounter, table_setup(reaction_deadline_ms=600_000, turn_timer_ms=600_000))
     token = seats["gm"]["token"]
-    state = table.state(encounter, token)["state"]
+    state = wait_until(lambda: table.state(encounter, token)["state"], what="the fight to start")
     standing = [(cid, c) for cid, c in sorted(state["combatants"].items()) if c["position"] and not c["out_of_fight"]]
     (fallen, body), (who, mover) = standing[-1], standing[0]
     answer = table.post(encounter, token, {"type": "GMAdjust", "command_id": "fell", "actor": "gm", "combatant": fallen,
