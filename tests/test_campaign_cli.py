@@ -186,6 +186,12 @@ def test_the_gm_adjusts_and_releases_characters_from_the_command_line(tmp_path: 
     assert cli_ok("campaign", "token", *store).splitlines() == [
         f"GM sign-in link: http://127.0.0.1:8740/workshop/default#gm={token}   (once firelane serve runs)",
         f"GM token (Authorization: Bearer, for scripts): {token}"]
+    # The README shows the same two lines (with NAME and TOKEN for the campaign and its token).
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    workshop = readme[readme.index("## The GM's workshop\n"):]
+    shown = workshop[workshop.index("```\n") + 4:workshop.index("\n```", workshop.index("```\n") + 4)].splitlines()
+    printed = [line.removesuffix("   (once firelane serve runs)") for line in cli_ok("campaign", "token", *store).splitlines()]
+    assert [line.replace("NAME", "default").replace("TOKEN", token) for line in shown] == printed
     renewed = cli_ok("campaign", "token", "--rotate", "--token-only", *store).strip()
     assert renewed != token and cli_ok("campaign", "token", "--token-only", *store).strip() == renewed
 

@@ -4,10 +4,14 @@ are taken by the system's own start (the checks `firelane create` makes)."""
 
 from __future__ import annotations
 
+import importlib
+import re
+
 import msgspec
 import pytest
 
-from firelane.engine.forms import bestiary, character_form
+from firelane.engine.core import BASE_SETTING_RANGES
+from firelane.engine.forms import bestiary, character_form, settings_form
 from firelane.engine.registry import get_system, system_names
 from firelane.engine.setup_check import check_setup
 from firelane.events.schemas import CombatantSetup, EncounterSetup, Terrain
@@ -66,10 +70,34 @@ def test_the_settings_form_names_every_number_in_words_with_its_unit_and_range()
 
     settings = {entry["path"]: entry for entry in settings_form(get_system("rond6"))}
     assert settings["turn_timer_ms"] == {"path": "turn_timer_ms", "label": "Turn timer", "kind": "number", "low": 0,
-                                         "high": 86_400_000, "whole": True, "nullable": False, "unit": "milliseconds",
+                                         "high": 30 * 86_400_000, "whole": True, "nullable": False, "unit": "milliseconds",
                                          "note": "0: no timer", "default": 0}
     assert settings["max_rounds"]["label"] == "Most rounds" and settings["max_rounds"]["unit"] == "rounds"
-    assert [c["value"] for c in settings["on_turn_timeout"]["choices"]] == ["end_turn", "ai"]
+    assert [c["value"] for c in settings["on_turn_timeout"]["choices"]] == ["end_turn", "ai", "gm"]
     assert not any("*" in path for path in settings)  # tables stay in the setup JSON
     zones = {entry["path"]: entry["label"] for entry in settings_form(get_system("d100-zones"))}
-    assert zones["square_metres"] == "Square size" and zones["death_at_hp"] == "Death at HP"
+    assert zones["square_metres"] == "Square size" and zones["death_at_hp"] == "Dead at this many hit points"
+
+
+# Words no setting's label may use: pieces of keys, short forms a person must decode.
+_ABBREVIATED = re.compile(r"\b(bb|ft|ms|dc|hp|min|max|pts|def|init|num|cfg)\b", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_every_setting_has_a_human_label_and_unit_from_its_system(system: str) -> None:
+    """Each system's own settings are named in its forms.py (SETTING_LABELS), in words, each with its unit;
+    a label made from the key (snake_case with its underscores turned to spaces) or one with a short form fails."""
+    found = get_system(system)
+    own = importlib.import_module(f"{type(found).__module__.rpartition('.')[0]}.forms").SETTING_LABELS
+    numbers = [e for e in settings_form(found) if e["kind"] == "number"]
+    assert numbers
+    for entry in numbers:
+        path, label = entry["path"], entry["label"]
+        assert path in own or path in BASE_SETTING_RANGES, f"{system}: {path} has no label of its own"
+        assert entry.get("unit"), f"{system}: {path} has no unit"
+        # Written by hand: the key with its underscores turned to spaces is not a label (a plain-English
+        # key such as initiative_die may give the same words, which SETTING_LABELS then says on purpose).
+        assert label.lower() != path.replace("_", " ").lower() or path in own, f"{system}: {path} is labelled from its key"
+        assert "_" not in label and not _ABBREVIATED.search(label), f"{system}: {path}: {label!r}"
+        assert label[:1].isupper(), f"{system}: {path}: {label!r}"
+    assert set(own) <= {e["path"] for e in numbers}, f"{system}: labels for settings it does not have"

@@ -88,7 +88,7 @@ def test_gm_adjust_checks_each_change_and_records_it_with_its_reason() -> None:
     assert (b.hp, b.position, b.conditions) == (5, (6, 2), {"inspired": ""})
     for changes, reason in [
         ({"position": [99, 0]}, "position (99, 0) is outside the 24x16 map"),
-        ({"position": [0, 0]}, "position (0, 0) is taken by a"),
+        ({"position": [0, 0]}, "position (0, 0) is taken by Ann"),  # by name, as the page says it
         ({"hp": "lots"}, "hp: Expected `int`, got `str`"),
         ({"name": "Bob"}, "'name' is not a field the GM can set; one of:"),
         ({"conditions": {"remove": ["asleep"]}}, "b is not asleep"),
@@ -98,6 +98,17 @@ def test_gm_adjust_checks_each_change_and_records_it_with_its_reason() -> None:
         assert rejection.reason.startswith(reason), rejection.reason
     (no_reason,) = act(state, GMAdjust(command_id="g", actor="gm", combatant="b", changes={"hp": 1}, reason=" "))
     assert "needs a reason" in no_reason.reason
+
+
+def test_gm_adjust_refuses_to_put_a_combatant_on_a_downed_body() -> None:
+    # engine/occupancy.py: a body holds its square for the end of any move, the GM's included.
+    state = started()
+    felled = act(state, GMAdjust(command_id="g1", actor="gm", combatant="b", reason="felled", changes={"out_of_fight": True}))
+    assert isinstance(felled[0], GMAdjusted) and state.combatants["b"].out_of_fight and not state.ended
+    (onto_body,) = act(state, GMAdjust(command_id="g2", actor="gm", combatant="c", reason="why", changes={"position": [3, 0]}))
+    assert onto_body.reason == "position (3, 0) is where Bo lies: no move ends on a body"
+    assert tuple(state.combatants["c"].position) == (4, 0)
+
 
 
 def test_taking_the_last_enemy_out_ends_the_fight_and_the_gm_names_a_winner_or_none() -> None:

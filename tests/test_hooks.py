@@ -199,7 +199,8 @@ def test_hooks_are_registered_listed_delivered_and_removed_over_the_api(served_h
             hook = made.json()
             assert hook["url"] == f"http://127.0.0.1:{receiver.server_port}/…" and len(hook["secret"]) >= 24
             assert http_client.get(url).json()["hooks"] == [{k: hook[k] for k in ("id", "url", "format", "scope",
-                                                                                    "encounter", "seat")}]
+                                                                                    "encounter", "seat", "kinds")}]
+            assert hook["kinds"] == ["your_turn", "window", "gm_ruling", "ended"]  # all, when not chosen
             refused = http_client.post(url, json={"url": "http://me:pw@127.0.0.1/x"})
             assert refused.status_code == 400 and refused.json()["error"].startswith("url: must not carry credentials")
             spectator = http_client.post(url, json={"url": target}, headers={"Authorization": f"Bearer {tokens['spectator']}"})
@@ -238,5 +239,137 @@ def test_hooks_are_registered_listed_delivered_and_removed_over_the_api(served_h
         listed = firelane("hooks", "hooked", "--seat", "gm", *data)
         assert listed.stdout.strip().endswith(f"http://127.0.0.1:{receiver.server_port}/… (discord)")
         assert "s3cret-path" not in listed.stdout
+        chosen = firelane("hooks", "hooked", "--seat", "p1", "--add", target, "--allow-private", "--kinds",
+                          "ended,your_turn", *data)
+        assert chosen.returncode == 0, chosen.stderr
+        assert firelane("hooks", "hooked", "--seat", "p1", *data).stdout.strip().endswith(
+            f"http://127.0.0.1:{receiver.server_port}/… (json; told of: your turn, the fight ended)")
+        wrong = firelane("hooks", "hooked", "--seat", "p1", "--add", target, "--allow-private", "--kinds", "lunch", *data)
+        assert wrong.returncode == 2 and wrong.stderr.strip().splitlines() == [
+            "firelane: error: kinds: one or more of your_turn, window, gm_ruling, ended, not 'lunch'"]
     finally:
         receiver.shutdown()
+
+
+def test_campaign_hooks_take_the_gm_credential_only_and_every_refusal_is_one_line(served_hooks, tmp_path) -> None:
+    """The campaign's hooks with its GM token; a seat's token (even the GM
+    seat's), a wrong token, no token, a spectator, someone else's hook id and
+    each bad body are refused — each with its status and one line."""
+    import httpx
+
+    from tests.browser.table_helpers import setup_with_players
+    from tests.cli_helpers import firelane
+
+    data = ("--data-dir", str(served_hooks.data_dir))
+    path = tmp_path / "setup.json"
+    path.write_text(json.dumps(setup_with_players("bolt-and-blade", settings={"turn_timer": "1d"})))
+    created = firelane("create", "refusals", "--setup", str(path), *data, "--json")
+    assert created.returncode == 0, created.stderr
+    seats = {s["seat"]: s["token"] for s in json.loads(created.stdout)["seats"]}
+    gm_token = firelane("campaign", "token", "--token-only", *data)
+    assert gm_token.returncode == 0, gm_token.stderr
+    gm = {"Authorization": f"Bearer {gm_token.stdout.strip()}"}
+    as_seat = {name: {"Authorization": f"Bearer {token}"} for name, token in seats.items()}
+    api = f"{served_hooks.api}/api/campaigns/default"
+    campaign_hooks = f"{api}/hooks"
+    seat_hooks = f"{api}/encounters/refusals/hooks"
+    target = "http://127.0.0.1:9/campaign-s3cret-path"
+
+    def refused(response: httpx.Response, status: int, line: str) -> None:
+        assert (response.status_code, response.json()["error"]) == (status, line), response.text
+
+    with httpx.Client(timeout=10) as http:
+        # The GM's token registers, lists, reads the delivery log of and removes a campaign hook.
+        made = http.post(campaign_hooks, json={"url": target, "format": "discord"}, headers=gm)
+        assert made.status_code == 201, made.text
+        hook = made.json()
+        assert (hook["scope"], hook["url"], hook["format"]) == ("campaign", "http://127.0.0.1:9/…", "discord")
+        assert len(hook["secret"]) >= 24
+        listed = http.get(campaign_hooks, headers=gm).json()["hooks"]
+        assert [h["id"] for h in listed] == [hook["id"]] and "secret" not in listed[0]
+        assert http.get(f"{campaign_hooks}/{hook['id']}/deliveries", headers=gm).json() == {
+            "hook": hook["id"], "deliveries": []}
+        mine = http.post(seat_hooks, json={"url": target}, headers=as_seat["p1"]).json()
+
+        # Who may not: no credential, a wrong token, every seat's token (the GM seat's too).
+        for method, url in (("GET", campaign_hooks), ("POST", campaign_hooks),
+                            ("DELETE", f"{campaign_hooks}/{hook['id']}"),
+                            ("GET", f"{campaign_hooks}/{hook['id']}/deliveries")):
+            body = {"json": {"url": target}} if method == "POST" else {}
+            refused(http.request(method, url, **body), 401,
+                    "sign in as the campaign's GM first (open the link firelane campaign token prints)")
+            refused(http.request(method, url, headers={"Authorization": "Bearer not-the-token"}, **body), 403,
+                    "this token is not the campaign's GM token")
+            for seat in ("gm", "p1", "spectator"):
+                refused(http.request(method, url, headers=as_seat[seat], **body), 403,
+                        "this token is not the campaign's GM token")
+        refused(http.get(f"{served_hooks.api}/api/campaigns/nowhere/hooks", headers=gm), 404,
+                "no campaign 'nowhere' in this store")
+        # A seat's routes: no token, a wrong one, the spectators' seat.
+        refused(http.get(seat_hooks), 401, "this needs a seat's token (Authorization: Bearer <token>, or ?token=)")
+        refused(http.get(seat_hooks, headers={"Authorization": "Bearer nope"}), 403, "this token opens no seat of this encounter")
+        refused(http.get(seat_hooks, headers=as_seat["spectator"]), 403,
+                "the spectators' seat has no hooks: a player's or the GM's seat registers them")
+        # The campaign's GM token is no seat's token.
+        refused(http.get(seat_hooks, headers=gm), 403, "this token opens no seat of this encounter")
+        # Someone else's hook is not found where it is not theirs: the campaign's vs a seat's, one seat's vs another's.
+        refused(http.delete(f"{campaign_hooks}/{mine['id']}", headers=gm), 404, f"no hook {mine['id']!r} of yours")
+        refused(http.get(f"{seat_hooks}/{hook['id']}/deliveries", headers=as_seat["p1"]), 404,
+                f"no hook {hook['id']!r} of yours")
+        refused(http.delete(f"{seat_hooks}/{mine['id']}", headers=as_seat["gm"]), 404, f"no hook {mine['id']!r} of yours")
+        refused(http.delete(f"{campaign_hooks}/h000000", headers=gm), 404, "no hook 'h000000' of yours")
+        # Bodies: each refused with one line naming what is wrong; nothing is kept.
+        for content, status, line in (
+            (b"{not json", 400, 'the hook is not JSON: send {"url": "https://...", "format": "json"}'),
+            (b'["x"]', 400, 'a hook is {"url": "https://...", "format": "json" | "discord" | "slack", "kinds": [...]}'),
+            (json.dumps({"url": target, "colour": "red"}).encode(), 400,
+             'a hook is {"url": "https://...", "format": "json" | "discord" | "slack", "kinds": [...]}'),
+            (json.dumps({"url": target, "format": "xml"}).encode(), 400, "format: one of json, discord, slack, not 'xml'"),
+            (json.dumps({"url": target, "kinds": ["your_turn", "lunch"]}).encode(), 400,
+             "kinds: one or more of your_turn, window, gm_ruling, ended, not 'lunch'"),
+            (json.dumps({"url": target, "kinds": []}).encode(), 400,
+             "kinds: a list of one or more of your_turn, window, gm_ruling, ended"),
+            (json.dumps({"format": "json"}).encode(), 400,
+             "url: give the receiver's http(s) URL (at most 2000 characters)"),
+            (json.dumps({"url": "ftp://example.com/x"}).encode(), 400, "url: must be an http:// or https:// URL with a host"),
+            (json.dumps({"url": "http://me:pw@example.com/x"}).encode(), 400,
+             "url: must not carry credentials (user:password@): put a secret in the path or use the signature"),
+        ):
+            refused(http.post(campaign_hooks, content=content, headers=gm), status, line)
+        too_big = http.post(campaign_hooks, content=b'{"url": "' + b"x" * 9000 + b'"}', headers=gm)
+        assert too_big.status_code == 413 and "\n" not in too_big.json()["error"], too_big.text
+        for _ in range(7):
+            assert http.post(campaign_hooks, json={"url": target}, headers=gm).status_code == 201
+        refused(http.post(campaign_hooks, json={"url": target}, headers=gm), 400, "at most 8 hooks each: remove one first")
+        assert len(http.get(campaign_hooks, headers=gm).json()["hooks"]) == 8
+        assert http.delete(f"{campaign_hooks}/{hook['id']}", headers=gm).json() == {"removed": hook["id"]}
+        assert hook["id"] not in [h["id"] for h in http.get(campaign_hooks, headers=gm).json()["hooks"]]
+
+
+async def test_a_hook_is_sent_only_the_notifications_it_asked_for(client) -> None:
+    await client.execute("DEL", DUE_KEY)
+    wall = trio_wall_clock(T0)
+    async with trio.open_nursery() as nursery:
+        receiver = await nursery.start(Receiver().serve)
+        ends_only = await register_hook(client, campaign="hooks", encounter="kinds", seat="alice",
+                                        url=receiver.url("/ok?ends"), format="json", allow_private=True,
+                                        wall_clock=wall, kinds=["ended"])
+        await register_hook(client, campaign="hooks", encounter="kinds", seat="alice", url=receiver.url("/ok?all"),
+                            format="json", allow_private=True, wall_clock=wall)
+        with pytest.raises(HookRefused, match="^kinds: one or more of your_turn, window, gm_ruling, ended, not 'x'$"):
+            await register_hook(client, campaign="hooks", encounter="kinds", seat="alice", url=receiver.url("/ok"),
+                                format="json", allow_private=True, kinds=["ended", "x"])
+        notifier = Notifier(client, allow_private=True, wall_clock=wall, poll_s=0.05)
+        nursery.start_soon(notifier.run)
+        await trio.sleep(0)
+        for kind in ("your_turn", "ended"):
+            notifier.offer([Notice(key=f"hooks/kinds/v3/{kind}/alice", kind=kind, campaign="hooks", encounter="kinds",
+                                   seat="alice", campaign_too=False, text=f"{kind} happened.")])
+        with trio.fail_after(10):
+            while len(receiver.received) < 3:
+                await trio.sleep(0.05)
+        await trio.sleep(0.3)  # (time for a wrong fourth one to arrive)
+        nursery.cancel_scope.cancel()
+    told = sorted((r.path, json.loads(r.body)["kind"]) for r in receiver.received)
+    assert told == [("/ok?all", "ended"), ("/ok?all", "your_turn"), ("/ok?ends", "ended")]
+    assert ends_only.kinds == ["ended"]

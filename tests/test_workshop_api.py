@@ -341,7 +341,7 @@ async def test_the_lobby_rolls_nothing_shows_who_is_there_and_the_start_begins_t
             assert into_wall.status_code == 400 and into_wall.json() == {"error": f"position ({wall.x}, {wall.y}) is inside a wall"}
             onto = await http.post(shop.url("/encounters/raid/move"),
                                    json={"combatant": "rg-ives", "to": [4, 9], "reason": "test"})
-            assert onto.status_code == 400 and onto.json() == {"error": "position (4, 9) is taken by rg-moss"}
+            assert onto.status_code == 400 and onto.json() == {"error": "position (4, 9) is taken by Moss"}
             no_reason = await http.post(shop.url("/encounters/raid/move"), json={"combatant": "rg-ives", "to": [1, 1]})
             assert no_reason.status_code == 400 and no_reason.json()["error"].startswith("reason:")
             moved = await http.post(shop.url("/encounters/raid/move"),

@@ -28,7 +28,8 @@ URLs are checked (`check_url`): http or https, no credentials in them, and
 not pointing at this machine, loopback, private, link-local or other
 reserved addresses unless the operator allows it (`allow_private`:
 ``firelane serve --allow-private-hooks``; the tests' receivers are on
-loopback). Logs and delivery logs name a hook's host only, never its path or
+loopback) — when registered, and when posted to, on the addresses the post
+connects to (`_checked_http_client`: a name resolved twice could rebind). Logs and delivery logs name a hook's host only, never its path or
 query (a Discord or Slack hook URL carries its secret there).
 """
 
@@ -64,9 +65,12 @@ from firelane.redisio import RedisError
 log = get_logger("firelane.hooks")
 
 KINDS = ("your_turn", "window", "gm_ruling", "ended")
+KIND_WORDS = {"your_turn": "your turn", "window": "a reaction awaits you", "gm_ruling": "a GM ruling is needed",
+              "ended": "the fight ended"}
 FORMATS = ("json", "discord", "slack")
 SIGNATURE_HEADER = "Firelane-Signature"
 DELIVERY_TIMEOUT_S = 10.0
+RESOLVE_TIMEOUT_S = 5.0  # a hook's host name, looked up when registered and before each post
 CONCURRENT_DELIVERIES = 16
 RETRY_FOR_MS = 86_400_000
 FIRST_RETRY_MS = 30_000
@@ -105,6 +109,7 @@ class Hook(msgspec.Struct, kw_only=True):
     secret: str  # the HMAC key, shown once when it is registered
     format: str = "json"
     created_ms: int = 0
+    kinds: list[str] = msgspec.field(default_factory=lambda: list(KINDS))  # what it is sent (default: all)
 
 
 class Delivery(msgspec.Struct, kw_only=True):
@@ -155,17 +160,69 @@ async def check_url(url: str, *, allow_private: bool = False) -> str:
                           "the signature")
     if allow_private:
         return url
-    try:
-        found = await trio.socket.getaddrinfo(parts.hostname, port or (443 if parts.scheme == "https" else 80),
-                                              type=trio.socket.SOCK_STREAM)
-    except OSError:
-        raise HookRefused(f"url: the host {parts.hostname[:80]!r} does not resolve") from None
-    for *_rest, address in found:
-        if _forbidden_address(address[0]):
-            raise HookRefused(f"url: {parts.hostname[:80]} is this machine, loopback or a private address "
-                              f"({address[0]}): refused unless the operator allows it "
-                              f"(firelane serve --allow-private-hooks)")
+    await checked_addresses(parts.hostname, port or (443 if parts.scheme == "https" else 80))
     return url
+
+
+async def checked_addresses(host: str, port: int) -> list[str]:
+    """Every address ``host`` resolves to, once; HookRefused if any of them is
+    this machine, loopback or private. A post connects only to these (a name
+    resolved again could answer otherwise: DNS rebinding)."""
+    found: list = []
+    with trio.move_on_after(RESOLVE_TIMEOUT_S) as scope:  # a stalled name server holds nothing for long
+        try:
+            found = await trio.socket.getaddrinfo(host, port, type=trio.socket.SOCK_STREAM)
+        except OSError:
+            raise HookRefused(f"url: the host {host[:80]!r} does not resolve") from None
+    if scope.cancelled_caught:
+        raise HookRefused(f"url: the host {host[:80]!r} did not resolve within {RESOLVE_TIMEOUT_S:g} s")
+    addresses = [address[0] for *_rest, address in found]
+    for address in addresses:
+        if _forbidden_address(address):
+            raise HookRefused(f"url: {host[:80]} is this machine, loopback or a private address "
+                              f"({address}): refused unless the operator allows it "
+                              f"(firelane serve --allow-private-hooks)")
+    if not addresses:
+        raise HookRefused(f"url: the host {host[:80]!r} does not resolve")
+    return addresses
+
+
+def _checked_http_client(allow_private: bool) -> Any:
+    """The hooks' HTTP client: every connection goes to an address checked by
+    ``checked_addresses`` in the same look-up (httpcore's network backend is
+    the one place that sees the address actually dialled). Proxies from the
+    environment are not used: a proxy would dial the receiver unchecked."""
+    import httpcore
+    import httpx
+
+    class CheckedBackend(httpcore.AsyncNetworkBackend):
+        def __init__(self) -> None:
+            self.inner = httpcore.AnyIOBackend()
+
+        async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                              local_address: str | None = None, socket_options: Any = None) -> Any:
+            if allow_private:
+                return await self.inner.connect_tcp(host, port, timeout, local_address, socket_options)
+            failure: Exception | None = None
+            for address in await checked_addresses(host, port):
+                try:
+                    return await self.inner.connect_tcp(address, port, timeout, local_address, socket_options)
+                except httpcore.ConnectError as exc:
+                    failure = exc
+            assert failure is not None
+            raise failure
+
+        async def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: Any = None) -> Any:
+            raise HookRefused("url: a hook posts over TCP only")
+
+        async def sleep(self, seconds: float) -> None:
+            await trio.sleep(seconds)
+
+    transport = httpx.AsyncHTTPTransport(trust_env=False)
+    transport._pool = httpcore.AsyncConnectionPool(ssl_context=httpx.create_ssl_context(trust_env=False),
+                                                   network_backend=CheckedBackend())
+    return httpx.AsyncClient(transport=transport, trust_env=False, follow_redirects=False,
+                             timeout=httpx.Timeout(DELIVERY_TIMEOUT_S), headers={"User-Agent": "firelane-hooks"})
 
 
 def sign(secret: str, body: bytes, at: int) -> str:
@@ -190,17 +247,32 @@ def check_signature(secret: str, body: bytes, header: str, *, now: int | None = 
 # ------------------------------------------------------------ registering
 
 
+def checked_kinds(kinds: Any) -> list[str]:
+    """The notifications a hook asks for, in their usual order; HookRefused (one line) otherwise."""
+    if kinds is None:
+        return list(KINDS)
+    if not isinstance(kinds, list) or not kinds or not all(isinstance(k, str) for k in kinds):
+        raise HookRefused(f"kinds: a list of one or more of {', '.join(KINDS)}")
+    for kind in kinds:
+        if kind not in KINDS:
+            raise HookRefused(f"kinds: one or more of {', '.join(KINDS)}, not {kind[:40]!r}")
+    return [k for k in KINDS if k in kinds]
+
+
 async def register_hook(client: Any, *, campaign: str, encounter: str, seat: str, url: str, format: str,
-                        allow_private: bool, wall_clock: WallClock = system_wall_clock) -> Hook:
-    """Keep a hook (its secret made here); HookRefused says why not."""
+                        allow_private: bool, wall_clock: WallClock = system_wall_clock,
+                        kinds: list[str] | None = None) -> Hook:
+    """Keep a hook (its secret made here); HookRefused says why not. ``kinds``:
+    which notifications it is sent (all when not given)."""
     if format not in FORMATS:
         raise HookRefused(f"format: one of {', '.join(FORMATS)}, not {str(format)[:40]!r}")
+    wanted = checked_kinds(kinds)
     await check_url(url, allow_private=allow_private)
     owner = owner_key(campaign, encounter, seat)
     if int(await client.execute("SCARD", owner) or 0) >= MAX_HOOKS_PER_OWNER:
         raise HookRefused(f"at most {MAX_HOOKS_PER_OWNER} hooks each: remove one first")
     hook = Hook(id=f"h{secrets.token_hex(6)}", campaign=campaign, encounter=encounter, seat=seat, url=url,
-                secret=secrets.token_urlsafe(24), format=format, created_ms=wall_clock())
+                secret=secrets.token_urlsafe(24), format=format, created_ms=wall_clock(), kinds=wanted)
     await client.execute("SET", hook_key(hook.id), msgspec.json.encode(hook))
     await client.execute("SADD", owner, hook.id)
     log.info("hook registered", hook=hook.id, campaign=campaign, encounter=encounter, seat=seat, url=shown_url(url))
@@ -220,7 +292,8 @@ async def owned_hooks(client: Any, owner: str) -> list[Hook]:
 def hook_json(hook: Hook) -> dict[str, Any]:
     """A hook as its owner sees it later (no secret, the URL's host only)."""
     return {"id": hook.id, "url": shown_url(hook.url), "format": hook.format,
-            "scope": "seat" if hook.encounter else "campaign", "encounter": hook.encounter, "seat": hook.seat}
+            "scope": "seat" if hook.encounter else "campaign", "encounter": hook.encounter, "seat": hook.seat,
+            "kinds": list(hook.kinds)}
 
 
 async def remove_hook(client: Any, owner: str, hook_id: str) -> bool:
@@ -389,11 +462,8 @@ class Notifier:
             log.warning("notices dropped: the notifier is behind", count=len(notices))
 
     async def run(self) -> None:
-        import httpx  # imported where it is used: the engine alone never needs it
-
         _notifier.set(self)
-        async with httpx.AsyncClient(follow_redirects=False, timeout=httpx.Timeout(DELIVERY_TIMEOUT_S),
-                                     headers={"User-Agent": "firelane-hooks"}) if self._http is None else _Borrowed(self._http) as http:
+        async with _checked_http_client(self.allow_private) if self._http is None else _Borrowed(self._http) as http:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._enqueue_loop)
                 nursery.start_soon(self._deliver_loop, http)
@@ -416,6 +486,8 @@ class Notifier:
                 owners.append(owner_key(notice.campaign))
             for owner in owners:
                 for hook in await owned_hooks(self.client, owner):
+                    if notice.kind not in hook.kinds:
+                        continue  # its owner did not ask for this one
                     delivery_id = hashlib.blake2b(f"{hook.id}|{notice.key}".encode(), digest_size=10).hexdigest()
                     delivery = Delivery(hook=hook.id, kind=notice.kind, notice=notice.key,
                                         body=body_for(hook, notice, delivery_id, now), first_ms=now)
@@ -441,11 +513,24 @@ class Notifier:
                     due = []
                 for raw_id in due or []:
                     delivery_id = raw_id.decode()
-                    if await self.client.execute("ZREM", DUE_KEY, delivery_id):  # claimed: no other host sends it
-                        await limit.acquire()
+                    await limit.acquire()
+                    if await self._claim(delivery_id):  # no other host sends it while its lease runs
                         nursery.start_soon(self._deliver_one, http, delivery_id, limit)
+                    else:
+                        limit.release()
                 with trio.move_on_after(await self._until_next_due()):
                     await self._wake.wait()
+
+    async def _claim(self, delivery_id: str) -> bool:
+        """Take a due delivery for one attempt: its place in the due set moves
+        a lease ahead (not removed), so a process stopped or killed mid-post
+        leaves it to be sent again when the lease ends."""
+        try:
+            return bool(await self.client.evalsha_or_load(
+                _CLAIM_SCRIPT, [DUE_KEY], [delivery_id, self.wall_clock(), self.wall_clock() + LEASE_MS]))
+        except RedisError as exc:
+            log.warning("cannot claim a due delivery", error=str(exc)[:200])
+            return False
 
     async def _until_next_due(self) -> float:
         """Seconds to sleep: until the next delivery is due, at most ``poll_s``
@@ -462,15 +547,22 @@ class Notifier:
         try:
             raw = await self.client.execute("GET", delivery_key(delivery_id))
             if not raw:
+                await self.client.execute("ZREM", DUE_KEY, delivery_id)
                 return
             delivery = msgspec.json.decode(raw, type=Delivery)
             hook_raw = await self.client.execute("GET", hook_key(delivery.hook))
             if not hook_raw:
                 await self.client.execute("DEL", delivery_key(delivery_id))
+                await self.client.execute("ZREM", DUE_KEY, delivery_id)
                 return  # the hook was removed
             hook = msgspec.json.decode(hook_raw, type=Hook)
             attempt = delivery.attempt + 1
-            status, outcome, detail = await self._post(http, hook, delivery, delivery_id)
+            try:
+                status, outcome, detail = await self._post(http, hook, delivery, delivery_id)
+            except trio.Cancelled:  # serve is stopping mid-post: due again at once for the next one
+                with trio.CancelScope(shield=True), trio.move_on_after(2):
+                    await self.client.execute("ZADD", DUE_KEY, self.wall_clock(), delivery_id)
+                raise
             now = self.wall_clock()
             record = ["at", str(now), "kind", delivery.kind, "attempt", str(attempt), "outcome", outcome,
                       "status", str(status), "detail", detail[:200], "notice", delivery.notice]
@@ -478,6 +570,7 @@ class Notifier:
             if outcome == "delivered":
                 self.delivered += 1
                 await self.client.execute("DEL", delivery_key(delivery_id))
+                await self.client.execute("ZREM", DUE_KEY, delivery_id)
                 return
             pause = min(FIRST_RETRY_MS * 2 ** (attempt - 1), LONGEST_PAUSE_MS)
             if now + pause - delivery.first_ms > RETRY_FOR_MS:
@@ -486,6 +579,7 @@ class Notifier:
                                           *record[:6], "outcome", "given up", "status", str(status),
                                           "detail", f"no success in a day ({attempt} attempts)", "notice", delivery.notice)
                 await self.client.execute("DEL", delivery_key(delivery_id))
+                await self.client.execute("ZREM", DUE_KEY, delivery_id)
                 return
             retry = msgspec.structs.replace(delivery, attempt=attempt)
             await self.client.execute("SET", delivery_key(delivery_id), msgspec.json.encode(retry), "KEEPTTL")
@@ -506,18 +600,17 @@ class Notifier:
         the receiver does; the answer's body is not read."""
         import httpx
 
-        try:
-            await check_url(hook.url, allow_private=self.allow_private)  # again: its name may point elsewhere now
-        except HookRefused as exc:
-            return 0, "refused", str(exc)
         body = msgspec.json.encode(delivery.body)
         at = self.wall_clock() // 1000
         headers = {"Content-Type": "application/json", SIGNATURE_HEADER: sign(hook.secret, body, at),
                    "Firelane-Event": delivery.kind, "Firelane-Delivery": delivery_id}
-        with trio.move_on_after(DELIVERY_TIMEOUT_S) as scope:
+        with trio.move_on_after(DELIVERY_TIMEOUT_S) as scope:  # the name's look-up too: a stalled one holds a slot
             try:
+                await check_url(hook.url, allow_private=self.allow_private)  # again: its name may point elsewhere now
                 async with http.stream("POST", hook.url, content=body, headers=headers) as response:
                     status = response.status_code
+            except HookRefused as exc:  # the name now points at a forbidden address
+                return 0, "refused", str(exc)
             except httpx.HTTPError as exc:
                 return 0, "failed", f"{type(exc).__name__}: {str(exc)[:120]}".replace(hook.url, shown_url(hook.url))
         if scope.cancelled_caught:
@@ -527,6 +620,19 @@ class Notifier:
         if 300 <= status < 400:
             return status, "failed", f"redirect not followed ({status})"
         return status, "failed", f"HTTP {status}"
+
+
+LEASE_MS = int(DELIVERY_TIMEOUT_S * 1000) + 60_000  # one attempt's longest, and room to record it
+
+# Claim a delivery that is due (its score at most now): move it a lease ahead. 1 if claimed.
+_CLAIM_SCRIPT = """
+local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if due and tonumber(due) <= tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  return 1
+end
+return 0
+"""
 
 
 class _Borrowed:

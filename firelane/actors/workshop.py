@@ -34,7 +34,7 @@ from typing import Any
 
 import msgspec
 
-from firelane.actors.campaign import gm_token, stored_gm_token
+from firelane.actors.campaign import gm_token_key, seal_gm_token, stored_gm_token
 from firelane.events.log import CAMPAIGNS_KEY, CREATED_KEY, EventLog, validate_id
 from firelane.events.tokens_at_rest import token_digest
 
@@ -234,7 +234,10 @@ async def create_campaign(event_log: EventLog) -> str | None:
     """A new, empty campaign with its GM token (returned); None if it exists."""
     if await campaign_exists(event_log):
         return None
-    token = await gm_token(event_log)
+    # Taken in one step (SET NX): a maker that loses a race gets None, never the winner's token.
+    token = secrets.token_urlsafe(24)
+    if await event_log.client.execute("SET", gm_token_key(event_log), seal_gm_token(event_log, token), "NX") is None:
+        return None
     await event_log.client.execute("SADD", CAMPAIGNS_KEY, event_log.campaign)
     return token
 

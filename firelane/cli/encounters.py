@@ -675,8 +675,8 @@ async def cmd_orders(args: argparse.Namespace) -> int:
 
 async def cmd_hooks(args: argparse.Namespace) -> int:
     """A seat's webhooks (or, with --campaign-hooks, the campaign's): list, add, remove, deliveries."""
-    from firelane.actors.hooks import (HookRefused, delivery_log, hook_json, owned_hooks, owner_key, register_hook,
-                                       remove_hook)
+    from firelane.actors.hooks import (KIND_WORDS, HookRefused, delivery_log, hook_json, owned_hooks, owner_key,
+                                       register_hook, remove_hook)
 
     if not args.campaign_hooks and not (args.encounter and args.seat):
         raise CliError("give ENCOUNTER and --seat S (a seat's hooks), or --campaign-hooks (the campaign's)")
@@ -694,7 +694,8 @@ async def cmd_hooks(args: argparse.Namespace) -> int:
         if args.add:
             try:
                 hook = await register_hook(client, campaign=args.campaign, encounter=encounter, seat=seat, url=args.add,
-                                           format=args.format, allow_private=args.allow_private)
+                                           format=args.format, allow_private=args.allow_private,
+                                           kinds=args.kinds.split(",") if args.kinds else None)
             except HookRefused as exc:
                 raise CliError(str(exc)) from None
             shown: Any = {**hook_json(hook), "secret": hook.secret}
@@ -720,7 +721,9 @@ async def cmd_hooks(args: argparse.Namespace) -> int:
             shown = [hook_json(h) for h in await owned_hooks(client, owner)]
             if not args.json:
                 for hook in shown:
-                    print(f"{hook['id']}  {hook['url']} ({hook['format']})")
+                    told = "" if len(hook["kinds"]) == len(KIND_WORDS) else \
+                        "; told of: " + ", ".join(KIND_WORDS[k] for k in hook["kinds"])
+                    print(f"{hook['id']}  {hook['url']} ({hook['format']}{told})")
                 if not shown:
                     print("no hooks")
     if args.json:

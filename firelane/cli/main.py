@@ -222,6 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
     hooks_change.add_argument("--remove", metavar="ID", help="remove a hook")
     hooks_change.add_argument("--deliveries", metavar="ID", help="a hook's delivery log, newest first")
     hooks.add_argument("--format", choices=("json", "discord", "slack"), default="json", help="with --add: the body's shape")
+    hooks.add_argument("--kinds", metavar="KIND,...", help="with --add: what it is sent (your_turn, window, gm_ruling, "
+                                                           "ended; default all)")
     hooks.add_argument("--allow-private", action="store_true",
                        help="with --add: allow a loopback or private address (as serve --allow-private-hooks)")
     hooks.add_argument("--json", action="store_true", help="machine-readable")

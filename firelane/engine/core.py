@@ -54,6 +54,7 @@ from firelane.events.options_schemas import (
 )
 from firelane.engine.grid import Grid, Square, distance
 from firelane.engine.state import Claim, Combatant, EncounterState, ReactionWindow, copy_state
+from firelane.engine.occupancy import taken_squares
 from firelane.engine.orders import OrderCatalogue
 from firelane.engine.timeouts import (
     AI_PLAYS_THE_TURN,
@@ -1240,9 +1241,14 @@ class BaseRuleSystem:
             require(0 <= x < terrain.width and 0 <= y < terrain.height,
                     f"position ({x}, {y}) is outside the {terrain.width}x{terrain.height} map")
             require(not any((w.x, w.y) == (x, y) for w in terrain.walls), f"position ({x}, {y}) is inside a wall")
-            other = next((c.id for c in state.combatants.values()
-                          if c.id != combatant.id and not c.out_of_fight and c.position == (x, y)), None)
-            require(other is None, f"position ({x}, {y}) is taken by {other}")
+            # A body holds its square for the end of a move, as the rules' moves do (engine/occupancy.py);
+            # web/assets/gmdrag.js `squareProblem` says the same on the page before asking.
+            holder = taken_squares(state, besides=[combatant.id]).get((x, y))
+            if holder is not None:
+                other = state.combatants[holder]
+                name = other.name or other.id
+                raise Rejected(f"position ({x}, {y}) is where {name} lies: no move ends on a body" if other.out_of_fight
+                               else f"position ({x}, {y}) is taken by {name}")
             return [x, y]
         if field == "conditions":
             require(isinstance(value, dict) and set(value) <= {"add", "remove"}

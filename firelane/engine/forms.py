@@ -107,12 +107,15 @@ def settings_form(system: BaseRuleSystem) -> list[dict[str, Any]]:
     time runs out. Tables (a setting that is an object) are left to the setup JSON."""
     ranges = {**BASE_SETTING_RANGES, **system.setting_ranges}
     defaults = {**system.base_settings, **system.default_settings}
+    module = _forms_module(system)
+    own: dict[str, tuple[str, str]] = dict(getattr(module, "SETTING_LABELS", {})) if module is not None else {}
     described = []
     for name, spec in sorted(ranges.items()):
         if "*" in name or "." in name:
             continue  # a table's entries
-        unit = next((u for suffix, u in _SETTING_UNITS if name.endswith(suffix)), "")
-        entry: dict[str, Any] = {"path": name, "label": _setting_label(name), "kind": "number",
+        # The system's own words (SETTING_LABELS in its forms.py), else the common settings'.
+        label, unit = own.get(name) or (_setting_label(name), next((u for suffix, u in _SETTING_UNITS if name.endswith(suffix)), ""))
+        entry: dict[str, Any] = {"path": name, "label": label, "kind": "number",
                                  "low": spec.low, "high": spec.high, "whole": spec.whole, "nullable": spec.nullable}
         if unit:
             entry["unit"] = unit
@@ -123,7 +126,8 @@ def settings_form(system: BaseRuleSystem) -> list[dict[str, Any]]:
         described.append(entry)
     described.append({"path": "on_turn_timeout", "label": _setting_label("on_turn_timeout"), "kind": "choice",
                       "choices": [{"value": "end_turn", "label": "End the turn"},
-                                  {"value": "ai", "label": "Let the AI play the rest of it"}],
+                                  {"value": "ai", "label": "Let the AI play the rest of it"},
+                                  {"value": "gm", "label": "Ask the GM"}],
                       "default": defaults.get("on_turn_timeout", "end_turn")})
     return described
 

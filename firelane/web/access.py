@@ -61,6 +61,11 @@ class Api:
             await trio.lowlevel.checkpoint()
         return feed
 
+    def known_seats(self, campaign: str, encounter: str) -> list[SeatSetup]:
+        """The encounter's seats, as `seat` last read them (none before a token was checked)."""
+        known = self._seats.get((campaign, encounter))
+        return list(known[1]) if known else []
+
     async def seat(self, campaign: str, encounter: str, token: str | None) -> tuple[SeatSetup, str]:
         """The seat a token opens, and the encounter's system; ApiError otherwise."""
         event_log = self.event_log(campaign)

@@ -70,6 +70,8 @@ class SeatAnswer(msgspec.Struct, kw_only=True):
     seat: SeatSetup
     system: str
     lobby: bool = False  # the fight waits in its lobby for the GM's Start
+    # In the lobby, the seats with the table open: [{"id", "name", "role"}] (never a token).
+    present: list[dict[str, str]] = []
     # The seed's commitment (docs/fairness.md), published from the encounter's
     # creation on, before any seat may add a client seed ("" if none is found).
     seed_commitment: str = ""

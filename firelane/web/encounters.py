@@ -128,12 +128,23 @@ async def background_placement(event_log: Any, campaign: str, encounter: str) ->
 
 
 def encounter_routes(api: Api) -> list[BaseRoute]:
+    async def present_seats(campaign: str, encounter: str) -> list[dict[str, str]]:
+        """The seats with the table open now: their names and roles (never their tokens)."""
+        feed = api.feeds.get((campaign, encounter))
+        if feed is None:
+            return []
+        return [{"id": s.id, "name": s.name or s.id, "role": s.role}
+                for s in api.known_seats(campaign, encounter) if feed.watching(s.id)]
+
     async def seat_info(request: Request) -> Response:
         campaign, encounter = request.path_params["campaign"], request.path_params["encounter"]
         seat, system = await api.seat(campaign, encounter, token_of(request))
         event_log = api.event_log(campaign)
-        # The seed's commitment, published before any seat may add a client seed (docs/fairness.md).
-        return json_response({"seat": seat, "system": system, "lobby": await api.in_lobby(campaign, encounter),
+        lobby = await api.in_lobby(campaign, encounter)
+        # The seed's commitment, published before any seat may add a client seed (docs/fairness.md);
+        # in the lobby, who has the table open (by seat name), as the GM's lobby shows it.
+        return json_response({"seat": seat, "system": system, "lobby": lobby,
+                              "present": await present_seats(campaign, encounter) if lobby else [],
                               "seed_commitment": await seed_commitment(event_log, encounter),
                               "background": await background_placement(event_log, campaign, encounter)})
 

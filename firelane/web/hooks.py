@@ -1,10 +1,11 @@
 """Webhooks over the API (actors/hooks.py): a seat's, and a campaign's (its GM's).
 
-    POST   /api/campaigns/{c}/encounters/{e}/hooks                 register one: {"url", "format"} (json, discord, slack)
+    POST   /api/campaigns/{c}/encounters/{e}/hooks                 register one: {"url", "format", "kinds"}
     GET    /api/campaigns/{c}/encounters/{e}/hooks                 the seat's hooks
     DELETE /api/campaigns/{c}/encounters/{e}/hooks/{id}            remove one
     GET    /api/campaigns/{c}/encounters/{e}/hooks/{id}/deliveries its delivery log, newest first
-    ...    /api/campaigns/{c}/hooks[/{id}[/deliveries]]            the same for the campaign, with its GM token
+    ...    /api/campaigns/{c}/hooks[/{id}[/deliveries]]            the same for the campaign, with its GM credential
+                                                                    (its token, or the GM sign-in cookie with X-Firelane-CSRF)
 
 A seat's token opens its own hooks only; the campaign's GM token, the
 campaign's. Registering answers the hook's secret once (201): the receiver
@@ -18,7 +19,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from firelane.actors.campaign import gm_token_matches
 from firelane.actors.hooks import (
     HookRefused,
     delivery_log,
@@ -29,6 +29,7 @@ from firelane.actors.hooks import (
     remove_hook,
 )
 from firelane.web.access import Api, json_response, token_of
+from firelane.web.gm_session import require_gm
 from firelane.web.guard import ApiError, read_body
 
 MAX_HOOK_BODY = 8 * 1024
@@ -44,12 +45,8 @@ def hooks_routes(api: Api) -> list[BaseRoute]:
             if seat.role == "spectator":
                 raise ApiError(403, "the spectators' seat has no hooks: a player's or the GM's seat registers them")
             return campaign, encounter, seat.id
-        token = token_of(request)
-        if not token:
-            raise ApiError(401, "this needs the campaign's GM token (Authorization: Bearer <token>)")
-        matches = await gm_token_matches(api.event_log(campaign), token)
-        if not matches:
-            raise ApiError(403, "this token is not the campaign's GM token")
+        # The campaign's GM: its token, or a browser signed in as its GM (the workshop's campaign home).
+        await require_gm(api, request, campaign)
         return campaign, "", ""
 
     async def hooks(request: Request) -> Response:
@@ -61,12 +58,13 @@ def hooks_routes(api: Api) -> list[BaseRoute]:
                 body = msgspec.json.decode(raw)
             except msgspec.DecodeError:
                 raise ApiError(400, 'the hook is not JSON: send {"url": "https://...", "format": "json"}') from None
-            if not isinstance(body, dict) or set(body) - {"url", "format"}:
-                raise ApiError(400, 'a hook is {"url": "https://...", "format": "json" | "discord" | "slack"}')
+            if not isinstance(body, dict) or set(body) - {"url", "format", "kinds"}:
+                raise ApiError(400, 'a hook is {"url": "https://...", "format": "json" | "discord" | "slack", '
+                                    '"kinds": [...]}')
             try:
                 hook = await register_hook(client, campaign=campaign, encounter=encounter, seat=seat,
                                            url=body.get("url"), format=body.get("format", "json"),
-                                           allow_private=api.allow_private_hooks)
+                                           allow_private=api.allow_private_hooks, kinds=body.get("kinds"))
             except HookRefused as exc:
                 raise ApiError(400, str(exc)) from None
             return json_response({**hook_json(hook), "secret": hook.secret}, status=201)

@@ -240,6 +240,74 @@ async def setup_problems(api: Api, campaign: str, encounter: str, setup: Encount
 # ------------------------------------------------------------------ images
 
 
+def png_end(data: bytes) -> int:
+    """Where a PNG's IEND chunk ends, by walking its chunks (a search for the
+    bytes "IEND" would stop at a copy hidden in what follows)."""
+    offset = 8
+    while offset + 8 <= len(data):
+        length = int.from_bytes(data[offset:offset + 4], "big")
+        kind = data[offset + 4:offset + 8]
+        offset += 12 + length
+        if kind == b"IEND":
+            return offset
+    return len(data)
+
+
+_PNG_PRIVATE_CHUNKS = {b"tEXt", b"zTXt", b"iTXt", b"eXIf", b"tIME"}
+_JPEG_PRIVATE_SEGMENTS = {0xE1, 0xED, 0xFE}  # APP1 (Exif, XMP), APP13 (IPTC), COM
+
+
+def without_metadata(data: bytes, media_type: str, orientation: int = 1) -> bytes:
+    """The checked image without what it says about where and when it was
+    made (Exif with its GPS position, XMP, IPTC, text and comments), its
+    pixels untouched: every seat of the encounter downloads it. A JPEG keeps
+    its Exif orientation (browsers turn the picture by it), alone."""
+    if media_type == "image/png":
+        out, offset = [data[:8]], 8
+        while offset + 8 <= len(data):
+            length = int.from_bytes(data[offset:offset + 4], "big")
+            chunk = data[offset:offset + 12 + length]
+            if chunk[4:8] not in _PNG_PRIVATE_CHUNKS:
+                out.append(chunk)
+            offset += 12 + length
+        return b"".join(out)
+    if media_type == "image/jpeg":
+        out, offset = [data[:2]], 2
+        if orientation != 1:
+            from PIL import Image
+
+            exif = Image.Exif()
+            exif[0x0112] = orientation
+            payload = exif.tobytes()
+            out.append(b"\xff\xe1" + (len(payload) + 2).to_bytes(2, "big") + payload)
+        while offset + 4 <= len(data) and data[offset] == 0xFF:
+            marker = data[offset + 1]
+            if marker == 0xFF:  # fill byte
+                offset += 1
+                continue
+            if marker == 0xDA:  # start of scan: the rest is the picture
+                break
+            length = int.from_bytes(data[offset + 2:offset + 4], "big")
+            if marker not in _JPEG_PRIVATE_SEGMENTS:
+                out.append(data[offset:offset + 2 + length])
+            offset += 2 + length
+        out.append(data[offset:])
+        return b"".join(out)
+    # WebP: RIFF chunks; EXIF and XMP dropped, and their flags in VP8X cleared.
+    out, offset = [], 12
+    while offset + 8 <= len(data):
+        fourcc = data[offset:offset + 4]
+        size = int.from_bytes(data[offset + 4:offset + 8], "little")
+        chunk = data[offset:offset + 8 + size + (size & 1)]
+        if fourcc == b"VP8X" and size >= 1:
+            chunk = chunk[:8] + bytes([chunk[8] & ~0x0C]) + chunk[9:]
+        if fourcc not in (b"EXIF", b"XMP "):
+            out.append(chunk)
+        offset += 8 + size + (size & 1)
+    body = b"WEBP" + b"".join(out)
+    return b"RIFF" + len(body).to_bytes(4, "little") + body
+
+
 def check_image(data: bytes, media_type: str) -> dict[str, Any]:
     """Width, height and format of an image Pillow reads; ApiError otherwise (not
     an image, not the declared kind, a decompression bomb, damaged)."""
@@ -256,11 +324,24 @@ def check_image(data: bytes, media_type: str) -> dict[str, Any]:
             with Image.open(io.BytesIO(data)) as image:
                 width, height = image.size
                 kind = image.format
+                orientation = image.getexif().get(0x0112, 1) if kind == "JPEG" else 1
+                orientation = orientation if orientation in range(1, 9) else 1
                 if width * height > MAX_IMAGE_PIXELS:
                     raise ApiError(400, f"the image is {width}×{height} pixels; the limit is {MAX_IMAGE_PIXELS:,} pixels")
                 if kind != wanted:
                     raise ApiError(415, f"the file is a {kind or 'unknown'} image, not {wanted} as its type says")
                 image.verify()  # the whole file, without decoding the pixels
+            if kind == "JPEG":  # verify() reads nothing of a JPEG: decode it at 1/8 scale (every byte, little memory)
+                with Image.open(io.BytesIO(data)) as again:
+                    again.draft("RGB", (max(1, width // 8), max(1, height // 8)))
+                    try:
+                        again.load()
+                    except OSError:
+                        raise ApiError(400, "the image is damaged (it ends early)") from None
+            if kind == "PNG":  # nothing may follow IEND: a page or archive hidden behind a picture (a polyglot)
+                after = len(data) - png_end(data)
+                if after > 0:
+                    raise ApiError(400, f"the image has {after:,} bytes after its end (a file hidden in it?)")
     except Image.DecompressionBombError:
         raise ApiError(400, f"the image has more than {MAX_IMAGE_PIXELS:,} pixels (a decompression bomb?)") from None
     except UnidentifiedImageError:
@@ -269,7 +350,7 @@ def check_image(data: bytes, media_type: str) -> dict[str, Any]:
         raise
     except Exception as exc:  # noqa: BLE001 - Pillow raises many kinds for a damaged file
         raise ApiError(400, f"the image is damaged ({type(exc).__name__})") from None
-    return {"width": width, "height": height, "media_type": media_type, "bytes": len(data)}
+    return {"width": width, "height": height, "media_type": media_type, "bytes": len(data), "orientation": orientation}
 
 
 # ------------------------------------------------------------------ the routes
@@ -669,6 +750,9 @@ def workshop_routes(api: Api) -> list[Route]:  # noqa: C901 - one closure per ro
             raise ApiError(415, "the image must be sent as image/png, image/jpeg or image/webp")
         data = await read_body(request, MAX_IMAGE_BYTES, "the image")
         meta = await trio.to_thread.run_sync(check_image, data, media_type)
+        data = without_metadata(data, media_type, meta["orientation"])
+        meta = await trio.to_thread.run_sync(check_image, data, media_type)  # what is kept is checked too
+        del meta["orientation"]
         image = await shop.keep_image(api.event_log(campaign), data, meta)
         return json_response({"image": image, **meta}, status=201)
 

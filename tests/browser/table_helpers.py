@@ -94,18 +94,21 @@ class Table:
 
     # ------------------------------------------------------------ pages
 
-    def new_context(self, *, width: int = 1440, height: int = 880, touch: bool = False) -> Any:
+    def new_context(self, *, width: int = 1440, height: int = 880, touch: bool = False, **options: Any) -> Any:
         """A browser context of this test whose pages report each Content-Security-Policy
         violation as a console error (which the tests' error checks then catch). ``touch``:
-        a phone's or tablet's (touch events, a mobile viewport)."""
+        a phone's or tablet's (touch events, a mobile viewport); ``options``: playwright's own
+        (e.g. ``timezone_id``, ``locale``)."""
         extra = {"has_touch": True, "is_mobile": True, "device_scale_factor": 2} if touch else {}
+        extra.update(options)
         context = self.browser.new_context(viewport={"width": width, "height": height}, **extra)
         context.add_init_script(REPORT_CSP_VIOLATIONS)
         self.contexts.append(context)
         return context
 
-    def open(self, link: str, *, width: int = 1440, height: int = 880, touch: bool = False, live: bool = True) -> Any:
-        page = self.new_context(width=width, height=height, touch=touch).new_page()
+    def open(self, link: str, *, width: int = 1440, height: int = 880, touch: bool = False, live: bool = True,
+             **options: Any) -> Any:
+        page = self.new_context(width=width, height=height, touch=touch, **options).new_page()
         self.watch(page, link)
         page.goto(link)
         if live:

@@ -186,7 +186,7 @@ def test_the_encounters_list_pages_and_each_row_opens_its_replay(table: Table, t
 def test_the_gm_adjusts_and_is_refused_in_one_line_with_the_campaign_token_in_the_link(table: Table, tmp_path: Path) -> None:
     store = ["--data-dir", str(table.served.data_dir), "--campaign", "guild"]
     cli_ok("characters", "--create-demo", "d100-zones", "--side", "rangers", *store)
-    token = cli_ok("campaign", "token", *store).strip()
+    token = cli_ok("campaign", "token", "--token-only", *store).strip()
     # Quinn is in a fight that waits for its player: the release is refused while it is under way.
     demo = msgspec.to_builtins(demo_setup("d100-zones"))
     quinn = {"id": "rg-quinn", "character": "rg-quinn", "side": "rangers", "position": [1, 1], "policy": "human"}

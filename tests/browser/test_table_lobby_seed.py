@@ -29,7 +29,7 @@ def test_two_players_add_their_seeds_in_the_lobby_before_the_gm_starts(table: Ta
     one = table.open(seats["p1"]["link"], live=False)
     panel = one.locator(".lobby-seed")
     panel.wait_for(timeout=20_000)
-    assert "waiting for the GM to start it" in one.locator(".lobby-wait .booting").inner_text()
+    assert "the GM starts the fight" in one.locator(".lobby-wait .booting").inner_text()
     commitment = table.get("lobby-seeds", "seat", seats["p1"]["token"])["seed_commitment"]
     assert re.fullmatch(r"[0-9a-f]{64}", commitment) and commitment in panel.locator(".seed-commitment").inner_text()
     one.click(".lobby-seed .random-seed")

@@ -7,6 +7,7 @@ its speed is chosen; two combatants on one square are both seen."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -153,13 +154,34 @@ def test_the_replay_draws_its_steps_and_plays_at_the_speed_chosen(table: Table) 
 def test_two_combatants_on_one_square_are_both_seen(table: Table) -> None:
     seats = table.create("stacked", table_setup(reaction_deadline_ms=60_000), seed="stacked-1")
     token = seats["gm"]["token"]
-    page = table.open(seats["alice"]["link"])
-    # Set up by the GM's hand: Mott falls, Ash stands on Mott's square.
-    mott = table.state("stacked", token)["state"]["combatants"]["mott"]["position"]
-    for changes, combatant in (({"out_of_fight": True}, "mott"), ({"position": mott}, "ash")):
+    started = wait_until(lambda: table.state("stacked", token)["state"], what="the fight to start")
+    mott = started["combatants"]["mott"]["position"]
+    # No move ends on a body now, not even the GM's (engine/occupancy.py): the engine refuses Ash on Mott's square.
+    # A stack is still possible in a log written before that rule, so the page is shown one as such a log reads:
+    # its view of the fight with Ash standing where Mott fell.
+    context = table.new_context()
+
+    def stacked_view(route: Any) -> None:
+        try:
+            response = route.fetch()
+            body = json.loads(response.body())
+        except Exception:  # the page went away mid-request (the test's end): nothing to show
+            return
+        state = body.get("state") if isinstance(body, dict) else None
+        if isinstance(state, dict) and state["combatants"]["mott"]["out_of_fight"]:
+            state["combatants"]["ash"]["position"] = mott
+        route.fulfill(response=response, json=body)
+
+    context.route("**/view?*", stacked_view)
+    page = context.new_page()
+    table.watch(page, seats["alice"]["link"])
+    page.goto(seats["alice"]["link"])
+    page.wait_for_selector(".app header .status.live", timeout=20_000)
+    for changes, combatant, refused in (({"out_of_fight": True}, "mott", False), ({"position": mott}, "ash", True)):
         answer = table.post("stacked", token, {"type": "GMAdjust", "command_id": f"set-{combatant}", "actor": "gm",
                                                "combatant": combatant, "changes": changes, "reason": "set up"}).json()
-        assert not answer["rejected"], answer
+        assert bool(answer["rejected"]) == refused, answer
+    assert answer["events"][0]["data"]["reason"].endswith("lies: no move ends on a body"), answer
     square = f"{mott[0]},{mott[1]}"
     wait_until(lambda: page.locator(f"svg.map [data-pos='{square}']").count() == 2, what="both tokens on the square")
     centres = page.eval_on_selector_all(f"svg.map [data-pos='{square}'] .body", "cs => cs.map(c => [c.getAttribute('cx'), c.getAttribute('cy')])")
@@ -241,4 +263,57 @@ def test_two_combatants_with_one_name_are_told_apart(table: Table) -> None:
     names = {cid: page.locator(f".initiative [data-initiative='{cid}'] .who").text_content() for cid in ("ash", "mott")}
     assert names == {"ash": "Cultist 1", "mott": "Cultist 2"}, names
     assert page.locator("svg.map [data-token='mott'] title").text_content().startswith("Cultist 2")
+    assert not table.errors, table.errors
+
+
+@pytest.mark.parametrize("by", ["mouse", "finger"])
+def test_an_overwatch_square_previews_its_area_before_it_is_chosen(table: Table, by: str) -> None:
+    # BBOverwatch is one of Bolt & Blade's previewable commands (BB-CMB-13): its area shows before the choice.
+    encounter = f"overwatch-preview-{by}"
+    seats = table.create(encounter, table_setup(reaction_deadline_ms=60_000), seed="overwatch-1")
+    token = seats["gm"]["token"]
+    touch = by == "finger"
+    players = {"kell": "alice", "vass": "bruno"}
+    pages = {who: table.open(seats[seat]["link"], touch=touch, width=1024 if touch else 1440, height=768 if touch else 880)
+             for who, seat in players.items()}
+    answered: set[tuple[str, int]] = set()
+    for _ in range(20):  # pass the players' prompts until one of their turns
+        body = wait_until(lambda: (b := table.state(encounter, token)) and (a := b["awaiting"] or {}).get("kind") in ("turn", "reactions")
+                          and [c for c in a["combatants"] if c in pages and (c, a.get("window")) not in answered] and b,
+                          timeout=60, what="a player to be asked")
+        awaiting = body["awaiting"]
+        who = next(c for c in awaiting["combatants"] if c in pages and (c, awaiting.get("window")) not in answered)
+        page = pages[who]
+        wait_until(lambda: page_version(page) >= body["version"], what="the page to catch up")
+        if awaiting["kind"] == "turn":
+            break
+        page.click(f"[data-prompt='{who}'][data-window='{awaiting['window']}'] .pass")
+        answered.add((who, awaiting["window"]))
+    if touch:
+        show_tab(page, "act")
+    page.locator(f"[data-mine='{who}'] [data-action='BBOverwatch'] button.action").click()
+    if touch:
+        show_tab(page, "map")
+    pick = page.locator("svg.map rect.pick").first
+    square = pick.get_attribute("data-pick")
+    x, y = map(int, square.split(","))
+    expected = table.get(encounter, "preview?command=" + json.dumps(
+        {"type": "BBOverwatch", "command_id": "", "actor": who, "center": [x, y]}), seats[players[who]]["token"])
+    assert expected["squares"], expected
+    if touch:
+        pick.tap()
+    else:
+        pick.hover()
+    preview = page.locator(f"svg.map .template.preview[data-preview='{square}']")
+    preview.wait_for()
+    assert preview.locator("rect").count() == int(preview.get_attribute("data-squares")) == len(expected["squares"])
+    assert table.state(encounter, token)["state"]["combatants"][who]["overwatch_area"] in (None, [])  # not chosen yet
+    if touch:
+        assert page.locator(".map-tip .tap-again").is_visible()
+        page.locator(f"svg.map rect.pick[data-pick='{square}']").tap()
+    else:
+        pick.click()
+    wait_until(lambda: table.state(encounter, token)["state"]["combatants"][who]["overwatch_area"], what="the Overwatch chosen")
+    assert sorted(map(tuple, table.state(encounter, token)["state"]["combatants"][who]["overwatch_area"])) == sorted(
+        map(tuple, expected["squares"]))
     assert not table.errors, table.errors

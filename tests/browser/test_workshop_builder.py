@@ -250,3 +250,40 @@ def test_the_gm_drags_a_token_during_a_fight(table: Table, by: str) -> None:
                 and "fell through the rotten floor" in json.dumps(e["data"])]
     assert adjusted, "the move is recorded with its reason"
     assert table.errors == []
+
+
+def test_the_gm_cannot_drag_a_token_onto_a_body(table: Table) -> None:
+    # engine/occupancy.py: no move ends on a body; the page says so before asking, in the engine's words.
+    encounter = "dragged-onto-a-body"
+    seats = table.create(encounter, table_setup(reaction_deadline_ms=600_000, turn_timer_ms=600_000))
+    token = seats["gm"]["token"]
+    state = wait_until(lambda: table.state(encounter, token)["state"], what="the fight to start")
+    standing = [(cid, c) for cid, c in sorted(state["combatants"].items()) if c["position"] and not c["out_of_fight"]]
+    (fallen, body), (who, mover) = standing[-1], standing[0]
+    answer = table.post(encounter, token, {"type": "GMAdjust", "command_id": "fell", "actor": "gm", "combatant": fallen,
+                                           "changes": {"out_of_fight": True}, "reason": "set up"}).json()
+    assert not answer["rejected"], answer
+    gm = table.open(seats["gm"]["link"])
+    wait_until(lambda: gm.locator(f"svg.map [data-token='{fallen}']").count() == 1, what="the body on the map")
+
+    def centre(square: list[int]) -> tuple[float, float]:
+        return tuple(gm.evaluate("""([x, y]) => { const svg = document.querySelector("svg.map"), p = svg.createSVGPoint();
+            p.x = x * 40 + 20; p.y = y * 40 + 20; const q = p.matrixTransform(svg.getScreenCTM()); return [q.x, q.y]; }""", square))
+
+    gm.locator("svg.map").scroll_into_view_if_needed()
+    gm.mouse.move(*centre(mover["position"]))
+    gm.mouse.down()
+    gm.mouse.move(*centre(body["position"]), steps=10)
+    gm.mouse.up()
+    ask = gm.locator(".gm-move[data-confirm=Move]")
+    ask.wait_for()
+    x, y = body["position"]
+    assert ask.locator(".problem").text_content() == f"position ({x}, {y}) is where {body['name']} lies: no move ends on a body"
+    ask.locator("[data-move-reason]").fill("try it")
+    assert ask.locator("[data-confirm-yes=Move]").is_disabled()
+    # The engine, the authority, says the same to a command sent past the page.
+    refused = table.post(encounter, token, {"type": "GMAdjust", "command_id": "onto", "actor": "gm", "combatant": who,
+                                            "changes": {"position": body["position"]}, "reason": "try it"}).json()
+    assert refused["rejected"] and refused["events"][0]["data"]["reason"] == ask.locator(".problem").text_content()
+    assert table.state(encounter, token)["state"]["combatants"][who]["position"] == mover["position"]
+    assert table.errors == []

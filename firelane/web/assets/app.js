@@ -9,6 +9,7 @@ import { ActionPanel, Initiative, Narration, Prompt, ReplayBar, Toasts } from ".
 import { GMPanel } from "./gm.js";
 import { OrdersPanel } from "./orders.js";
 import { Digest } from "./digest.js";
+import { KINDS_FOR, WebhooksPanel, seatRequest } from "./webhooks.js";
 import { AttackGroups } from "./attacks.js";
 import { CharacterPage, Landing, rememberSeat } from "./campaign.js";
 import { html, combatantName, pct, signed, sideClass } from "./util.js";
@@ -166,8 +167,11 @@ function Table({ where }) {
   }
   if (!live) return html`<p class="booting">Joining ${where.encounter}…</p>`;
   if (!live.state) {
-    return html`<div class="lobby-wait"><p class="booting">${where.encounter} has not started yet; ${conn.lobby
-      ? "waiting for the GM to start it…" : "waiting for the engine…"}</p>
+    const here = (conn.present || []).map((s) => (s.id === seat?.id ? `${s.name} (you)` : s.name));
+    return html`<div class="lobby-wait">${conn.lobby
+      ? html`<p class="booting lobby-line">${where.encounter} waits in the lobby: the GM starts the fight.</p>
+        <p class="lobby-present" data-present=${here.length}>${here.length ? `Here now: ${here.join(", ")}.` : "No one else is here yet."}</p>`
+      : html`<p class="booting">${where.encounter} has not started yet; waiting for the engine…</p>`}
       ${conn.lobby && html`<${LobbySeedPanel} conn=${conn} seat=${seat} />`}</div>`;
   }
 
@@ -215,6 +219,7 @@ function Table({ where }) {
       onPreview=${setPreviewing} />`;
   const gmPanel = !inReplay && role === "gm" && html`<${GMPanel} view=${live} gm=${options?.gm} send=${send} busy=${busy} rewindTo=${rewindTo} setRewindTo=${setRewindTo} lines=${conn.lines} />`;
   const ordersPanel = role === "player" && !inReplay && html`<${OrdersPanel} conn=${conn} />`;  // standing orders (orders.js)
+  const webhooksPanel = KINDS_FOR[role] && !inReplay && html`<${WebhooksPanel} request=${seatRequest(conn)} kinds=${KINDS_FOR[role]} />`;  // webhooks.js
   const spectating = role === "spectator" && !inReplay && html`<section class="panel spectating"><h2>Spectating</h2><p>You watch the fight as it happens; the players and the GM act.</p></section>`;
   const fairness = !inReplay && html`<${FairnessPanel} where=${where} view=${live} seat=${seat} send=${send} busy=${busy} />`;
   const initiative = html`<${Initiative} view=${shown || live} />`;
@@ -247,7 +252,7 @@ function Table({ where }) {
     <div class=${"tab-panels" + (tab === null || sheet ? " closed" : "")}>
       ${role === "gm" && !inReplay && html`<div class="tab-panel" data-panel="gm" hidden=${tab !== "gm"}>${gmPanel}</div>`}
       ${hasAct && html`<div class="tab-panel" data-panel="act" hidden=${tab !== "act"}>${actPanel}${ordersPanel}</div>`}
-      <div class="tab-panel" data-panel="order" hidden=${tab !== "order"}>${initiative}${spectating}${fairness}</div>
+      <div class="tab-panel" data-panel="order" hidden=${tab !== "order"}>${initiative}${spectating}${fairness}${webhooksPanel}</div>
       <div class="tab-panel story" data-panel="story" hidden=${tab !== "story"}>${narration}</div>
     </div>
   </aside>`;
@@ -265,11 +270,11 @@ function Table({ where }) {
       ${!inReplay && html`<button class="to-replay" onClick=${() => setReplay({ at: live.version, view: null })}>Replay</button>`}
     </header>
     <main>
-      ${layout === "wide" && html`<aside class="left">${initiative}${actPanel}${gmPanel}${ordersPanel}${spectating}${fairness}</aside>`}
+      ${layout === "wide" && html`<aside class="left">${initiative}${actPanel}${gmPanel}${ordersPanel}${spectating}${fairness}${webhooksPanel}</aside>`}
       <div class="center">
         ${!inReplay && html`<${Prompt} view=${live} options=${options} answered=${answered} now=${() => conn.serverNow()} send=${send} busy=${busy}
           onPickSquares=${setPromptPicks} folded=${promptFolded} setFolded=${setPromptFolded} />`}
-        ${shown ? html`<${GameMap} view=${shown} mine=${mineIds} selected=${selected} moves=${moves} targets=${targets} picks=${picks}
+        ${shown ? html`<${GameMap} view=${shown} background=${conn.background} mine=${mineIds} selected=${selected} moves=${moves} targets=${targets} picks=${picks}
           onSquare=${onSquare} onToken=${onToken} focus=${focus || selected || state.active} previewArea=${(c) => conn.preview(c)}
           previewing=${inReplay ? null : stillPreviewing} mover=${acting ? selected : null} untargetable=${acting ? mineOptions.untargetable || [] : []} />`
           : html`<div class="map-wrap loading">…</div>`}

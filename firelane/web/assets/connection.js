@@ -87,13 +87,36 @@ export class Connection {
       this.seat = seat.seat;
       this.system = seat.system;
       this.lobby = !!seat.lobby;  // waiting for the GM's Start
+      this.present = seat.present || [];  // in the lobby: the seats with the table open
+      // The map's background image, where the GM set it (docs/workshop-api.md), fetched with this seat's token.
+      this.background = seat.background && seat.background.width && seat.background.height
+        ? { ...seat.background, href: `${seat.background.url}?token=${encodeURIComponent(this.token)}` } : null;
       this.seedCommitment = seat.seed_commitment || "";  // published before any client seed (docs/fairness.md)
       await this.refresh();
       this.lastEvent = this.view.version; // the socket sends what comes after the first view
       this.openSocket();
+      if (this.lobby) this.followLobby();
     } catch (error) {
       this.fail(error);
     }
+  }
+
+  // Who else has the table open changes without an event: asked every 2 s until the fight starts
+  // (its first event comes by the socket, as every later one).
+  followLobby() {
+    const again = async () => {
+      if (this._closed || (this.view && this.view.state)) return;
+      try {
+        const seat = await this.get("seat");
+        this.lobby = !!seat.lobby;
+        this.present = seat.present || [];
+        this.changed();
+      } catch {
+        // the next ask tries again; the socket reports a lost server
+      }
+      setTimeout(again, 2000);
+    };
+    setTimeout(again, 2000);
   }
 
   close() {

@@ -11,7 +11,7 @@
 import { useState } from "./vendor/preact-hooks.module.js";
 import { html, combatantName } from "./util.js";
 import { rewindPoint, spanText, undoneBy } from "./branches.js";
-import { TokenDrag } from "./gmdrag.js";
+import { TokenDrag, squareProblem } from "./gmdrag.js";
 
 // ------------------------------------------------------------ the checks (gm_fields.value_problem)
 
@@ -66,9 +66,7 @@ export function problem(field, value, state, who) {
       const t = state.terrain;
       if (![x, y].every(Number.isInteger)) return "position must be [x, y]";
       if (x < 0 || y < 0 || x >= t.width || y >= t.height) return `position (${x}, ${y}) is outside the ${t.width}x${t.height} map`;
-      if ((t.walls || []).some((w) => w.x === x && w.y === y)) return `position (${x}, ${y}) is inside a wall`;
-      const other = Object.values(state.combatants).find((c) => c.id !== who && !c.out_of_fight && c.position && c.position[0] === x && c.position[1] === y);
-      return other ? `position (${x}, ${y}) is taken by ${other.name}` : null;
+      return squareProblem(state, who, [x, y]);
     }
     case "conditions": {
       const has = state.combatants[who]?.conditions || {};

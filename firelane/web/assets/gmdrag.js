@@ -22,11 +22,16 @@ function squareOf(svg, clientX, clientY, state) {
   return x >= 0 && y >= 0 && x < t.width && y < t.height ? [x, y] : null;
 }
 
-// Why the engine would refuse the square (gm.js `problem` checks the same for the form), or null.
-function squareProblem(state, who, [x, y]) {
-  if ((state.terrain.walls || []).some((w) => (Array.isArray(w) ? w[0] === x && w[1] === y : w.x === x && w.y === y))) return `(${x}, ${y}) is inside a wall`;
-  const other = Object.values(state.combatants).find((c) => c.id !== who && !c.out_of_fight && c.position && c.position[0] === x && c.position[1] === y);
-  return other ? `(${x}, ${y}) is taken by ${other.name}` : null;
+// Why the engine would refuse the square, in its words (engine core `_gm_value` and
+// engine/occupancy.py: a wall, a standing combatant, or a body, since no move ends on
+// a body), or null. gm.js's form checks a typed position with the same function.
+export function squareProblem(state, who, [x, y]) {
+  if ((state.terrain.walls || []).some((w) => (Array.isArray(w) ? w[0] === x && w[1] === y : w.x === x && w.y === y))) return `position (${x}, ${y}) is inside a wall`;
+  const here = Object.values(state.combatants).filter((c) => c.id !== who && c.position && c.position[0] === x && c.position[1] === y);
+  const standing = here.find((c) => !c.out_of_fight);
+  if (standing) return `position (${x}, ${y}) is taken by ${standing.name || standing.id}`;
+  const body = here.sort((a, b) => (a.id < b.id ? -1 : 1))[0];
+  return body ? `position (${x}, ${y}) is where ${body.name || body.id} lies: no move ends on a body` : null;
 }
 
 // On a touch screen the map's own panning would take a finger's drag, so there dragging tokens is switched on

@@ -236,10 +236,13 @@ function ZoomButton({ cls, title, disabled, act, children }) {
 // the command types it can); the map only draws the answer.
 // `mover`: the combatant acting (its allies among the targets are marked as
 // friendly fire); `untargetable`: the enemies it cannot target, each with why.
-export function GameMap({ view, mine, selected, moves, targets, picks, onSquare, onToken, focus, previewArea, previewing, mover, untargetable }) {
+export function GameMap({ view, background, mine, selected, moves, targets, picks, onSquare, onToken, focus, previewArea, previewing, mover, untargetable }) {
   const [hover, setHover] = useState(null);
   const [explained, setExplained] = useState(null); // a tapped token that cannot be targeted: its reason stays shown
   const [areaPreview, setAreaPreview] = useState(null); // {key, squares, caught, allies_caught, notes, refused}
+  // A finger has no hover: its first tap on an area choice's square previews the area (`armed`), a second tap chooses it.
+  const [armed, setArmed] = useState(null);
+  const pointerType = useRef("mouse");
   const state = view.state;
   const terrain = state.terrain;
   const width = terrain.width * S, height = terrain.height * S;
@@ -249,8 +252,10 @@ export function GameMap({ view, mine, selected, moves, targets, picks, onSquare,
   const picksBySquare = new Map();
   for (const p of picks || []) if (p.square && !picksBySquare.has(sq(p.square))) picksBySquare.set(sq(p.square), p);
   const hoveredMove = hover?.square ? movesBySquare.get(hover.square) : null;
-  const hoveredPick = hover?.square ? picksBySquare.get(hover.square) : null;
   const previewable = new Set(view.previewable || []);
+  // Armed by its command, so a choice gone from the picks (a turn ended, another action) previews nothing.
+  const armedPick = armed ? [...picksBySquare.values()].find((p) => JSON.stringify(p.command) === armed) || null : null;
+  const hoveredPick = (hover?.square ? picksBySquare.get(hover.square) : null) || armedPick;
   const previewChoice = hoveredPick || previewing || null;
   const previewCommand = previewChoice && previewable.has(previewChoice.command?.type) ? previewChoice.command : null;
   const previewKey = previewCommand ? JSON.stringify(previewCommand) : null;
@@ -295,7 +300,15 @@ export function GameMap({ view, mine, selected, moves, targets, picks, onSquare,
   for (const pick of picksBySquare.values()) {
     overlays.push(html`<rect key=${"p" + sq(pick.square)} class=${"pick" + (pick.allies ? " hits-allies" : "")}
       data-pick=${sq(pick.square)} x=${pick.square[0] * S + 3} y=${pick.square[1] * S + 3} width=${S - 6} height=${S - 6} rx="5"
-      onClick=${(e) => { e.stopPropagation(); onSquare(pick.square, pick); }}
+      data-armed=${armedPick === pick ? "1" : undefined}
+      onPointerDown=${(e) => { pointerType.current = e.pointerType; }}
+      onClick=${(e) => {
+        e.stopPropagation();
+        const key = JSON.stringify(pick.command);
+        if (pointerType.current === "touch" && previewable.has(pick.command?.type) && armed !== key) { setArmed(key); return; }
+        setArmed(null);
+        onSquare(pick.square, pick);
+      }}
       onMouseEnter=${() => setHover({ square: sq(pick.square) })} onMouseLeave=${() => setHover(null)} />`);
   }
 
@@ -323,6 +336,10 @@ export function GameMap({ view, mine, selected, moves, targets, picks, onSquare,
         </pattern>
       </defs>
       <rect class="ground" x="0" y="0" width=${width} height=${height} />
+      ${background && html`<clipPath id="map-bounds"><rect x="0" y="0" width=${width} height=${height} /></clipPath>
+        <image class="background" href=${background.href} clip-path="url(#map-bounds)" pointer-events="none" preserveAspectRatio="none"
+          x=${background.offset[0] * S} y=${background.offset[1] * S}
+          width=${(background.width / background.scale) * S} height=${(background.height / background.scale) * S} />`}
       ${(terrain.difficult || []).map(([x, y]) => html`<rect key=${"d" + x + "," + y} class="difficult" x=${x * S} y=${y * S} width=${S} height=${S}><title>difficult ground</title></rect>`)}
       <rect x="0" y="0" width=${width} height=${height} fill="url(#grid)" pointer-events="none" />
       ${(view.zones || []).map((zone, i) => html`<g key=${"z" + i} class=${"zone zone-" + zone.kind}>
@@ -379,7 +396,8 @@ export function GameMap({ view, mine, selected, moves, targets, picks, onSquare,
         ${preview && preview.allies_caught.length > 0 && html`<div class="threat allies-caught">⚠ catches your side: ${preview.allies_caught.map((id) => combatantName(state, id)).join(", ")}</div>`}
         ${preview?.refused && html`<div class="threat">${preview.refused}</div>`}
         ${(preview?.notes || []).map((n) => html`<div>${n}</div>`)}
-        ${(previewChoice.notes || []).map((n) => html`<div class=${/ally|allies|friendly/i.test(n) ? "threat" : ""}>${n}</div>`)}`}
+        ${(previewChoice.notes || []).map((n) => html`<div class=${/ally|allies|friendly/i.test(n) ? "threat" : ""}>${n}</div>`)}
+        ${armedPick && armedPick === previewChoice && html`<div class="tap-again">tap the square again to choose it</div>`}`}
     </div>`}
   </div>`;
 }

@@ -40,3 +40,23 @@ def catalogues() -> dict[str, list[dict[str, Any]]]:
 def bestiary() -> list[dict[str, Any]]:
     return [{"id": key.replace(" ", "-"), "name": _words(key), "sheet": copy.deepcopy(sheet)}
             for key, sheet in load_data()["templates"].items()]
+
+
+# Each setting of the system in words, with its unit (engine/forms.py `settings_form`).
+SETTING_LABELS: dict[str, tuple[str, str]] = {
+    "aim_bonus": ("Bonus for aiming", "points on the attack roll"),
+    "bb_scatter_step_ft": ("How far a missed throw drifts each step", "feet"),
+    "bb_throw_dc": ("Difficulty of a throw at a square", "difficulty class"),
+    "defense_base": ("Base defense", "points"),
+    "difficult_move_multiplier": ("Movement cost on difficult ground", "times the normal cost"),
+    "enter_cover_cost_ft": ("Movement spent to enter cover", "feet"),
+    "exposed_attack_bonus": ("Bonus against a target in the open", "points on the attack roll"),
+    "mark_attack_bonus": ("Bonus against a marked target", "points on the attack roll"),
+    "movement_ft": ("Movement a turn", "feet"),
+    "overwatch_radius_ft": ("Radius of an Overwatch area", "feet"),
+    "perils_dc": ("Difficulty of resisting perils", "difficulty class"),
+    "pinned_move_multiplier": ("Movement cost while pinned", "times the normal cost"),
+    "search_dc": ("Difficulty of a search", "difficulty class"),
+    "suppress_ammo": ("Ammunition a suppressing burst uses", "shots"),
+    "suppress_area_ft": ("Size of a suppressed area", "feet"),
+}

@@ -27,3 +27,14 @@ def catalogues() -> dict[str, list[dict[str, Any]]]:
 
 def bestiary() -> list[dict[str, Any]]:
     return shared.bestiary(SAMPLE)
+
+
+# Each setting of the system in words, with its unit (engine/forms.py `settings_form`).
+SETTING_LABELS: dict[str, tuple[str, str]] = {
+    "square_metres": ("Square size", "metres"),
+    "chain_step_metres": ("Greatest gap between the targets of a chain", "metres"),
+    "half_move_metres_per_agility_bonus": ("Half move for each point of Agility Bonus", "metres"),
+    "initiative_die": ("Initiative die", "sides"),
+    "minimum_half_move_metres": ("Shortest half move", "metres"),
+    "pinned_attack_penalty": ("Attack modifier while pinned", "percentage points"),
+}

@@ -33,3 +33,12 @@ def catalogues() -> dict[str, list[dict[str, Any]]]:
 
 def bestiary() -> list[dict[str, Any]]:
     return shared.bestiary(SAMPLE)
+
+
+# Each setting of the system in words, with its unit (engine/forms.py `settings_form`).
+SETTING_LABELS: dict[str, tuple[str, str]] = {
+    "square_metres": ("Square size", "metres"),
+    "death_at_hp": ("Dead at this many hit points", "hit points"),
+    "dying_hp_loss_per_round": ("Hit points the dying lose each round", "hit points"),
+    "flanking_min_angle": ("Smallest angle between attackers that flanks", "degrees"),
+}

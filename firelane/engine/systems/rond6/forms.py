@@ -79,3 +79,20 @@ def catalogues() -> dict[str, list[dict[str, Any]]]:
 
 def bestiary() -> list[dict[str, Any]]:
     return [{"id": key, "name": _words(key), "sheet": copy.deepcopy(sheet)} for key, sheet in load_data()["templates"].items()]
+
+
+# Each setting of the system in words, with its unit (engine/forms.py `settings_form`).
+SETTING_LABELS: dict[str, tuple[str, str]] = {
+    "armor_points_per_die": ("Armour points for each armour die", "points"),
+    "fatigue_limit": ("Fatigue levels before falling unconscious", "levels"),
+    "heads_down_radius": ("Radius of a Heads Down area", "spaces"),
+    "healing_reach": ("Reach of healing", "spaces"),
+    "interaction_range": ("Reach of spoken interactions", "spaces"),
+    "max_free_actions": ("Free actions a turn", "actions"),
+    "move_normal": ("Move", "spaces a turn"),
+    "move_strong": ("Move of a strong character", "spaces a turn"),
+    "object_min_damage_levels": ("Least damage a hit does to an object", "levels"),
+    "object_structure_levels": ("Structure of an object", "levels"),
+    "reaction_declares_actions": ("Actions declared at a first reaction", "actions"),
+    "surprise_rounds": ("Turns a surprised combatant loses", "rounds"),
+}

@@ -547,7 +547,7 @@ function SeatsPanel({ setup, change, endStep, problems }) {
 }
 
 // The settings most encounters touch come first; the rest (the system's house rules) below them.
-const FIRST_SETTINGS = ["max_rounds", "reaction_deadline_ms", "turn_timer_ms"];
+const FIRST_SETTINGS = ["max_rounds", "reaction_deadline_ms", "turn_timer_ms", "on_turn_timeout"];
 
 function tidyLabel(field) {
   let label = field.label.replace(/^(bb|r6|d100[dz]) /i, "");
@@ -561,7 +561,95 @@ function inSeconds(field) {
   return { ...field, unit: "seconds", low: s(field.low), high: s(field.high), default: s(field.default), whole: false };
 }
 
+// Deadlines in human units: a number and its unit (seconds, minutes, hours, days). The setup keeps
+// milliseconds (`turn_timer_ms`); a setup written with a duration ("24h", as `turn_timer`) is read
+// as the same, and rewritten in milliseconds once the GM changes it.
+const DURATION_UNITS = [["s", 1000, "seconds"], ["m", 60000, "minutes"], ["h", 3600000, "hours"], ["d", 86400000, "days"]];
+const DURATION_FIELDS = { reaction_deadline_ms: "s", turn_timer_ms: "h" };  // each with the unit it starts in
+
+function parseDuration(value) {
+  if (typeof value === "number") return value;
+  if (typeof value !== "string") return undefined;
+  const text = value.trim().toLowerCase().replace(/ /g, "");
+  if (!/^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d))+$/.test(text)) return undefined;
+  const size = { ms: 1, s: 1000, m: 60000, h: 3600000, d: 86400000 };
+  return [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)].reduce((sum, [, n, u]) => sum + Number(n) * size[u], 0);
+}
+
+function sayDuration(ms) {
+  if (ms === 0) return "0";
+  if (ms < 1000) return `${ms} ms`;
+  const [unit, size] = [...DURATION_UNITS].reverse().find(([, size]) => ms >= size);
+  return `${Number((ms / size).toPrecision(4))} ${unit === "m" ? "min" : unit}`;
+}
+
+const unitSize = (unit) => DURATION_UNITS.find(([u]) => u === unit)[1];
+
+function DurationField({ field, settings, change, problems }) {
+  const name = field.path.replace(/_ms$/, "");
+  const ms = settings[field.path] ?? parseDuration(settings[name]);
+  const [unit, setUnit] = useState(() => (ms ? [...DURATION_UNITS].reverse().find(([, size]) => ms % size === 0)?.[0] : null) || DURATION_FIELDS[field.path]);
+  const size = unitSize(unit);
+  const shown = ms === undefined || ms === null ? "" : Number((ms / size).toPrecision(8));
+  const put = (value) => change((x) => {
+    const next = { ...(x.settings || {}) };
+    delete next[name];
+    if (value === undefined) delete next[field.path];
+    else next[field.path] = value;
+    return { ...x, settings: next };
+  }, `setting-${field.path}`);
+  const typed = (text) => put(text.trim() === "" ? undefined : Math.round(Number(text) * size));
+  // A new unit keeps the number typed: "2", then hours, is two hours.
+  const chosen = (next) => { setUnit(next); if (shown !== "") put(Math.round(Number(shown) * unitSize(next))); };
+  const id = `setting-${field.path}`;
+  const low = field.low ?? 0;
+  const high = field.high;
+  const local = shown !== "" && (!Number.isFinite(ms) || ms < low || (high !== null && high !== undefined && ms > high))
+    ? `${tidyLabel(field)} must be from ${sayDuration(low)} to ${sayDuration(high)}, not ${Number.isFinite(ms) ? sayDuration(ms) : "that"}` : null;
+  const lines = [...new Set([...(local ? [local] : []), ...problemsUnder(problems, `settings.${field.path}`), ...problemsUnder(problems, `settings.${name}`)])];
+  const fallback = field.default;
+  return html`<div class=${"ws-field ws-duration" + (lines.length ? " bad" : "")} data-field=${field.path}>
+    <label for=${id}>${tidyLabel(field)}<span class="range">${sayDuration(low)} to ${sayDuration(high)}</span></label>
+    <div class="ws-row"><input id=${id} type="number" inputmode="decimal" min="0" step="any" value=${shown}
+        placeholder=${fallback !== undefined && fallback !== null ? String(Number((fallback / size).toPrecision(8))) : ""}
+        onInput=${(e) => typed(e.currentTarget.value)} />
+      <select class="ws-unit" aria-label=${`${tidyLabel(field)}: unit`} value=${unit} onChange=${(e) => chosen(e.currentTarget.value)}>
+        ${DURATION_UNITS.map(([u, , words]) => html`<option value=${u}>${words}</option>`)}</select></div>
+    ${lines.map((line) => html`<div class="problem">${line}</div>`)}
+    ${field.note && html`<div class="note">${field.note}</div>`}
+  </div>`;
+}
+
+// What the end of a deadline does, per player seat (settings.on_timeout): as the table says, pass, the AI plays, or the GM is asked.
+const ON_TIMEOUT = [["", "as for the whole table"], ["pass", "pass (end the turn, no reaction)"], ["ai", "the AI plays for them"], ["gm", "ask the GM"]];
+
+function SeatTimeouts({ setup, change, problems }) {
+  const players = seatsOf(setup).filter((s) => s.role === "player");
+  const chosen = setup.settings?.on_timeout;
+  const forSeat = (id) => (typeof chosen === "string" ? chosen : chosen?.[id]) || "";
+  const set = (id, value) => change((x) => {
+    const before = x.settings?.on_timeout;
+    const each = typeof before === "string" ? Object.fromEntries(players.map((p) => [p.id, before])) : { ...(before || {}) };
+    if (value) each[id] = value;
+    else delete each[id];
+    const next = { ...(x.settings || {}) };
+    if (Object.keys(each).length) next.on_timeout = each;
+    else delete next.on_timeout;
+    return { ...x, settings: next };
+  }, `setting-on_timeout-${id}`);
+  const lines = problemsUnder(problems, "settings.on_timeout");
+  return html`<div class=${"ws-field ws-seat-timeouts" + (lines.length ? " bad" : "")} data-field="on_timeout">
+    <label>When a player's time runs out (their turn or a reaction)</label>
+    ${players.length === 0 && html`<div class="note">Add a player seat under Seats to choose for it.</div>`}
+    ${players.map((p) => html`<div class="ws-row" key=${p.id} data-seat-timeout=${p.id}><span class="ws-seat-name">${p.name || p.id}</span>
+      <select aria-label=${`when ${p.name || p.id}'s time runs out`} value=${forSeat(p.id)} onChange=${(e) => set(p.id, e.currentTarget.value)}>
+        ${ON_TIMEOUT.map(([value, words]) => html`<option value=${value}>${words}</option>`)}</select></div>`)}
+    ${lines.map((line) => html`<div class="problem">${line}</div>`)}
+  </div>`;
+}
+
 function SettingField({ field, settings, change, problems }) {
+  if (DURATION_FIELDS[field.path]) return html`<${DurationField} field=${field} settings=${settings} change=${change} problems=${problems} />`;
   const seconds = field.unit === "milliseconds";
   const shown = { ...(seconds ? inSeconds(field) : field), label: tidyLabel(field) };
   const raw = getPath(settings, field.path);
@@ -577,9 +665,11 @@ function SettingsPanel({ setup, change, form, problems }) {
   const first = FIRST_SETTINGS.map((path) => plain.find((f) => f.path === path)).filter(Boolean);
   const rest = plain.filter((f) => !FIRST_SETTINGS.includes(f.path));
   const tables = form.settings.filter((f) => f.path.includes("*"));
-  const known = (path) => plain.some((f) => path === `settings.${f.path}` || path.startsWith(`settings.${f.path}.`));
+  const known = (path) => path.startsWith("settings.on_timeout") || plain.some((f) => path === `settings.${f.path}` || path.startsWith(`settings.${f.path}.`)
+    || (DURATION_FIELDS[f.path] && path === `settings.${f.path.replace(/_ms$/, "")}`));
   return html`<section class="ws-settings">
     ${first.map((field) => html`<${SettingField} key=${field.path} field=${field} settings=${settings} change=${change} problems=${problems} />`)}
+    <${SeatTimeouts} setup=${setup} change=${change} problems=${problems} />
     ${rest.length > 0 && html`<details class="ws-more-settings"><summary>The system's other settings (${rest.length})</summary>
       ${rest.map((field) => html`<${SettingField} key=${field.path} field=${field} settings=${settings} change=${change} problems=${problems} />`)}
       ${tables.length > 0 && html`<p class="hint">Tables of values (${[...new Set(tables.map((f) => tidyLabel({ ...f, label: f.label.split(".")[0] })))].join(", ")}) are set in the setup JSON.</p>`}

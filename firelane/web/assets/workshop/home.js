@@ -6,7 +6,8 @@
 // workshop API (docs/workshop-api.md) with the GM's sign-in.
 import { useEffect, useState } from "../vendor/preact-hooks.module.js";
 import { html } from "../util.js";
-import { api, signOut } from "./api.js";
+import { api, call, signOut } from "./api.js";
+import { KINDS_FOR, WebhooksPanel } from "../webhooks.js";
 import { Field, getPath, setPath } from "./fields.js";
 
 const enc = encodeURIComponent;
@@ -31,6 +32,9 @@ export function Home({ campaign, campaigns }) {
       <${Encounters} campaign=${campaign} systems=${systems} reloads=${reloads} />
       <${Characters} campaign=${campaign} systems=${systems} reloads=${reloads} reload=${reload} />
     </div>
+    <${WebhooksPanel} key=${campaign} request=${(method, path, body) => call(method, `/api/campaigns/${enc(campaign)}/hooks${path}`, body)}
+      kinds=${KINDS_FOR.campaign} title="Notifications for the campaign"
+      hint="Be told of every fight of this campaign by webhook — when a GM ruling is needed, when a fight ends: paste a Discord or Slack incoming-webhook URL, or your own receiver's (JSON, signed)." />
   </div>`;
 }
 
