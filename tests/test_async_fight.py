@@ -139,6 +139,8 @@ async def test_a_three_day_fight_with_an_away_player_and_the_gm_told_by_webhook(
                     await wait_for_state(event_log, encounter, lambda s, v=state.version: s.version > v, pause=0)
                 continue
             await trio.sleep(0)
+        # The seed is revealed once the seats' last views are written (in a worker thread).
+        await wait_for_state(event_log, encounter, lambda s: s.seed_revealed, pause=0.01)
         await settle()
         days = trio.current_time() / 86_400
         nursery.cancel_scope.cancel()

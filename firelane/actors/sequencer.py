@@ -556,6 +556,7 @@ class Sequencer:
         # thousands of fights) writes none whose stream ends with the same version's.
         self._views_checked = False
         self._views_asked = self._views_done = 0
+        self._views_progress = trio.Event()  # set each time the writer catches up with what was asked
 
     async def load(self) -> None:
         """Rebuild the state from the log; raises `LogTampered` when the log's
@@ -1464,6 +1465,7 @@ class Sequencer:
                     log.warning("cannot write the seats' options", encounter=self.encounter, error=str(exc)[:200])
                     self._views_stale = True
             self._views_done = asked
+            self._views_progress.set()
 
     def _seat_views(self, state: EncounterState) -> list[tuple[str, bytes]]:
         """(seat, its options as JSON) for every seat of ``state`` (a copy no one changes)."""
@@ -1480,7 +1482,10 @@ class Sequencer:
         """Wait (a while at most) until the views asked for so far are written."""
         with trio.move_on_after(within_s):
             while self._views_done < self._views_asked:
-                await trio.sleep(0.01)
+                # Woken by the writer, not by polling: a sleep would never end
+                # under a stopped clock (a test's MockClock) even once they are written.
+                self._views_progress = trio.Event()
+                await self._views_progress.wait()
 
     async def _views_published(self, state: EncounterState) -> bool:
         """Whether every seat's view stream already ends with this version's view."""
