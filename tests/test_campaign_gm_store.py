@@ -88,7 +88,7 @@ async def test_an_award_lands_once_when_retried_and_twice_when_two_gms_give_one_
     adjustments = [e for e in await stream_events(log) if isinstance(e, CharacterAdjusted)]
     assert [[(c.before, c.after) for c in e.changes] for e in adjustments] == [[(75, 80)], [(80, 81)], [(81, 82)]]
     _view, history = await character_history(log, "rg-pell")
-    assert [entry.text for entry in history][-1] == "adjusted by the GM (practice): ready; medicine 81 -> 82"
+    assert [entry.text for entry in history][-1] == "adjusted by the GM (practice): ready; medicine from 81 to 82"
     with pytest.raises(CampaignError, match="^character 'rg-pell': combatant 'rg-pell': sheet field 'hp' must be at least 1"):
         await adjust(log, "rg-pell", Adjustment(set={"hp": 0}, reason="x"))
     assert len([e for e in await stream_events(log) if isinstance(e, CharacterAdjusted)]) == 3

@@ -101,5 +101,5 @@ def join(table: Table, link: str, *, width: int = 1440, height: int = 880) -> An
     page.on("console", lambda message: table.errors.append(f"{link}: {message.text}") if message.type == "error"
             and "favicon" not in message.text and "404" not in message.text else None)
     page.goto(link)
-    page.wait_for_selector(".app header .status.live, .booting:text('not started')", timeout=20_000)
+    page.wait_for_selector(".app header .status.live, .booting:text('not started'), .lobby-line", timeout=20_000)
     return page

@@ -40,6 +40,7 @@ FLOORS: dict[str, int] = {
     "system": 9,
     "campaign": 9,  # between fights (issue 11): imports no module of the package
     "forms": 1,  # the character form, its catalogues and bestiary (engine/forms.py): reads the sample data
+    "orders": 0,  # the standing orders a seat may give (engine/orders.py): no module of the package
     "narration": 0,  # the narration's sentences: words about events, no rules
     "__init__": 10,
 }

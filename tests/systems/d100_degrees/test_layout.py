@@ -14,6 +14,7 @@ FLOORS = {
     "rules": 0,
     "data": 0,
     "forms": 1,  # the character form, catalogues and bestiary (engine/forms.py)
+    "orders": 0,  # the standing orders a seat may give (engine/orders.py)
     "actions": 1,
     "reactions": 1,
     "ai": 1,

@@ -19,6 +19,7 @@ FLOORS = {
     "rolling": 0,
     "data": 0,
     "forms": 1,  # the character form, catalogues and bestiary (engine/forms.py)
+    "orders": 1,  # the standing orders a seat may give (engine/orders.py): its reactions from rules
     "contract": 0,
     "sheets": 0,
     "odds": 0,
