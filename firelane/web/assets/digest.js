@@ -19,7 +19,11 @@ export function Digest({ conn, where, seat, version }) {
     if (!seat || asked.current) return;
     asked.current = true;
     const seen = Number(localStorage.getItem(seenKey(where, seat)) || 0);
-    if (seen > 0 && seen < version) {
+    // A reload is not coming back: the page was looking until a moment ago,
+    // and a veil over a prompt that is counting down would only be in the way.
+    const navigation = performance.getEntriesByType("navigation")[0];
+    const reloaded = navigation && navigation.type === "reload";
+    if (seen > 0 && seen < version && !reloaded) {
       fetch(`${conn.base}/digest?since=${seen}`, { headers: conn.headers(), cache: "no-store" })
         .then((response) => (response.ok ? response.json() : null))
         .then((body) => { if (body && body.events > 0) setDigest(body); })
