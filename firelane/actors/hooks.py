@@ -60,7 +60,7 @@ from firelane.events.schemas import (
     WindowTimedOut,
 )
 from firelane.logs import get_logger
-from firelane.redisio import RedisError
+from firelane.redisio import RedisConnectionError, RedisError
 
 log = get_logger("firelane.hooks")
 
@@ -474,7 +474,7 @@ class Notifier:
         async for notices in self._receive:
             try:
                 await self._enqueue(notices)
-            except RedisError as exc:
+            except (RedisError, RedisConnectionError) as exc:
                 log.warning("cannot record notices; they are lost", error=str(exc)[:200], count=len(notices))
 
     async def _enqueue(self, notices: list[Notice]) -> None:
@@ -508,7 +508,7 @@ class Notifier:
                 self._wake = trio.Event()  # (before reading: a delivery added from now on wakes this loop)
                 try:
                     due = await self.client.execute("ZRANGEBYSCORE", DUE_KEY, "-inf", self.wall_clock(), "LIMIT", 0, 64)
-                except RedisError as exc:
+                except (RedisError, RedisConnectionError) as exc:
                     log.warning("cannot read the due deliveries", error=str(exc)[:200])
                     due = []
                 for raw_id in due or []:
@@ -528,7 +528,7 @@ class Notifier:
         try:
             return bool(await self.client.evalsha_or_load(
                 _CLAIM_SCRIPT, [DUE_KEY], [delivery_id, self.wall_clock(), self.wall_clock() + LEASE_MS]))
-        except RedisError as exc:
+        except (RedisError, RedisConnectionError) as exc:
             log.warning("cannot claim a due delivery", error=str(exc)[:200])
             return False
 
@@ -537,7 +537,7 @@ class Notifier:
         (another process's engines may add some: this one is woken by its own)."""
         try:
             first = await self.client.execute("ZRANGE", DUE_KEY, 0, 0, "WITHSCORES")
-        except RedisError:
+        except (RedisError, RedisConnectionError):
             return self.poll_s
         if not first:
             return self.poll_s
@@ -585,12 +585,12 @@ class Notifier:
             await self.client.execute("SET", delivery_key(delivery_id), msgspec.json.encode(retry), "KEEPTTL")
             await self.client.execute("ZADD", DUE_KEY, now + pause, delivery_id)
             self._wake.set()  # the loop's sleep may end sooner now
-        except RedisError as exc:
+        except (RedisError, RedisConnectionError) as exc:
             log.warning("hook delivery interrupted by Redis; it is retried", error=str(exc)[:200])
             with trio.CancelScope(shield=True):
                 try:
                     await self.client.execute("ZADD", DUE_KEY, self.wall_clock() + FIRST_RETRY_MS, delivery_id)
-                except RedisError:
+                except (RedisError, RedisConnectionError):
                     pass
         finally:
             limit.release()
